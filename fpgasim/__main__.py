@@ -1,0 +1,5 @@
+"""`python -m fpgasim` runs the CLI."""
+
+from fpgasim.cli import main
+
+main()

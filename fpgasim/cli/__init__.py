@@ -1,0 +1,77 @@
+"""The `fpgasim` command line: thin commands over the library; errors are one line, exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+try:  # typer >= 0.22 vendors click
+    from typer._click import exceptions as click_exc
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as click_exc
+
+from fpgasim.cli.boards_cmd import boards
+from fpgasim.cli.simulate_cmd import simulate
+from fpgasim.cli.sweep_cmd import sweep
+from fpgasim.errors import FpgasimError
+
+app = typer.Typer(
+    name="fpgasim",
+    help=(
+        "Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators.\n\n"
+        "Boards (boards/*.yaml), target models (workloads/models) and SD algorithms "
+        "(workloads/algorithms) are given by name or by YAML path. Engines: analytic "
+        "(the study's closed-form accounting), event (discrete-event simulator), fast (numba)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command()(simulate)
+app.command()(sweep)
+app.command()(boards)
+
+DEBUG_ENV = "FPGASIM_DEBUG"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app; user errors print one line to stderr and exit 2."""
+    import os
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
+    args = [a for a in args if a != "--debug"]
+    try:
+        app(args=args, prog_name="fpgasim", standalone_mode=False)
+    except FpgasimError as exc:
+        if debug:
+            raise
+        print(f"fpgasim: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click_exc.ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # help was printed
+            sys.exit(0)
+        if debug:
+            raise
+        message = " ".join(exc.format_message().split())
+        print(f"fpgasim: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        print("fpgasim: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        print("fpgasim: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # last resort: never show a traceback to a user
+        if debug:
+            raise
+        print(
+            f"fpgasim: internal error: {type(exc).__name__}: {exc} "
+            f"(rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        sys.exit(1)

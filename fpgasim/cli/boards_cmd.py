@@ -1,0 +1,50 @@
+"""`fpgasim boards`: the shipped boards at a glance."""
+
+from __future__ import annotations
+
+import typer
+
+from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.config import available, load_board
+from fpgasim.config.schema import Board
+
+
+def board_row(b: Board) -> dict:
+    """Summary facts of one board, including the one-token-per-MAC ridge point."""
+    wg = b.memory.weight_group
+    weight_elems_per_cycle = (
+        b.bytes_per_cycle * wg.channels / b.memory.channels * wg.load_efficiency
+    ) / (b.precision.weight_bits / 8)
+    return {
+        "board": b.name,
+        "description": b.description,
+        "pe_array": f"{b.pe_array.rows}x{b.pe_array.cols}",
+        "macs_per_cycle": b.macs_per_cycle,
+        "memory": b.memory.kind,
+        "bandwidth_gb_s": b.memory.bandwidth_gb_s,
+        "clock_mhz": b.clock_mhz,
+        "peak_tmac_s": b.macs_per_cycle * b.clock_hz / 1e12,
+        # x at which a weight-streaming pass turns compute-bound: each weight element is
+        # used once per token, so x_R ~ (MAC/cycle) / (weight elements/cycle).
+        "ridge_tokens": b.macs_per_cycle / weight_elems_per_cycle,
+    }
+
+
+def boards(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.
+
+    The ridge point is the verification length x at which one weight-streaming pass stops
+    being memory-bound (MAC/cycle over weight elements streamed per cycle at the weight
+    group's efficiency), i.e. one token per MAC of weight bandwidth.
+    """
+    rows = [board_row(load_board(name)) for name in available("board")]
+    if as_json:
+        print(dumps_json(rows))
+    else:
+        console.print(
+            rich_table(
+                rows, title="shipped boards", columns=[c for c in rows[0] if c != "description"]
+            )
+        )

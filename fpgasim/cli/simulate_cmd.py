@@ -1,0 +1,135 @@
+"""`fpgasim simulate`: one point (verify pass, and the draft phase with an algorithm)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.schedule import DraftTree, default_tree
+from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.errors import InputError
+from fpgasim.simulate import Point, simulate_point
+from fpgasim.tree.shapes import parse_shape
+
+
+class OutputFormat(StrEnum):
+    json = "json"
+    table = "table"
+
+
+def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> DraftTree:
+    """The draft tree from --tree or --depth/--top-k, else the algorithm's default tree."""
+    if tree is not None and (depth is not None or top_k is not None):
+        raise InputError("--tree", tree, "give either --tree or --depth/--top-k, not both")
+    if tree is not None:
+        if algorithm.kind == "eagle3":
+            raise InputError("--tree", tree, "EAGLE-3 drafts by --depth and --top-k")
+        return DraftTree(shape=parse_shape(tree))
+    if depth is not None or top_k is not None:
+        if algorithm.kind != "eagle3":
+            raise InputError("--depth", depth, f"{algorithm.id} drafts a tree given by --tree")
+        base = default_tree(algorithm)
+        return DraftTree(depth=depth or base.depth, top_k=top_k or base.top_k)
+    return default_tree(algorithm)
+
+
+def simulate(
+    board: str = typer.Option(
+        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
+    ),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="Target model name (e.g. llama-3.1-8b) or YAML path."
+    ),
+    context: int = typer.Option(
+        ..., "--context", "-L", min=1, max=10_000_000, help="Context length L (cached tokens)."
+    ),
+    verify_len: int = typer.Option(
+        1,
+        "--verify-len",
+        "-x",
+        min=1,
+        max=65536,
+        help="Tokens verified per pass, x (1 = plain autoregressive decoding).",
+    ),
+    algorithm: str | None = typer.Option(
+        None,
+        "--algorithm",
+        "-a",
+        help="SD algorithm (longspec, eagle3) to also cost the draft phase.",
+    ),
+    tree: str | None = typer.Option(
+        None,
+        "--tree",
+        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec). Default: the algorithm's default tree.",
+    ),
+    depth: int | None = typer.Option(None, "--depth", min=1, max=64, help="EAGLE-3 draft depth."),
+    top_k: int | None = typer.Option(
+        None, "--top-k", min=1, max=1024, help="EAGLE-3 top-k per level."
+    ),
+    accepted: int = typer.Option(
+        1,
+        "--accepted",
+        min=1,
+        max=4096,
+        help="Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them.",
+    ),
+    engine: str = typer.Option(
+        DEFAULT_ENGINE,
+        "--engine",
+        "-e",
+        help="Engine: analytic (the study's accounting), event (simpy simulator), fast (numba).",
+    ),
+    overlap: str | None = typer.Option(
+        None,
+        "--overlap",
+        help="Override the board's overlap mode: realistic or ideal (event/fast engines).",
+    ),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", "-f", help="Output: json or table."
+    ),
+    trace: Path | None = typer.Option(
+        None,
+        "--trace",
+        help="Write a Chrome trace-event JSON of the verify pass (event engine); open it in Perfetto.",
+    ),
+) -> None:
+    """Time one verification pass (and the draft phase) on a board.
+
+    Example: fpgasim simulate --board u280 --model llama-3.1-8b --context 256 --verify-len 1
+    """
+    b = load_board(board)
+    if overlap is not None:
+        if overlap not in ("realistic", "ideal"):
+            raise InputError("--overlap", overlap, "realistic or ideal")
+        b = b.model_copy(update={"overlap": overlap})
+    m = load_model(model)
+    algo = load_algorithm(algorithm) if algorithm else None
+    if algo is None and (tree or depth or top_k):
+        raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
+    draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
+    eng = get_engine(engine)
+    if trace is not None:
+        if not hasattr(eng, "trace"):
+            raise InputError("--trace", str(trace), "needs --engine event")
+    row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
+    row["clock_mhz"] = b.clock_mhz
+    if trace is not None:
+        eng.trace(b, m, verify_len, context, trace)
+        row["trace_file"] = str(trace)
+    if output_format is OutputFormat.json:
+        print(dumps_json(row))
+        return
+    console.print(
+        rich_table(
+            [{"quantity": k, "value": v} for k, v in row.items()],
+            title=f"{b.name} / {m.id} / L={context} / x={verify_len}",
+            floatfmt="{:.6g}",
+        )
+    )
+    util = getattr(eng, "last_utilisation", None)
+    if util:
+        console.print(rich_table(util, title="per-unit utilisation (verify pass)"))

@@ -1,0 +1,122 @@
+"""Find and load board, model and algorithm files; every failure becomes one ConfigError line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.errors import ConfigError
+
+T = TypeVar("T", bound=BaseModel)
+
+#: Maximum size of a config file we are willing to parse (bytes).
+MAX_FILE_BYTES = 1 << 20
+
+
+def data_root() -> Path:
+    """Folder holding `boards/` and `workloads/` (FPGASIM_HOME overrides the repository root)."""
+    env = os.environ.get("FPGASIM_HOME")
+    return Path(env) if env else Path(__file__).resolve().parents[2]
+
+
+KIND_DIRS: dict[str, str] = {
+    "board": "boards",
+    "model": "workloads/models",
+    "algorithm": "workloads/algorithms",
+    "experiment": "workloads/experiments",
+}
+
+
+def available(kind: str) -> list[str]:
+    """Names of the shipped files of one kind (board, model, algorithm, experiment)."""
+    folder = data_root() / KIND_DIRS[kind]
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def resolve(kind: str, name_or_path: str) -> Path:
+    """A shipped name (`u280`) or a path to a YAML file -> the file's path."""
+    text = str(name_or_path).strip()
+    candidate = Path(text)
+    if text and (candidate.suffix in {".yaml", ".yml"} or os.sep in text):
+        if candidate.is_file():
+            return candidate
+        raise ConfigError(text, kind, text, "file not found")
+    shipped = data_root() / KIND_DIRS[kind] / f"{text}.yaml"
+    if text and shipped.is_file():
+        return shipped
+    names = ", ".join(available(kind)) or "none shipped"
+    raise ConfigError(f"--{kind}", "name", text, f"unknown {kind}; choose one of: {names}")
+
+
+def read_yaml_mapping(path: Path) -> dict:
+    """Parse a YAML file whose top level must be a mapping."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
+    if size > MAX_FILE_BYTES:
+        raise ConfigError(str(path), "file", f"{size} bytes", f"at most {MAX_FILE_BYTES} bytes")
+    try:
+        raw = path.read_bytes().decode("utf-8")
+        data = yaml.safe_load(raw)
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "file", "binary data", "a UTF-8 YAML text file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "file"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(str(path), where, problem, "valid YAML") from None
+    except RecursionError:
+        raise ConfigError(str(path), "file", "deep nesting", "a shallow YAML mapping") from None
+    if not isinstance(data, dict):
+        shown = "empty file" if data is None else type(data).__name__
+        raise ConfigError(str(path), "(top level)", shown, "a YAML mapping of fields")
+    return data
+
+
+def validate_mapping(schema: type[T], data: dict, source: str) -> T:
+    """Validate a mapping against a schema, turning the first pydantic error into a ConfigError."""
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        loc = loc or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (check the spelling; unknown fields are not allowed)"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        value = err.get("input") if err["type"] != "missing" else None
+        if isinstance(value, dict):
+            value = "{...}"
+        raise ConfigError(source, loc, value, msg) from None
+    except RecursionError:
+        raise ConfigError(source, "(top level)", "deep nesting", "a shallow mapping") from None
+
+
+def load_file(schema: type[T], path: Path) -> T:
+    """Load one YAML file into a schema."""
+    return validate_mapping(schema, read_yaml_mapping(path), str(path))
+
+
+def load_board(name_or_path: str) -> Board:
+    """Load a board by shipped name or path."""
+    return load_file(Board, resolve("board", name_or_path))
+
+
+def load_model(name_or_path: str) -> TargetModel:
+    """Load a target model by shipped name or path."""
+    return load_file(TargetModel, resolve("model", name_or_path))
+
+
+def load_algorithm(name_or_path: str) -> Algorithm:
+    """Load an SD algorithm by shipped name or path."""
+    return load_file(Algorithm, resolve("algorithm", name_or_path))

@@ -1,0 +1,87 @@
+"""Draft schedules: which forward passes a drafter runs to build a tree (ACCOUNTING.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fpgasim.config.schema import Algorithm
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.errors import InputError
+from fpgasim.tree.shapes import check_shape, depth_based, width_based
+
+
+@dataclass(frozen=True)
+class DraftTree:
+    """What the draft cost depends on: level widths, or EAGLE-3's depth and top-k."""
+
+    shape: tuple[int, ...] | None = None
+    depth: int | None = None
+    top_k: int | None = None
+
+    def describe(self) -> str:
+        if self.shape is not None:
+            return " ".join(map(str, self.shape))
+        return f"depth={self.depth} top_k={self.top_k}"
+
+    @property
+    def nodes(self) -> int | None:
+        return sum(self.shape) if self.shape is not None else None
+
+
+TREE_METHODS = ("width", "depth", "default")
+
+
+def default_tree(algorithm: Algorithm) -> DraftTree:
+    """The algorithm's GPU default tree (its Ori set)."""
+    d = algorithm.default_tree
+    if algorithm.kind == "eagle3":
+        return DraftTree(depth=d.depth, top_k=d.top_k)
+    return DraftTree(shape=tuple(d.shape or ()))
+
+
+def tree_for_verify_len(algorithm: Algorithm, verify_len: int, method: str = "width") -> DraftTree:
+    """A draft tree of verify_len-1 nodes built by `method` (width, depth) from the max tree."""
+    if verify_len < 2:
+        raise InputError("--verify-len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
+    nodes = verify_len - 1
+    if algorithm.kind == "eagle3":
+        d = algorithm.default_tree
+        return DraftTree(depth=min(d.depth or 6, nodes), top_k=min(d.top_k or 10, nodes))
+    if method == "default":
+        return default_tree(algorithm)
+    max_tree = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
+    if method == "width":
+        return DraftTree(shape=width_based(nodes, max_tree))
+    if method == "depth":
+        return DraftTree(shape=depth_based(nodes, max_tree))
+    raise InputError("--tree-method", method, f"one of {', '.join(TREE_METHODS)}")
+
+
+def draft_passes(
+    algorithm: Algorithm, tree: DraftTree, accepted: int, context: int
+) -> list[PassSpec]:
+    """The reference draft schedule of ACCOUNTING.md for one iteration."""
+    if accepted < 1:
+        raise InputError("--accepted", accepted, "at least 1 (the tokens accepted last iteration)")
+    kind = algorithm.kind
+    if kind == "eagle3":
+        if tree.depth is None or tree.top_k is None:
+            raise InputError("--depth/--top-k", tree.describe(), "EAGLE-3 needs depth and top-k")
+        return [PassSpec("eagle3", accepted, context, first=True)] + [
+            PassSpec("eagle3", tree.top_k, context) for _ in range(tree.depth)
+        ]
+    if tree.shape is None:
+        raise InputError("--tree", tree.describe(), "level widths such as '4 16 16 16 16'")
+    check_shape(tree.shape)
+    passes = [PassSpec(kind, accepted, context)]
+    for width in tree.shape[:-1]:
+        if width == 0:
+            break
+        passes.append(PassSpec(kind, width, context))
+    return passes
+
+
+def accepted_from_aat(aat: float) -> int:
+    """Tokens accepted in the previous iteration, as the study charges it: floor(AAT), >= 1."""
+    return max(1, math.floor(aat))

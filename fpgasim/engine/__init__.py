@@ -1,0 +1,51 @@
+"""Engines: turn a forward pass into a `Timing`. Registry of the available engines."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine.analytic import AnalyticEngine
+from fpgasim.engine.timing import Timing, combine
+from fpgasim.errors import InputError
+
+
+class Engine(Protocol):
+    """What every engine provides: the timing of one forward pass."""
+
+    name: str
+    version: str
+
+    def run_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
+    ) -> Timing: ...
+
+
+ENGINES: dict[str, type] = {"analytic": AnalyticEngine}
+DEFAULT_ENGINE = "analytic"
+
+
+def register_engine(name: str, cls: type) -> None:
+    """Add an engine class to the registry (duplicates are an error)."""
+    if name in ENGINES:
+        raise ValueError(f"engine {name!r} is already registered")
+    ENGINES[name] = cls
+
+
+def get_engine(name: str, **options) -> Engine:
+    """An engine instance by name; unknown names list the choices."""
+    if name not in ENGINES:
+        raise InputError("--engine", name, f"one of {', '.join(sorted(ENGINES))}")
+    return ENGINES[name](**options)
+
+
+__all__ = [
+    "ENGINES",
+    "DEFAULT_ENGINE",
+    "Engine",
+    "Timing",
+    "combine",
+    "get_engine",
+    "register_engine",
+]

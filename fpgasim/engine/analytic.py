@@ -1,0 +1,190 @@
+"""The `analytic` engine: the study's reference accounting in closed form (ACCOUNTING.md).
+
+Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
+charged. Functions accept numpy arrays for n and L so sweeps are vectorised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine.timing import Timing, bound_of
+
+Counts = dict[str, np.ndarray]
+
+
+def _reads(n: np.ndarray, board: Board) -> np.ndarray:
+    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
+
+
+def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
+    """Element counts of a target pass over n tokens at context L (vectorised)."""
+    n = np.asarray(n, dtype=np.float64)
+    L = np.asarray(context, dtype=np.float64)
+    h, i, H, s, V, N = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab, m.layers
+    nk = n + L
+    weights = N * (2 * h * h + 2 * s * h * h + 3 * h * i) + h * V
+    return {
+        "weight": weights * _reads(n, board),
+        "act": N * (n * h * (11 + 2 * s) + 2 * n * i + nk * n * H) + 2 * n * h,
+        "kv": N * (2 * s * h * L),
+        "store": N * (n * h * (6 + 2 * s) + 2 * n * i + n * nk * H) + n * h + n * V,
+        "macs": N * (2 * n * h * h + 2 * s * n * h * h + 2 * n * nk * h + 3 * n * h * i)
+        + n * h * V,
+    }
+
+
+def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board) -> Counts:
+    """Element counts of one LongSpec draft pass (self-attn, cross-attn, MLP, LM head)."""
+    n = np.asarray(n, dtype=np.float64)
+    L = np.asarray(context, dtype=np.float64)
+    h, i, H, s, V = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
+    nk = n + L
+    W = np.minimum(d.window_tokens, nk)
+    weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
+    return {
+        "weight": weights * _reads(n, board),
+        "act": n * h * (7 + 2 * s)
+        + n * W * H
+        + n * h * (5 + 2 * s)
+        + n * nk * H
+        + 4 * n * h
+        + 2 * n * i
+        + n * h,
+        "kv": 2 * s * h * W + 2 * s * h * L,
+        "store": n * h * (4 + 2 * s)
+        + n * W * H
+        + 4 * n * h
+        + n * nk * H
+        + 2 * n * h
+        + 2 * n * i
+        + n * V,
+        "macs": (2 + 2 * s) * n * h * h
+        + 2 * n * W * h
+        + 2 * n * h * h
+        + 2 * n * nk * h
+        + 3 * n * h * i
+        + n * h * V,
+    }
+
+
+def eagle3_counts(
+    m: TargetModel, d: Eagle3Drafter, n, context, board: Board, first: bool
+) -> Counts:
+    """Element counts of one EAGLE-3 draft pass (fc on the first pass only)."""
+    n = np.asarray(n, dtype=np.float64)
+    L = np.asarray(context, dtype=np.float64)
+    h, i, H, s = m.hidden, m.intermediate, m.heads, m.kv_ratio
+    V = d.draft_vocab or m.vocab
+    nk = n + L
+    q_mult = 4 if d.q_charged_twice else 2
+    weights = 2 * h * h + 2 * (2 * h * s * h) + h * h + 3 * h * i + h * V
+    act = (
+        2 * n * h
+        + 6 * n * h
+        + n * h * (1 + s)
+        + n * nk * H
+        + n * h * s
+        + 2 * n * h
+        + n * h
+        + n * h
+        + (n * h + n * i)
+        + (n * i + n * h)
+        + n * h
+    )
+    store = (
+        2 * n * h
+        + n * h * (1 + 2 * s)
+        + n * nk * H
+        + n * h
+        + n * h
+        + n * h
+        + 2 * n * i
+        + n * h
+        + n * V
+    )
+    macs = (
+        q_mult * n * h * h
+        + 4 * s * n * h * h
+        + 2 * n * nk * h
+        + n * h * h
+        + 3 * n * h * i
+        + n * h * V
+    )
+    if first:
+        weights = weights + 3 * h * h
+        act = act + 3 * n * h
+        store = store + n * h
+        macs = macs + 3 * n * h * h
+    return {
+        "weight": weights * _reads(n, board),
+        "act": act,
+        "kv": 2 * s * h * L + 0 * n,
+        "store": store,
+        "macs": macs,
+    }
+
+
+def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
+    """Fractional LD/ST/compute cycles from element counts (ACCOUNTING.md, Bandwidth)."""
+    bpc = board.bytes_per_cycle
+    mem = board.memory
+    wbytes = board.precision.weight_bits / 8
+    abytes = board.precision.activation_bits / 8
+    kvbytes = board.precision.kv_bits / 8
+    wg, ag = mem.weight_group, mem.activation_group
+    w_rate = bpc * wg.channels / mem.channels * wg.load_efficiency
+    a_rate = bpc * ag.channels / mem.channels * ag.load_efficiency
+    s_rate = bpc * ag.channels / mem.channels * ag.store_efficiency
+    weight_bytes = counts["weight"] * wbytes
+    act_bytes = counts["act"] * abytes + counts["kv"] * kvbytes
+    store_bytes = counts["store"] * abytes
+    return {
+        "weight_bytes": weight_bytes,
+        "act_load_bytes": act_bytes,
+        "act_store_bytes": store_bytes,
+        "ld": weight_bytes / w_rate + act_bytes / a_rate,
+        "st": store_bytes / s_rate,
+        "compute": counts["macs"] / board.macs_per_cycle,
+    }
+
+
+def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
+    """Integer cycles of a pass: ceil(max(LD, ST, COMP)) (vectorised)."""
+    u = unit_cycles(counts, board)
+    return np.ceil(np.maximum(np.maximum(u["ld"], u["st"]), u["compute"])).astype(np.int64)
+
+
+def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Counts:
+    """Closed-form element counts of one PassSpec."""
+    if spec.kind == "target":
+        return target_counts(model, spec.tokens, spec.context, board)
+    if spec.kind == "longspec":
+        return longspec_counts(model, drafter, spec.tokens, spec.context, board)
+    if spec.kind == "eagle3":
+        return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
+    raise ValueError(f"the analytic engine has no accounting for pass kind {spec.kind!r}")
+
+
+class AnalyticEngine:
+    """Closed-form roofline per pass, exactly the study's accounting."""
+
+    name = "analytic"
+    version = "1"
+
+    def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
+        u = unit_cycles(counts_for(spec, board, model, drafter), board)
+        ld, st, comp = (float(u[k]) for k in ("ld", "st", "compute"))
+        return Timing(
+            cycles=int(np.ceil(max(ld, st, comp))),
+            clock_hz=board.clock_hz,
+            ld_cycles=int(np.ceil(ld)),
+            st_cycles=int(np.ceil(st)),
+            compute_cycles=int(np.ceil(comp)),
+            weight_bytes=int(round(float(u["weight_bytes"]))),
+            act_load_bytes=int(round(float(u["act_load_bytes"]))),
+            act_store_bytes=int(round(float(u["act_store_bytes"]))),
+            bound=bound_of(ld, st, comp),
+        )

@@ -1,0 +1,97 @@
+"""`Timing`: what every engine returns for a pass or a sequence of passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Cycles of one or more forward passes, the per-unit work behind them and the bound.
+
+    cycles            wall-clock cycles of the pass(es)
+    ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
+                      compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
+    weight_bytes      bytes streamed over the weight channel group
+    act_load_bytes    activation + KV bytes loaded over the activation group
+    act_store_bytes   bytes stored over the activation group
+    bound             "load", "store" or "compute": the unit whose work sets the time
+    unit_busy_cycles  per-unit busy cycles (event/fast engines)
+    passes            number of forward passes summed
+    """
+
+    cycles: int
+    clock_hz: float
+    ld_cycles: int
+    st_cycles: int
+    compute_cycles: int
+    sfu_cycles: int = 0
+    weight_bytes: int = 0
+    act_load_bytes: int = 0
+    act_store_bytes: int = 0
+    bound: str = "load"
+    unit_busy_cycles: dict[str, int] = field(default_factory=dict)
+    passes: int = 1
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles / self.clock_hz
+
+    def utilisation(self) -> dict[str, float]:
+        """Busy fraction of each unit over the pass time."""
+        busy = self.unit_busy_cycles or {
+            "LD": self.ld_cycles,
+            "ST": self.st_cycles,
+            "MPE": self.compute_cycles,
+            "SFU": self.sfu_cycles,
+        }
+        return {k: (v / self.cycles if self.cycles else 0.0) for k, v in busy.items()}
+
+    def bytes_by_group(self) -> dict[str, int]:
+        return {
+            "weight_load": self.weight_bytes,
+            "activation_load": self.act_load_bytes,
+            "activation_store": self.act_store_bytes,
+        }
+
+
+ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)
+
+
+def combine(timings: Iterable[Timing]) -> Timing:
+    """Sequential passes: cycles and work add; the bound is the unit with most summed work."""
+    items = list(timings)
+    if not items:
+        return ZERO
+    busy: dict[str, int] = {}
+    for t in items:
+        for k, v in t.unit_busy_cycles.items():
+            busy[k] = busy.get(k, 0) + v
+    ld = sum(t.ld_cycles for t in items)
+    st = sum(t.st_cycles for t in items)
+    comp = sum(t.compute_cycles for t in items)
+    return Timing(
+        cycles=sum(t.cycles for t in items),
+        clock_hz=items[0].clock_hz,
+        ld_cycles=ld,
+        st_cycles=st,
+        compute_cycles=comp,
+        sfu_cycles=sum(t.sfu_cycles for t in items),
+        weight_bytes=sum(t.weight_bytes for t in items),
+        act_load_bytes=sum(t.act_load_bytes for t in items),
+        act_store_bytes=sum(t.act_store_bytes for t in items),
+        bound=bound_of(ld, st, comp),
+        unit_busy_cycles=busy,
+        passes=sum(t.passes for t in items),
+    )
+
+
+def bound_of(ld: float, st: float, comp: float) -> str:
+    """Name of the largest of the three unit workloads (ties: load, then compute)."""
+    best = max(ld, st, comp)
+    if ld == best:
+        return "load"
+    if comp == best:
+        return "compute"
+    return "store"

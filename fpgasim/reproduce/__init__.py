@@ -1,0 +1,1 @@
+"""reproduce stage of fpgasim (see docs/)."""

@@ -1,0 +1,99 @@
+"""One simulated point: the target's verify pass and, with an algorithm, its draft phase."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.schedule import DraftTree, draft_passes
+from fpgasim.engine import Engine
+from fpgasim.engine.timing import Timing, combine
+from fpgasim.errors import InputError
+
+
+@dataclass(frozen=True)
+class Point:
+    """The inputs of one simulated point."""
+
+    board: Board
+    model: TargetModel
+    context: int
+    verify_len: int
+    algorithm: Algorithm | None = None
+    tree: DraftTree | None = None
+    accepted: int = 1
+
+    def check(self) -> None:
+        if self.context < 1:
+            raise InputError("--context", self.context, "at least 1 token")
+        if self.verify_len < 1:
+            raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
+        if self.accepted < 1:
+            raise InputError("--accepted", self.accepted, "at least 1")
+
+
+def verify_timing(
+    engine: Engine, board: Board, model: TargetModel, verify_len: int, context: int
+) -> Timing:
+    """T_v: one target pass over `verify_len` tree tokens at `context`."""
+    return engine.run_pass(PassSpec("target", verify_len, context), board, model)
+
+
+def draft_timing(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    tree: DraftTree,
+    accepted: int,
+    context: int,
+) -> Timing:
+    """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence."""
+    passes = draft_passes(algorithm, tree, accepted, context)
+    return combine(engine.run_pass(p, board, model, algorithm.drafter) for p in passes)
+
+
+def simulate_point(engine: Engine, point: Point) -> dict:
+    """A flat result row: the point's inputs, then verify (and draft) timing."""
+    point.check()
+    tv = verify_timing(engine, point.board, point.model, point.verify_len, point.context)
+    row: dict = {
+        "board": point.board.name,
+        "model": point.model.id,
+        "algorithm": point.algorithm.id if point.algorithm else "",
+        "context": point.context,
+        "verify_len": point.verify_len,
+        "engine": engine.name,
+        "tree": point.tree.describe() if point.tree else "",
+        "accepted": point.accepted if point.algorithm else 0,
+        "verify_cycles": tv.cycles,
+        "verify_s": tv.seconds,
+        "verify_tokens_per_s": point.verify_len / tv.seconds,
+        "ld_cycles": tv.ld_cycles,
+        "st_cycles": tv.st_cycles,
+        "compute_cycles": tv.compute_cycles,
+        "sfu_cycles": tv.sfu_cycles,
+        "bound": tv.bound,
+        "weight_bytes": tv.weight_bytes,
+        "act_load_bytes": tv.act_load_bytes,
+        "act_store_bytes": tv.act_store_bytes,
+    }
+    if point.algorithm is not None and point.tree is not None:
+        td = draft_timing(
+            engine,
+            point.board,
+            point.model,
+            point.algorithm,
+            point.tree,
+            point.accepted,
+            point.context,
+        )
+        row.update(
+            draft_cycles=td.cycles,
+            draft_s=td.seconds,
+            draft_passes=td.passes,
+            draft_bound=td.bound,
+            step_s=tv.seconds + td.seconds,
+        )
+    return row

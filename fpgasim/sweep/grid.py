@@ -1,0 +1,99 @@
+"""Grids of (board, model, algorithm, context, x) points -> a tidy pandas DataFrame."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.schedule import DraftTree, tree_for_verify_len
+from fpgasim.engine import Engine
+from fpgasim.simulate import Point, simulate_point
+
+#: Column order of sweep results: inputs first, then verify timing, then draft timing.
+SWEEP_COLUMNS = [
+    "board",
+    "model",
+    "algorithm",
+    "context",
+    "verify_len",
+    "engine",
+    "tree",
+    "accepted",
+    "verify_cycles",
+    "verify_s",
+    "verify_tokens_per_s",
+    "ld_cycles",
+    "st_cycles",
+    "compute_cycles",
+    "sfu_cycles",
+    "bound",
+    "weight_bytes",
+    "act_load_bytes",
+    "act_store_bytes",
+    "draft_cycles",
+    "draft_s",
+    "draft_passes",
+    "draft_bound",
+    "step_s",
+]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The cross product a sweep covers."""
+
+    boards: Sequence[Board]
+    model: TargetModel
+    contexts: Sequence[int]
+    verify_lens: Sequence[int]
+    algorithm: Algorithm | None = None
+    tree_method: str = "width"
+    accepted: int = 1
+    tree_table: dict[int, DraftTree] | None = None
+
+    def points(self) -> list[Point]:
+        out = []
+        for board in self.boards:
+            for context in self.contexts:
+                for x in self.verify_lens:
+                    tree = None
+                    if self.algorithm is not None and x >= 2:
+                        tree = (self.tree_table or {}).get(x) or tree_for_verify_len(
+                            self.algorithm, x, self.tree_method
+                        )
+                    out.append(
+                        Point(
+                            board,
+                            self.model,
+                            context,
+                            x,
+                            self.algorithm if tree else None,
+                            tree,
+                            self.accepted,
+                        )
+                    )
+        return out
+
+
+def run_grid(
+    engine: Engine, grid: Grid, on_point: Callable[[], None] | None = None
+) -> pd.DataFrame:
+    """Simulate every point of the grid; one row per point, columns `SWEEP_COLUMNS`."""
+    rows = []
+    for point in grid.points():
+        row = simulate_point(engine, point)
+        if grid.algorithm is not None:
+            row["algorithm"] = grid.algorithm.id
+            row.setdefault("draft_cycles", 0)
+            row.setdefault("draft_s", 0.0)
+            row.setdefault("draft_passes", 0)
+            row.setdefault("draft_bound", "")
+            row.setdefault("step_s", row["verify_s"])
+        rows.append(row)
+        if on_point is not None:
+            on_point()
+    frame = pd.DataFrame(rows)
+    return frame[[c for c in SWEEP_COLUMNS if c in frame.columns]]

@@ -1,0 +1,1 @@
+"""Token trees: shapes, masks, builders and acceptance models."""

@@ -1,0 +1,74 @@
+"""Level-width tree shapes: parsing, and the width-/depth-based baselines of METHOD.md."""
+
+from __future__ import annotations
+
+from fpgasim.errors import InputError
+
+
+def parse_shape(text: str, argument: str = "--tree") -> tuple[int, ...]:
+    """'4 16 16' (spaces or commas) -> (4, 16, 16); validated as a tree of level widths."""
+    parts = text.replace(",", " ").split()
+    if not parts:
+        raise InputError(argument, text, "level widths such as '4 16 16 16 16'")
+    try:
+        widths = tuple(int(p) for p in parts)
+    except ValueError:
+        raise InputError(
+            argument, text, "whole numbers separated by spaces, e.g. '4 16 16'"
+        ) from None
+    check_shape(widths, argument)
+    return widths
+
+
+def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
+    """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
+    if not widths or widths[0] < 1:
+        raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")
+    if any(w < 0 or w > 4096 for w in widths):
+        raise InputError(argument, " ".join(map(str, widths)), "widths between 0 and 4096")
+    seen_zero = False
+    for w in widths:
+        if seen_zero and w > 0:
+            raise InputError(
+                argument,
+                " ".join(map(str, widths)),
+                "a level cannot have nodes below an empty level",
+            )
+        seen_zero = seen_zero or w == 0
+
+
+def width_based(nodes: int, max_tree: tuple[int, ...]) -> tuple[int, ...]:
+    """Fill `max_tree` level by level (breadth first) with `nodes` draft nodes."""
+    _check_capacity(nodes, max_tree)
+    out, left = [], nodes
+    for cap in max_tree:
+        take = min(cap, left)
+        if take == 0:
+            break
+        out.append(take)
+        left -= take
+    return tuple(out)
+
+
+def depth_based(nodes: int, max_tree: tuple[int, ...]) -> tuple[int, ...]:
+    """Consecutive nodes go to consecutive levels, wrapping to level 1, skipping full levels."""
+    _check_capacity(nodes, max_tree)
+    widths = [0] * len(max_tree)
+    level = 0
+    for _ in range(nodes):
+        while widths[level] >= max_tree[level]:
+            level = (level + 1) % len(max_tree)
+        widths[level] += 1
+        level = (level + 1) % len(max_tree)
+    while widths and widths[-1] == 0:
+        widths.pop()
+    return tuple(widths)
+
+
+def _check_capacity(nodes: int, max_tree: tuple[int, ...]) -> None:
+    if nodes < 1 or nodes > sum(max_tree):
+        raise InputError(
+            "--verify-len",
+            nodes + 1,
+            f"between 2 and {sum(max_tree) + 1} for this algorithm's maximal tree",
+        )

@@ -1,0 +1,111 @@
+"""The analytic engine: calibration, closed form vs op sums, monotonicity, draft schedules."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.dataflow.schedule import DraftTree, draft_passes
+from fpgasim.engine import get_engine
+from fpgasim.engine.analytic import counts_for
+from fpgasim.simulate import draft_timing, verify_timing
+
+ENGINE = get_engine("analytic")
+LLAMA = load_model("llama-3.1-8b")
+BOARDS = {name: load_board(name) for name in ("u280", "vhk158", "v80", "u250")}
+LONGSPEC = load_algorithm("longspec")
+EAGLE3 = load_algorithm("eagle3")
+
+
+def tokens_per_s(board: str, context: int, x: int = 1) -> float:
+    t = verify_timing(ENGINE, BOARDS[board], LLAMA, x, context)
+    return x / t.seconds
+
+
+def test_calibration_u280() -> None:
+    # The study's calibration (HARDWARE.md): 22.12 tokens/s at 256, 6.92 at 16384.
+    assert tokens_per_s("u280", 256) == pytest.approx(22.12, abs=0.05)
+    assert tokens_per_s("u280", 16384) == pytest.approx(6.92, abs=0.05)
+
+
+def test_vhk158_and_v80_same_ad_speed() -> None:
+    for context in (256, 1024, 4096, 16384):
+        assert tokens_per_s("vhk158", context) == pytest.approx(tokens_per_s("v80", context))
+
+
+def test_ad_is_memory_bound_everywhere() -> None:
+    for board in BOARDS.values():
+        assert verify_timing(ENGINE, board, LLAMA, 1, 1024).bound == "load"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    context=st.integers(1, 40000),
+    board=st.sampled_from(sorted(BOARDS)),
+    kind=st.sampled_from(["target", "longspec", "eagle3", "eagle3-first"]),
+)
+def test_closed_form_equals_sum_of_ops(n: int, context: int, board: str, kind: str) -> None:
+    b = BOARDS[board]
+    drafter = {"longspec": LONGSPEC.drafter, "eagle3": EAGLE3.drafter}.get(kind.split("-")[0])
+    spec = PassSpec(kind.split("-")[0], n, context, first=kind.endswith("first"))
+    closed = counts_for(spec, b, LLAMA, drafter)
+    ops = lower_pass(spec, b, LLAMA, drafter).totals()
+    assert ops["weight_elems"] == pytest.approx(float(closed["weight"]), rel=1e-12)
+    assert ops["act_elems"] == pytest.approx(float(closed["act"]), rel=1e-12)
+    assert ops["kv_elems"] == pytest.approx(float(closed["kv"]), rel=1e-12)
+    assert ops["store_elems"] == pytest.approx(float(closed["store"]), rel=1e-12)
+    assert ops["macs"] == pytest.approx(float(closed["macs"]), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    x=st.integers(1, 200),
+    context=st.integers(1, 30000),
+    dx=st.integers(0, 50),
+    dl=st.integers(0, 5000),
+    board=st.sampled_from(sorted(BOARDS)),
+)
+def test_verify_time_monotone(x: int, context: int, dx: int, dl: int, board: str) -> None:
+    b = BOARDS[board]
+    base = verify_timing(ENGINE, b, LLAMA, x, context).cycles
+    assert verify_timing(ENGINE, b, LLAMA, x + dx, context).cycles >= base
+    assert verify_timing(ENGINE, b, LLAMA, x, context + dl).cycles >= base
+
+
+def test_draft_time_grows_with_depth() -> None:
+    b = BOARDS["v80"]
+    shapes = [(4,), (4, 4), (4, 4, 4), (4, 4, 4, 4), (4, 4, 4, 4, 4)]
+    times = [draft_timing(ENGINE, b, LLAMA, LONGSPEC, DraftTree(shape=s), 2, 1024).cycles
+             for s in shapes]
+    assert all(a < c for a, c in zip(times, times[1:], strict=False))
+    eagle = [draft_timing(ENGINE, b, LLAMA, EAGLE3, DraftTree(depth=d, top_k=8), 2, 1024).cycles
+             for d in range(1, 8)]
+    assert all(a < c for a, c in zip(eagle, eagle[1:], strict=False))
+
+
+def test_longspec_schedule_matches_accounting() -> None:
+    passes = draft_passes(LONGSPEC, DraftTree(shape=(4, 16, 16, 16, 16)), 3, 1024)
+    assert [p.tokens for p in passes] == [3, 4, 16, 16, 16]
+    passes = draft_passes(LONGSPEC, DraftTree(shape=(2, 1, 0)), 1, 10)
+    assert [p.tokens for p in passes] == [1, 2, 1]
+    eagle = draft_passes(EAGLE3, DraftTree(depth=6, top_k=10), 4, 1024)
+    assert [(p.tokens, p.first) for p in eagle] == [(4, True)] + [(10, False)] * 6
+
+
+def test_longspec_draft_grows_with_context() -> None:
+    b = BOARDS["v80"]
+    tree = DraftTree(shape=(4, 16, 16, 16, 16))
+    short = draft_timing(ENGINE, b, LLAMA, LONGSPEC, tree, 3, 128).cycles
+    long = draft_timing(ENGINE, b, LLAMA, LONGSPEC, tree, 3, 16384).cycles
+    assert long > short
+
+
+def test_weights_reread_every_128_tokens() -> None:
+    b = BOARDS["u280"]
+    one = verify_timing(ENGINE, b, LLAMA, 128, 1).weight_bytes
+    two = verify_timing(ENGINE, b, LLAMA, 129, 1).weight_bytes
+    assert two == 2 * one

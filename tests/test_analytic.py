@@ -109,3 +109,15 @@ def test_weights_reread_every_128_tokens() -> None:
     one = verify_timing(ENGINE, b, LLAMA, 128, 1).weight_bytes
     two = verify_timing(ENGINE, b, LLAMA, 129, 1).weight_bytes
     assert two == 2 * one
+
+
+def test_falcon_passes_shrink_by_k() -> None:
+    falcon = load_algorithm("falcon")
+    tree = DraftTree(shape=(4, 4, 16, 16, 24, 24, 39, 39))
+    passes = draft_passes(falcon, tree, 3, 1024)
+    # depth 8 with k = 2: 4 passes; each runs over the k-block just proposed
+    assert [p.tokens for p in passes] == [3, 8, 32, 48]
+    ar = draft_passes(LONGSPEC, tree, 3, 1024)
+    assert len(ar) == 8
+    t = draft_timing(ENGINE, BOARDS["v80"], load_model("vicuna-7b-v1.5"), falcon, tree, 3, 1024)
+    assert t.passes == 4 and t.cycles > 0

@@ -236,6 +236,7 @@ class FalconDrafter(Strict):
     kind: Literal["falcon"]
     tokens_per_pass: Literal[2, 3, 4] = Field(2, description="k, tokens emitted per pass")
     lstm_layers: PosInt = Field(2, le=8, description="LSTM layers over embedding+feature")
+    passes: PosInt = Field(4, le=64, description="m, forward passes of the default tree")
 
 
 class Algorithm(Strict):

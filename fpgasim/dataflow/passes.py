@@ -23,6 +23,9 @@ class PassSpec:
     tokens: int
     context: int
     first: bool = False  # EAGLE-3: the first draft pass also runs fc
+    #: parent index of each of the `tokens` tree tokens (-1 for the root), or None for a
+    #: dense (fully visible) block; engines that model the tree mask use it, analytic ignores it
+    tree_parents: tuple[int, ...] | None = None
 
 
 def weight_reads(n: int, reuse_tokens: int) -> int:
@@ -194,6 +197,38 @@ def eagle3_pass(
     return PassOps("eagle3", n, context, 1, tuple(ops), (_lm_head(n, h, vocab, reads),), head)
 
 
+def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
+    """One Falcon SAR draft pass over n tokens (k-blocks of the frontier) emitting k tokens each.
+
+    LSTM layers over concat(embedding, feature) (layer 1: 2h -> h, then h -> h; four gates,
+    batched over the n tokens), one decoder layer with the relaxed causal mask over its own KV
+    cache of the context, the MLP, and the shared LM head over the n*k emitted positions.
+    """
+    h, kv = m.hidden, m.kv_heads * m.head_dim
+    k = d.tokens_per_pass
+    reads = weight_reads(n, board.weight_reuse_tokens)
+    np_, sp = board.sfu.norm_passes, board.sfu.softmax_passes
+    ops: list[Op] = []
+    d_in = 2 * h
+    for layer in range(d.lstm_layers):
+        # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
+        ops.append(_linear(f"lstm{layer}", n, d_in + h, 4 * h, reads,
+                           act_elems=n * (d_in + h) + n * h, sfu_elems=n * 4 * h + 3 * n * h))
+        d_in = h
+    ops += [
+        _norm("norm", n, h, np_),
+        _linear("q", n, h, h, reads, act_elems=n * h),
+        _linear("k", n, h, kv, reads, act_elems=n * h),
+        _linear("v", n, h, kv, reads, act_elems=n * h),
+        *_attention("attn", n, n + context, context, m, sp),
+        _linear("o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
+        *_mlp("mlp", n, m, reads, np_),
+    ]
+    # each of the n positions emits k tokens: the shared LM head runs over n*k positions
+    lm = _lm_head(n * k, h, m.vocab, reads)
+    return PassOps("falcon", n, context, 1, tuple(ops), (lm,))
+
+
 def lower_pass(
     spec: PassSpec,
     board: Board,
@@ -207,4 +242,6 @@ def lower_pass(
         return longspec_pass(model, drafter, spec.tokens, spec.context, board)
     if spec.kind == "eagle3" and isinstance(drafter, Eagle3Drafter):
         return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
+    if spec.kind == "falcon" and isinstance(drafter, FalconDrafter):
+        return falcon_pass(model, drafter, spec.tokens, spec.context, board)
     raise ValueError(f"no lowering for pass kind {spec.kind!r} with drafter {drafter!r}")

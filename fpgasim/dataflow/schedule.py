@@ -75,6 +75,16 @@ def draft_passes(
         raise InputError("--tree", tree.describe(), "level widths such as '4 16 16 16 16'")
     check_shape(tree.shape)
     passes = [PassSpec(kind, accepted, context)]
+    if kind == "falcon":
+        # semi-autoregressive: a pass proposes k levels at once; the next pass runs over the
+        # k-block just proposed (relaxed mask), so the depth d costs ceil(d/k) passes
+        k = algorithm.drafter.tokens_per_pass
+        for start in range(0, len(tree.shape) - k, k):
+            block = tree.shape[start : start + k]
+            if 0 in block or tree.shape[start + k] == 0:
+                break
+            passes.append(PassSpec(kind, sum(block), context))
+        return passes
     for width in tree.shape[:-1]:
         if width == 0:
             break

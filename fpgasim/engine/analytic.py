@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
-from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine.timing import Timing, bound_of
 
 Counts = dict[str, np.ndarray]
@@ -165,6 +165,13 @@ def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Cou
         return longspec_counts(model, drafter, spec.tokens, spec.context, board)
     if spec.kind == "eagle3":
         return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
+    if spec.kind == "falcon":
+        # Falcon is not in the study; its accounting is the same element-by-element style,
+        # taken from the lowered ops (docs/falcon.md)
+        t = lower_pass(spec, board, model, drafter).totals()
+        return {"weight": np.float64(t["weight_elems"]), "act": np.float64(t["act_elems"]),
+                "kv": np.float64(t["kv_elems"]), "store": np.float64(t["store_elems"]),
+                "macs": np.float64(t["macs"])}
     raise ValueError(f"the analytic engine has no accounting for pass kind {spec.kind!r}")
 
 

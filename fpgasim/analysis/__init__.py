@@ -1,1 +1,62 @@
-"""analysis stage of fpgasim (see docs/)."""
+"""Analysis (METHOD.md): AAT tables and the AAT log model, rooflines, the solver, schedules.
+
+Entry point: `solve(board, model, algorithm, contexts, ...) -> Solution` (tidy DataFrames).
+"""
+
+from fpgasim.analysis.aat import AatTables, load_aat_tables
+from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
+from fpgasim.analysis.curves import (
+    AAT_SOURCES,
+    AatCurve,
+    OriPoint,
+    embedded_curves,
+    mean_curve,
+    measured_curves,
+)
+from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
+from fpgasim.analysis.schedule import build_schedule, lookup, schedule_yaml
+from fpgasim.analysis.solver import (
+    CURVE_COLUMNS,
+    NAIVE_THRESHOLD,
+    SUMMARY_COLUMNS,
+    Solution,
+    Timer,
+    classify_regime,
+    solve,
+    solve_curve,
+    solve_curves,
+)
+from fpgasim.analysis.tasks import unified_table
+
+__all__ = [
+    "AAT_SOURCES",
+    "AatCurve",
+    "AatFit",
+    "AatTables",
+    "CURVE_COLUMNS",
+    "NAIVE_THRESHOLD",
+    "OriPoint",
+    "RooflineFit",
+    "SUMMARY_COLUMNS",
+    "Solution",
+    "Timer",
+    "build_schedule",
+    "classify_regime",
+    "effective",
+    "embedded_curves",
+    "fit_aat",
+    "fit_curve",
+    "fit_roofline",
+    "load_aat_tables",
+    "lookup",
+    "mean_curve",
+    "measured_curves",
+    "naive_verify_len",
+    "primary_roofline",
+    "r_squared",
+    "schedule_yaml",
+    "solve",
+    "solve_curve",
+    "solve_curves",
+    "unified_table",
+]

@@ -12,8 +12,13 @@ except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
 from fpgasim.cli.boards_cmd import boards
+from fpgasim.cli.cache_cmd import cache_app
+from fpgasim.cli.hetero_cmd import hetero_app
 from fpgasim.cli.simulate_cmd import simulate
+from fpgasim.cli.solve_cmd import solve
 from fpgasim.cli.sweep_cmd import sweep
+from fpgasim.cli.tree_cmd import tree_app
+from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
 
 app = typer.Typer(
@@ -32,6 +37,11 @@ app = typer.Typer(
 app.command()(simulate)
 app.command()(sweep)
 app.command()(boards)
+app.command()(solve)
+app.command()(validate)
+app.add_typer(cache_app, name="cache")
+app.add_typer(hetero_app, name="hetero")
+app.add_typer(tree_app, name="tree")
 
 DEBUG_ENV = "FPGASIM_DEBUG"
 
@@ -44,11 +54,16 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]
     try:
-        app(args=args, prog_name="fpgasim", standalone_mode=False)
+        # typer turns Ctrl-C and `typer.Exit` into a returned exit code when not standalone
+        code = app(args=args, prog_name="fpgasim", standalone_mode=False)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            if code == 130:
+                print("fpgasim: interrupted", file=sys.stderr)
+            sys.exit(code)
     except FpgasimError as exc:
         if debug:
             raise
-        print(f"fpgasim: error: {exc}", file=sys.stderr)
+        print(f"fpgasim: error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

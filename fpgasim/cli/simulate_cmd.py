@@ -94,7 +94,7 @@ def simulate(
     trace: Path | None = typer.Option(
         None,
         "--trace",
-        help="Write a Chrome trace-event JSON of the verify pass (event engine); open it in Perfetto.",
+        help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
     ),
 ) -> None:
     """Time one verification pass (and the draft phase) on a board.
@@ -114,7 +114,7 @@ def simulate(
     eng = get_engine(engine)
     if trace is not None:
         if not hasattr(eng, "trace"):
-            raise InputError("--trace", str(trace), "needs --engine event")
+            raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
     row["clock_mhz"] = b.clock_mhz
     if trace is not None:

@@ -16,6 +16,8 @@ T = TypeVar("T", bound=BaseModel)
 
 #: Maximum size of a config file we are willing to parse (bytes).
 MAX_FILE_BYTES = 1 << 20
+#: Maximum number of values in a parsed file, counting every use of a YAML alias (alias bombs).
+MAX_VALUES = 100_000
 
 
 def data_root() -> Path:
@@ -29,6 +31,7 @@ KIND_DIRS: dict[str, str] = {
     "model": "workloads/models",
     "algorithm": "workloads/algorithms",
     "experiment": "workloads/experiments",
+    "platform": "platforms",
 }
 
 
@@ -73,10 +76,62 @@ def read_yaml_mapping(path: Path) -> dict:
         raise ConfigError(str(path), where, problem, "valid YAML") from None
     except RecursionError:
         raise ConfigError(str(path), "file", "deep nesting", "a shallow YAML mapping") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (int's str limit)
+        shown = "an integer with too many digits" if "digits" in str(exc) else str(exc)[:80]
+        raise ConfigError(str(path), "file", shown, "valid YAML values") from None
     if not isinstance(data, dict):
         shown = "empty file" if data is None else type(data).__name__
         raise ConfigError(str(path), "(top level)", shown, "a YAML mapping of fields")
+    if count_values(data, MAX_VALUES) > MAX_VALUES:
+        raise ConfigError(
+            str(path),
+            "file",
+            f"more than {MAX_VALUES} values",
+            f"at most {MAX_VALUES} values, counting each use of a YAML alias",
+        )
     return data
+
+
+def count_values(data: object, limit: int) -> int:
+    """Values in a parsed document, aliases counted at every use; stops just past `limit`."""
+    count, stack = 0, [data]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return count
+
+
+def _shown(value: object) -> object:
+    """A cheap stand-in for a large or nested input value (never walks a container)."""
+    if isinstance(value, dict):
+        return "{...}"
+    if isinstance(value, list | tuple):
+        return f"[{len(value)} items]"
+    if isinstance(value, str) and len(value) > 200:
+        return value[:200]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"a {value.bit_length()}-bit integer"
+    return value
+
+
+def describe_error(err: dict, source: str) -> ConfigError:
+    """One pydantic error (an item of `ValidationError.errors()`) as a ConfigError."""
+    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+    loc = " ".join(loc.split())[:120] or "(top level)"
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field (check the spelling; unknown fields are not allowed)"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    value = _shown(err.get("input")) if err["type"] != "missing" else None
+    return ConfigError(source, loc, value, " ".join(msg.split())[:300])
 
 
 def validate_mapping(schema: type[T], data: dict, source: str) -> T:
@@ -84,20 +139,7 @@ def validate_mapping(schema: type[T], data: dict, source: str) -> T:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-        loc = loc or "(top level)"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field (check the spelling; unknown fields are not allowed)"
-        elif err["type"] == "missing":
-            msg = "required field is missing"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, ") :]
-        value = err.get("input") if err["type"] != "missing" else None
-        if isinstance(value, dict):
-            value = "{...}"
-        raise ConfigError(source, loc, value, msg) from None
+        raise describe_error(exc.errors()[0], source) from None
     except RecursionError:
         raise ConfigError(source, "(top level)", "deep nesting", "a shallow mapping") from None
 

@@ -186,23 +186,44 @@ class Source(Strict):
 
 
 class PositionalAcceptance(Strict):
-    """P(rank-r child of an accepted node is accepted); rows = depth (1 row = any depth)."""
+    """P(rank-r child of an accepted node is the accepted token); rows = depth 1, 2, ...
 
-    probabilities: list[list[Annotated[float, Field(ge=0, le=1)]]] = Field(min_length=1)
-    context_decay: float = Field(
-        0.0, ge=0, le=1, description="relative acceptance loss per doubling of context"
+    Depths below the last row reuse it; ranks past a row have probability 0. At context L
+    every probability is scaled by (1 - context_decay) ** log2(L / context_ref), capped so
+    that no row sums past 1. See docs/trees.md.
+    """
+
+    probabilities: list[list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]] = Field(
+        min_length=1,
+        max_length=64,
+        description="rows = depth 1, 2, ... (last row reused deeper); columns = sibling rank 0, 1, ...",
     )
-    context_ref: PosInt = Field(1024, description="context at which probabilities apply")
-    calibration: str = Field("", max_length=2000, description="how the numbers were obtained")
+    context_decay: float = Field(
+        0.0, ge=0, lt=1, description="relative acceptance loss per doubling of context"
+    )
+    context_ref: PosInt = Field(
+        1024, le=10**7, description="context length at which `probabilities` apply"
+    )
+    tau_target: float | None = Field(
+        None,
+        ge=1,
+        le=256,
+        description="published tau at the default tree that the probabilities were scaled to",
+    )
+    max_depth: int | None = Field(
+        None, ge=1, le=64, description="deepest level (below the root) of embedded optimal trees"
+    )
+    calibration: str = Field("", max_length=4000, description="how the numbers were obtained")
 
     @model_validator(mode="after")
     def _rows(self) -> PositionalAcceptance:
         for d, row in enumerate(self.probabilities):
-            if not row:
-                raise ValueError(f"probabilities[{d}] is empty; give at least one rank")
+            if not row or len(row) > 4096:
+                raise ValueError(f"probabilities[{d}] has {len(row)} ranks; give 1 to 4096")
             if sum(row) > 1 + 1e-9:
                 raise ValueError(
-                    f"probabilities[{d}] sums to {sum(row):.4f} > 1; siblings are exclusive"
+                    f"probabilities[{d}] sums to {sum(row):.4f} > 1; siblings are exclusive, "
+                    f"scale the row down"
                 )
         return self
 

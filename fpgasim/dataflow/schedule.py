@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import InputError
+from fpgasim.tree.builders import dynamic_params
+from fpgasim.tree.embedded import embedded_tree
 from fpgasim.tree.shapes import check_shape, depth_based, width_based
 
 
@@ -29,7 +31,7 @@ class DraftTree:
         return sum(self.shape) if self.shape is not None else None
 
 
-TREE_METHODS = ("width", "depth", "default")
+TREE_METHODS = ("width", "depth", "default", "optimal")
 
 
 def default_tree(algorithm: Algorithm) -> DraftTree:
@@ -40,11 +42,24 @@ def default_tree(algorithm: Algorithm) -> DraftTree:
     return DraftTree(shape=tuple(d.shape or ()))
 
 
-def tree_for_verify_len(algorithm: Algorithm, verify_len: int, method: str = "width") -> DraftTree:
-    """A draft tree of verify_len-1 nodes built by `method` (width, depth) from the max tree."""
+def tree_for_verify_len(
+    algorithm: Algorithm, verify_len: int, method: str = "width", context: int | None = None
+) -> DraftTree:
+    """A draft tree of verify_len-1 nodes built by `method` (width, depth) from the max tree.
+
+    `optimal`: the optimal tree under the algorithm's embedded acceptance model at
+    `context` (default: the model's reference context); EAGLE-3 gets a depth/top-k
+    whose dynamic tree holds it.
+    """
     if verify_len < 2:
         raise InputError("--verify-len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
     nodes = verify_len - 1
+    if method == "optimal":
+        tree = embedded_tree(algorithm, verify_len, context)
+        if algorithm.kind == "eagle3":
+            depth, top_k = dynamic_params(tree)
+            return DraftTree(depth=depth, top_k=top_k)
+        return DraftTree(shape=tree.level_widths())
     if algorithm.kind == "eagle3":
         d = algorithm.default_tree
         return DraftTree(depth=min(d.depth or 6, nodes), top_k=min(d.top_k or 10, nodes))

@@ -7,6 +7,8 @@ from typing import Protocol
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
+from fpgasim.engine.event import EventEngine
+from fpgasim.engine.fast import FastEngine
 from fpgasim.engine.timing import Timing, combine
 from fpgasim.errors import InputError
 
@@ -22,8 +24,8 @@ class Engine(Protocol):
     ) -> Timing: ...
 
 
-ENGINES: dict[str, type] = {"analytic": AnalyticEngine}
-DEFAULT_ENGINE = "analytic"
+ENGINES: dict[str, type] = {"analytic": AnalyticEngine, "event": EventEngine, "fast": FastEngine}
+DEFAULT_ENGINE = "event"
 
 
 def register_engine(name: str, cls: type) -> None:

@@ -78,22 +78,35 @@ class Grid:
         return out
 
 
+def finish_row(row: dict, algorithm: Algorithm | None) -> dict:
+    """A copy of a `simulate_point` row labelled with the grid's algorithm (x=1: no draft)."""
+    row = dict(row)
+    if algorithm is not None:
+        row["algorithm"] = algorithm.id
+        row.setdefault("draft_cycles", 0)
+        row.setdefault("draft_s", 0.0)
+        row.setdefault("draft_passes", 0)
+        row.setdefault("draft_bound", "")
+        row.setdefault("step_s", row["verify_s"])
+    return row
+
+
+def rows_to_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    """Sweep rows -> a DataFrame with the columns of `SWEEP_COLUMNS` that are present."""
+    frame = pd.DataFrame(list(rows))
+    return frame[[c for c in SWEEP_COLUMNS if c in frame.columns]]
+
+
 def run_grid(
     engine: Engine, grid: Grid, on_point: Callable[[], None] | None = None
 ) -> pd.DataFrame:
-    """Simulate every point of the grid; one row per point, columns `SWEEP_COLUMNS`."""
+    """Simulate every point of the grid in this process; one row per point (`SWEEP_COLUMNS`).
+
+    `fpgasim.sweep.run_sweep` does the same with an executor and the result cache.
+    """
     rows = []
     for point in grid.points():
-        row = simulate_point(engine, point)
-        if grid.algorithm is not None:
-            row["algorithm"] = grid.algorithm.id
-            row.setdefault("draft_cycles", 0)
-            row.setdefault("draft_s", 0.0)
-            row.setdefault("draft_passes", 0)
-            row.setdefault("draft_bound", "")
-            row.setdefault("step_s", row["verify_s"])
-        rows.append(row)
+        rows.append(finish_row(simulate_point(engine, point), grid.algorithm))
         if on_point is not None:
             on_point()
-    frame = pd.DataFrame(rows)
-    return frame[[c for c in SWEEP_COLUMNS if c in frame.columns]]
+    return rows_to_frame(rows)

@@ -1,0 +1,409 @@
+"""Measured AAT tables: load CSV/Parquet files of the reference layout, validate, select curves.
+
+Two layouts are recognised by their header:
+- AAT rows (`AAT_COLUMNS`, optional `draft_depth`, `draft_top_k`): one measured AAT per
+  (algorithm, model, task, context, structure, method, verify_len);
+- the per-x draft-configuration table (`TREE_TABLE_COLUMNS`): the tree used to cost the
+  draft at x when the AAT at x comes from a fitted curve (ACCOUNTING.md).
+Rows with `method: original` are the algorithm's default tree (the Ori set), never part of
+a searched curve.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fpgasim.dataflow.schedule import DraftTree
+from fpgasim.errors import ConfigError, InputError
+from fpgasim.tree.shapes import parse_shape
+
+AAT_COLUMNS = (
+    "algorithm",
+    "model",
+    "task",
+    "context",
+    "structure",
+    "method",
+    "verify_len",
+    "tree_shape",
+    "aat",
+)
+OPTIONAL_COLUMNS = ("draft_depth", "draft_top_k")
+TREE_TABLE_COLUMNS = ("verify_len", "longspec_tree_shape", "eagle3_depth", "eagle3_top_k")
+STRUCTURES = ("tree", "chain")
+METHODS = ("prior_score", "width", "depth", "original", "chain", "eagle3_dynamic")
+ORIGINAL = "original"
+#: Searched-curve methods tried in this order when none is asked for.
+CURVE_METHOD_ORDER = ("prior_score", "eagle3_dynamic", "width", "depth", "chain")
+KEY_COLUMNS = ("algorithm", "model", "task", "context", "structure", "method", "verify_len")
+SUFFIXES = (".csv", ".parquet", ".pq")
+MAX_TABLE_BYTES = 256 << 20
+MAX_VERIFY_LEN = 4096
+
+
+@dataclass(frozen=True)
+class AatTables:
+    """Everything read from an AAT folder.
+
+    rows: one row per measured point, the AAT_COLUMNS + draft_depth, draft_top_k (nullable
+    ints) + `file` (the file name it came from) and `line` (its row label in that file).
+    tree_table: the per-x draft configuration (TREE_TABLE_COLUMNS), or None.
+    """
+
+    rows: pd.DataFrame
+    tree_table: pd.DataFrame | None
+    files: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def aat_files(path: Path) -> list[Path]:
+    """The table files of a folder (sorted; .csv/.parquet/.pq, hidden files skipped) or [file]."""
+    path = Path(path)
+    if path.is_file():
+        if path.suffix.lower() not in SUFFIXES:
+            raise ConfigError(str(path), "file", path.name, "a .csv or .parquet AAT table")
+        return [path]
+    if not path.is_dir():
+        raise ConfigError(str(path), "--aat-dir", str(path), "a folder (or file) of AAT tables")
+    found = sorted(
+        p
+        for p in path.iterdir()
+        if p.is_file() and p.suffix.lower() in SUFFIXES and not p.name.startswith(".")
+    )
+    if not found:
+        raise ConfigError(
+            str(path), "files", "none", "at least one .csv or .parquet AAT table in the folder"
+        )
+    return found
+
+
+def read_raw(path: Path) -> pd.DataFrame:
+    """A table file as a DataFrame of raw cells (CSV: strings; Parquet: stored types)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
+    if size > MAX_TABLE_BYTES:
+        raise ConfigError(str(path), "file", f"{size} bytes", f"at most {MAX_TABLE_BYTES} bytes")
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        else:
+            frame = pd.read_parquet(path)
+    except pd.errors.EmptyDataError:
+        raise ConfigError(str(path), "file", "empty file", "a header line and rows") from None
+    except (UnicodeDecodeError, pd.errors.ParserError) as exc:
+        problem = " ".join(str(exc).split())[:120]
+        raise ConfigError(str(path), "file", problem, "a comma-separated UTF-8 table") from None
+    except (OSError, ValueError) as exc:  # pyarrow raises ArrowInvalid, a ValueError
+        problem = " ".join(str(exc).split())[:120]
+        raise ConfigError(str(path), "file", problem, "a readable Parquet table") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
+def _label(path: Path, index: int) -> str:
+    """Where a row sits: 'line N' of a CSV (header = line 1), 'row N' of a Parquet file."""
+    return f"line {index + 2}" if path.suffix.lower() == ".csv" else f"row {index + 1}"
+
+
+def _blank(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return pd.isna(value) if not isinstance(value, str) else value.strip() == ""
+
+
+def _int_cell(path: Path, i: int, col: str, value: object, lo: int, hi: int) -> int:
+    """An integer cell within [lo, hi] (accepts '128', 128, 128.0)."""
+    try:
+        number = float(str(value).strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number != int(number) or not lo <= number <= hi:
+        raise ConfigError(
+            str(path), f"{_label(path, i)}, column {col}", value, f"a whole number {lo}..{hi}"
+        )
+    return int(number)
+
+
+def _opt_int_cell(path: Path, i: int, col: str, value: object, lo: int, hi: int) -> int | None:
+    return None if _blank(value) else _int_cell(path, i, col, value, lo, hi)
+
+
+def _text_cell(path: Path, i: int, col: str, value: object, allowed: Sequence[str] = ()) -> str:
+    text = "" if _blank(value) else str(value).strip()
+    if allowed and text not in allowed:
+        raise ConfigError(
+            str(path), f"{_label(path, i)}, column {col}", value, f"one of {', '.join(allowed)}"
+        )
+    if not text or len(text) > 64:
+        raise ConfigError(
+            str(path), f"{_label(path, i)}, column {col}", value, "a non-empty name (<= 64 chars)"
+        )
+    return text
+
+
+def _shape_cell(path: Path, i: int, col: str, value: object) -> str:
+    """'' or a canonical level-width string ('4 16 16'); '1 0' stays valid."""
+    if _blank(value):
+        return ""
+    try:
+        shape = parse_shape(str(value), col)
+    except InputError as exc:
+        raise ConfigError(
+            str(path), f"{_label(path, i)}, column {col}", value, exc.allowed
+        ) from None
+    return " ".join(map(str, shape))
+
+
+def _check_columns(path: Path, frame: pd.DataFrame) -> str:
+    """'aat' or 'tree_table' from the header; anything else is a ConfigError naming both."""
+    cols = list(frame.columns)
+    if set(cols) == set(TREE_TABLE_COLUMNS):
+        return "tree_table"
+    missing = [c for c in AAT_COLUMNS if c not in cols]
+    unknown = [c for c in cols if c not in AAT_COLUMNS + OPTIONAL_COLUMNS]
+    if missing or unknown:
+        what = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
+        raise ConfigError(
+            str(path),
+            "columns",
+            what,
+            f"an AAT table ({', '.join(AAT_COLUMNS)} [, {', '.join(OPTIONAL_COLUMNS)}]) "
+            f"or a per-x tree table ({', '.join(TREE_TABLE_COLUMNS)})",
+        )
+    return "aat"
+
+
+def validate_aat_frame(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """Typed, validated AAT rows of one file, with `file` and `line` columns added."""
+    if frame.empty:
+        raise ConfigError(str(path), "rows", "none", "at least one measured row")
+    records = []
+    seen: dict[tuple, int] = {}
+    for i, raw in enumerate(frame.to_dict("records")):
+        verify_len = _int_cell(path, i, "verify_len", raw["verify_len"], 1, MAX_VERIFY_LEN)
+        try:
+            aat = float(str(raw["aat"]).strip()) if not _blank(raw["aat"]) else math.nan
+        except ValueError:
+            aat = math.nan
+        if not math.isfinite(aat) or not 0 < aat <= verify_len + 1e-9:
+            raise ConfigError(
+                str(path),
+                f"{_label(path, i)}, column aat",
+                raw["aat"],
+                f"a number in (0, verify_len = {verify_len}] (accepted tokens per iteration)",
+            )
+        rec = {
+            "algorithm": _text_cell(path, i, "algorithm", raw["algorithm"]),
+            "model": _text_cell(path, i, "model", raw["model"]),
+            "task": _text_cell(path, i, "task", raw["task"]),
+            "context": _int_cell(path, i, "context", raw["context"], 1, 10**7),
+            "structure": _text_cell(path, i, "structure", raw["structure"], STRUCTURES),
+            "method": _text_cell(path, i, "method", raw["method"], METHODS),
+            "verify_len": verify_len,
+            "tree_shape": _shape_cell(path, i, "tree_shape", raw["tree_shape"]),
+            "aat": aat,
+            "draft_depth": _opt_int_cell(path, i, "draft_depth", raw.get("draft_depth"), 1, 64),
+            "draft_top_k": _opt_int_cell(path, i, "draft_top_k", raw.get("draft_top_k"), 1, 1024),
+            "file": path.name,
+            "line": _label(path, i),
+        }
+        key = tuple(rec[c] for c in KEY_COLUMNS)
+        if key in seen:
+            raise ConfigError(
+                str(path),
+                f"{_label(path, i)}",
+                ", ".join(map(str, key)),
+                f"one row per {', '.join(KEY_COLUMNS)}; the same key is on "
+                f"{_label(path, seen[key])}",
+            )
+        seen[key] = i
+        records.append(rec)
+    out = pd.DataFrame.from_records(records)
+    for col in ("draft_depth", "draft_top_k"):
+        out[col] = out[col].astype("Int64")
+    return out
+
+
+def validate_tree_table(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """Typed, validated per-x draft configuration (one row per verify_len >= 2)."""
+    if frame.empty:
+        raise ConfigError(str(path), "rows", "none", "at least one verify_len row")
+    records, seen = [], {}
+    for i, raw in enumerate(frame.to_dict("records")):
+        x = _int_cell(path, i, "verify_len", raw["verify_len"], 2, MAX_VERIFY_LEN)
+        if x in seen:
+            raise ConfigError(str(path), f"{_label(path, i)}, column verify_len", x, "each x once")
+        seen[x] = i
+        records.append(
+            {
+                "verify_len": x,
+                "longspec_tree_shape": _shape_cell(
+                    path, i, "longspec_tree_shape", raw["longspec_tree_shape"]
+                ),
+                "eagle3_depth": _opt_int_cell(path, i, "eagle3_depth", raw["eagle3_depth"], 1, 64),
+                "eagle3_top_k": _opt_int_cell(
+                    path, i, "eagle3_top_k", raw["eagle3_top_k"], 1, 1024
+                ),
+            }
+        )
+    out = pd.DataFrame.from_records(records).sort_values("verify_len", ignore_index=True)
+    for col in ("eagle3_depth", "eagle3_top_k"):
+        out[col] = out[col].astype("Int64")
+    return out
+
+
+def load_aat_tables(paths: Path | str | Sequence[Path | str]) -> AatTables:
+    """Load every AAT table (and at most one per-x tree table) from folders or files."""
+    items = [paths] if isinstance(paths, str | Path) else list(paths)
+    files = [f for p in items for f in aat_files(Path(p))]
+    frames, tree_table, tree_file = [], None, None
+    for path in files:
+        raw = read_raw(path)
+        if _check_columns(path, raw) == "tree_table":
+            if tree_table is not None:
+                raise ConfigError(
+                    str(path), "file", path.name, f"one per-x tree table; {tree_file} is another"
+                )
+            tree_table, tree_file = validate_tree_table(path, raw), path.name
+        else:
+            frames.append(validate_aat_frame(path, raw))
+    if not frames:
+        where = ", ".join(str(p) for p in items)
+        raise ConfigError(where, "files", "no AAT rows", "at least one AAT table (aat column)")
+    rows = pd.concat(frames, ignore_index=True)
+    return AatTables(rows=rows, tree_table=tree_table, files=tuple(p.name for p in files))
+
+
+# --------------------------------------------------------------------------- selecting
+
+
+def _match_algorithm(rows: pd.DataFrame, algorithm_id: str, kind: str) -> pd.DataFrame:
+    hit = rows[rows["algorithm"] == algorithm_id]
+    return hit if not hit.empty else rows[rows["algorithm"] == kind]
+
+
+def workload_rows(tables: AatTables, algorithm_id: str, kind: str, model: str) -> pd.DataFrame:
+    """All rows of one (algorithm, model); the algorithm matches by id, else by drafter kind."""
+    rows = _match_algorithm(tables.rows, algorithm_id, kind)
+    if rows.empty:
+        have = ", ".join(sorted(tables.rows["algorithm"].unique()))
+        raise InputError("--algorithm", algorithm_id, f"the AAT tables hold: {have}")
+    out = rows[rows["model"] == model]
+    if out.empty:
+        have = ", ".join(sorted(rows["model"].unique()))
+        raise InputError("--model", model, f"the AAT tables for {algorithm_id} hold: {have}")
+    return out
+
+
+def curve_method(rows: pd.DataFrame, method: str | None) -> str:
+    """The searched-curve method: the one asked for, else the first of CURVE_METHOD_ORDER."""
+    present = set(rows["method"]) - {ORIGINAL}
+    if method is not None:
+        if method not in present:
+            raise InputError("--curve-method", method, f"one of {', '.join(sorted(present))}")
+        return method
+    for m in CURVE_METHOD_ORDER:
+        if m in present:
+            return m
+    raise InputError(
+        "--aat-dir", "only Ori rows", "a searched curve (a method other than original)"
+    )
+
+
+def pick_file(rows: pd.DataFrame, tasks: Sequence[str]) -> str:
+    """The file a curve is read from: most requested tasks, then most points, then name."""
+    score = (
+        rows.groupby("file")
+        .agg(tasks=("task", lambda s: len(set(s) & set(tasks))), points=("aat", "size"))
+        .reset_index()
+    )
+    score = score.sort_values(["tasks", "points", "file"], ascending=[False, False, True])
+    return str(score.iloc[0]["file"])
+
+
+def select_curve(
+    rows: pd.DataFrame, task: str, context: int, method: str, tasks: Sequence[str] = ()
+) -> pd.DataFrame:
+    """The measured curve of one (task, context): rows of a single file sorted by x."""
+    known = sorted(set(rows.loc[rows["method"] == method, "task"]))
+    if task not in known:
+        raise InputError("--task", task, f"tasks with a {method} curve: {', '.join(known)}")
+    hit = rows[(rows["context"] == context) & (rows["method"] == method)]
+    in_task = hit[hit["task"] == task]
+    if in_task.empty:
+        have = sorted(set(rows.loc[(rows["task"] == task) & (rows["method"] == method), "context"]))
+        raise InputError(
+            "--contexts",
+            context,
+            f"measured contexts for task {task}: {','.join(map(str, have))} "
+            "(or omit --aat-dir: embedded model)",
+        )
+    chosen = pick_file(hit[hit["task"].isin(list(tasks) or [task])], list(tasks) or [task])
+    out = in_task[in_task["file"] == chosen]
+    if out.empty:  # the task is only in other files than the one chosen for the task set
+        out = in_task[in_task["file"] == pick_file(in_task, [task])]
+    return out.sort_values("verify_len", ignore_index=True)
+
+
+def ori_row(rows: pd.DataFrame, task: str, context: int, prefer_file: str) -> pd.Series | None:
+    """The measured Ori row (method original) of (task, context), preferring `prefer_file`."""
+    hit = rows[(rows["task"] == task) & (rows["context"] == context) & (rows["method"] == ORIGINAL)]
+    if hit.empty:
+        return None
+    same = hit[hit["file"] == prefer_file]
+    return (same if not same.empty else hit.sort_values("file")).iloc[0]
+
+
+def tree_of_row(row: pd.Series | dict, kind: str) -> DraftTree | None:
+    """The draft tree a measured row states: tree_shape (LongSpec) or depth/top-k (EAGLE-3)."""
+    shape = row.get("tree_shape") or ""
+    depth, top_k = row.get("draft_depth"), row.get("draft_top_k")
+    if kind == "eagle3":
+        if not _blank(depth) and not _blank(top_k):
+            return DraftTree(depth=int(depth), top_k=int(top_k))
+        if shape:  # a chain or explicit tree: depth = levels, top-k = widest level
+            widths = [int(w) for w in shape.split() if int(w) > 0]
+            return DraftTree(depth=len(widths), top_k=max(widths))
+        return None
+    return DraftTree(shape=tuple(int(w) for w in shape.split())) if shape else None
+
+
+def table_tree(tree_table: pd.DataFrame | None, kind: str, verify_len: int) -> DraftTree | None:
+    """The per-x table's draft configuration at x for a drafter kind, or None."""
+    if tree_table is None:
+        return None
+    hit = tree_table[tree_table["verify_len"] == verify_len]
+    if hit.empty:
+        return None
+    row = hit.iloc[0]
+    if kind == "eagle3":
+        if _blank(row["eagle3_depth"]) or _blank(row["eagle3_top_k"]):
+            return None
+        return DraftTree(depth=int(row["eagle3_depth"]), top_k=int(row["eagle3_top_k"]))
+    shape = row["longspec_tree_shape"]
+    return DraftTree(shape=tuple(int(w) for w in shape.split())) if shape else None
+
+
+__all__ = [
+    "AAT_COLUMNS",
+    "AatTables",
+    "TREE_TABLE_COLUMNS",
+    "curve_method",
+    "load_aat_tables",
+    "ori_row",
+    "select_curve",
+    "table_tree",
+    "tree_of_row",
+    "workload_rows",
+]

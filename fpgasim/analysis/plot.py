@@ -1,0 +1,154 @@
+"""The combined-model figure: per (task, context) the rooflines and P_eff, and the AAT/AR curve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fpgasim.analysis.solver import Solution
+from fpgasim.errors import InputError
+
+MAX_PANELS = 12
+MARKERS = {
+    "best": ("*", "tab:green", 16),
+    "ori": ("X", "tab:red", 11),
+    "naive": ("D", "tab:purple", 9),
+}
+
+
+def plot_solution(solution: Solution, path: Path) -> None:
+    """Write a PNG: one row per (task, context), rooflines left, AAT and AR right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = solution.summary.sort_values(["task", "context"])
+    if len(summary) > MAX_PANELS:
+        raise InputError("--plot", str(path), f"at most {MAX_PANELS} (task, context) rows")
+    if Path(path).suffix.lower() != ".png":
+        raise InputError("--plot", str(path), "a file ending in .png")
+    n = len(summary)
+    fig, axes = plt.subplots(n, 2, figsize=(13, 3.6 * n), squeeze=False)
+    for row, s in zip(axes, summary.to_dict("records"), strict=True):
+        _rooflines(row[0], solution, s)
+        _aat(row[1], solution, s)
+    first = summary.iloc[0]
+    fig.suptitle(
+        f"Combined model: {first['algorithm']} on {first['model']}, board {first['board']} "
+        f"({first['engine']} engine, AAT {first['aat_source']})",
+        fontsize=13,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.98 if n > 2 else 0.95))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _curve(solution: Solution, s: dict) -> pd.DataFrame:
+    c = solution.curves
+    return c[(c["task"] == s["task"]) & (c["context"] == s["context"])].sort_values("verify_len")
+
+
+def _rooflines(ax, solution: Solution, s: dict) -> None:
+    roof = solution.rooflines[solution.rooflines["context"] == s["context"]]
+    curve = _curve(solution, s)
+    ax.plot(
+        roof["verify_len"], roof["p_tokens_per_s"], color="tab:blue", lw=2, label="P(x) = x/T_v"
+    )
+    ax.plot(
+        roof["verify_len"],
+        roof["p_fit_tokens_per_s"],
+        color="tab:blue",
+        ls=":",
+        lw=1,
+        label=f"piecewise fit, x_R = {s['x_ridge']}",
+    )
+    ax.plot(
+        curve["verify_len"],
+        curve["p_disc_tokens_per_s"],
+        color="tab:orange",
+        lw=1.5,
+        label="P_disc(x) = x/(T_v+T_d)",
+    )
+    ax.plot(
+        curve["verify_len"],
+        curve["p_eff_tokens_per_s"],
+        color="tab:green",
+        lw=2,
+        marker=".",
+        label="P_eff(x) = AAT/(T_v+T_d)",
+    )
+    ax.axhline(
+        s["ad_tokens_per_s"],
+        color="grey",
+        ls="--",
+        lw=1,
+        label=f"AD = P(1) = {s['ad_tokens_per_s']:.1f} tok/s",
+    )
+    for name in ("best", "ori", "naive"):
+        x, y = s[f"{name}_verify_len"], s[f"{name}_tokens_per_s"]
+        if x is None or (isinstance(x, float) and np.isnan(x)) or np.isnan(y):
+            continue
+        marker, color, size = MARKERS[name]
+        ax.plot(
+            [x],
+            [y],
+            marker=marker,
+            color=color,
+            ms=size,
+            ls="none",
+            label=f"{name}: x={int(x)}, {y:.1f} tok/s ({s[f'{name}_speedup']:.2f}x)",
+        )
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    ax.set_xlabel("verification length x (tokens)")
+    ax.set_ylabel("tokens/s (log scale)")
+    ax.set_title(f"{s['task']}, context {s['context']}: {s['regime']}, {s['decision']}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center right", framealpha=0.85)
+
+
+def _aat(ax, solution: Solution, s: dict) -> None:
+    curve = _curve(solution, s)
+    xs = np.linspace(max(1.0, curve["verify_len"].min()), curve["verify_len"].max(), 200)
+    fit = s["aat_a"] + s["aat_b"] * np.log(xs - s["aat_c"])
+    ax.plot(curve["verify_len"], curve["aat"], "o", ms=3.5, color="tab:blue", label="AAT(x)")
+    ax.plot(
+        xs,
+        fit,
+        color="tab:blue",
+        lw=1,
+        label=(
+            f"fit {s['aat_a']:.2f} + {s['aat_b']:.2f}·ln(x − {s['aat_c']:.2f}), "
+            f"R² {s['aat_r2_fit']:.3f} fit / {s['aat_r2_all']:.3f} all"
+        ),
+    )
+    for name in ("best", "ori", "naive"):
+        x, y = s[f"{name}_verify_len"], s[f"{name}_aat"]
+        if x is None or (isinstance(x, float) and np.isnan(x)) or np.isnan(y):
+            continue
+        marker, color, size = MARKERS[name]
+        ax.plot(
+            [x], [y], marker=marker, color=color, ms=size, ls="none", label=f"{name} x={int(x)}"
+        )
+    ax.set_xlabel("verification length x (tokens)")
+    ax.set_ylabel("AAT (accepted tokens / iteration)")
+    ax.set_title(f"AAT and acceptance rate, context {s['context']} ({s['aat_source']})")
+    ax.grid(True, alpha=0.3)
+    twin = ax.twinx()
+    twin.plot(
+        curve["verify_len"], curve["ar"], color="tab:brown", lw=1, ls="--", label="AR = AAT/x"
+    )
+    twin.set_ylabel("AR (accepted / verified)", color="tab:brown")
+    twin.set_ylim(0, 1.05)
+    lines = ax.get_legend_handles_labels()
+    more = twin.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7.5, loc="center right")

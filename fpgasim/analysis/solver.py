@@ -1,0 +1,454 @@
+"""The solver of METHOD.md: per (task, context), the best x, the Ori and Naive sets, the regime.
+
+Best set: argmax over the curve's x of P_eff(x) = AAT(x)/(T_v(x)+T_d(x)), the draft tree at
+x costed with accepted = floor(AAT(x)). Naive set: the slope rule of
+`aat_model.naive_verify_len`. Speedups are over AD, P(1) = 1/T_v(1). Decision: "use SD"
+when the best speedup exceeds 1, else "use AD".
+Regime: compute-bound when P_max/P(1) < COMPUTE_BOUND_GAIN (verifying x tokens costs about
+x AD steps); memory-bound when the roofline has no ridge up to the Naive x (x_R > x_naive);
+mixed otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fpgasim.analysis.aat import load_aat_tables
+from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.curves import (
+    AAT_SOURCES,
+    AatCurve,
+    embedded_curves,
+    mean_curve,
+    measured_curves,
+)
+from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
+from fpgasim.analysis.schedule import build_schedule
+from fpgasim.analysis.tasks import unified_table
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat
+from fpgasim.engine import Engine, get_engine
+from fpgasim.errors import InputError
+from fpgasim.simulate import draft_timing, verify_timing
+
+#: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
+COMPUTE_BOUND_GAIN = 1.1
+#: Default slope threshold of the Naive set, tokens of AAT per extra verified token.
+NAIVE_THRESHOLD = 0.02
+
+SUMMARY_COLUMNS = [
+    "board",
+    "model",
+    "algorithm",
+    "task",
+    "context",
+    "engine",
+    "aat_source",
+    "aat_file",
+    "ad_tokens_per_s",
+    "best_verify_len",
+    "best_tree",
+    "best_aat",
+    "best_tokens_per_s",
+    "best_speedup",
+    "ori_verify_len",
+    "ori_tree",
+    "ori_aat",
+    "ori_aat_source",
+    "ori_tokens_per_s",
+    "ori_speedup",
+    "naive_verify_len",
+    "naive_tree",
+    "naive_aat",
+    "naive_tokens_per_s",
+    "naive_speedup",
+    "naive_threshold",
+    "decision",
+    "regime",
+    "regime_reason",
+    "x_ridge",
+    "p_max_tokens_per_s",
+    "p_gain",
+    "roofline_a",
+    "roofline_b",
+    "roofline_r2",
+    "alpha_best",
+    "param_ratio",
+    "ideal_speedup_below_ridge",
+    "ideal_speedup_above_ridge",
+    "aat_a",
+    "aat_b",
+    "aat_c",
+    "aat_r2_fit",
+    "aat_r2_all",
+    "aat_fit_points",
+    "aat_n_fit_points",
+]
+
+CURVE_COLUMNS = [
+    "board",
+    "model",
+    "algorithm",
+    "task",
+    "context",
+    "engine",
+    "aat_source",
+    "verify_len",
+    "tree",
+    "tree_source",
+    "aat",
+    "aat_fit",
+    "accepted",
+    "verify_s",
+    "draft_s",
+    "draft_passes",
+    "alpha",
+    "p_tokens_per_s",
+    "p_disc_tokens_per_s",
+    "ar",
+    "p_eff_tokens_per_s",
+    "speedup",
+]
+
+
+class Timer:
+    """Cached T_v and T_d of one (engine, board, model, algorithm); alpha from the analytic
+    accounting (draft weight bytes of all passes / target weight bytes of one AD pass)."""
+
+    def __init__(
+        self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
+    ) -> None:
+        self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        self._verify: dict[tuple[int, int], float] = {}
+        self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
+        self._target_weights: dict[int, int] = {}
+
+    def verify_s(self, verify_len: int, context: int) -> float:
+        key = (verify_len, context)
+        if key not in self._verify:
+            t = verify_timing(self.engine, self.board, self.model, verify_len, context)
+            self._verify[key] = t.seconds
+        return self._verify[key]
+
+    def remember(self, context: int, verify_lens: Sequence[int], verify_s: Sequence[float]) -> None:
+        """Store T_v already computed (e.g. by the primary roofline)."""
+        for x, seconds in zip(verify_lens, verify_s, strict=True):
+            self._verify[(int(x), context)] = float(seconds)
+
+    def draft(self, tree: DraftTree, accepted: int, context: int) -> tuple[float, int, float]:
+        """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
+        key = (tree.describe(), accepted, context)
+        if key not in self._draft:
+            a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context)
+            t = draft_timing(*a)
+            ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
+            self._draft[key] = (
+                t.seconds,
+                t.passes,
+                ref.weight_bytes / self.target_weights(context),
+            )
+        return self._draft[key]
+
+    def target_weights(self, context: int) -> int:
+        if context not in self._target_weights:
+            t = verify_timing(self.analytic, self.board, self.model, 1, context)
+            self._target_weights[context] = max(1, t.weight_bytes)
+        return self._target_weights[context]
+
+
+@dataclass(frozen=True)
+class ContextSolution:
+    """The solution of one curve: a summary row, the per-x curve and the primary roofline."""
+
+    summary: dict
+    curve: pd.DataFrame
+    roofline: pd.DataFrame
+    roofline_fit: RooflineFit
+
+
+def classify_regime(
+    p1_tokens_per_s: float, roof: RooflineFit, x_naive: int, alpha_best: float
+) -> tuple[str, str]:
+    """(regime, the numbers that decide it) per METHOD.md's three regimes."""
+    gain = roof.p_max_tokens_per_s / p1_tokens_per_s
+    if gain < COMPUTE_BOUND_GAIN:
+        return "compute-bound", (
+            f"P_max/P(1) = {gain:.2f} < {COMPUTE_BOUND_GAIN}: verifying x tokens costs about "
+            f"x AD steps, so AAT(x) < x makes SD lose"
+        )
+    if roof.x_ridge is None or roof.x_ridge > x_naive:
+        ridge = "none in range" if roof.x_ridge is None else str(roof.x_ridge)
+        guarantee = " < 1/2: SD is guaranteed to win" if alpha_best < 0.5 else ""
+        return "memory-bound", (
+            f"x_R = {ridge} > x_naive = {x_naive}: P(x) still rises where AAT saturates; "
+            f"alpha(x_best) = {alpha_best:.2f}{guarantee}"
+        )
+    return "mixed", (
+        f"x_R = {roof.x_ridge} <= x_naive = {x_naive}: memory-bound below x_R, "
+        f"compute-bound above; P_max/P(1) = {gain:.1f}, alpha(x_best) = {alpha_best:.2f}"
+    )
+
+
+def _ideal_speedups(curve: pd.DataFrame, x_ridge: int | None) -> tuple[float, float]:
+    """METHOD.md: max AAT/(1+alpha) below x_R and max AAT·x_R/(x(1+alpha)) from x_R on."""
+    x = curve["verify_len"].to_numpy(float)
+    aat = curve["aat"].to_numpy(float)
+    alpha = curve["alpha"].to_numpy(float)
+    below = x < x_ridge if x_ridge is not None else np.ones(len(x), bool)
+    s1 = float(np.max(aat[below] / (1 + alpha[below]))) if below.any() else math.nan
+    above = ~below
+    s2 = (
+        float(np.max(aat[above] * x_ridge / (x[above] * (1 + alpha[above]))))
+        if above.any() and x_ridge is not None
+        else math.nan
+    )
+    return s1, s2
+
+
+def solve_curve(
+    timer: Timer,
+    curve: AatCurve,
+    naive_threshold: float = NAIVE_THRESHOLD,
+) -> ContextSolution:
+    """Solve one (task, context) curve: P_eff at every x, best/ori/naive, regime."""
+    board, model, algorithm = timer.board, timer.model, timer.algorithm
+    context = curve.context
+    inputs = {
+        "board": board.name,
+        "model": model.id,
+        "algorithm": algorithm.id,
+        "task": curve.task,
+        "context": context,
+        "engine": timer.engine.name,
+        "aat_source": curve.aat_source,
+    }
+    pts = curve.points
+    xs = [int(x) for x in pts["verify_len"]]
+    x_top = max(xs + ([curve.ori.verify_len] if curve.ori else []))
+    roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1))
+    timer.remember(context, roof["verify_len"], roof["verify_s"])
+    roof_fit = fit_roofline(roof["verify_len"], roof["p_tokens_per_s"])
+    roof["p_fit_tokens_per_s"] = roof_fit.predict(roof["verify_len"])
+    for k in ("board", "model", "engine"):
+        roof.insert(0, k, inputs[k])
+    p1 = 1.0 / timer.verify_s(1, context)
+
+    rows = []
+    for x, aat, tree, src in pts[["verify_len", "aat", "tree", "tree_source"]].itertuples(
+        index=False
+    ):
+        accepted = accepted_from_aat(aat)
+        draft_s, passes, alpha = timer.draft(tree, accepted, context)
+        rows.append(
+            {
+                **inputs,
+                "verify_len": int(x),
+                "tree": tree.describe(),
+                "tree_source": src,
+                "aat": float(aat),
+                "aat_fit": float(curve.fit.predict(x)),
+                "accepted": accepted,
+                "verify_s": timer.verify_s(int(x), context),
+                "draft_s": draft_s,
+                "draft_passes": passes,
+                "alpha": alpha,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    perf = effective(frame["verify_len"], frame["verify_s"], frame["draft_s"], frame["aat"])
+    frame = pd.concat([frame, perf], axis=1)
+    frame["speedup"] = frame["p_eff_tokens_per_s"] / p1
+    frame = frame[CURVE_COLUMNS]
+
+    best = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
+    x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
+    naive = frame.loc[frame["verify_len"] == x_naive].iloc[0]
+    regime, reason = classify_regime(p1, roof_fit, x_naive, float(best["alpha"]))
+    s1, s2 = _ideal_speedups(frame, roof_fit.x_ridge)
+    summary = {
+        **inputs,
+        "aat_file": curve.aat_file,
+        "ad_tokens_per_s": p1,
+        "best_verify_len": int(best["verify_len"]),
+        "best_tree": best["tree"],
+        "best_aat": float(best["aat"]),
+        "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
+        "best_speedup": float(best["speedup"]),
+        **_ori_summary(timer, curve, p1),
+        "naive_verify_len": x_naive,
+        "naive_tree": naive["tree"],
+        "naive_aat": float(naive["aat"]),
+        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
+        "naive_speedup": float(naive["speedup"]),
+        "naive_threshold": naive_threshold,
+        "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
+        "regime": regime,
+        "regime_reason": reason,
+        "x_ridge": roof_fit.x_ridge,
+        "p_max_tokens_per_s": roof_fit.p_max_tokens_per_s,
+        "p_gain": roof_fit.p_max_tokens_per_s / p1,
+        "roofline_a": roof_fit.a,
+        "roofline_b": roof_fit.b,
+        "roofline_r2": roof_fit.r2,
+        "alpha_best": float(best["alpha"]),
+        "param_ratio": float(best["alpha"]) / max(1, int(best["draft_passes"])),
+        "ideal_speedup_below_ridge": s1,
+        "ideal_speedup_above_ridge": s2,
+        "aat_a": curve.fit.a,
+        "aat_b": curve.fit.b,
+        "aat_c": curve.fit.c,
+        "aat_r2_fit": curve.fit.r2_fit,
+        "aat_r2_all": curve.fit.r2_all,
+        "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
+        "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+    }
+    return ContextSolution(summary, frame.reset_index(drop=True), roof, roof_fit)
+
+
+def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
+    if curve.ori is None:
+        return {
+            "ori_verify_len": None,
+            "ori_tree": "",
+            "ori_aat": math.nan,
+            "ori_aat_source": "",
+            "ori_tokens_per_s": math.nan,
+            "ori_speedup": math.nan,
+        }
+    ori = curve.ori
+    tv = timer.verify_s(ori.verify_len, curve.context)
+    td, _, _ = timer.draft(ori.tree, accepted_from_aat(ori.aat), curve.context)
+    tokens_per_s = ori.aat / (tv + td)
+    return {
+        "ori_verify_len": ori.verify_len,
+        "ori_tree": ori.tree.describe(),
+        "ori_aat": ori.aat,
+        "ori_aat_source": ori.aat_source,
+        "ori_tokens_per_s": tokens_per_s,
+        "ori_speedup": tokens_per_s / p1,
+    }
+
+
+@dataclass(frozen=True)
+class Solution:
+    """Everything `fpgasim solve` reports, as tidy DataFrames with the inputs as columns.
+
+    summary: one row per (task, context), SUMMARY_COLUMNS. curves: one row per (task,
+    context, x), CURVE_COLUMNS. rooflines: one row per (context, x): T_v, P, fitted P.
+    unified: with >= 2 tasks, one row per (context, task): best vs unified x (else empty).
+    unified_summary: the solution of the mean curve per context (else empty).
+    schedule: context ranges -> (x, tree) (see analysis.schedule).
+    """
+
+    summary: pd.DataFrame
+    curves: pd.DataFrame
+    rooflines: pd.DataFrame
+    unified: pd.DataFrame = field(default_factory=pd.DataFrame)
+    unified_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    schedule: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def solve_curves(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    curves: Sequence[AatCurve],
+    *,
+    naive_threshold: float = NAIVE_THRESHOLD,
+    mean: str = "geometric",
+    fit_points: Sequence[int] | None = None,
+) -> Solution:
+    """Solve every curve; with several tasks also the unified x; then the schedule."""
+    if naive_threshold <= 0 or not math.isfinite(naive_threshold):
+        raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
+    timer = Timer(engine, board, model, algorithm)
+    solved = [solve_curve(timer, c, naive_threshold) for c in curves]
+    summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
+    curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
+    rooflines = (
+        pd.concat([s.roofline for s in solved], ignore_index=True)
+        .drop_duplicates(["context", "verify_len"])
+        .reset_index(drop=True)
+    )
+    tasks = sorted({c.task for c in curves})
+    unified = unified_summary = pd.DataFrame()
+    if len(tasks) >= 2:
+        means = []
+        for context in sorted({c.context for c in curves}):
+            group = [c for c in curves if c.context == context]
+            means.append(solve_curve(timer, mean_curve(group, mean, fit_points), naive_threshold))
+        unified_summary = pd.DataFrame([m.summary for m in means], columns=SUMMARY_COLUMNS)
+        unified = unified_table(summary, curve_frame, unified_summary)
+        schedule = build_schedule(unified_summary)
+    else:
+        schedule = build_schedule(summary)
+    return Solution(summary, curve_frame, rooflines, unified, unified_summary, schedule)
+
+
+def solve(
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    *,
+    engine: Engine | str = "analytic",
+    tasks: Sequence[str] | None = None,
+    aat_dir: Path | str | Sequence[Path | str] | None = None,
+    aat_source: str | None = None,
+    fit_points: Sequence[int] | None = None,
+    naive_threshold: float = NAIVE_THRESHOLD,
+    curve_method: str | None = None,
+    mean: str = "geometric",
+) -> Solution:
+    """Solve a workload at each context from measured (`aat_dir`) or embedded AAT.
+
+    aat_source: measured (default with aat_dir), fitted (the log model at every x), or
+    embedded (default without aat_dir; task-agnostic).
+    """
+    eng = get_engine(engine) if isinstance(engine, str) else engine
+    source = aat_source or ("measured" if aat_dir is not None else "embedded")
+    if source not in AAT_SOURCES:
+        raise InputError("--aat-source", source, f"one of {', '.join(AAT_SOURCES)}")
+    contexts = sorted({int(c) for c in contexts})
+    if not contexts or contexts[0] < 1:
+        raise InputError("--contexts", contexts, "one or more context lengths >= 1")
+    if source == "embedded":
+        if tasks:
+            raise InputError(
+                "--task",
+                ",".join(tasks),
+                "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
+            )
+        curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
+    else:
+        if aat_dir is None:
+            raise InputError("--aat-source", source, "needs --aat-dir with measured AAT tables")
+        tables = load_aat_tables(aat_dir)
+        curves = measured_curves(
+            tables,
+            algorithm,
+            model.id,
+            contexts,
+            tasks,
+            aat_source=source,
+            method=curve_method,
+            fit_points=fit_points,
+        )
+    return solve_curves(
+        eng,
+        board,
+        model,
+        algorithm,
+        curves,
+        naive_threshold=naive_threshold,
+        mean=mean,
+        fit_points=fit_points,
+    )

@@ -1,0 +1,151 @@
+"""`fpgasim hetero solve|dovetail1`: Dovetail-style SD with the target on the CPU, draft on a GPU."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+import pandas as pd
+import typer
+
+from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
+from fpgasim.config import available, load_model
+from fpgasim.heterogeneous import (
+    best_config,
+    best_gamma_per_blocks,
+    dovetail1_table,
+    fit_acceptance,
+    load_dovetail1_inputs,
+    load_platform,
+    solve_grid,
+)
+
+hetero_app = typer.Typer(
+    name="hetero",
+    help=(
+        "Heterogeneous speculative decoding (Dovetail): the target model on the CPU, the "
+        "drafter on a small GPU, only tokens and hidden states over PCIe. Hosts are "
+        "platforms/*.yaml, given by name or path."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+WINNERS = {"sd": "heterogeneous SD", "ad": "target-only AD", "offload": "offloading AD"}
+
+
+def _clean(row: dict) -> dict:
+    """NaN -> None so JSON stays valid."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+@hetero_app.command("solve")
+def solve(
+    platform: str = typer.Option(
+        ...,
+        "--platform",
+        "-p",
+        help=f"Host name ({', '.join(available('platform'))}) or a platform YAML path.",
+    ),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="Target model name (e.g. llama2-chat-7b) or YAML path."
+    ),
+    context: int = typer.Option(
+        512, "--context", "-L", min=1, max=1_000_000, help="Context length L (cached tokens)."
+    ),
+    gammas: str = typer.Option(
+        "2-64", "--gammas", help="Candidate-token counts gamma to try, e.g. 2-64 or 4,8,16."
+    ),
+    blocks: str = typer.Option(
+        "1-8", "--blocks", help="Extra drafter blocks M to try, e.g. 1-8 or 0,4 (0 = EAGLE-2 size)."
+    ),
+    depth: int = typer.Option(
+        7,
+        "--depth",
+        min=1,
+        max=64,
+        help="Dynamic-tree depth: at most depth+1 levels (draft passes). Dovetail: 7 server, 4 laptop.",
+    ),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table,
+        "--format",
+        "-f",
+        help="table (best configuration and best gamma per M), json, or csv (the whole grid).",
+    ),
+) -> None:
+    """Best gamma (candidate tokens) and M (drafter blocks) for a host and target model.
+
+    Compares heterogeneous SD with target-only AD on the same host and with offloading AD (target weights streamed over PCIe every step), and says which wins.
+
+    Example: fpgasim hetero solve --platform xeon4214r-rtx2080s --model llama2-chat-7b
+    """
+    p = load_platform(platform)
+    m = load_model(model)
+    gamma_list = parse_int_list(gammas, "--gammas", 1, 1024)
+    block_list = parse_int_list(blocks, "--blocks", 0, 64)
+    fitted = fit_acceptance(load_dovetail1_inputs())
+    grid = solve_grid(p, m, fitted, gamma_list, block_list, context, depth)
+    if output_format is OutputFormat.csv:
+        print(grid.to_csv(index=False), end="")
+        return
+    best = _clean(best_config(grid))
+    per_m = best_gamma_per_blocks(grid)
+    if output_format is OutputFormat.json:
+        print(
+            dumps_json({"best": best, "per_blocks": [_clean(r) for r in per_m.to_dict("records")]})
+        )
+        return
+    shown = {
+        "best gamma": best["gamma"],
+        "best M (blocks)": best["blocks"],
+        "Omega (tokens/iteration)": best["omega"],
+        "draft passes": best["draft_passes"],
+        "T_D per pass, s": best["t_draft_pass_s"],
+        "T_V(gamma), s": best["t_verify_s"],
+        "T_SD per token, s": best["t_sd_s"],
+        "tokens/s": best["tokens_per_s"],
+        "target-only AD, s/token": best["t_ad_s"],
+        "offloading AD, s/token": best["t_offload_s"],
+        "speedup vs AD": best["speedup_vs_ad"],
+        "speedup vs offloading": best["speedup_vs_offload"],
+        "T_V < Omega*P/(B_p*E_p)": best["beats_offloading"],
+        "winner": WINNERS[best["winner"]],
+    }
+    console.print(
+        rich_table(
+            [{"quantity": k, "value": v} for k, v in shown.items()],
+            title=f"{p.name} / {m.id} / L={context}",
+        )
+    )
+    console.print(rich_table(per_m.to_dict("records"), title="best gamma per M"))
+    if best["target_fits_gpu"]:
+        console.print(
+            f"note: {m.id} ({p.precision.offload}) fits the {p.gpu.name}'s memory, so the GPU "
+            "alone could serve it; this comparison assumes the target stays on the CPU."
+        )
+
+
+@hetero_app.command("dovetail1")
+def dovetail1(
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", "-f", help="table, json or csv."
+    ),
+) -> None:
+    """Dovetail's measured speedups recomputed from its published table, beside the model's.
+
+    speedup = T_T / T_SD with T_SD = ((depth+1)·T_D + T_V(gamma)) / Omega: the draft is charged per draft level (one forward pass each); see docs/heterogeneous.md.
+    """
+    frame: pd.DataFrame = dovetail1_table()
+    if output_format is OutputFormat.csv:
+        print(frame.to_csv(index=False), end="")
+    elif output_format is OutputFormat.json:
+        print(dumps_json(frame.to_dict("records")))
+    else:
+        console.print(rich_table(frame.to_dict("records"), title="dovetail1", floatfmt="{:.3f}"))

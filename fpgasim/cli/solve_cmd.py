@@ -1,0 +1,294 @@
+"""`fpgasim solve`: best x per context, Ori/Naive sets, regime, AAT fit, schedule."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.console import Console
+
+from fpgasim.analysis.schedule import schedule_yaml
+from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
+from fpgasim.analysis.solver import solve as solve_workload
+from fpgasim.cli.common import atomic_write_bytes, console, dumps_json, parse_int_list, rich_table
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import DEFAULT_ENGINE
+from fpgasim.errors import InputError
+
+
+class SolveFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class AatSource(StrEnum):
+    measured = "measured"
+    fitted = "fitted"
+    embedded = "embedded"
+
+
+class Mean(StrEnum):
+    geometric = "geometric"
+    arithmetic = "arithmetic"
+
+
+def solve(
+    board: str = typer.Option(
+        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
+    ),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="Target model name (e.g. llama-3.1-8b) or YAML path."
+    ),
+    algorithm: str = typer.Option(
+        ..., "--algorithm", "-a", help="SD algorithm (longspec, eagle3) or YAML path."
+    ),
+    contexts: str = typer.Option(
+        ..., "--contexts", help="Context lengths L, e.g. 128,512,2048 (each solved separately)."
+    ),
+    task: list[str] | None = typer.Option(
+        None,
+        "--task",
+        "-t",
+        help="Task(s) of the AAT tables (repeat or comma-separate). Default: every task measured at all the contexts. Two or more tasks also give the unified x.",
+    ),
+    aat_dir: Path | None = typer.Option(
+        None,
+        "--aat-dir",
+        help="Folder (or file) of measured AAT tables, CSV/Parquet (e.g. ../shared/reference/aat). Without it the embedded acceptance model is used.",
+    ),
+    aat_source: AatSource | None = typer.Option(
+        None,
+        "--aat-source",
+        help="AAT at each x: measured (the measured x only; default with --aat-dir), fitted (A+B·ln(x−C) fitted on --fit-points, at every x up to the largest tree), embedded (the modelled acceptance; default without --aat-dir).",
+    ),
+    fit_points: str | None = typer.Option(
+        None,
+        "--fit-points",
+        help="Measured x values the AAT model A+B·ln(x−C) is fitted on, e.g. 2,5,13,33 (>= 3). Default: every x of the curve. R² is reported on these and on all measured points.",
+    ),
+    engine: str = typer.Option(
+        DEFAULT_ENGINE,
+        "--engine",
+        "-e",
+        help="Engine: analytic (the study's accounting), event, fast.",
+    ),
+    naive_threshold: float = typer.Option(
+        NAIVE_THRESHOLD,
+        "--naive-threshold",
+        help="Naive set rule: the smallest x (among those with an AAT) where the fitted slope dAAT/dx = B/(x−C) drops below this many tokens per extra verified token; if it never does, the largest x.",
+    ),
+    curve_method: str | None = typer.Option(
+        None,
+        "--curve-method",
+        help="Tree-construction method of the searched curve in the tables (prior_score, width, depth, eagle3_dynamic, chain). Default: prior_score, else eagle3_dynamic.",
+    ),
+    mean: Mean = typer.Option(
+        Mean.geometric,
+        "--mean",
+        help="Across tasks: mean of the tasks' AAT curves that picks the unified x.",
+    ),
+    output_format: SolveFormat = typer.Option(
+        SolveFormat.table,
+        "--format",
+        "-f",
+        help="Output: table, json or csv (the per-context summary).",
+    ),
+    plot: Path | None = typer.Option(
+        None,
+        "--plot",
+        help="Write the combined-model figure (P, P_disc, P_eff, AAT/AR) to this PNG.",
+    ),
+    schedule_out: Path | None = typer.Option(
+        None,
+        "--schedule-out",
+        help="Write the dynamic schedule (context ranges -> x, tree) to this YAML file.",
+    ),
+) -> None:
+    """Solve when SD beats AD on a board, and at which verification length x.
+
+    For every context: AD tokens/s, the best x (argmax of P_eff = AAT/(T_v+T_d)), the Ori
+    set (the algorithm's GPU default tree), the Naive set (slope rule, see
+    --naive-threshold), the regime (compute-bound / memory-bound / mixed) with the ridge
+    x_R, and the AAT fit A+B·ln(x−C) with its R².
+
+    Example: fpgasim solve --board v80 --model llama-3.1-8b --algorithm longspec
+    --task gov_report --contexts 128,512,2048 --aat-dir ../shared/reference/aat
+    """
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InputError("--plot", str(plot), "a file ending in .png")
+    if schedule_out is not None and schedule_out.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError("--schedule-out", str(schedule_out), "a file ending in .yaml")
+    if not math.isfinite(naive_threshold) or naive_threshold <= 0:
+        raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
+    tasks = [t.strip() for item in (task or []) for t in item.split(",") if t.strip()] or None
+    b, m, a = load_board(board), load_model(model), load_algorithm(algorithm)
+    solution = solve_workload(
+        b,
+        m,
+        a,
+        parse_int_list(contexts, "--contexts", 1, 10_000_000),
+        engine=engine,
+        tasks=tasks,
+        aat_dir=aat_dir,
+        aat_source=aat_source.value if aat_source else None,
+        fit_points=parse_int_list(fit_points, "--fit-points", 1, 4096) if fit_points else None,
+        naive_threshold=naive_threshold,
+        curve_method=curve_method,
+        mean=mean.value,
+    )
+    if plot is not None:
+        from fpgasim.analysis.plot import plot_solution
+
+        plot_solution(solution, plot)
+    if schedule_out is not None:
+        meta = _meta(solution)
+        atomic_write_bytes(schedule_out, schedule_yaml(solution.schedule, meta).encode())
+    if output_format is SolveFormat.json:
+        print(
+            dumps_json(
+                {
+                    "summary": _records(solution.summary),
+                    "unified": _records(solution.unified),
+                    "schedule": _records(solution.schedule),
+                }
+            )
+        )
+    elif output_format is SolveFormat.csv:
+        print(solution.summary.to_csv(index=False), end="")
+    else:
+        _print_tables(solution)
+    for path, what in ((plot, "figure"), (schedule_out, "schedule")):
+        if path is not None and output_format is SolveFormat.table:
+            _console().print(f"wrote {what} to {path}", highlight=False)
+
+
+def _records(frame) -> list[dict]:
+    """Rows as dicts with NaN/NA as None (valid JSON)."""
+    if frame is None or frame.empty:
+        return []
+    return [{k: _clean(v) for k, v in r.items()} for r in frame.to_dict("records")]
+
+
+def _clean(v):
+    if v is None or (not isinstance(v, str) and pd.isna(v)):  # NaN, pd.NA
+        return None
+    return v
+
+
+def _meta(solution: Solution) -> dict:
+    s = solution.summary.iloc[0]
+    tasks = sorted(set(solution.summary["task"]))
+    return {
+        "board": s["board"],
+        "model": s["model"],
+        "algorithm": s["algorithm"],
+        "engine": s["engine"],
+        "aat_source": s["aat_source"],
+        "tasks": tasks,
+        "x_from": "unified x (mean of the tasks' AAT curves)" if len(tasks) > 1 else "best x",
+    }
+
+
+def _x(v) -> int | str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def _console() -> Console:
+    """The shared console on a terminal; a wide one when piped, so tables never wrap."""
+    return console if console.is_terminal else Console(width=200)
+
+
+def _print_tables(solution: Solution) -> None:
+    out = _console()
+    summ = solution.summary
+    first = summ.iloc[0]
+    multi = summ["task"].nunique() > 1
+    files = ", ".join(sorted({f for f in summ["aat_file"] if f}))
+    head = (
+        f"{first['board']} / {first['model']} / {first['algorithm']} / engine {first['engine']}"
+        f" / AAT {first['aat_source']}" + (f" ({files})" if files else "")
+    )
+    rows = []
+    for s in summ.to_dict("records"):
+        row = {"task": s["task"]} if multi else {}
+        row.update(
+            {
+                "context": s["context"],
+                "AD tok/s": s["ad_tokens_per_s"],
+                "best x": _x(s["best_verify_len"]),
+                "best tok/s": s["best_tokens_per_s"],
+                "speedup": s["best_speedup"],
+                "ori x": _x(s["ori_verify_len"]),
+                "ori tok/s": s["ori_tokens_per_s"],
+                "ori speedup": s["ori_speedup"],
+                "naive x": _x(s["naive_verify_len"]),
+                "naive tok/s": s["naive_tokens_per_s"],
+                "naive speedup": s["naive_speedup"],
+            }
+        )
+        rows.append(row)
+    out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
+    model_rows = []
+    for s in summ.to_dict("records"):
+        row = {"task": s["task"]} if multi else {}
+        row.update(
+            {
+                "context": s["context"],
+                "decision": s["decision"],
+                "regime": s["regime"],
+                "x_R": _x(s["x_ridge"]) if _x(s["x_ridge"]) != "" else "none",
+                "P_max/P(1)": s["p_gain"],
+                "alpha(best)": s["alpha_best"],
+                "best tree": s["best_tree"],
+                "AAT A": s["aat_a"],
+                "AAT B": s["aat_b"],
+                "AAT C": s["aat_c"],
+                "R² fit": s["aat_r2_fit"],
+                "R² all": s["aat_r2_all"],
+                "fit x": s["aat_fit_points"]
+                if s["aat_n_fit_points"] <= 8
+                else f"all {s['aat_n_fit_points']}",
+            }
+        )
+        model_rows.append(row)
+    out.print(rich_table(model_rows, title="Regime, roofline ridge and AAT fit", floatfmt="{:.3g}"))
+    for s in summ.to_dict("records"):
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        out.print(f"  {label}: {s['regime']}: {s['regime_reason']}", highlight=False)
+    if not solution.unified.empty:
+        urows = [
+            {
+                "context": u["context"],
+                "task": u["task"],
+                "best x": u["best_verify_len"],
+                "best speedup": u["best_speedup"],
+                "unified x": u["unified_verify_len"],
+                "unified speedup": u["unified_speedup"],
+                "unified/best": u["unified_vs_best"],
+            }
+            for u in solution.unified.to_dict("records")
+        ]
+        mean = solution.unified["mean"].iloc[0]
+        out.print(
+            rich_table(
+                urows,
+                title=f"Across tasks: unified x from the {mean} mean AAT curve",
+                floatfmt="{:.3g}",
+            )
+        )
+    srows = [
+        {
+            "context from": r["context_from"],
+            "context to (excl.)": "∞" if pd.isna(r["context_to"]) else int(r["context_to"]),
+            "x": r["verify_len"],
+            "tree": r["tree"],
+            "decision": r["decision"],
+            "solved at": r["solved_contexts"],
+        }
+        for r in solution.schedule.to_dict("records")
+    ]
+    out.print(rich_table(srows, title="Dynamic schedule (context range -> x, tree)"))

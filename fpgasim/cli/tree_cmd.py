@@ -1,0 +1,344 @@
+"""`fpgasim tree ...`: optimal trees, method comparison, prior-score search, calibration."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from fpgasim.cli.common import (
+    check_out_path,
+    console,
+    dumps_json,
+    parse_int_list,
+    rich_table,
+    write_frame,
+)
+from fpgasim.config import load_algorithm
+from fpgasim.errors import InputError
+from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
+
+tree_app = typer.Typer(
+    help=(
+        "Token trees: optimal trees under a positional acceptance model, AAT curves of the "
+        "tree-construction methods, prior-score search from acceptance traces, and the "
+        "calibration of the embedded acceptance models. See docs/trees.md."
+    ),
+    no_args_is_help=True,
+)
+
+
+class TreeFormat(StrEnum):
+    json = "json"
+    table = "table"
+
+
+class CalibrateFormat(StrEnum):
+    json = "json"
+    table = "table"
+    markdown = "markdown"
+
+
+class SolveMethod(StrEnum):
+    auto = "auto"
+    greedy = "greedy"
+    dp = "dp"
+
+
+def parse_vector(text: str, argument: str = "--acceptance-vector") -> list[list[float]]:
+    """'0.6,0.1,0.05' -> one row; rows per depth separated by ';' ('0.8,0.1;0.7,0.1')."""
+    rows = []
+    for part in text.split(";"):
+        items = [p for p in part.replace(" ", ",").split(",") if p]
+        try:
+            rows.append([float(p) for p in items])
+        except ValueError:
+            raise InputError(
+                argument, text, "numbers separated by commas, e.g. .63,.11,.06"
+            ) from None
+        if not items:
+            raise InputError(argument, text, "at least one probability per row")
+    return rows
+
+
+@tree_app.command("optimal")
+def optimal(
+    acceptance_vector: str | None = typer.Option(
+        None,
+        "--acceptance-vector",
+        "-p",
+        help="P(rank-r child is the accepted one), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
+    ),
+    algorithm: str | None = typer.Option(
+        None, "--algorithm", "-a", help="Use this algorithm's embedded acceptance model instead."
+    ),
+    context: int | None = typer.Option(
+        None,
+        "--context",
+        "-L",
+        min=1,
+        max=10_000_000,
+        help="Context length for --algorithm (default: the model's reference context).",
+    ),
+    size: int = typer.Option(
+        ...,
+        "--size",
+        "-n",
+        min=1,
+        max=4096,
+        help="Tree size N = verification length x, root included.",
+    ),
+    max_depth: int | None = typer.Option(
+        None,
+        "--max-depth",
+        "-d",
+        min=0,
+        max=256,
+        help="Maximum draft levels below the root (default: unbounded).",
+    ),
+    method: SolveMethod = typer.Option(
+        SolveMethod.auto,
+        "--method",
+        help="auto: greedy when p is non-increasing in rank (then optimal), else Sequoia's DP.",
+    ),
+    output_format: TreeFormat = typer.Option(
+        TreeFormat.table, "--format", "-f", help="Output: json or table."
+    ),
+) -> None:
+    """The tree of N nodes with the highest expected AAT (1 + sum of path products).
+
+    Example (Sequoia's published vector):
+    fpgasim tree optimal -p .6342,.1079,.0570,.0225,.0195,.0150,.0045,.0030,.0120 --size 64 --max-depth 9
+    """
+    if (acceptance_vector is None) == (algorithm is None):
+        raise InputError("--acceptance-vector/--algorithm", None, "give exactly one of the two")
+    if algorithm is not None:
+        from fpgasim.tree.embedded import embedded_model
+
+        model = embedded_model(load_algorithm(algorithm), context)
+    else:
+        if context is not None:
+            raise InputError("--context", context, "only with --algorithm")
+        model = PositionalModel.from_rows(parse_vector(acceptance_vector), "--acceptance-vector")
+    solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
+    result = solver(model, size, max_depth)
+    t = result.tree
+    row = {
+        "expected_aat": result.expected_aat,
+        "size": t.size,
+        "max_depth": max_depth,
+        "depth": t.depth,
+        "method": result.method,
+        "monotone": model.is_monotone(),
+        "tree_shape": t.shape_str(),
+        "parents": list(t.parents),
+        "ranks": t.ranks.tolist(),
+    }
+    if output_format is TreeFormat.json:
+        print(dumps_json(row))
+        return
+    shown = [
+        {"quantity": k, "value": " ".join(map(str, v)) if isinstance(v, list) else v}
+        for k, v in row.items()
+    ]
+    console.print(rich_table(shown, title=f"optimal tree, N={size}", floatfmt="{:.6g}"))
+
+
+@tree_app.command("compare")
+def compare(
+    algorithm: str = typer.Option(
+        ..., "--algorithm", "-a", help="SD algorithm with an embedded acceptance model."
+    ),
+    sizes: str = typer.Option(
+        "2-85", "--sizes", help="Verification lengths x, e.g. 2-85 or 2,5,9."
+    ),
+    context: int | None = typer.Option(
+        None,
+        "--context",
+        "-L",
+        min=1,
+        max=10_000_000,
+        help="Context length (default: the model's reference context).",
+    ),
+    iterations: int = typer.Option(
+        100_000, "--iterations", min=1, max=10**7, help="Generated traces for prior-score."
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the trace generator."),
+    max_tree: str | None = typer.Option(
+        None,
+        "--max-tree",
+        help="Maximal tree level widths, e.g. '4 16 16 16 16 16' (default: the algorithm's, or the nodes spread evenly over its depth bound).",
+    ),
+    plot: Path | None = typer.Option(None, "--plot", help="Also draw the curves to this PNG."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Also write the long table (.csv or .parquet)."
+    ),
+    output_format: TreeFormat = typer.Option(
+        TreeFormat.table, "--format", "-f", help="Output: json or table."
+    ),
+) -> None:
+    """AAT curves of prior-score, width, depth and optimal trees under the embedded model.
+
+    Prior-score searches the maximal tree with traces generated by the model (seeded);
+    every AAT is the model's exact expectation for the tree.
+    """
+    from fpgasim.tree.compare import compare_curves, plot_curves
+    from fpgasim.tree.shapes import parse_shape
+
+    if out is not None:
+        check_out_path(out)
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InputError("--plot", str(plot), "a file ending in .png")
+    algo = load_algorithm(algorithm)
+    xs = parse_int_list(sizes, "--sizes", 2, 4096)
+    shape = parse_shape(max_tree, "--max-tree") if max_tree else None
+    frame = compare_curves(
+        algo, xs, np.random.default_rng(seed), context, iterations, max_shape=shape
+    )
+    if out is not None:
+        write_frame(frame, out)
+    if plot is not None:
+        import matplotlib.pyplot as plt
+
+        ctx = context or (algo.acceptance.context_ref if algo.acceptance else None)
+        fig = plot_curves(frame, f"{algo.id}: embedded acceptance, context {ctx}")
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(plot, dpi=120)
+        plt.close(fig)
+    wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
+    wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
+    rows = wide.to_dict("records")
+    if output_format is TreeFormat.json:
+        print(dumps_json(rows))
+        return
+    console.print(rich_table(rows, title=f"expected AAT by tree method ({algo.id})"))
+
+
+@tree_app.command("search")
+def search(
+    traces: Path = typer.Option(
+        ...,
+        "--traces",
+        "-t",
+        help="Trace file (.csv/.parquet): one row per iteration, column `ranks` = accepted sibling ranks from the root, e.g. '0 2 0' (docs/trees.md).",
+    ),
+    max_nodes: int = typer.Option(
+        84, "--max-nodes", min=1, max=4095, help="Largest tree (draft nodes) in the table."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Size -> tree table (.csv or .parquet)."),
+    max_tree: str | None = typer.Option(
+        None,
+        "--max-tree",
+        help="Level widths of the maximal tree the traces were logged on (default: the algorithm's with --algorithm, else the tree of all logged paths).",
+    ),
+    algorithm: str | None = typer.Option(
+        None,
+        "--algorithm",
+        "-a",
+        help="Take the maximal tree (and its arrangement) from this algorithm.",
+    ),
+    context: int | None = typer.Option(
+        None, "--context", "-L", min=1, help="Use only trace rows of this context."
+    ),
+) -> None:
+    """Prior-score search: score nodes by accepted counts, write the best tree of every size.
+
+    Rows: verify_len, nodes, aat (mean accepted tokens of that tree on the traces),
+    tree_shape, parents, ranks.
+    """
+    from fpgasim.tree.prior_score import prior_score_search, trie_tree
+    from fpgasim.tree.shapes import parse_shape
+    from fpgasim.tree.token_tree import TokenTree
+    from fpgasim.tree.traces import load_traces
+
+    check_out_path(out)
+    logged = load_traces(traces, context)
+    model = None
+    shape = parse_shape(max_tree, "--max-tree") if max_tree else None
+    if algorithm is not None:
+        algo = load_algorithm(algorithm)
+        if algo.acceptance is not None:
+            from fpgasim.tree.embedded import embedded_model
+
+            model = embedded_model(algo, context)
+        if shape is None and algo.max_tree:
+            shape = tuple(algo.max_tree)
+    tree = TokenTree.from_shape(shape, model) if shape else trie_tree(logged)
+    result = prior_score_search(logged, tree)
+    top = min(max_nodes, tree.nodes)
+    if top < 1:
+        raise InputError("--traces", str(traces), "at least one accepted draft token")
+    frame = result.to_frame(top)
+    write_frame(frame, out)
+    note = f" (the maximal tree holds {tree.nodes})" if top < max_nodes else ""
+    console.print(
+        f"{result.iterations} iterations, {result.truncated} paths cut by the maximal tree; "
+        f"wrote trees of 1..{top} nodes{note} to {out}; AAT at {top} nodes: "
+        f"{result.aat(top):.4f}"
+    )
+
+
+@tree_app.command("calibrate")
+def calibrate(
+    algorithm: str = typer.Option(..., "--algorithm", "-a", help="longspec or eagle3."),
+    aat_dir: Path | None = typer.Option(
+        None,
+        "--aat-dir",
+        help="Measured AAT tables (e.g. ../shared/reference/aat): refit the context decay and report R² per context.",
+    ),
+    output_format: CalibrateFormat = typer.Option(
+        CalibrateFormat.table,
+        "--format",
+        "-f",
+        help="Output: json, table, or markdown (the blocks of docs/trees.md).",
+    ),
+) -> None:
+    """Recompute an embedded acceptance model from the published figures and compare it.
+
+    Prints the calibrated probabilities, the tau they reproduce, and with --aat-dir the
+    R², RMSE and bias of the shipped model's AAT curve against every measured table.
+    """
+    from fpgasim.tree.calibrate import agreement_markdown, agreement_tables, calibration_markdown
+    from fpgasim.tree.calibrate import calibrate as run_calibration
+    from fpgasim.tree.embedded import default_tree_aat
+
+    algo = load_algorithm(algorithm)
+    if aat_dir is not None and not aat_dir.is_dir():
+        raise InputError("--aat-dir", str(aat_dir), "a folder of measured AAT tables")
+    acc = run_calibration(algo, aat_dir)
+    if output_format is CalibrateFormat.markdown:
+        print(calibration_markdown([algo]))
+        if aat_dir is not None:
+            print()
+            print(agreement_markdown(algo, aat_dir))
+        return
+    shipped = algo.acceptance
+    result = {
+        "algorithm": algo.id,
+        "probabilities": acc.probabilities,
+        "context_ref": acc.context_ref,
+        "context_decay": acc.context_decay,
+        "tau_target": acc.tau_target,
+        "tau_recomputed": default_tree_aat(algo.model_copy(update={"acceptance": acc})),
+        "matches_shipped": shipped is not None
+        and shipped.probabilities == acc.probabilities
+        and (aat_dir is None or shipped.context_decay == acc.context_decay),
+    }
+    frame = agreement_tables(algo, aat_dir) if aat_dir is not None else None
+    if output_format is CalibrateFormat.json:
+        if frame is not None:
+            result["agreement"] = frame.to_dict("records")
+        print(dumps_json(result))
+        return
+    shown = [{"quantity": k, "value": v} for k, v in result.items() if k != "probabilities"]
+    console.print(rich_table(shown, title=f"{algo.id}: embedded acceptance", floatfmt="{:.4f}"))
+    rows = [
+        {"depth": d + 1, "p(rank 0..)": " ".join(f"{v:.4f}" for v in row)}
+        for d, row in enumerate(acc.probabilities)
+    ]
+    console.print(rich_table(rows))
+    if frame is not None:
+        console.print(rich_table(frame.to_dict("records"), title="agreement with measured AAT"))

@@ -1,0 +1,316 @@
+"""Check input files without running anything: every problem of every file, one line each.
+
+The kind of a file is told by its folder (`boards/`, `models/`, `algorithms/`,
+`experiments/`), else by its fields (YAML) or columns (CSV/Parquet tables): board, model,
+algorithm, experiment, AAT table, per-x tree table, or trace table. Kinds whose loader does
+not exist yet in this checkout are reported as skipped, not as problems.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from fpgasim.config import schema as schemas
+from fpgasim.config.loader import describe_error, read_yaml_mapping
+from fpgasim.errors import ConfigError, FpgasimError
+
+#: At most this many problems are listed per file (a count of the rest follows).
+MAX_PROBLEMS = 100
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+YAML_SUFFIXES = (".yaml", ".yml")
+#: Folder name -> kind, for files inside the shipped layout (or a copy of it).
+FOLDER_KINDS = {
+    "boards": "board",
+    "models": "model",
+    "algorithms": "algorithm",
+    "experiments": "experiment",
+}
+
+
+#: Experiment `kind` -> "module:Schema" of its file; imported only when such a file is checked.
+EXPERIMENT_SCHEMAS = {
+    "dovetail1": "fpgasim.heterogeneous.inputs:Dovetail1Inputs",
+}
+
+
+class ValidationFailed(FpgasimError):
+    """Some checked files have problems (they were listed one per line)."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome of checking one file: its kind, its problems, or why it was skipped."""
+
+    path: str
+    kind: str
+    problems: list[ConfigError] = field(default_factory=list)
+    skipped: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def lines(self) -> list[str]:
+        """What `fpgasim validate` prints for this file (each problem on one line)."""
+        if self.skipped:
+            lines = [f"{self.path}: skipped ({self.kind}): {self.skipped}"]
+        elif self.ok:
+            lines = [f"{self.path}: ok ({self.kind})"]
+        else:
+            lines = [str(p) for p in self.problems]
+        return [" ".join(line.split()) for line in lines]
+
+
+# --------------------------------------------------------------------------- YAML files
+
+
+def _schema_for(kind: str) -> type[BaseModel]:
+    return {"board": schemas.Board, "model": schemas.TargetModel, "algorithm": schemas.Algorithm}[
+        kind
+    ]
+
+
+def experiment_schema(kind: object) -> type[BaseModel] | str:
+    """The schema of an experiment file's `kind`, or why there is none (a message)."""
+    target = EXPERIMENT_SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if target is None:
+        return f"one of {', '.join(EXPERIMENT_SCHEMAS)}"
+    module_name, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError):
+        return ""
+
+
+def yaml_kind(path: Path, data: dict) -> str | None:
+    """board/model/algorithm/experiment from the folder, else from the fields."""
+    by_folder = FOLDER_KINDS.get(path.parent.name)
+    if by_folder:
+        return by_folder
+    if isinstance(data.get("kind"), str) and data["kind"] in EXPERIMENT_SCHEMAS:
+        return "experiment"
+    keys = set(map(str, data))
+    best, best_hits = None, 0
+    for kind in ("board", "model", "algorithm"):
+        hits = len(keys & set(_schema_for(kind).model_fields))
+        if hits > best_hits:
+            best, best_hits = kind, hits
+    return best
+
+
+def schema_problems(model: type[BaseModel], data: Any, source: str) -> list[ConfigError]:
+    """Every validation error of `data` against a schema, as ConfigErrors (empty: valid)."""
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return [describe_error(err, source) for err in exc.errors()]
+    except RecursionError:
+        return [ConfigError(source, "(top level)", "deep nesting", "a shallow mapping")]
+    return []
+
+
+def check_yaml(path: Path) -> Report:
+    """Parse a YAML file, tell its kind and validate it against that kind's schema."""
+    source = str(path)
+    try:
+        data = read_yaml_mapping(path)
+    except ConfigError as exc:
+        return Report(source, "yaml", [exc])
+    kind = yaml_kind(path, data)
+    if kind is None:
+        fields = ", ".join(sorted(map(str, data))[:6]) or "none"
+        return Report(
+            source,
+            "yaml",
+            [
+                ConfigError(
+                    source,
+                    "(kind)",
+                    fields,
+                    "the fields of a board (pe_array, memory, ...), model (hidden, layers, "
+                    "...) or algorithm (drafter, ...), or a file in boards/, models/, "
+                    "algorithms/ or experiments/",
+                )
+            ],
+        )
+    if kind != "experiment":
+        return Report(source, kind, schema_problems(_schema_for(kind), data, source))
+    model = experiment_schema(data.get("kind"))
+    if isinstance(model, str):
+        if not model:
+            return Report(source, kind, skipped=f"the {data['kind']} loader is not installed")
+        return Report(source, kind, [ConfigError(source, "kind", data.get("kind"), model)])
+    return Report(f"{source}", f"experiment {data['kind']}", schema_problems(model, data, source))
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _row_label(path: Path, index: int) -> str:
+    """How the AAT loader names row `index` (CSV: 'line N' counting the header)."""
+    return f"line {index + 2}" if path.suffix.lower() == ".csv" else f"row {index + 1}"
+
+
+def _rowwise(
+    path: Path, frame: Any, validate: Callable[[Path, Any], Any], limit: int
+) -> list[ConfigError]:
+    """Every bad row of a table with its own label (blocks that pass are not re-checked)."""
+    first = _row_label(path, 0)
+    problems: list[ConfigError] = []
+    block = 256
+    for start in range(0, len(frame), block):
+        try:
+            validate(path, frame.iloc[start : start + block].reset_index(drop=True))
+            continue
+        except ConfigError:
+            pass
+        for i in range(start, min(start + block, len(frame))):
+            try:
+                validate(path, frame.iloc[[i]].reset_index(drop=True))
+            except ConfigError as exc:
+                where = exc.field.replace(first, _row_label(path, i), 1)
+                problems.append(ConfigError(exc.source, where, exc.value, exc.allowed))
+                if len(problems) >= limit:
+                    return problems
+    return problems
+
+
+def _column_problems(source: str, columns: list[str], kind: str) -> list[ConfigError]:
+    """One problem per missing or unknown column of an AAT or per-x tree table."""
+    from fpgasim.analysis import aat
+
+    if kind == "tree table":
+        required, allowed = aat.TREE_TABLE_COLUMNS, aat.TREE_TABLE_COLUMNS
+    else:
+        required, allowed = aat.AAT_COLUMNS, aat.AAT_COLUMNS + aat.OPTIONAL_COLUMNS
+    problems = [
+        ConfigError(source, f"column {c}", None, f"required column of an {kind} is missing")
+        for c in required
+        if c not in columns
+    ]
+    problems += [
+        ConfigError(source, f"column {c}", c, f"unknown column; an {kind} has {', '.join(allowed)}")
+        for c in columns
+        if c not in allowed
+    ]
+    return problems
+
+
+def check_table(path: Path) -> Report:
+    """An AAT or per-x tree table (fpgasim.analysis.aat), or a trace table (fpgasim.tree)."""
+    from fpgasim.analysis import aat
+
+    source = str(path)
+    try:
+        frame = aat.read_raw(path)
+    except ConfigError as exc:
+        return Report(source, "table", [exc])
+    columns = list(frame.columns)
+    if set(columns) & {"longspec_tree_shape", "eagle3_depth", "eagle3_top_k"}:
+        kind, validate = "tree table", aat.validate_tree_table
+    elif "aat" in columns or len(set(columns) & set(aat.AAT_COLUMNS)) * 2 >= len(aat.AAT_COLUMNS):
+        kind, validate = "AAT table", aat.validate_aat_frame
+    else:
+        return check_trace(path)
+    missing = _column_problems(source, columns, kind)
+    if missing:
+        return Report(source, kind, missing)
+    try:
+        validate(path, frame)
+    except ConfigError as exc:
+        if exc.field in ("columns", "rows", "file"):
+            return Report(source, kind, [exc])
+        problems = _rowwise(path, frame, validate, MAX_PROBLEMS)
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(ConfigError(source, "(more)", "...", "checking stopped here"))
+        if str(exc) not in {str(p) for p in problems}:
+            problems.insert(0, exc)  # a whole-table rule, e.g. a duplicated row key
+        return Report(source, kind, problems)
+    return Report(source, kind)
+
+
+def trace_loader() -> Callable[[Path], Any] | None:
+    """`load_trace(path)` of fpgasim.tree (or fpgasim.tree.trace), if this checkout has one."""
+    for module_name in ("fpgasim.tree", "fpgasim.tree.trace"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        loader = getattr(module, "load_trace", None)
+        if callable(loader):
+            return loader
+    return None
+
+
+def check_trace(path: Path) -> Report:
+    """A trace table through fpgasim.tree's loader, or skipped when there is none yet."""
+    loader = trace_loader()
+    if loader is None:
+        return Report(
+            str(path),
+            "table",
+            skipped="not an AAT or per-x tree table, and fpgasim.tree has no trace loader "
+            "yet to check it as a trace table",
+        )
+    try:
+        loader(path)
+    except ConfigError as exc:
+        return Report(str(path), "trace table", [exc])
+    except FpgasimError as exc:
+        return Report(str(path), "trace table", [ConfigError(str(path), "file", "", str(exc))])
+    return Report(str(path), "trace table")
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def check_file(path: Path | str) -> Report:
+    """Check one file: YAML configs by schema, CSV/Parquet tables by layout."""
+    path = Path(path)
+    if not path.exists():
+        return Report(str(path), "file", [ConfigError(str(path), "file", str(path), "not found")])
+    if not path.is_file():
+        return Report(str(path), "file", [ConfigError(str(path), "file", str(path), "a file")])
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        report = check_table(path)
+    else:
+        report = check_yaml(path)
+    if len(report.problems) > MAX_PROBLEMS:
+        extra = len(report.problems) - MAX_PROBLEMS
+        report = Report(
+            report.path,
+            report.kind,
+            report.problems[:MAX_PROBLEMS]
+            + [ConfigError(report.path, "(more)", extra, "further problems not listed")],
+        )
+    return report
+
+
+def expand(paths: Iterable[Path | str]) -> list[Path]:
+    """Files as given; folders replaced by their YAML and table files (recursive, sorted)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(
+                sorted(
+                    f
+                    for f in p.rglob("*")
+                    if f.is_file()
+                    and f.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES
+                    and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                )
+            )
+        else:
+            out.append(p)
+    return out
+
+
+def validate_files(paths: Sequence[Path | str]) -> list[Report]:
+    """Check every file (folders expanded); one Report per file, in order."""
+    return [check_file(p) for p in expand(paths)]

@@ -1,0 +1,327 @@
+"""Shared machinery of the cycle-level engines (`event`, `fast`).
+
+Execution semantics (both engines implement exactly this; time is integer cycles):
+each unit (LD, ST, MPE, SFU) runs its queue in program order. At every cycle t at which
+something finishes, first all instructions finishing at t complete (they free the buffer
+space and channel they hold; order among them does not matter), then the idle units try to
+start their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
+An instruction starts when every row it waits on has finished, its channel resource is free
+and its buffer has room; it then holds the channel and the buffer space, and finishes
+`cycles` later (always >= 1, so nothing started at t finishes at t).
+
+Windowing: every layer block is identical, so an engine may simulate W < N layers and
+extrapolate, but only after proving the steady state: at the cycle t_m at which the MPE
+starts layer m, the machine state is each unit's position in its queue relative to layer m
+plus its remaining busy cycles (completed instructions are exactly the queue prefixes, so
+buffer levels and channel holders follow; they are compared too). If the state at t_{a+1}
+equals the state at t_a, with every position inside the layer blocks, the future is the
+same sequence shifted by one layer and delta = t_{a+1} - t_a cycles, hence
+T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N layers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow.instructions import (
+    GROUP_NAMES,
+    N_BUFFERS,
+    N_UNITS,
+    OPCODE_NAMES,
+    UNIT_MPE,
+    UNIT_NAMES,
+    Program,
+    full,
+    lower,
+    totals,
+    window,
+)
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine.timing import Timing, bound_of
+
+
+class DeadlockError(RuntimeError):
+    """The program cannot make progress (a lowering bug: waits or buffers form a cycle)."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Start and finish cycle of every instruction of a simulated program."""
+
+    program: Program
+    start: np.ndarray
+    finish: np.ndarray
+
+    @property
+    def makespan(self) -> int:
+        return int(self.finish.max()) if len(self.finish) else 0
+
+
+def check_runnable(program: Program) -> None:
+    """Engines accept only programs whose rows all take at least one cycle."""
+    if len(program.instrs) and int(program.instrs["cycles"].min()) < 1:
+        raise ValueError("every instruction must take >= 1 cycle")
+
+
+# --------------------------------------------------------------------------- steady state
+
+
+def _snapshot(
+    program: Program, sched: Schedule, queues: list[np.ndarray], counts: np.ndarray, m: int
+) -> tuple[int, tuple, tuple, int, int] | None:
+    """(t_m, relative unit state, buffer levels, lowest and highest layer of any position)."""
+    head, per = counts[0], counts[1]
+    mpe = queues[UNIT_MPE]
+    t = int(sched.start[mpe[head[UNIT_MPE] + m * per[UNIT_MPE]]])
+    state, lo, hi = [], program.layers, -1
+    for u in range(N_UNITS):
+        q = queues[u]
+        if len(q) == 0:
+            continue
+        if per[u] == 0:
+            return None
+        k = int(np.searchsorted(sched.start[q], t, side="right"))
+        busy = k > 0 and int(sched.finish[q[k - 1]]) > t
+        pc = k - 1 if busy else k
+        rem = int(sched.finish[q[k - 1]]) - t if busy else 0
+        layer = (pc - int(head[u])) // int(per[u]) if pc >= head[u] else -1
+        lo, hi = min(lo, layer), max(hi, layer)
+        state.append((pc - int(head[u]) - m * int(per[u]), rem))
+    ins = program.instrs
+    levels = []
+    for b in range(N_BUFFERS):
+        got = ins["acq_bytes"][(ins["acq_buf"] == b) & (sched.start <= t)].sum()
+        freed = ins["rel_bytes"][(ins["rel_buf"] == b) & (sched.finish <= t)].sum()
+        levels.append(int(got - freed))
+    return t, tuple(state), tuple(levels), lo, hi
+
+
+def steady_state(sched: Schedule) -> tuple[int, int] | None:
+    """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None."""
+    program = sched.program
+    if program.layers < 3:
+        return None
+    queues = program.unit_queues()
+    counts = program.region_counts()
+    previous = None
+    for m in range(1, program.layers):
+        snap = _snapshot(program, sched, queues, counts, m)
+        if snap is None:
+            return None
+        if previous is not None:
+            t0, s0, l0, lo0, _ = previous
+            t1, s1, l1, _, hi1 = snap
+            if lo0 >= 1 and hi1 <= program.layers - 1 and s0 == s1 and l0 == l1:
+                return m - 1, t1 - t0
+        previous = snap
+    return None
+
+
+# --------------------------------------------------------------------------- engine base
+
+
+class CycleEngine:
+    """Base of the instruction-level engines: lowering, per-pass cache, windowing, Timing."""
+
+    name = "cycle"
+    version = "1"
+    #: layer windows tried before simulating every layer
+    window_layers: tuple[int, ...] = (4, 8)
+
+    def __init__(self, window: bool = True, window_layers: tuple[int, ...] | None = None) -> None:
+        self.window = window
+        if window_layers is not None:
+            self.window_layers = tuple(window_layers)
+        self._cache: dict[tuple, tuple[Timing, list[dict]]] = {}
+        self._last_rows: list[dict] = []
+        #: how the cycles of the last pass were obtained ("full" or "window W, layer a")
+        self.last_method = ""
+
+    # subclasses implement this
+    def simulate(self, program: Program) -> Schedule:
+        raise NotImplementedError
+
+    @property
+    def last_utilisation(self) -> list[dict]:
+        """Per-unit and per-channel-group rows of the last target (verify) pass run."""
+        return self._last_rows
+
+    #: programs with more rows than this are windowed even when `window` is False
+    max_full_rows = 2_000_000
+
+    def pass_cycles(self, template: Program) -> int:
+        """Cycles of the whole pass, extrapolated from a window when the steady state is proven."""
+        n = template.total_layers
+        huge = (
+            len(template.instrs) + (n - template.layers) * template.layer_len > self.max_full_rows
+        )
+        if (self.window or huge) and template.layers == 2:
+            for w in self.window_layers:
+                if w >= n:
+                    break
+                sched = self.simulate(window(template, w))
+                proof = steady_state(sched)
+                if proof is not None:
+                    a, delta = proof
+                    self.last_method = f"window {w}, layer {a}"
+                    return sched.makespan + (n - w) * delta
+        self.last_method = "full"
+        return self.simulate(full(template)).makespan
+
+    def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
+        """Timing of one forward pass (cached per engine instance)."""
+        key = (spec, board, model, drafter)
+        hit = self._cache.get(key)
+        if hit is None:
+            template = lower(spec, board, model, drafter)
+            cycles = self.pass_cycles(template)
+            hit = _timing(template, cycles, board)
+            self._cache[key] = hit
+        if spec.kind == "target":
+            self._last_rows = hit[1]
+        return hit[0]
+
+    def schedule(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Schedule:
+        """Every instruction's start/finish of a target pass (all layers simulated)."""
+        template = lower(PassSpec("target", verify_len, context), board, model)
+        return self.simulate(full(template))
+
+    def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
+        """Chrome trace-event JSON object of a target pass (one lane per unit)."""
+        return chrome_trace(self.schedule(board, model, verify_len, context), board.clock_mhz)
+
+    def trace(
+        self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
+    ) -> None:
+        """Write the Chrome trace of a target pass to `path` (opens in Perfetto)."""
+        events = self.trace_events(board, model, verify_len, context)
+        Path(path).write_text(json.dumps(events, separators=(",", ":")))
+
+
+def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[dict]]:
+    tot = totals(template)
+    busy = {name: tot[f"busy_{name}"] for name in UNIT_NAMES}
+    ld, st, comp, sfu = busy["LD"], busy["ST"], busy["MPE"], busy["SFU"]
+    bound = bound_of(ld, st, comp)
+    if sfu > max(ld, st, comp):
+        bound = "sfu"
+    timing = Timing(
+        cycles=int(cycles),
+        clock_hz=board.clock_hz,
+        ld_cycles=ld,
+        st_cycles=st,
+        compute_cycles=comp,
+        sfu_cycles=sfu,
+        weight_bytes=tot["weight_bytes"],
+        act_load_bytes=tot["act_load_bytes"],
+        act_store_bytes=tot["act_store_bytes"],
+        bound=bound,
+        unit_busy_cycles=busy,
+    )
+
+    def row(resource: str, busy_cycles: int, nbytes: int | None, work: int | None) -> dict:
+        """work: MACs on the MPE, element-passes on the SFU."""
+        util = busy_cycles / cycles if cycles else 0.0
+        return {
+            "resource": resource,
+            "busy_cycles": busy_cycles,
+            "utilisation": util,
+            "bytes": nbytes,
+            "work": work,
+        }
+
+    rows = [
+        row("LD", ld, tot["weight_bytes"] + tot["act_load_bytes"], None),
+        row("ST", st, tot["act_store_bytes"], None),
+        row("MPE", comp, None, tot["macs"]),
+        row("SFU", sfu, None, tot["sfu_elements"]),
+        row(f"{GROUP_NAMES[0]} group LD", tot["weight_load_cycles"], tot["weight_bytes"], None),
+        row(f"{GROUP_NAMES[1]} group LD", tot["act_load_cycles"], tot["act_load_bytes"], None),
+        row(f"{GROUP_NAMES[1]} group ST", st, tot["act_store_bytes"], None),
+    ]
+    return timing, rows
+
+
+# --------------------------------------------------------------------------- trace
+
+
+def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
+    """Chrome trace-event object: one thread per unit, an X event per instruction (us)."""
+    program = sched.program
+    ins = program.instrs
+    pid = 1
+    events: list[dict] = [
+        {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": program.label}},
+    ]
+    for u, name in enumerate(UNIT_NAMES):
+        events.append(
+            {"name": "thread_name", "ph": "M", "pid": pid, "tid": u, "args": {"name": name}}
+        )
+        events.append(
+            {
+                "name": "thread_sort_index",
+                "ph": "M",
+                "pid": pid,
+                "tid": u,
+                "args": {"sort_index": u},
+            }
+        )
+    scale = 1.0 / clock_mhz
+    last = program.layers
+    for i in range(len(ins)):
+        r = ins[i]
+        layer = int(r["layer"])
+        where = "head" if layer < 0 else ("tail" if layer >= last else f"L{layer}")
+        opcode = OPCODE_NAMES[int(r["opcode"])]
+        events.append(
+            {
+                "name": f"{opcode} {program.op_names[int(r['op'])]}",
+                "cat": opcode,
+                "ph": "X",
+                "pid": pid,
+                "tid": int(r["unit"]),
+                "ts": round(float(sched.start[i]) * scale, 6),
+                "dur": round(float(r["cycles"]) * scale, 6),
+                "args": {
+                    "layer": where,
+                    "cycles": int(r["cycles"]),
+                    "start_cycle": int(sched.start[i]),
+                    "bytes": int(r["nbytes"]),
+                    "work": int(r["work"]),
+                },
+            }
+        )
+    events.extend(_buffer_counters(sched, scale, pid))
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def _buffer_counters(sched: Schedule, scale: float, pid: int) -> list[dict]:
+    """Counter tracks of on-chip buffer occupancy (bytes) over time."""
+    ins = sched.program.instrs
+    out = []
+    for b, name in enumerate(("weight buffer", "activation buffer")):
+        acq = ins["acq_buf"] == b
+        rel = ins["rel_buf"] == b
+        if not acq.any():
+            continue
+        times = np.concatenate([sched.start[acq], sched.finish[rel]])
+        deltas = np.concatenate([ins["acq_bytes"][acq], -ins["rel_bytes"][rel]])
+        order = np.lexsort((deltas, times))  # frees before takes within a cycle
+        times, level = times[order], np.cumsum(deltas[order])
+        keep = np.append(times[1:] != times[:-1], True)
+        for t, v in zip(times[keep], level[keep], strict=True):
+            out.append(
+                {
+                    "name": name,
+                    "ph": "C",
+                    "pid": pid,
+                    "ts": round(float(t) * scale, 6),
+                    "args": {"bytes": int(v)},
+                }
+            )
+    return out

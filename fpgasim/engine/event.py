@@ -1,0 +1,149 @@
+"""The `event` engine: the instruction stream run on simpy, one process per hardware unit.
+
+`env.now` is in cycles (integers). Each unit (LD, ST, MPE, SFU) is a process that executes
+its queue in order; channel groups are `simpy.Resource`s (capacity 1: one transfer at a time
+per resource), on-chip buffers are `simpy.Container`s of bytes (bounded in realistic mode).
+The same-cycle tie-break of `fpgasim.engine.cycle` is enforced with event priorities:
+completions (priority 0) are processed before start attempts, and start attempts run in unit
+order (priority 10 + unit index), independent of event creation order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from fpgasim.dataflow.instructions import N_BUFFERS, N_PORTS, N_UNITS, UNIT_NAMES, Program
+from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
+
+COMPLETE = 0  # priority of instruction completions
+PHASE = 10  # priority of start attempts: PHASE + unit index
+
+
+class _At(simpy.Event):
+    """An event that fires `delay` cycles from now with an explicit same-cycle priority.
+
+    Built like simpy's own Timeout, whose priority is fixed.
+    """
+
+    def __init__(self, env: simpy.Environment, delay: int, priority: int) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, priority, delay)
+
+
+class _Machine:
+    """Shared state of one simulation: completion times, channels, buffers, blocked units."""
+
+    def __init__(self, program: Program) -> None:
+        ins = program.instrs
+        self.env = simpy.Environment()
+        self.cycles = ins["cycles"].tolist()
+        self.chan = ins["chan"].tolist()
+        self.acq_buf = ins["acq_buf"].tolist()
+        self.acq_bytes = ins["acq_bytes"].tolist()
+        self.rel_buf = ins["rel_buf"].tolist()
+        self.rel_bytes = ins["rel_bytes"].tolist()
+        self.wait = [tuple(w for w in row if w >= 0) for row in ins["wait"].tolist()]
+        n = len(ins)
+        self.start = [-1] * n
+        self.finish = [-1] * n
+        self.channels = [simpy.Resource(self.env, capacity=1) for _ in range(N_PORTS)]
+        self.buffers: list[simpy.Container | None] = [
+            simpy.Container(self.env, capacity=cap) if cap >= 0 else None
+            for cap in program.buffer_bytes[:N_BUFFERS]
+        ]
+        self.requests: dict[int, simpy.resources.resource.Request] = {}
+        self.blocked: list[tuple[int, simpy.Event]] = []
+        queues = program.unit_queues()
+        self.units = [_Unit(self, u, queues[u].tolist()) for u in range(N_UNITS)]
+
+    def ready(self, i: int) -> bool:
+        now = self.env.now
+        finish = self.finish
+        for d in self.wait[i]:
+            f = finish[d]
+            if f < 0 or f > now:
+                return False
+        c = self.chan[i]
+        if c >= 0 and self.channels[c].users:
+            return False
+        b = self.acq_buf[i]
+        if b >= 0:
+            buf = self.buffers[b]
+            if buf is not None and buf.level + self.acq_bytes[i] > buf.capacity:
+                return False
+        return True
+
+    def begin(self, i: int) -> None:
+        now = self.env.now
+        self.start[i] = now
+        self.finish[i] = now + self.cycles[i]
+        c = self.chan[i]
+        if c >= 0:
+            self.requests[i] = self.channels[c].request()  # free: granted at once
+        b = self.acq_buf[i]
+        if b >= 0 and self.buffers[b] is not None:
+            self.buffers[b].put(self.acq_bytes[i])  # room checked: done at once
+
+    def end(self, i: int) -> None:
+        c = self.chan[i]
+        if c >= 0:
+            self.channels[c].release(self.requests.pop(i))
+        b = self.rel_buf[i]
+        if b >= 0 and self.buffers[b] is not None:
+            self.buffers[b].get(self.rel_bytes[i])
+        for unit, event in self.blocked:  # something changed: blocked units retry this cycle
+            event._ok = True
+            event._value = None
+            self.env.schedule(event, PHASE + unit, 0)
+        self.blocked.clear()
+
+    def block(self, unit: int) -> simpy.Event:
+        event = simpy.Event(self.env)
+        self.blocked.append((unit, event))
+        return event
+
+
+class _Unit:
+    """One hardware unit: a simpy process executing its instruction queue in order."""
+
+    def __init__(self, machine: _Machine, index: int, queue: list[int]) -> None:
+        self.machine = machine
+        self.index = index
+        self.queue = queue
+        self.process = machine.env.process(self.run())
+
+    def run(self):
+        m, env, u = self.machine, self.machine.env, self.index
+        yield _At(env, 0, PHASE + u)
+        for i in self.queue:
+            while not m.ready(i):
+                yield m.block(u)
+            m.begin(i)
+            yield _At(env, m.cycles[i], COMPLETE)
+            m.end(i)
+            yield _At(env, 0, PHASE + u)
+
+
+class EventEngine(CycleEngine):
+    """The reference simulator: simpy processes per unit over the instruction stream."""
+
+    name = "event"
+    version = "1"
+
+    def __init__(self, window: bool = True, window_layers: tuple[int, ...] | None = None) -> None:
+        super().__init__(window=window, window_layers=window_layers)
+
+    def simulate(self, program: Program) -> Schedule:
+        """Run every instruction; start/finish cycle of each."""
+        check_runnable(program)
+        m = _Machine(program)
+        m.env.run()
+        if any(f < 0 for f in m.finish):
+            stuck = [UNIT_NAMES[u.index] for u in m.units if u.process.is_alive]
+            raise DeadlockError(
+                f"{program.label}: deadlock at cycle {m.env.now}; units waiting: {stuck}"
+            )
+        return Schedule(program, np.asarray(m.start, np.int64), np.asarray(m.finish, np.int64))

@@ -1,0 +1,139 @@
+"""FLOPs and bytes of one target verification pass and one draft pass (Llama-family sizes).
+
+Counts, not times: `timing.py` turns them into seconds on a device. A pass over n tokens at
+context L reads every streamed weight once (the embedding table is only looked up), reads the
+cached K/V of L tokens and writes the n new ones, and does 2 FLOPs per weight per token plus
+attention (4·n·(L+n)·q_width per layer: QK^T and PV, the tree part charged dense).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fpgasim.config.schema import TargetModel
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one forward pass costs: arithmetic and memory traffic."""
+
+    flops: float
+    bytes: float
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """A Dovetail-family drafter: a fusion of target feature and token embedding, then layers.
+
+    fusion  "fc": EAGLE-2's concat + fc (2h -> h); "dgf": Dynamic Gated Fusion (W1, W2: h x h;
+            Wz: 2h -> h gate), which replaces the fc
+    blocks  M, extra transformer blocks after EAGLE-2's single decoder layer (0 for EAGLE-2)
+    width   tokens per draft pass after the first (top-k of the dynamic tree)
+    """
+
+    name: str
+    fusion: Literal["fc", "dgf"]
+    blocks: int
+    width: int = 10
+
+    @property
+    def layers(self) -> int:
+        """Decoder layers of the drafter: EAGLE-2's one plus the M extra blocks."""
+        return 1 + self.blocks
+
+
+EAGLE2 = Drafter("eagle2", "fc", 0)
+
+
+def dovetail_drafter(blocks: int = 4, width: int = 10) -> Drafter:
+    """Dovetail's drafter: DGF + EAGLE-2's decoder layer + `blocks` extra blocks (M=4 default)."""
+    return Drafter("dovetail", "dgf", blocks, width)
+
+
+def drafter_for(method: str, blocks: int = 4, width: int = 10) -> Drafter:
+    """'EAGLE-2' / 'eagle2' -> EAGLE-2's head; 'Dovetail' / 'dovetail' -> Dovetail with M blocks."""
+    key = method.lower().replace("-", "")
+    if key == "eagle2":
+        return Drafter("eagle2", "fc", 0, width)
+    if key == "dovetail":
+        return dovetail_drafter(blocks, width)
+    raise ValueError(f"unknown drafter {method!r}; use EAGLE-2 or Dovetail")
+
+
+def kv_width(m: TargetModel) -> int:
+    """Elements of K (or V) per token per layer: kv_heads x head_dim."""
+    return m.kv_heads * m.head_dim
+
+
+def layer_params(m: TargetModel) -> int:
+    """Weights of one Llama decoder layer: q, o (h x h), k, v (h x kv), SwiGLU MLP, two norms."""
+    h = m.hidden
+    return 2 * h * h + 2 * h * kv_width(m) + 3 * h * m.intermediate + 2 * h
+
+
+def lm_head_params(m: TargetModel) -> int:
+    """The untied LM head, h x V (the drafters share the target's)."""
+    return m.hidden * m.vocab
+
+
+def target_streamed_params(m: TargetModel) -> int:
+    """Weights read by every target pass: all layers, the final norm and the LM head."""
+    return m.layers * layer_params(m) + m.hidden + lm_head_params(m)
+
+
+def target_total_params(m: TargetModel) -> int:
+    """All target weights, embedding table included (what must be resident somewhere)."""
+    return target_streamed_params(m) + m.vocab * m.hidden
+
+
+def fusion_params(m: TargetModel, fusion: str) -> int:
+    """fc: 2h x h. DGF: W1 (h x h) + W2 (h x h) + Wz (2h x h)."""
+    h = m.hidden
+    return 2 * h * h if fusion == "fc" else 4 * h * h
+
+
+def drafter_streamed_params(m: TargetModel, d: Drafter) -> int:
+    """Weights read by every draft pass: fusion, 1+M decoder layers, the shared LM head."""
+    return fusion_params(m, d.fusion) + d.layers * layer_params(m) + lm_head_params(m)
+
+
+def _pass_work(
+    streamed_params: int,
+    layers: int,
+    m: TargetModel,
+    tokens: int,
+    context: int,
+    weight_bytes: float,
+    kv_bytes: float,
+) -> Work:
+    q_width = m.heads * m.head_dim
+    flops = 2.0 * streamed_params * tokens + layers * 4.0 * tokens * (context + tokens) * q_width
+    weights = streamed_params * weight_bytes + tokens * m.hidden * weight_bytes  # + embedding rows
+    kv = layers * 2.0 * kv_width(m) * (context + tokens) * kv_bytes  # read L cached, write n new
+    return Work(flops=flops, bytes=weights + kv)
+
+
+def target_pass_work(
+    m: TargetModel, tokens: int, context: int, weight_bytes: float, kv_bytes: float
+) -> Work:
+    """One target forward pass over `tokens` tokens (1 = AD step) at context length `context`."""
+    return _pass_work(
+        target_streamed_params(m), m.layers, m, tokens, context, weight_bytes, kv_bytes
+    )
+
+
+def draft_pass_work(
+    m: TargetModel, d: Drafter, tokens: int, context: int, element_bytes: float
+) -> Work:
+    """One draft forward pass over `tokens` tokens (the drafter keeps its own KV cache)."""
+    return _pass_work(
+        drafter_streamed_params(m, d), d.layers, m, tokens, context, element_bytes, element_bytes
+    )
+
+
+def drafter_resident_bytes(m: TargetModel, d: Drafter, context: int, element_bytes: float) -> float:
+    """GPU memory the drafter needs: its weights, the shared embedding and LM head, its KV cache."""
+    weights = drafter_streamed_params(m, d) + m.vocab * m.hidden
+    kv = d.layers * 2.0 * kv_width(m) * context
+    return (weights + kv) * element_bytes

@@ -1,0 +1,236 @@
+"""Executors: where the chunks of a sweep run (this process, a process pool, a Dask cluster).
+
+An executor is a context manager whose `map_unordered(fn, items)` yields `(index, fn(item))`
+as results complete, in any order; the sweep puts rows back in grid order, so the output is
+identical whatever the executor. `fn` must be a picklable module-level function.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, Self
+
+from fpgasim.errors import InputError
+
+DEFAULT_EXECUTOR = "process"
+
+
+class Executor(Protocol):
+    """What every executor provides (see the module docstring)."""
+
+    name: ClassVar[str]
+    workers: int
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]: ...
+
+
+def default_workers() -> int:
+    """Cores this process may use (the affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class InProcessExecutor:
+    """Run every item in this process, one after the other (no pickling)."""
+
+    name: ClassVar[str] = "inprocess"
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
+        _no_scheduler(self.name, scheduler)
+        self.workers = 1
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        return None
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
+        for index, item in enumerate(items):
+            yield index, fn(item)
+
+
+def _worker_init() -> None:
+    """Pool workers leave Ctrl-C to the parent and die with it (Linux: PR_SET_PDEATHSIG)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - exotic libc
+            pass
+
+
+def _noop() -> None:
+    return None
+
+
+class ProcessExecutor:
+    """A local pool of worker processes (default: one per core).
+
+    On Linux the workers are forked, so they inherit the parent's imports (and any JIT-compiled
+    engine code); all of them are started in `__enter__`, before the caller starts threads
+    such as a progress bar. Elsewhere they are spawned.
+    """
+
+    name: ClassVar[str] = "process"
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
+        _no_scheduler(self.name, scheduler)
+        self.workers = workers or default_workers()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Self:
+        import multiprocessing
+
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_worker_init,
+        )
+        self._pool.submit(_noop).result()  # start every worker now
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
+        if self._pool is None:
+            raise RuntimeError("use the executor in a `with` block")
+        pending = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=pending.__getitem__):
+                    index = pending.pop(future)
+                    yield index, future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+class DaskExecutor:
+    """A Dask cluster: `scheduler` (tcp://HOST:PORT), else a LocalCluster of `workers` processes."""
+
+    name: ClassVar[str] = "dask"
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        processes: bool = True,
+        connect_timeout_s: float = 10.0,
+    ) -> None:
+        self.scheduler = scheduler
+        self.workers = workers or default_workers()
+        self.processes = processes
+        self.connect_timeout_s = connect_timeout_s
+        self._cluster: Any = None
+        self._client: Any = None
+
+    def __enter__(self) -> Self:
+        try:
+            import logging
+
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(
+                "--executor", "dask", "needs Dask: pip install 'fpgasim[dask]'"
+            ) from None
+        try:
+            if self.scheduler:
+                self._client = Client(self.scheduler, timeout=self.connect_timeout_s)
+                self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
+            else:
+                self._cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=self.processes,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                self._client = Client(self._cluster)
+        except (OSError, TimeoutError) as exc:
+            self.__exit__(None, None, None)
+            raise InputError(
+                "--scheduler", self.scheduler, f"a reachable Dask scheduler ({exc})"
+            ) from None
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
+        if self._client is None:
+            raise RuntimeError("use the executor in a `with` block")
+        from distributed import as_completed
+
+        futures = self._client.map(fn, list(items), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for future, result in as_completed(futures, with_results=True):
+                yield index[future.key], result
+        finally:
+            self._client.cancel(futures)
+
+
+#: The executor registry; the CLI's --executor choices are its keys.
+EXECUTORS: dict[str, type] = {
+    "inprocess": InProcessExecutor,
+    "process": ProcessExecutor,
+    "dask": DaskExecutor,
+}
+
+
+def register_executor(name: str, cls: type) -> None:
+    """Add an executor class to the registry (duplicates are an error)."""
+    if name in EXECUTORS:
+        raise ValueError(f"executor {name!r} is already registered")
+    EXECUTORS[name] = cls
+
+
+def make_executor(name: str, workers: int | None = None, scheduler: str | None = None) -> Executor:
+    """An executor by name (not yet entered); unknown names list the choices."""
+    if name not in EXECUTORS:
+        raise InputError("--executor", name, f"one of {', '.join(EXECUTORS)}")
+    if workers is not None and workers < 1:
+        raise InputError("--workers", workers, "at least 1")
+    return EXECUTORS[name](workers=workers, scheduler=scheduler)
+
+
+def _no_scheduler(name: str, scheduler: str | None) -> None:
+    if scheduler:
+        raise InputError("--scheduler", scheduler, f"only with --executor dask (not {name})")

@@ -1,0 +1,272 @@
+"""Solver: regimes on constructed boards, the Best/Ori/Naive sets, tasks, the done-when table."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from fpgasim.analysis.aat import AAT_COLUMNS
+from fpgasim.analysis.schedule import lookup
+from fpgasim.analysis.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.errors import ConfigError, InputError
+from fpgasim.tree.shapes import depth_based, width_based
+
+MAX_TREE = (4, 16, 16, 16, 16, 16)
+DONE_CONTEXTS = [128, 512, 2048, 4096, 8192, 16384]
+
+
+def synthetic_aat(
+    folder: Path, contexts=(128, 4096), tasks=("gov_report",), builder=width_based
+) -> Path:
+    """A measured-layout table: AAT = A + B·ln(x − C) at x = 2..85 (+ an Ori row).
+
+    Trees: `builder` (width- or depth-based) over the maximal tree 4 16 16 16 16 16."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for t, task in enumerate(tasks):
+        for context in contexts:
+            a, b, c = 1.45 - 0.05 * t, 0.85 - 0.05 * math.log2(context / 128) / 7, 0.4
+            for x in range(2, 86):
+                shape = " ".join(map(str, builder(x - 1, MAX_TREE)))
+                aat = min(x, a + b * math.log(x - c))
+                rows.append(
+                    [
+                        "longspec",
+                        "llama-3.1-8b",
+                        task,
+                        context,
+                        "tree",
+                        "prior_score",
+                        x,
+                        shape,
+                        round(aat, 4),
+                    ]
+                )
+            rows.append(
+                [
+                    "longspec",
+                    "llama-3.1-8b",
+                    task,
+                    context,
+                    "tree",
+                    "original",
+                    69,
+                    "4 16 16 16 16",
+                    round(a + b * math.log(69 - c) - 0.3, 4),
+                ]
+            )
+    path = folder / "synthetic.csv"
+    pd.DataFrame(rows, columns=list(AAT_COLUMNS)).to_csv(path, index=False)
+    return folder
+
+
+def board_file(repo: Path, tmp_path: Path, name: str, **changes) -> Path:
+    data = yaml.safe_load((repo / "boards" / "v80.yaml").read_text())
+    data["name"] = name
+    for key, value in changes.items():
+        if key == "memory":
+            data["memory"] = {**data["memory"], **value}
+        else:
+            data[key] = value
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return load_model("llama-3.1-8b"), load_algorithm("longspec")
+
+
+def test_compute_poor_board_uses_ad(repo, tmp_path, workload) -> None:
+    board = load_board(
+        str(
+            board_file(
+                repo,
+                tmp_path,
+                "compute-poor",
+                pe_array={"rows": 4, "cols": 4},
+                mv_macs_per_cycle=16,
+            )
+        )
+    )
+    sol = solve(board, *workload, [128, 4096], aat_dir=synthetic_aat(tmp_path / "aat"))
+    s = sol.summary
+    assert (s["regime"] == "compute-bound").all()
+    assert (s["decision"] == "use AD").all()
+    assert (s["best_speedup"] < 1).all() and (s["p_gain"] < 1.1).all()
+    assert (sol.curves["speedup"] < 1).all()  # every x loses
+    assert sol.schedule["verify_len"].tolist() == [1]
+    assert sol.schedule["decision"].tolist() == ["use AD"]
+
+
+def test_bandwidth_poor_board_largest_x_wins(repo, tmp_path, workload) -> None:
+    board = load_board(
+        str(
+            board_file(
+                repo,
+                tmp_path,
+                "bandwidth-poor",
+                pe_array={"rows": 1024, "cols": 1024},
+                mv_macs_per_cycle=1 << 20,
+                memory={
+                    "bandwidth_gb_s": 1.0,
+                    "activation_group": {
+                        "channels": 32,
+                        "load_efficiency": 1.0,
+                        "store_efficiency": 1.0,
+                    },
+                },
+            )
+        )
+    )
+    # depth-based trees: the draft depth (and so T_d) stops growing at x = 7
+    folder = synthetic_aat(tmp_path / "aat", builder=depth_based)
+    sol = solve(board, *workload, [128, 4096], aat_dir=folder)
+    s = sol.summary
+    assert (s["best_verify_len"] == 85).all()  # the largest x with an AAT
+    assert (s["regime"] == "memory-bound").all()
+    assert (s["decision"] == "use SD").all()
+    assert (s["best_speedup"] > s["naive_speedup"]).all()
+
+
+def test_v80_mixed_and_invariants(tmp_path, workload) -> None:
+    board = load_board("v80")
+    sol = solve(board, *workload, [128, 4096], aat_dir=synthetic_aat(tmp_path / "aat"))
+    s, c = sol.summary, sol.curves
+    assert list(s.columns) == SUMMARY_COLUMNS and list(c.columns) == CURVE_COLUMNS
+    assert (s["regime"] == "mixed").all()
+    assert (s["best_speedup"] >= s["naive_speedup"]).all()
+    assert (s["best_speedup"] >= s["ori_speedup"]).all()
+    assert (s["ori_aat_source"] == "measured").all() and (s["ori_verify_len"] == 69).all()
+    # P_eff = AAT/(T_v+T_d), accepted = floor(AAT), best = argmax
+    np.testing.assert_allclose(c["p_eff_tokens_per_s"], c["aat"] / (c["verify_s"] + c["draft_s"]))
+    assert (c["accepted"] == np.floor(c["aat"]).clip(lower=1)).all()
+    for row in s.to_dict("records"):
+        part = c[c["context"] == row["context"]]
+        assert row["best_tokens_per_s"] == pytest.approx(part["p_eff_tokens_per_s"].max())
+        assert row["best_speedup"] == pytest.approx(part["speedup"].max())
+        # the Naive x follows the slope rule on the fit
+        slope = row["aat_b"] / (row["naive_verify_len"] - row["aat_c"])
+        assert slope < 0.02
+        prev = part[part["verify_len"] < row["naive_verify_len"]]["verify_len"]
+        if not prev.empty:
+            assert row["aat_b"] / (prev.max() - row["aat_c"]) >= 0.02
+        assert row["aat_r2_fit"] > 0.999  # synthetic points lie on the model
+    assert (c["tree_source"] == "measured").all()
+    # alpha = Param_d/Param_v · Depth: proportional to the number of draft passes
+    ratio = c["alpha"] / c["draft_passes"]
+    assert ratio.max() / ratio.min() < 1.01
+
+
+def test_threshold_moves_naive_x(tmp_path, workload) -> None:
+    folder = synthetic_aat(tmp_path / "aat")
+    loose = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.05)
+    strict = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.01)
+    assert loose.summary["naive_verify_len"][0] < strict.summary["naive_verify_len"][0]
+    with pytest.raises(InputError, match="--naive-threshold"):
+        solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=-1)
+
+
+def test_fitted_source_uses_tree_fallbacks(tmp_path, workload) -> None:
+    folder = synthetic_aat(tmp_path / "aat")
+    sol = solve(
+        load_board("v80"),
+        *workload,
+        [128],
+        aat_dir=folder,
+        aat_source="fitted",
+        fit_points=[2, 5, 13, 33],
+    )
+    c = sol.curves
+    assert c["verify_len"].tolist() == list(range(2, 86))
+    assert set(c["tree_source"]) <= {"width", "embedded"}  # no per-x table in this folder
+    assert sol.summary.loc[0, "aat_fit_points"] == "2,5,13,33"
+    header = "verify_len,longspec_tree_shape,eagle3_depth,eagle3_top_k"
+    lines = [f"{x},{' '.join(map(str, width_based(x - 1, MAX_TREE)))},3,3" for x in range(2, 40)]
+    (folder / "shapes.csv").write_text("\n".join([header, *lines]) + "\n")
+    sol = solve(load_board("v80"), *workload, [128], aat_dir=folder, aat_source="fitted")
+    c = sol.curves
+    assert c["verify_len"].max() == 39  # the per-x table bounds the modelled x
+    assert set(c["tree_source"]) == {"table"}
+
+
+def test_several_tasks_give_unified_x(tmp_path, workload) -> None:
+    folder = synthetic_aat(tmp_path / "aat", contexts=(1024,), tasks=("a", "b", "c"))
+    sol = solve(load_board("v80"), *workload, [1024], aat_dir=folder)
+    assert sorted(sol.summary["task"]) == ["a", "b", "c"]
+    u = sol.unified
+    assert len(u) == 3 and u["unified_verify_len"].nunique() == 1
+    assert (u["unified_speedup"] <= u["best_speedup"] + 1e-12).all()
+    assert sol.unified_summary.loc[0, "aat_source"] == "geometric mean of 3 tasks"
+    assert lookup(sol.schedule, 1024)["verify_len"] == u["unified_verify_len"].iloc[0]
+    arith = solve(load_board("v80"), *workload, [1024], aat_dir=folder, mean="arithmetic")
+    assert arith.unified["mean"].iloc[0] == "arithmetic"
+
+
+def test_input_errors(tmp_path, workload) -> None:
+    folder = synthetic_aat(tmp_path / "aat")
+    board = load_board("v80")
+    with pytest.raises(InputError, match="by task: gov_report: 128,4096"):
+        solve(board, *workload, [256], aat_dir=folder)
+    with pytest.raises(InputError, match="measured contexts for task gov_report: 128,4096"):
+        solve(board, *workload, [256], aat_dir=folder, tasks=["gov_report"])
+    with pytest.raises(InputError, match="needs --aat-dir"):
+        solve(board, *workload, [256], aat_source="measured")
+    with pytest.raises(InputError, match="task-agnostic"):
+        solve(board, *workload, [256], tasks=["gov_report"])
+    with pytest.raises(InputError, match="--fit-points"):
+        solve(board, *workload, [128], aat_dir=folder, fit_points=[2, 200, 5])
+
+
+def test_embedded_source_or_clear_error(workload) -> None:
+    board = load_board("v80")
+    if importlib.util.find_spec("fpgasim.tree.embedded") is None:
+        with pytest.raises(InputError, match="--aat-dir"):
+            solve(board, *workload, [1024])
+        return
+    try:
+        sol = solve(board, *workload, [1024])
+    except ConfigError as exc:  # the algorithm file has no acceptance block yet
+        assert "acceptance" in str(exc)
+        return
+    assert sol.summary.loc[0, "aat_source"] == "embedded"
+    assert sol.summary.loc[0, "task"] == "embedded"
+    assert set(sol.curves["tree_source"]) == {"embedded"}
+    assert sol.summary.loc[0, "ori_verify_len"] == 69
+    assert sol.summary.loc[0, "ori_tree"] == "4 16 16 16 16"
+
+
+def test_done_when_v80_gov_report(aat_dir, workload) -> None:
+    sol = solve(load_board("v80"), *workload, DONE_CONTEXTS, tasks=["gov_report"], aat_dir=aat_dir)
+    s = sol.summary.set_index("context")
+    assert list(s.index) == DONE_CONTEXTS
+    assert (s["decision"] == "use SD").all() and (s["best_speedup"] > 1).all()
+    assert (s["ori_verify_len"] == 69).all()
+    assert s.loc[128, "ori_speedup"] < 1 < s.loc[16384, "ori_speedup"]  # GPU default: loses short
+    assert (s["best_speedup"] >= s[["ori_speedup", "naive_speedup"]].max(axis=1)).all()
+    assert s["ad_tokens_per_s"].is_monotonic_decreasing
+    assert (s["aat_r2_all"] > 0.98).all()
+    key = [
+        "ad_tokens_per_s",
+        "best_verify_len",
+        "best_tokens_per_s",
+        "ori_tokens_per_s",
+        "naive_verify_len",
+        "naive_tokens_per_s",
+        "x_ridge",
+        "aat_a",
+        "aat_b",
+        "aat_c",
+    ]
+    assert not s[key].isna().any().any()
+    # the schedule covers every context once
+    for context in [1, 127, 128, 300, 1000, 5000, 16384, 10**6]:
+        assert lookup(sol.schedule, context)["decision"] == "use SD"

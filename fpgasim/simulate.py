@@ -33,11 +33,31 @@ class Point:
             raise InputError("--accepted", self.accepted, "at least 1")
 
 
+def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
+    """Parent array of the verified tree (root + draft nodes) when its shape is known and
+    holds exactly verify_len - 1 nodes; None (dense attention) otherwise."""
+    if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
+        return None
+    from fpgasim.tree.token_tree import TokenTree
+
+    return TokenTree.from_shape(tree.shape).parents
+
+
 def verify_timing(
-    engine: Engine, board: Board, model: TargetModel, verify_len: int, context: int
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    verify_len: int,
+    context: int,
+    tree: DraftTree | None = None,
 ) -> Timing:
-    """T_v: one target pass over `verify_len` tree tokens at `context`."""
-    return engine.run_pass(PassSpec("target", verify_len, context), board, model)
+    """T_v: one target pass over `verify_len` tree tokens at `context`.
+
+    With a tree of known shape, engines that model the tree mask skip masked-out attention
+    tiles; the analytic engine charges the dense block, as the study does.
+    """
+    spec = PassSpec("target", verify_len, context, tree_parents=tree_parents(tree, verify_len))
+    return engine.run_pass(spec, board, model)
 
 
 def draft_timing(
@@ -57,7 +77,9 @@ def draft_timing(
 def simulate_point(engine: Engine, point: Point) -> dict:
     """A flat result row: the point's inputs, then verify (and draft) timing."""
     point.check()
-    tv = verify_timing(engine, point.board, point.model, point.verify_len, point.context)
+    tv = verify_timing(
+        engine, point.board, point.model, point.verify_len, point.context, point.tree
+    )
     row: dict = {
         "board": point.board.name,
         "model": point.model.id,

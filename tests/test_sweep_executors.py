@@ -120,3 +120,48 @@ def test_cli_dask_local_cluster_equals_process_pool(tmp_path) -> None:
     assert pool.code == 0 and dask.code == 0, pool.err + dask.err
     assert "on dask x2" in dask.err
     assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
+
+
+def test_cli_with_scheduler_address(tmp_path) -> None:
+    """`--scheduler tcp://...` connects to a running scheduler (here one in this process)."""
+    distributed = pytest.importorskip("distributed")
+    from tests.cli_helpers import run_subprocess
+
+    args = [
+        "sweep",
+        "-b",
+        "u280",
+        "-m",
+        "llama-3.1-8b",
+        "-a",
+        "longspec",
+        "--contexts",
+        "128,512",
+        "--verify-lens",
+        "1-12",
+        "-e",
+        "analytic",
+        "--no-cache",
+    ]
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        dashboard_address=None,
+    ) as cluster:
+        remote = run_subprocess(
+            *args,
+            "--out",
+            str(tmp_path / "r.csv"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--chunk-size",
+            "4",
+        )
+    local = run_subprocess(*args, "--out", str(tmp_path / "l.csv"), "--executor", "inprocess")
+    assert remote.code == 0 and local.code == 0, remote.err + local.err
+    assert "on dask x2" in remote.err
+    assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "l.csv").read_bytes()

@@ -35,7 +35,7 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, verify_timing
+from fpgasim.simulate import draft_timing, tree_parents, verify_timing
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -126,21 +126,24 @@ class Timer:
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
         self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
-        self._verify: dict[tuple[int, int], float] = {}
+        self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
         self._target_weights: dict[int, int] = {}
 
-    def verify_s(self, verify_len: int, context: int) -> float:
-        key = (verify_len, context)
+    def verify_s(self, verify_len: int, context: int, tree: DraftTree | None = None) -> float:
+        """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
+        if tree_parents(tree, verify_len) is None:
+            tree = None
+        key = (verify_len, context, tree.describe() if tree else "")
         if key not in self._verify:
-            t = verify_timing(self.engine, self.board, self.model, verify_len, context)
+            t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree)
             self._verify[key] = t.seconds
         return self._verify[key]
 
     def remember(self, context: int, verify_lens: Sequence[int], verify_s: Sequence[float]) -> None:
         """Store T_v already computed (e.g. by the primary roofline)."""
         for x, seconds in zip(verify_lens, verify_s, strict=True):
-            self._verify[(int(x), context)] = float(seconds)
+            self._verify[(int(x), context, "")] = float(seconds)
 
     def draft(self, tree: DraftTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
@@ -255,7 +258,7 @@ def solve_curve(
                 "aat": float(aat),
                 "aat_fit": float(curve.fit.predict(x)),
                 "accepted": accepted,
-                "verify_s": timer.verify_s(int(x), context),
+                "verify_s": timer.verify_s(int(x), context, tree),
                 "draft_s": draft_s,
                 "draft_passes": passes,
                 "alpha": alpha,
@@ -323,7 +326,7 @@ def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
             "ori_speedup": math.nan,
         }
     ori = curve.ori
-    tv = timer.verify_s(ori.verify_len, curve.context)
+    tv = timer.verify_s(ori.verify_len, curve.context, ori.tree)
     td, _, _ = timer.draft(ori.tree, accepted_from_aat(ori.aat), curve.context)
     tokens_per_s = ori.aat / (tv + td)
     return {

@@ -15,6 +15,7 @@ from fpgasim.cli.boards_cmd import boards
 from fpgasim.cli.cache_cmd import cache_app
 from fpgasim.cli.hetero_cmd import hetero_app
 from fpgasim.cli.simulate_cmd import simulate
+from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.solve_cmd import solve
 from fpgasim.cli.sweep_cmd import sweep
 from fpgasim.cli.tree_cmd import tree_app
@@ -39,6 +40,7 @@ app.command()(sweep)
 app.command()(boards)
 app.command()(solve)
 app.command()(validate)
+app.command()(reproduce)
 app.add_typer(cache_app, name="cache")
 app.add_typer(hetero_app, name="hetero")
 app.add_typer(tree_app, name="tree")

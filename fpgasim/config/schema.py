@@ -196,7 +196,9 @@ class PositionalAcceptance(Strict):
     probabilities: list[list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]] = Field(
         min_length=1,
         max_length=64,
-        description="rows = depth 1, 2, ... (last row reused deeper); columns = sibling rank 0, 1, ...",
+        description=(
+            "rows = depth 1, 2, ... (last row reused deeper); columns = sibling rank 0, 1, ..."
+        ),
     )
     context_decay: float = Field(
         0.0, ge=0, lt=1, description="relative acceptance loss per doubling of context"

@@ -36,6 +36,13 @@ FOLDER_KINDS = {
 #: Experiment `kind` -> "module:Schema" of its file; imported only when such a file is checked.
 EXPERIMENT_SCHEMAS = {
     "dovetail1": "fpgasim.heterogeneous.inputs:Dovetail1Inputs",
+    **dict.fromkeys(
+        (
+            *("context_sets", "tasks_unified", "tree_methods", "boards_grid"),
+            *("sparse_fit_models", "speedup_curve", "rooflines", "fit_table", "aat_curves"),
+        ),
+        "fpgasim.reproduce.schema:Experiment",
+    ),
 }
 
 

@@ -26,6 +26,9 @@ class PassSpec:
     #: parent index of each of the `tokens` tree tokens (-1 for the root), or None for a
     #: dense (fully visible) block; engines that model the tree mask use it, analytic ignores it
     tree_parents: tuple[int, ...] | None = None
+    #: levels per mask block: 1 = causal tree mask; k > 1 = Falcon's relaxed mask (a token
+    #: also sees the rest of its own k-block); used with tree_parents (treemask.visibility)
+    mask_block: int = 1
 
 
 def weight_reads(n: int, reuse_tokens: int) -> int:
@@ -198,11 +201,13 @@ def eagle3_pass(
 
 
 def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
-    """One Falcon SAR draft pass over n tokens (k-blocks of the frontier) emitting k tokens each.
+    """One Falcon SAR draft pass over n tokens (the k-block just proposed) emitting the next one.
 
     LSTM layers over concat(embedding, feature) (layer 1: 2h -> h, then h -> h; four gates,
     batched over the n tokens), one decoder layer with the relaxed causal mask over its own KV
-    cache of the context, the MLP, and the shared LM head over the n*k emitted positions.
+    cache of the context, the MLP, and the shared LM head over max(n, k) positions (each
+    position of a k-block predicts one token of the next block). docs/falcon.md has the
+    element-by-element accounting.
     """
     h, kv = m.hidden, m.kv_heads * m.head_dim
     k = d.tokens_per_pass
@@ -212,8 +217,17 @@ def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: B
     d_in = 2 * h
     for layer in range(d.lstm_layers):
         # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
-        ops.append(_linear(f"lstm{layer}", n, d_in + h, 4 * h, reads,
-                           act_elems=n * (d_in + h) + n * h, sfu_elems=n * 4 * h + 3 * n * h))
+        ops.append(
+            _linear(
+                f"lstm{layer}",
+                n,
+                d_in + h,
+                4 * h,
+                reads,
+                act_elems=n * (d_in + h) + n * h,
+                sfu_elems=n * 4 * h + 3 * n * h,
+            )
+        )
         d_in = h
     ops += [
         _norm("norm", n, h, np_),
@@ -224,8 +238,9 @@ def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: B
         _linear("o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
         *_mlp("mlp", n, m, reads, np_),
     ]
-    # each of the n positions emits k tokens: the shared LM head runs over n*k positions
-    lm = _lm_head(n * k, h, m.vocab, reads)
+    # position j of a k-block predicts the token k places on (the next block): one LM-head
+    # row per position, and at least k rows so that a pass always emits a full k-block
+    lm = _lm_head(max(n, k), h, m.vocab, reads)
     return PassOps("falcon", n, context, 1, tuple(ops), (lm,))
 
 

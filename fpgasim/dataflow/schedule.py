@@ -89,22 +89,50 @@ def draft_passes(
     if tree.shape is None:
         raise InputError("--tree", tree.describe(), "level widths such as '4 16 16 16 16'")
     check_shape(tree.shape)
-    passes = [PassSpec(kind, accepted, context)]
     if kind == "falcon":
-        # semi-autoregressive: a pass proposes k levels at once; the next pass runs over the
-        # k-block just proposed (relaxed mask), so the depth d costs ceil(d/k) passes
-        k = algorithm.drafter.tokens_per_pass
-        for start in range(0, len(tree.shape) - k, k):
-            block = tree.shape[start : start + k]
-            if 0 in block or tree.shape[start + k] == 0:
-                break
-            passes.append(PassSpec(kind, sum(block), context))
-        return passes
+        return falcon_passes(algorithm.drafter.tokens_per_pass, tree.shape, accepted, context)
+    passes = [PassSpec(kind, accepted, context)]
     for width in tree.shape[:-1]:
         if width == 0:
             break
         passes.append(PassSpec(kind, width, context))
     return passes
+
+
+def falcon_passes(k: int, shape: tuple[int, ...], accepted: int, context: int) -> list[PassSpec]:
+    """Falcon's semi-autoregressive schedule: ceil(depth/k) passes with the relaxed mask.
+
+    The first pass runs over the `accepted` tokens (a chain, block-causal in k-blocks) and
+    proposes levels 1..k; each further pass runs over the k-block just proposed (levels
+    jk+1..jk+k, their widths summed) and proposes the next k levels. A pass's tree_parents
+    realise its block round robin (node j of a level hangs under node j mod w of the level
+    above, as TokenTree.from_shape); the block's first level are roots (their ancestors
+    sit in the drafter's KV cache). mask_block = k: a token sees its ancestors and the rest
+    of its own k-block (the relaxed causal mask).
+    """
+    chain = tuple(range(-1, accepted - 1))
+    passes = [PassSpec("falcon", accepted, context, tree_parents=chain, mask_block=k)]
+    for start in range(0, len(shape) - k, k):
+        block = shape[start : start + k]
+        if 0 in block or shape[start + k] == 0:
+            break
+        parents = block_parents(block)
+        passes.append(PassSpec("falcon", sum(block), context, tree_parents=parents, mask_block=k))
+    return passes
+
+
+def block_parents(widths: tuple[int, ...]) -> tuple[int, ...]:
+    """Parent indices of consecutive levels of these widths, round robin; level 1 are roots."""
+    parents: list[int] = []
+    prev_first, prev_width = -1, 0
+    for width in widths:
+        first = len(parents)
+        if prev_width == 0:
+            parents.extend([-1] * width)
+        else:
+            parents.extend(prev_first + j % prev_width for j in range(width))
+        prev_first, prev_width = first, width
+    return tuple(parents)
 
 
 def accepted_from_aat(aat: float) -> int:

@@ -1,9 +1,13 @@
 """Tree attention masks at tile granularity: which (query block, key block) tiles are needed.
 
 A token tree of n tokens is given as a parent tuple (parent index per token, -1 for a root).
-Token i may attend to token j of the tree iff j is i or an ancestor of i. The realistic
-lowering skips score tiles in which no query sees any key; the study's accounting (and the
-ideal mode) charges the dense n x n block.
+Token i may attend to token j of the tree iff j is i or an ancestor of i (the causal tree
+mask). Falcon's relaxed causal mask (`block` = k > 1) also lets a token see every token of
+its own k-block: its descendants whose depth falls in the same block of k levels (depth
+counted from the pass's roots, 0-based; blocks are depths 0..k-1, k..2k-1, ...). For a
+chain this is the block-causal mask (position i sees j <= i and the rest of its block).
+The realistic lowering skips score tiles in which no query sees any key; the study's
+accounting (and the ideal mode) charges the dense n x n block.
 """
 
 from __future__ import annotations
@@ -11,10 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 
-def visibility(parents: tuple[int, ...]) -> np.ndarray:
-    """n x n boolean matrix: [i, j] is True iff tree token i may attend to tree token j."""
+def visibility(parents: tuple[int, ...], block: int = 1) -> np.ndarray:
+    """n x n boolean matrix: [i, j] is True iff tree token i may attend to tree token j.
+
+    block = 1: the causal tree mask (j is i or an ancestor of i). block = k > 1: Falcon's
+    relaxed mask, which adds j when i is an ancestor of j in the same k-block of depths.
+    """
+    if block < 1:
+        raise ValueError(f"mask block = {block}; give 1 (causal tree mask) or k > 1 (relaxed)")
     n = len(parents)
     vis = np.zeros((n, n), dtype=bool)
+    depth = np.zeros(n, dtype=np.int64)
     for i in range(n):
         j, steps = i, 0
         while j >= 0:
@@ -26,6 +37,10 @@ def visibility(parents: tuple[int, ...]) -> np.ndarray:
             vis[i, j] = True
             j = parents[j]
             steps += 1
+        depth[i] = steps - 1
+    if block > 1:
+        same_block = (depth[:, None] // block) == (depth[None, :] // block)
+        vis |= vis.T & same_block  # i sees its descendants j inside its own k-block
     return vis
 
 

@@ -1,8 +1,9 @@
 """The `event` engine: the instruction stream run on simpy, one process per hardware unit.
 
 `env.now` is in cycles (integers). Each unit (LD, ST, MPE, SFU) is a process that executes
-its queue in order; channel groups are `simpy.Resource`s (capacity 1: one transfer at a time
-per resource), on-chip buffers are `simpy.Container`s of bytes (bounded in realistic mode).
+its queue in order; the load and store ports of the channel groups are `simpy.Resource`s
+(capacity 1: one transfer at a time per port), on-chip buffers are `simpy.Container`s of
+bytes (bounded in realistic mode).
 The same-cycle tie-break of `fpgasim.engine.cycle` is enforced with event priorities:
 completions (priority 0) are processed before start attempts, and start attempts run in unit
 order (priority 10 + unit index), independent of event creation order.
@@ -34,7 +35,7 @@ class _At(simpy.Event):
 
 
 class _Machine:
-    """Shared state of one simulation: completion times, channels, buffers, blocked units."""
+    """Shared state of one simulation: completion times, ports, buffers, blocked units."""
 
     def __init__(self, program: Program) -> None:
         ins = program.instrs
@@ -49,7 +50,7 @@ class _Machine:
         n = len(ins)
         self.start = [-1] * n
         self.finish = [-1] * n
-        self.channels = [simpy.Resource(self.env, capacity=1) for _ in range(N_PORTS)]
+        self.ports = [simpy.Resource(self.env, capacity=1) for _ in range(N_PORTS)]
         self.buffers: list[simpy.Container | None] = [
             simpy.Container(self.env, capacity=cap) if cap >= 0 else None
             for cap in program.buffer_bytes[:N_BUFFERS]
@@ -67,7 +68,7 @@ class _Machine:
             if f < 0 or f > now:
                 return False
         c = self.chan[i]
-        if c >= 0 and self.channels[c].users:
+        if c >= 0 and self.ports[c].users:
             return False
         b = self.acq_buf[i]
         if b >= 0:
@@ -82,7 +83,7 @@ class _Machine:
         self.finish[i] = now + self.cycles[i]
         c = self.chan[i]
         if c >= 0:
-            self.requests[i] = self.channels[c].request()  # free: granted at once
+            self.requests[i] = self.ports[c].request()  # free: granted at once
         b = self.acq_buf[i]
         if b >= 0 and self.buffers[b] is not None:
             self.buffers[b].put(self.acq_bytes[i])  # room checked: done at once
@@ -90,7 +91,7 @@ class _Machine:
     def end(self, i: int) -> None:
         c = self.chan[i]
         if c >= 0:
-            self.channels[c].release(self.requests.pop(i))
+            self.ports[c].release(self.requests.pop(i))
         b = self.rel_buf[i]
         if b >= 0 and self.buffers[b] is not None:
             self.buffers[b].get(self.rel_bytes[i])

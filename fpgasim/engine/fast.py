@@ -34,19 +34,19 @@ def _loop(
     pc = np.zeros(n_units, np.int64)
     cur = np.full(n_units, -1, np.int64)
     level = np.zeros(cap.shape[0], np.int64)
-    chan_busy = np.zeros(n_ports, np.bool_)
+    port_busy = np.zeros(n_ports, np.bool_)
     remaining = n
     t = 0
     big = np.iinfo(np.int64).max
     while remaining > 0:
-        # completions at t: free buffer space and channels
+        # completions at t: free buffer space and ports
         for u in range(n_units):
             i = cur[u]
             if i >= 0 and finish[i] == t:
                 if rel_buf[i] >= 0 and cap[rel_buf[i]] >= 0:
                     level[rel_buf[i]] -= rel_bytes[i]
                 if chan[i] >= 0:
-                    chan_busy[chan[i]] = False
+                    port_busy[chan[i]] = False
                 cur[u] = -1
                 pc[u] += 1
                 remaining -= 1
@@ -61,7 +61,7 @@ def _loop(
                 if d >= 0 and (finish[d] < 0 or finish[d] > t):
                     ok = False
                     break
-            if ok and chan[i] >= 0 and chan_busy[chan[i]]:
+            if ok and chan[i] >= 0 and port_busy[chan[i]]:
                 ok = False
             b = acq_buf[i]
             if ok and b >= 0 and cap[b] >= 0 and level[b] + acq_bytes[i] > cap[b]:
@@ -71,7 +71,7 @@ def _loop(
                 finish[i] = t + cycles[i]
                 cur[u] = i
                 if chan[i] >= 0:
-                    chan_busy[chan[i]] = True
+                    port_busy[chan[i]] = True
                 if b >= 0 and cap[b] >= 0:
                     level[b] += acq_bytes[i]
         if remaining == 0:

@@ -176,7 +176,7 @@ class DaskExecutor:
                     silence_logs=logging.ERROR,
                 )
                 self._client = Client(self._cluster)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # unreachable or malformed address
             self.__exit__(None, None, None)
             raise InputError(
                 "--scheduler", self.scheduler, f"a reachable Dask scheduler ({exc})"

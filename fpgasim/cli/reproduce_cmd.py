@@ -1,0 +1,189 @@
+"""`fpgasim reproduce`: the study's tables and figures from workloads/experiments/*.yaml."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from enum import StrEnum
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fpgasim.cli.common import console, err_console, rich_table
+from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
+from fpgasim.errors import InputError
+from fpgasim.reproduce import (
+    ExperimentResult,
+    RunContext,
+    check_aat_dir,
+    csv_text,
+    experiment_names,
+    load_experiment,
+    markdown,
+    run_experiment,
+    write_outputs,
+)
+from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
+from fpgasim.reproduce.output import source_line
+from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+
+#: Rows shown in the terminal table (the files hold every row).
+MAX_SHOWN_ROWS = 40
+DEFAULT_OUT = Path("results")
+
+
+class ReproduceFormat(StrEnum):
+    table = "table"
+    md = "md"
+    csv = "csv"
+
+
+def reproduce(
+    names: list[str] = typer.Argument(
+        ...,
+        metavar="NAME|all",
+        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path), or all.",
+    ),
+    aat_dir: Path | None = typer.Option(
+        None,
+        "--aat-dir",
+        help="Folder of measured AAT tables (e.g. ../shared/reference/aat); each experiment reads the files it names. Without it: the embedded acceptance models.",
+    ),
+    engine: str = typer.Option(
+        DEFAULT_ENGINE,
+        "--engine",
+        "-e",
+        help="Engine timing T_v and T_d: analytic (the study's accounting), event, fast (those registered in this build).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
+    ),
+    output_format: ReproduceFormat = typer.Option(
+        ReproduceFormat.table,
+        "--format",
+        "-f",
+        help="What stdout shows: table (rich), md (Markdown) or csv (the CSV only, one experiment).",
+    ),
+) -> None:
+    """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
+
+    Every output says which AAT source (measured tables or the embedded model) and which
+    engine produced its numbers.
+
+    Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
+    """
+    experiments = _experiments(names)
+    csv_stdout = output_format is ReproduceFormat.csv and out is None
+    if csv_stdout and len(experiments) > 1:
+        raise InputError(
+            "--format",
+            "csv",
+            f"one experiment per CSV on stdout ({len(experiments)} asked); pass --out DIR "
+            "to write each NAME.csv",
+        )
+    out_dir = None if csv_stdout else (out or DEFAULT_OUT)
+    if engine not in ENGINES:
+        raise InputError("--engine", engine, f"one of {', '.join(sorted(ENGINES))}")
+    ctx = RunContext(None, check_aat_dir(aat_dir))
+    for exp in experiments:
+        check_inputs(exp, ctx)
+    if any(needs_engine(e) for e in experiments):
+        ctx.engine = get_engine(engine)
+    results = _run(experiments, ctx, out_dir, progress=not csv_stdout)
+    if csv_stdout:
+        print(csv_text(results[0][0]), end="")
+        return
+    for result, _ in results:
+        if output_format is ReproduceFormat.md:
+            print(markdown(result), end="\n")
+        elif output_format is ReproduceFormat.table:
+            _print_table(result, out_dir)
+        elif len(results) == 1:
+            print(csv_text(result), end="")
+    for result, paths in results:
+        shown = ", ".join(str(p) for p in paths)
+        err_console.print(f"{result.name}: wrote {shown}", highlight=False, soft_wrap=True)
+
+
+def _experiments(names: list[str]) -> list[AnyExperiment]:
+    """The experiments asked for, in order, loaded (and validated) before any work."""
+    wanted: list[str] = []
+    for item in names:
+        for name in (n.strip() for n in item.split(",")):
+            if name == "all":
+                wanted.extend(experiment_names())
+            elif name:
+                wanted.append(name)
+    if not wanted:
+        raise InputError("NAME", " ".join(names), "an experiment name or all")
+    shipped = experiment_names()
+    out = []
+    for name in dict.fromkeys(wanted):
+        if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
+            raise InputError("NAME", name, f"one of all, {', '.join(shipped)} (or a YAML path)")
+        exp = load_experiment(name)
+        if isinstance(exp, ExternalExperiment) and not external_available(exp.kind):
+            if len(wanted) == 1:
+                raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
+            continue  # `all`: an experiment whose package is not installed yet
+        out.append(exp)
+    return out
+
+
+def _run(
+    experiments: list[AnyExperiment], ctx: RunContext, out_dir: Path | None, progress: bool
+) -> list[tuple[ExperimentResult, list[Path]]]:
+    """Run each experiment (a progress bar on stderr), writing its files as it finishes."""
+    bar = (
+        Progress(
+            TextColumn("[bold]reproduce[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        if progress
+        else nullcontext()
+    )
+    results = []
+    with bar:
+        task = bar.add_task("", total=len(experiments)) if progress else None
+        for exp in experiments:
+            if progress:
+                bar.update(task, description=exp.name)
+            result = run_experiment(exp, ctx=ctx)
+            paths = write_outputs(result, out_dir) if out_dir is not None else []
+            results.append((result, paths))
+            if progress:
+                bar.advance(task)
+    return results
+
+
+def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
+    """The rich table, titled with the experiment and its AAT source and engine; notes."""
+    out = console if console.is_terminal else Console(width=200)
+    title = f"{result.name}: {result.title}\n{source_line(result)}"
+    table = result.table
+    if result.available:
+        shown = table.head(MAX_SHOWN_ROWS)
+        rows = [{c: _value(v) for c, v in r.items()} for r in shown.to_dict("records")]
+        out.print(rich_table(rows, title=title, columns=list(table.columns)))
+        if len(table) > MAX_SHOWN_ROWS:
+            where = f" (every row in {out_dir / (result.name + '.csv')})" if out_dir else ""
+            out.print(f"  … {len(table) - MAX_SHOWN_ROWS} more rows{where}", highlight=False)
+    else:
+        out.print(title, highlight=False)
+    for note in result.notes:
+        out.print(f"  - {note}", highlight=False)
+    out.print()
+
+
+def _value(v: object) -> object:
+    """A cell for rich_table: missing values as None (shown empty), others unchanged."""
+    return None if not isinstance(v, str) and pd.isna(v) else v

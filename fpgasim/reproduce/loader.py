@@ -1,0 +1,84 @@
+"""Find and load experiment files; route kinds owned by other packages (e.g. dovetail1).
+
+`workloads/experiments/NAME.yaml` files whose `kind` is one of `schema.Kind` are validated
+against `schema.Experiment`; a file whose `kind` is in `EXTERNAL_KINDS` belongs to another
+package, which validates and runs it (`ExternalExperiment` only carries its name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fpgasim.config.loader import available, read_yaml_mapping, resolve, validate_mapping
+from fpgasim.errors import ConfigError
+from fpgasim.reproduce.schema import KIND_COLUMNS, Experiment
+
+
+@dataclass(frozen=True)
+class ExternalKind:
+    """An experiment kind run by another package: `module:function() -> DataFrame`."""
+
+    title: str
+    target: str
+    description: str = ""
+
+
+#: Kinds whose files another package reads (its schema differs from `Experiment`).
+EXTERNAL_KINDS: dict[str, ExternalKind] = {
+    "dovetail1": ExternalKind(
+        title="Dovetail: heterogeneous SD speedups, recomputed from the measurements vs modelled",
+        target="fpgasim.heterogeneous:dovetail1_table",
+        description="LLaMA2-Chat-7B target on a CPU, drafter on a GPU (docs/heterogeneous.md).",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ExternalExperiment:
+    """An experiment file of an external kind: its name, kind and path."""
+
+    name: str
+    kind: str
+    path: Path
+
+    @property
+    def title(self) -> str:
+        return EXTERNAL_KINDS[self.kind].title
+
+    @property
+    def description(self) -> str:
+        return EXTERNAL_KINDS[self.kind].description
+
+    figure = False
+
+
+AnyExperiment = Experiment | ExternalExperiment
+
+
+def _order(name: str) -> tuple[int, int, str]:
+    """table1..N, then fig1..N, then the rest alphabetically."""
+    match = re.fullmatch(r"(table|fig)(\d+)", name)
+    if match:
+        return (0 if match.group(1) == "table" else 1, int(match.group(2)), name)
+    return (2, 0, name)
+
+
+def experiment_names() -> list[str]:
+    """Names of the shipped experiments, tables first, then figures, then others."""
+    return sorted(available("experiment"), key=_order)
+
+
+def load_experiment(name_or_path: str | Path) -> AnyExperiment:
+    """An experiment by shipped name (`table4`) or YAML path; errors name the file and field."""
+    path = resolve("experiment", str(name_or_path))
+    data = read_yaml_mapping(path)
+    kind = data.get("kind")
+    if isinstance(kind, str) and kind in EXTERNAL_KINDS:
+        name = data.get("name") or data.get("id") or path.stem
+        return ExternalExperiment(str(name), kind, path)
+    if not isinstance(kind, str) or kind not in KIND_COLUMNS:
+        choices = ", ".join([*KIND_COLUMNS, *EXTERNAL_KINDS])
+        raise ConfigError(str(path), "kind", kind, f"one of {choices}")
+    return validate_mapping(Experiment, data, str(path))

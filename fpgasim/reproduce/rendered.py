@@ -1,0 +1,91 @@
+"""`Rendered`: what a renderer returns, and helpers to build its rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.reproduce.schema import KIND_COLUMNS, Experiment, Workload
+from fpgasim.reproduce.workloads import RunContext, load_inputs, source_name
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A renderer's output.
+
+    table: one row per reported item, every column of KIND_COLUMNS[kind] (0 rows when
+    unavailable); notes: lines printed under the table; available: False when the
+    experiment cannot run on this AAT source (the notes say why); plot_data: frames the
+    figure needs beyond the table (e.g. the measured points under a fit).
+    """
+
+    table: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    available: bool = True
+    plot_data: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def frame(kind: str, rows: list[dict]) -> pd.DataFrame:
+    """Rows as a DataFrame with the kind's columns in order; x columns as nullable ints."""
+    out = pd.DataFrame(rows, columns=list(KIND_COLUMNS[kind]))
+    for col in out.columns:
+        if col.endswith("verify_len") or col in ("x_ridge", "n_fit_points", "aat_n_fit_points"):
+            out[col] = pd.array([_int_or_na(v) for v in out[col]], dtype="Int64")
+    return out
+
+
+def _int_or_na(v: object) -> object:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return pd.NA
+    return int(v)
+
+
+def unavailable(exp: Experiment, reason: str) -> Rendered:
+    """An empty table and the reason, for an experiment that cannot run on this source."""
+    note = f"not reproduced with this AAT source: {reason}"
+    return Rendered(frame(exp.kind, []), (note,), available=False)
+
+
+def each_workload(
+    exp: Experiment,
+) -> Iterator[tuple[Workload, Board, TargetModel, Algorithm]]:
+    """(workload, board, model, algorithm) of every board x model of every workload group."""
+    for w in exp.workloads:
+        for board in w.boards:
+            for model in w.models:
+                yield (w, *load_inputs(board, model, w.algorithm))
+
+
+def tasks_of(w: Workload, ctx: RunContext) -> list[str] | None:
+    """The workload's measured tasks; None on the embedded model (task-agnostic)."""
+    return list(w.tasks) if (w.tasks and ctx.measured) else None
+
+
+def base(exp: Experiment, ctx: RunContext, s: dict) -> dict:
+    """The input columns every timed row carries, from a solver summary row."""
+    return {
+        "board": s["board"],
+        "model": s["model"],
+        "algorithm": s["algorithm"],
+        "task": s["task"],
+        "aat_source": source_name(exp, ctx),
+        "aat_file": s.get("aat_file", "") or "",
+        "engine": s["engine"],
+    }
+
+
+def embedded_task_note(exp: Experiment, ctx: RunContext) -> tuple[str, ...]:
+    """On the embedded model: say that the task column is 'embedded' (task-agnostic)."""
+    if ctx.measured:
+        return ()
+    tasks = sorted({t for w in exp.workloads for t in (w.tasks or [])})
+    if not tasks:
+        return ("the embedded acceptance model is task-agnostic (task = embedded)",)
+    return (
+        "the embedded acceptance model is task-agnostic (task = embedded); with --aat-dir "
+        f"the measured {', '.join(tasks)} curves are used",
+    )

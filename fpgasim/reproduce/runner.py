@@ -1,0 +1,137 @@
+"""Run an experiment: load it, render its table with the run's engine and AAT source.
+
+`run_experiment(name_or_experiment, engine=..., aat_dir=...) -> ExperimentResult`; the CLI
+(`fpgasim reproduce`) and the tests call it, then `output.write_outputs` writes the files.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from fpgasim.engine import Engine, get_engine
+from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.loader import (
+    EXTERNAL_KINDS,
+    AnyExperiment,
+    ExternalExperiment,
+    load_experiment,
+)
+from fpgasim.reproduce.schema import TIMED_KINDS, Experiment
+from fpgasim.reproduce.workloads import RunContext, aat_label, check_aat_dir, check_files
+
+ALWAYS = ("aat_source", "engine")
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """One reproduced table or figure.
+
+    table: the CSV (contract columns, then extras, then aat_source and, if timed, engine);
+    full: every column the kind computes (figures read it); aat_source: which AAT was used,
+    in words (aat_short: without the folder, for figures); engine: the engine's name (''
+    when nothing is timed); notes: lines printed under the table; available: False when
+    the AAT source cannot give this experiment.
+    """
+
+    name: str
+    title: str
+    kind: str
+    description: str
+    table: pd.DataFrame
+    full: pd.DataFrame
+    aat_source: str
+    engine: str
+    notes: tuple[str, ...] = ()
+    available: bool = True
+    plot_data: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figure: bool = False
+    aat_short: str = ""
+
+
+def output_columns(exp: Experiment) -> list[str]:
+    """CSV columns: the contract, the extras, then aat_source and (timed kinds) engine."""
+    cols = [*exp.columns, *exp.extra_columns]
+    for c in ALWAYS:
+        if c not in cols and (c != "engine" or exp.kind in TIMED_KINDS):
+            cols.append(c)
+    return cols
+
+
+def needs_engine(exp: AnyExperiment) -> bool:
+    """Whether the experiment's numbers come from an engine."""
+    return isinstance(exp, Experiment) and exp.kind in TIMED_KINDS
+
+
+def check_inputs(exp: AnyExperiment, ctx: RunContext) -> None:
+    """Fail before any work: the measured files an experiment reads exist in --aat-dir."""
+    if isinstance(exp, Experiment) and ctx.measured:
+        check_files(ctx, exp.aat.files)
+
+
+def run_experiment(
+    experiment: str | Path | AnyExperiment,
+    *,
+    engine: str | Engine | None = "analytic",
+    aat_dir: Path | str | None = None,
+    ctx: RunContext | None = None,
+) -> ExperimentResult:
+    """Reproduce one experiment (by name, path or loaded) with an engine and AAT source.
+
+    `ctx` (engine and --aat-dir of a whole run, with its table cache) overrides both.
+    """
+    exp = experiment if isinstance(experiment, Experiment | ExternalExperiment) else None
+    exp = exp or load_experiment(experiment)
+    if ctx is None:
+        eng = get_engine(engine) if isinstance(engine, str) else engine
+        ctx = RunContext(eng, check_aat_dir(aat_dir))
+    if isinstance(exp, ExternalExperiment):
+        return _run_external(exp)
+    check_inputs(exp, ctx)
+    rendered = EXPERIMENT_KINDS[exp.kind].render(exp, ctx)
+    timed = exp.kind in TIMED_KINDS
+    full = rendered.table
+    return ExperimentResult(
+        name=exp.name,
+        title=exp.title,
+        kind=exp.kind,
+        description=exp.description,
+        table=full[output_columns(exp)].reset_index(drop=True),
+        full=full,
+        aat_source=aat_label(exp, ctx),
+        aat_short=aat_label(exp, ctx, short=True),
+        engine=ctx.engine.name if (timed and ctx.engine is not None) else "",
+        notes=rendered.notes,
+        available=rendered.available,
+        plot_data=rendered.plot_data,
+        figure=exp.figure and rendered.available,
+    )
+
+
+def _run_external(exp: ExternalExperiment) -> ExperimentResult:
+    """An experiment another package computes (e.g. dovetail1): its table as returned."""
+    module_name, _, attr = EXTERNAL_KINDS[exp.kind].target.partition(":")
+    table = getattr(importlib.import_module(module_name), attr)()
+    return ExperimentResult(
+        name=exp.name,
+        title=exp.title,
+        kind=exp.kind,
+        description=exp.description,
+        table=table,
+        full=table,
+        aat_source="none (published measurements and the heterogeneous platform model)",
+        engine="",
+        notes=(f"computed by {EXTERNAL_KINDS[exp.kind].target} from {exp.path.name}",),
+    )
+
+
+def external_available(kind: str) -> bool:
+    """Whether the package that runs an external kind is importable in this checkout."""
+    module_name, _, attr = EXTERNAL_KINDS[kind].target.partition(":")
+    try:
+        return hasattr(importlib.import_module(module_name), attr)
+    except ImportError:
+        return False

@@ -1,0 +1,274 @@
+"""Renderers of the table kinds: per-context sets, tasks/unified x, tree methods, boards grid,
+models fitted from sparse points. Each returns `Rendered` with the kind's columns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from fpgasim.analysis import AatCurve, fit_curve
+from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.reproduce.rendered import (
+    Rendered,
+    base,
+    each_workload,
+    embedded_task_note,
+    frame,
+    tasks_of,
+    unavailable,
+)
+from fpgasim.reproduce.schema import Experiment, Workload
+from fpgasim.reproduce.workloads import RunContext, curves, restrict, solve
+
+SETS = ("ori", "naive", "best")
+
+
+def _x(v: object) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def context_sets(exp: Experiment, ctx: RunContext) -> Rendered:
+    """Per context: AD, Ori, Naive and Best sets (verify_len, tokens/s, speedup over AD)."""
+    rows, notes = [], list(embedded_task_note(exp, ctx))
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        sol = solve(exp, ctx, board, model, algorithm, cs)
+        for s in sol.summary.to_dict("records"):
+            common = {"context": s["context"], **base(exp, ctx, s)}
+            rows.append(
+                {
+                    **common,
+                    "method": "ad",
+                    "verify_len": None,
+                    "tokens_per_s": s["ad_tokens_per_s"],
+                    "speedup": 1.0,
+                    "aat": 1.0,
+                    "tree": "",
+                }
+            )
+            for name in SETS:
+                if _x(s[f"{name}_verify_len"]) is None:
+                    notes.append(f"{name} set undefined for {algorithm.id} (no default x)")
+                    continue
+                rows.append(
+                    {
+                        **common,
+                        "method": name,
+                        "verify_len": s[f"{name}_verify_len"],
+                        "tokens_per_s": s[f"{name}_tokens_per_s"],
+                        "speedup": s[f"{name}_speedup"],
+                        "aat": s[f"{name}_aat"],
+                        "tree": s[f"{name}_tree"],
+                    }
+                )
+        ori = sol.summary["ori_aat_source"].iloc[0]
+        notes.append(
+            f"{algorithm.id}: Ori set = the GPU default tree (x = {algorithm.ori_verify_len}), "
+            f"AAT from {ori}; Naive set = smallest x whose fitted slope dAAT/dx < "
+            f"{exp.naive_threshold} tokens per extra token; Best set = argmax P_eff"
+        )
+    return Rendered(frame(exp.kind, rows), tuple(dict.fromkeys(notes)))
+
+
+def tasks_unified(exp: Experiment, ctx: RunContext) -> Rendered:
+    """Per task: its own best x and speedup, and its speedup at the unified x."""
+    if not ctx.measured:
+        return unavailable(exp, exp.aat.embedded_reason or "it needs measured per-task AAT")
+    rows = []
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        sol = solve(exp, ctx, board, model, algorithm, cs)
+        by_task = sol.summary.set_index(["task", "context"])
+        for u in sol.unified.to_dict("records"):
+            s = by_task.loc[(u["task"], u["context"])].to_dict() | {
+                "task": u["task"],
+                "context": u["context"],
+            }
+            rows.append(
+                {
+                    **base(exp, ctx, s),
+                    "context": u["context"],
+                    "best_verify_len": u["best_verify_len"],
+                    "best_speedup": u["best_speedup"],
+                    "unified_verify_len": u["unified_verify_len"],
+                    "unified_speedup": u["unified_speedup"],
+                    "mean": u["mean"],
+                    "unified_vs_best": u["unified_vs_best"],
+                }
+            )
+    note = (
+        f"unified x: argmax of P_eff on the {exp.mean} mean of the tasks' AAT curves at "
+        "their common x; unified_vs_best = unified_speedup / best_speedup"
+    )
+    return Rendered(frame(exp.kind, rows), (note,))
+
+
+def method_curves(
+    exp: Experiment,
+    ctx: RunContext,
+    algorithm: Algorithm,
+    model: TargetModel,
+    context: int,
+    task: str | None,
+) -> dict[str, AatCurve]:
+    """One AAT curve per tree-construction method: measured tables or the embedded model."""
+    methods = list(exp.tree_methods or ["prior_score"])
+    if ctx.measured:
+        out = {}
+        for m in methods:
+            (curve,) = curves(exp, ctx, algorithm, model, [context], [task] if task else None, m)
+            out[m] = curve
+        return out
+    return embedded_method_curves(exp, algorithm, context, methods)
+
+
+def embedded_method_curves(
+    exp: Experiment, algorithm: Algorithm, context: int, methods: list[str]
+) -> dict[str, AatCurve]:
+    """Width/depth/prior-score trees under the embedded acceptance model (exact AAT)."""
+    from fpgasim.analysis.aat import tree_of_row
+    from fpgasim.analysis.curves import max_verify_len
+    from fpgasim.tree.compare import compare_curves
+
+    top = max_verify_len(algorithm)
+    hi = min(top, exp.verify_lens.max or top)
+    sizes = range(max(2, exp.verify_lens.min), hi + 1)
+    rng = np.random.default_rng(exp.seed)
+    table = compare_curves(algorithm, sizes, rng, context)
+    out = {}
+    for m in methods:
+        part = table[table["method"] == m].sort_values("verify_len", ignore_index=True)
+        trees = [tree_of_row({"tree_shape": s}, algorithm.kind) for s in part["tree_shape"]]
+        points = pd.DataFrame(
+            {
+                "verify_len": part["verify_len"].astype(int),
+                "aat": part["aat"].astype(float),
+                "tree": trees,
+                "tree_source": "embedded",
+            }
+        )
+        measured = points[["verify_len", "aat"]]
+        fit = fit_curve(measured["verify_len"], measured["aat"])
+        curve = AatCurve("embedded", context, "embedded", points, measured, fit, None)
+        out[m] = restrict(curve, exp)
+    return out
+
+
+def task_contexts(w: Workload, ctx: RunContext) -> list[tuple[str | None, int]]:
+    """(task, context) pairs of a workload; task None: the table's default (or embedded)."""
+    tasks: list[str | None] = list(tasks_of(w, ctx) or [None])
+    return [(t, c) for t in tasks for c in w.contexts]
+
+
+def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
+    """Per tree-construction method: the best x, tokens/s and speedup, after an AD row."""
+    rows, notes = [], list(embedded_task_note(exp, ctx))
+    for w, board, model, algorithm in each_workload(exp):
+        for task, context in task_contexts(w, ctx):
+            by_method = method_curves(exp, ctx, algorithm, model, context, task)
+            first = True
+            for m, curve in by_method.items():
+                s = solve(exp, ctx, board, model, algorithm, [curve]).summary.iloc[0].to_dict()
+                common = {"context": context, **base(exp, ctx, s)}
+                if first:
+                    rows.append(
+                        {
+                            **common,
+                            "method": "ad",
+                            "verify_len": None,
+                            "tokens_per_s": s["ad_tokens_per_s"],
+                            "speedup": 1.0,
+                            "aat": 1.0,
+                            "tree": "",
+                        }
+                    )
+                    first = False
+                rows.append(
+                    {
+                        **common,
+                        "method": m,
+                        "verify_len": s["best_verify_len"],
+                        "tokens_per_s": s["best_tokens_per_s"],
+                        "speedup": s["best_speedup"],
+                        "aat": s["best_aat"],
+                        "tree": s["best_tree"],
+                    }
+                )
+    if not ctx.measured:
+        notes.append(
+            "embedded: AAT of each method's tree is the positional model's exact expectation; "
+            f"prior-score trees come from 100000 simulated iterations (seed {exp.seed})"
+        )
+    return Rendered(frame(exp.kind, rows), tuple(notes))
+
+
+def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
+    """Per board and context: AD tokens/s, the best x, its tokens/s and speedup."""
+    rows = []
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        sol = solve(exp, ctx, board, model, algorithm, cs)
+        for s in sol.summary.to_dict("records"):
+            rows.append(
+                {
+                    **base(exp, ctx, s),
+                    "context": s["context"],
+                    "ar_tokens_per_s": s["ad_tokens_per_s"],
+                    "best_verify_len": s["best_verify_len"],
+                    "best_tokens_per_s": s["best_tokens_per_s"],
+                    "speedup": s["best_speedup"],
+                    "best_tree": s["best_tree"],
+                    "best_aat": s["best_aat"],
+                    "ori_verify_len": s["ori_verify_len"],
+                    "ori_speedup": s["ori_speedup"],
+                    "naive_verify_len": s["naive_verify_len"],
+                    "naive_speedup": s["naive_speedup"],
+                    "regime": s["regime"],
+                    "x_ridge": s["x_ridge"],
+                    "macs_per_cycle": board.macs_per_cycle,
+                    "bytes_per_cycle": board.bytes_per_cycle,
+                    "compute_to_bandwidth": board.macs_per_cycle / board.bytes_per_cycle,
+                }
+            )
+    notes = [
+        *embedded_task_note(exp, ctx),
+        "ar_tokens_per_s: autoregressive decoding (AD, x = 1); compute_to_bandwidth: "
+        "MAC per cycle / off-chip bytes per cycle (MAC/byte)",
+    ]
+    return Rendered(frame(exp.kind, rows), tuple(notes))
+
+
+def sparse_fit_models(exp: Experiment, ctx: RunContext) -> Rendered:
+    """Per (algorithm, model, context): the best x on the AAT model fitted to sparse points."""
+    rows = []
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        sol = solve(exp, ctx, board, model, algorithm, cs)
+        for s in sol.summary.to_dict("records"):
+            row = {**base(exp, ctx, s), "context": s["context"]}
+            row["ar_tokens_per_s"] = s["ad_tokens_per_s"]
+            row["speedup"] = s["best_speedup"]
+            for k in ("best_verify_len", "best_tokens_per_s", "best_tree", "best_aat"):
+                row[k] = s[k]
+            for name in ("ori", "naive"):
+                for k in ("verify_len", "tokens_per_s", "speedup"):
+                    row[f"{name}_{k}"] = s[f"{name}_{k}"]
+            for k in ("aat_a", "aat_b", "aat_c", "aat_r2_fit", "aat_n_fit_points"):
+                row[k] = s[k]
+            rows.append(row)
+    if ctx.measured and exp.aat.source == "fitted":
+        notes = (
+            "AAT at every x = A + B·ln(x − C) fitted to the measured sparse points; the draft at "
+            "each x is costed with the per-x tree of tree_shapes_by_verify_len.csv; Ori AAT from "
+            "the fit at the default x",
+        )
+    elif ctx.measured:
+        notes = ("AAT at the measured x only",)
+    else:
+        notes = (
+            "embedded: the acceptance model is per algorithm (task- and model-agnostic); only "
+            "the timing differs between models",
+        )
+    return Rendered(frame(exp.kind, rows), notes)

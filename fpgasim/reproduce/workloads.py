@@ -1,0 +1,227 @@
+"""What every renderer shares: the run context (engine, AAT folder), curves and solutions.
+
+`RunContext` holds the engine and the `--aat-dir` of one `fpgasim reproduce` run and caches
+the measured tables. `curves` builds the AAT curves of a workload from the experiment's
+measured files (measured points or the fitted model) or, without `--aat-dir`, from the
+embedded acceptance model; `solve` runs the analysis solver on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+
+from fpgasim.analysis import (
+    AatCurve,
+    AatTables,
+    Solution,
+    embedded_curves,
+    load_aat_tables,
+    measured_curves,
+    solve_curves,
+)
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.engine import Engine
+from fpgasim.errors import ConfigError, InputError
+from fpgasim.reproduce.schema import Experiment
+
+EMBEDDED_LABEL = "embedded acceptance model (fpgasim.tree.embedded; task-agnostic)"
+
+
+@dataclass
+class RunContext:
+    """One reproduction run: the engine (None: untimed kinds only) and the AAT folder."""
+
+    engine: Engine | None
+    aat_dir: Path | None = None
+    _tables: dict[tuple[str, ...], AatTables] = field(default_factory=dict, repr=False)
+
+    @property
+    def measured(self) -> bool:
+        """True with --aat-dir (measured tables), False on the embedded model."""
+        return self.aat_dir is not None
+
+    def tables(self, files: Sequence[str]) -> AatTables:
+        """The experiment's measured files from --aat-dir, loaded once per run."""
+        key = tuple(files)
+        if key not in self._tables:
+            if self.aat_dir is None:
+                raise InputError("--aat-dir", None, "a folder of measured AAT tables")
+            self._tables[key] = load_aat_tables([self.aat_dir / f for f in check_files(self, key)])
+        return self._tables[key]
+
+
+def check_aat_dir(path: Path | str | None) -> Path | None:
+    """--aat-dir as a Path to an existing folder (None stays None), else a ConfigError."""
+    if path is None:
+        return None
+    path = Path(path)
+    if not path.is_dir():
+        what = "not a folder" if path.exists() else "no such folder"
+        raise ConfigError(
+            str(path),
+            "--aat-dir",
+            what,
+            "a folder of measured AAT tables (../shared/reference/aat)",
+        )
+    return path
+
+
+def check_files(ctx: RunContext, files: Sequence[str]) -> list[str]:
+    """The experiment's files, each present in --aat-dir, else a ConfigError listing them."""
+    assert ctx.aat_dir is not None
+    missing = [f for f in files if not (ctx.aat_dir / f).is_file()]
+    if missing:
+        have = sorted(p.name for p in ctx.aat_dir.iterdir() if p.suffix in (".csv", ".parquet"))
+        raise ConfigError(
+            str(ctx.aat_dir),
+            "--aat-dir",
+            ", ".join(missing),
+            f"missing; the experiment reads it from --aat-dir, which holds: "
+            f"{', '.join(have) or 'no tables'}",
+        )
+    return list(files)
+
+
+def aat_label(exp: Experiment, ctx: RunContext, short: bool = False) -> str:
+    """Which AAT the experiment used, for titles and the .md header (short: for figures)."""
+    if not ctx.measured:
+        return "embedded acceptance model (task-agnostic)" if short else EMBEDDED_LABEL
+    files = ", ".join(exp.aat.files)
+    if exp.aat.source == "fitted":
+        if short:
+            aat_files = [f for f in exp.aat.files if "tree_shapes" not in f]
+            return f"A + B·ln(x − C) fitted on the sparse points of {', '.join(aat_files)}"
+        return f"fitted A + B·ln(x − C) on the measured points of {files} (from {ctx.aat_dir})"
+    return f"measured ({files})" if short else f"measured ({files} from {ctx.aat_dir})"
+
+
+def source_name(exp: Experiment, ctx: RunContext) -> str:
+    """The `aat_source` column: measured, fitted or embedded."""
+    return exp.aat.source if ctx.measured else "embedded"
+
+
+@cache
+def load_inputs(board: str, model: str, algorithm: str) -> tuple[Board, TargetModel, Algorithm]:
+    """Board, target model and algorithm by name (cached: experiments share them)."""
+    return load_board(board), load_model(model), load_algorithm(algorithm)
+
+
+def restrict(curve: AatCurve, exp: Experiment) -> AatCurve:
+    """The curve with only the x inside the experiment's verify_lens range."""
+    lo, hi = exp.verify_lens.min, exp.verify_lens.max
+    x = curve.points["verify_len"]
+    keep = (x >= lo) & (x <= hi if hi is not None else True)
+    if not keep.any():
+        raise ConfigError(
+            exp.name,
+            "verify_lens",
+            f"{lo}..{hi}",
+            f"a range holding some x of the curve ({int(x.min())}..{int(x.max())})",
+        )
+    if keep.all():
+        return curve
+    return dataclasses.replace(curve, points=curve.points[keep].reset_index(drop=True))
+
+
+def embedded_fit_points(exp: Experiment, xs: Sequence[int]) -> list[int] | None:
+    """The experiment's fit points that the embedded curve has (None if fewer than 3)."""
+    if exp.aat.fit_points is None:
+        return None
+    have = [p for p in exp.aat.fit_points if p in set(xs)]
+    return have if len(have) >= 3 else None
+
+
+def curves(
+    exp: Experiment,
+    ctx: RunContext,
+    algorithm: Algorithm,
+    model: TargetModel,
+    contexts: Sequence[int],
+    tasks: Sequence[str] | None,
+    method: str | None = None,
+) -> list[AatCurve]:
+    """AAT curves per (task, context): measured/fitted from the files, else embedded."""
+    if ctx.measured:
+        out = measured_curves(
+            ctx.tables(exp.aat.files),
+            algorithm,
+            model.id,
+            list(contexts),
+            list(tasks) if tasks else None,
+            aat_source=exp.aat.source,
+            method=method,
+            fit_points=exp.aat.fit_points,
+        )
+    else:
+        out = embedded_curves(algorithm, list(contexts), x_max=exp.verify_lens.max)
+        if exp.aat.fit_points is not None:
+            out = [_refit(c, exp) for c in out]
+    return [restrict(c, exp) for c in out]
+
+
+def _refit(curve: AatCurve, exp: Experiment) -> AatCurve:
+    from fpgasim.analysis import fit_curve
+
+    xs = [int(x) for x in curve.measured["verify_len"]]
+    points = embedded_fit_points(exp, xs)
+    if points is None:
+        return curve
+    fit = fit_curve(curve.measured["verify_len"], curve.measured["aat"], points)
+    return dataclasses.replace(curve, fit=fit)
+
+
+def solve(
+    exp: Experiment,
+    ctx: RunContext,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    aat_curves: Sequence[AatCurve],
+) -> Solution:
+    """The analysis solver on the curves with the run's engine."""
+    if ctx.engine is None:
+        raise InputError("--engine", None, "an engine (this experiment is timed)")
+    return solve_curves(
+        ctx.engine,
+        board,
+        model,
+        algorithm,
+        list(aat_curves),
+        naive_threshold=exp.naive_threshold,
+        mean=exp.mean,
+        fit_points=exp.aat.fit_points,
+    )
+
+
+def with_ad_point(curve: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """The per-x curve (task, context, x, tree, AAT, times, P, P_disc, AR, P_eff, speedup)
+    with an x = 1 row per (task, context) first: AD, AAT = 1, no draft."""
+    rows = []
+    for s in summary.to_dict("records"):
+        p1 = float(s["ad_tokens_per_s"])
+        rows.append(
+            {
+                "task": s["task"],
+                "context": s["context"],
+                "verify_len": 1,
+                "tree": "",
+                "aat": 1.0,
+                "verify_s": 1.0 / p1,
+                "draft_s": 0.0,
+                "p_tokens_per_s": p1,
+                "p_disc_tokens_per_s": p1,
+                "ar": 1.0,
+                "p_eff_tokens_per_s": p1,
+                "speedup": 1.0,
+            }
+        )
+    ad = pd.DataFrame(rows)
+    out = pd.concat([ad, curve[list(ad.columns)]], ignore_index=True)
+    return out.sort_values(["task", "context", "verify_len"], kind="stable", ignore_index=True)

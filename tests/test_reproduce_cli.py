@@ -1,0 +1,92 @@
+"""`fpgasim reproduce` through the real entry point: outputs, stdout purity, exit 2 paths."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from tests.cli_helpers import run_cli
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def test_csv_to_stdout_is_pure_csv(aat_dir: Path, tmp_path: Path) -> None:
+    """A real process: stdout is exactly the CSV, stderr is empty, no file is written."""
+    args = ["reproduce", "table4", "--aat-dir", str(aat_dir), "--engine", "analytic"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "fpgasim", *args, "--format", "csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    frame = pd.read_csv(io.StringIO(proc.stdout))
+    assert list(frame.columns[:6]) == [
+        "board",
+        "context",
+        "ar_tokens_per_s",
+        "best_verify_len",
+        "best_tokens_per_s",
+        "speedup",
+    ]
+    assert len(frame) == 16 and set(frame["engine"]) == {"analytic"}
+    assert proc.stdout == (GOLDEN / "table4.csv").read_text()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_csv_to_stdout_writes_nothing(capsys, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    res = run_cli(capsys, "reproduce", "fig6", "--format", "csv")
+    assert res.code == 0 and res.err == ""
+    assert res.out.splitlines()[0].startswith("method,verify_len,aat,")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_table_format_writes_files_and_says_the_source(capsys, tmp_path: Path) -> None:
+    res = run_cli(
+        capsys, "reproduce", "table3", "fig6", "--engine", "analytic", "--out", str(tmp_path)
+    )
+    assert res.code == 0, res.err
+    assert "AAT: embedded acceptance model" in res.out and "engine: analytic" in res.out
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["fig6.csv", "fig6.md", "fig6.png", "table3.csv", "table3.md"]
+    assert "table3: wrote" in res.err
+    md = (tmp_path / "table3.md").read_text()
+    assert md.startswith("# table3: Table III") and "AAT: embedded" in md
+
+
+def test_md_format_and_unavailable_experiment(capsys, tmp_path: Path) -> None:
+    res = run_cli(capsys, "reproduce", "table2", "--format", "md", "--out", str(tmp_path))
+    assert res.code == 0, res.err
+    assert "not reproduced with this AAT source" in res.out and "task-agnostic" in res.out
+    frame = pd.read_csv(tmp_path / "table2.csv")
+    assert frame.empty and list(frame.columns[:2]) == ["task", "best_verify_len"]
+
+
+def test_unknown_name_exits_2(capsys) -> None:
+    res = run_cli(capsys, "reproduce", "table9")
+    assert res.code == 2 and res.out == ""
+    assert res.err.startswith("fpgasim: error:") and "table4" in res.err
+    assert len(res.err.strip().splitlines()) == 1
+
+
+def test_bad_aat_dir_exits_2(capsys, tmp_path: Path) -> None:
+    res = run_cli(capsys, "reproduce", "table4", "--aat-dir", str(tmp_path / "nope"))
+    assert res.code == 2 and "no such folder" in res.err
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    res = run_cli(capsys, "reproduce", "table4", "--aat-dir", str(tmp_path), "--out", str(tmp_path))
+    assert res.code == 2 and "longspec_llama31_tree.csv" in res.err and "missing" in res.err
+    assert not (tmp_path / "table4.csv").exists()
+
+
+def test_other_exit_2_paths(capsys, tmp_path: Path) -> None:
+    res = run_cli(capsys, "reproduce", "all", "--format", "csv")
+    assert res.code == 2 and "--out" in res.err
+    res = run_cli(capsys, "reproduce", "fig5", "--engine", "warp")
+    assert res.code == 2 and "analytic" in res.err

@@ -444,11 +444,6 @@ def test_sweep_out_paths(tmp_path: Path, target: str) -> None:
         assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="event/fast raise ValueError (exit 1) for a board whose activation buffer cannot "
-    "hold one key; should be a one-line config error (exit 2) naming buffers.activation_kib",
-)
 @pytest.mark.parametrize("engine", ["event", "fast"])
 def test_simulator_engines_reject_tiny_buffers_cleanly(tmp_path: Path, engine: str) -> None:
     from fpgasim.engine import ENGINES
@@ -473,3 +468,4 @@ def test_simulator_engines_reject_tiny_buffers_cleanly(tmp_path: Path, engine: s
         engine,
     )
     assert_clean_failure(code, err)
+    assert "buffers." in err and "raise" in err

@@ -204,3 +204,28 @@ def test_cli_cache_flags_info_and_clear(monkeypatch, tmp_path: Path, capsys) -> 
     res = run_cli(capsys, "cache", "info", "--json")
     assert '"points": 0' in res.out
     assert "8 computed" in run_cli(capsys, *args).err
+
+
+def test_code_fingerprint_is_in_the_key(monkeypatch) -> None:
+    from fpgasim.sweep import cache as cache_module
+
+    point = Point(load_board("u280"), load_model("llama-3.1-8b"), 256, 1)
+    before = key(point)
+    monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "edited")
+    assert key(point) != before
+
+
+def test_worker_with_other_code_is_refused(grid: Grid) -> None:
+    from dataclasses import replace
+
+    from fpgasim.sweep import runner
+
+    class Stale:
+        name, workers = "stale", 1
+
+        def map_unordered(self, fn, items):
+            for i, item in enumerate(items):
+                yield i, replace(fn(item), code="0" * 64)
+
+    with pytest.raises(RuntimeError, match="install the same fpgasim on every worker"):
+        runner.run_sweep(grid, "analytic", Stale())

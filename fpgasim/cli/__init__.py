@@ -13,9 +13,10 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from fpgasim.cli.boards_cmd import boards
 from fpgasim.cli.cache_cmd import cache_app
+from fpgasim.cli.compare_cmd import compare_algorithms
 from fpgasim.cli.hetero_cmd import hetero_app
-from fpgasim.cli.simulate_cmd import simulate
 from fpgasim.cli.reproduce_cmd import reproduce
+from fpgasim.cli.simulate_cmd import simulate
 from fpgasim.cli.solve_cmd import solve
 from fpgasim.cli.sweep_cmd import sweep
 from fpgasim.cli.tree_cmd import tree_app
@@ -41,6 +42,7 @@ app.command()(boards)
 app.command()(solve)
 app.command()(validate)
 app.command()(reproduce)
+app.command(name="compare-algorithms")(compare_algorithms)
 app.add_typer(cache_app, name="cache")
 app.add_typer(hetero_app, name="hetero")
 app.add_typer(tree_app, name="tree")

@@ -55,7 +55,7 @@ def reproduce(
         DEFAULT_ENGINE,
         "--engine",
         "-e",
-        help="Engine timing T_v and T_d: analytic (the study's accounting), event, fast (those registered in this build).",
+        help=f"Engine timing T_v and T_d: analytic (the study's accounting), event (the simulator), fast (event's cycles, numba). In this build: {', '.join(ENGINES)}.",
     ),
     out: Path | None = typer.Option(
         None,
@@ -72,8 +72,7 @@ def reproduce(
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
 
-    Every output says which AAT source (measured tables or the embedded model) and which
-    engine produced its numbers.
+    Every output says which AAT source (measured tables or the embedded model) and which engine produced its numbers. See docs/reproduction.md.
 
     Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
     """
@@ -94,7 +93,8 @@ def reproduce(
         check_inputs(exp, ctx)
     if any(needs_engine(e) for e in experiments):
         ctx.engine = get_engine(engine)
-    results = _run(experiments, ctx, out_dir, progress=not csv_stdout)
+    progress = not csv_stdout and err_console.is_terminal
+    results = _run(experiments, ctx, out_dir, progress=progress)
     if csv_stdout:
         print(csv_text(results[0][0]), end="")
         return

@@ -10,13 +10,16 @@ import pandas as pd
 import typer
 from rich.console import Console
 
+from fpgasim.analysis.compare import tree_depth
 from fpgasim.analysis.schedule import schedule_yaml
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import atomic_write_bytes, console, dumps_json, parse_int_list, rich_table
+from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import Algorithm
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
+from fpgasim.fileio import atomic_write_bytes
 
 
 class SolveFormat(StrEnum):
@@ -44,7 +47,10 @@ def solve(
         ..., "--model", "-m", help="Target model name (e.g. llama-3.1-8b) or YAML path."
     ),
     algorithm: str = typer.Option(
-        ..., "--algorithm", "-a", help="SD algorithm (longspec, eagle3) or YAML path."
+        ...,
+        "--algorithm",
+        "-a",
+        help="SD algorithm (longspec, eagle3, falcon, falcon-k3, falcon-k4) or YAML path.",
     ),
     contexts: str = typer.Option(
         ..., "--contexts", help="Context lengths L, e.g. 128,512,2048 (each solved separately)."
@@ -161,6 +167,7 @@ def solve(
         print(solution.summary.to_csv(index=False), end="")
     else:
         _print_tables(solution)
+        _print_draft_lines(solution, a)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is SolveFormat.table:
             _console().print(f"wrote {what} to {path}", highlight=False)
@@ -200,6 +207,36 @@ def _x(v) -> int | str:
 def _console() -> Console:
     """The shared console on a terminal; a wide one when piped, so tables never wrap."""
     return console if console.is_terminal else Console(width=200)
+
+
+def _print_draft_lines(solution: Solution, algorithm: Algorithm) -> None:
+    """Per context: the draft phase at the best x (depth, passes, T_d vs T_v, alpha)."""
+    out = _console()
+    curves = solution.curves
+    multi = solution.summary["task"].nunique() > 1
+    k = getattr(algorithm.drafter, "tokens_per_pass", 1)
+    for s in solution.summary.to_dict("records"):
+        hit = curves[
+            (curves["task"] == s["task"])
+            & (curves["context"] == s["context"])
+            & (curves["verify_len"] == s["best_verify_len"])
+        ]
+        if hit.empty:
+            continue
+        r = hit.iloc[0]
+        depth = tree_depth(str(r["tree"]))
+        ar = f" (an autoregressive drafter: {depth})" if k > 1 else ""
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        out.print(
+            f"  {label}: draft at best x = {int(r['verify_len'])}: depth {depth} in "
+            f"{_passes(int(r['draft_passes']))}{ar}, T_d = {r['draft_s'] * 1e3:.3g} ms, "
+            f"T_v = {r['verify_s'] * 1e3:.3g} ms, alpha = {r['alpha']:.3f}",
+            highlight=False,
+        )
+
+
+def _passes(n: int) -> str:
+    return f"{n} pass" if n == 1 else f"{n} passes"
 
 
 def _print_tables(solution: Solution) -> None:

@@ -8,17 +8,11 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from fpgasim.cli.common import (
-    check_out_path,
-    console,
-    err_console,
-    parse_int_list,
-    parse_name_list,
-    write_frame,
-)
+from fpgasim.cli.common import console, err_console, parse_int_list, parse_name_list
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.sweep import DEFAULT_EXECUTOR, EXECUTORS, Grid, SweepCache, run_sweep
 from fpgasim.sweep.runner import engine_version
 
@@ -152,7 +146,6 @@ def sweep(
         tree_method=tree_method,
         accepted=accepted,
     )
-    grid.points()  # validate trees before starting
     progress = RichProgress(f"sweep ({engine}, {executor})")
     cache = None if no_cache else SweepCache(cache_dir)
     try:

@@ -8,16 +8,10 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from fpgasim.cli.common import (
-    check_out_path,
-    console,
-    dumps_json,
-    parse_int_list,
-    rich_table,
-    write_frame,
-)
+from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
 from fpgasim.config import load_algorithm
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
 

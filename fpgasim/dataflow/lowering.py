@@ -63,6 +63,7 @@ from fpgasim.dataflow.instructions import (
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
+from fpgasim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -357,9 +358,11 @@ class _Lowering:
             cols = min(m.cols, d_out)
             rows = slot_elems // cols
             if rows < 1:
-                raise ValueError(
-                    f"op {op.name!r}: the weight buffer slot ({m.weight_buffer_bytes // m.depth} "
-                    f"bytes) holds no {cols}-column tile; raise buffers.weight_kib"
+                raise BufferTooSmall(
+                    "buffers.weight_kib",
+                    f"the weight buffer slot ({m.weight_buffer_bytes // m.depth} bytes per "
+                    f"prefetch slot) must hold one {cols}-column tile row of op {op.name!r}; "
+                    "raise buffers.weight_kib or lower buffers.prefetch_depth",
                 )
             rows = min(d_in, rows // m.rows * m.rows if rows >= m.rows else rows)
         cols = min(cols, d_out)
@@ -393,9 +396,11 @@ class _Lowering:
         slot = int(self.mach.act_buffer_bytes // self.mach.depth * share)
         per = slot // per_key_bytes
         if per < 1:
-            raise ValueError(
-                f"{what}: one key ({per_key_bytes} bytes) exceeds the activation buffer slot "
-                f"({slot} bytes); raise buffers.activation_kib"
+            raise BufferTooSmall(
+                "buffers.activation_kib",
+                f"the activation buffer slot ({slot} bytes per prefetch slot) must hold one "
+                f"key of {what} ({per_key_bytes} bytes); raise buffers.activation_kib or "
+                "lower buffers.prefetch_depth",
             )
         if per >= align:
             per = per // align * align
@@ -678,8 +683,20 @@ def _inputs(low: _Lowering, plan: Plan, prods: list[list[int]]) -> tuple[int, ..
     return tuple(low.done[p] for p in prods[plan.index] if low.done.get(p, -1) >= 0)
 
 
+class BufferTooSmall(Exception):
+    """An on-chip buffer of the board cannot hold the smallest tile of some op."""
+
+    def __init__(self, field: str, allowed: str) -> None:
+        super().__init__(f"{field}: {allowed}")
+        self.field, self.allowed = field, allowed
+
+
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
     """Lower a PassSpec to its template program (see `window` for the layer count)."""
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"
-    return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)
+    try:
+        return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)
+    except BufferTooSmall as exc:
+        value = board.buffers.model_dump()[exc.field.split(".")[1]]
+        raise ConfigError(f"board {board.name}", exc.field, value, exc.allowed) from None

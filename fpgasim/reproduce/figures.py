@@ -321,7 +321,7 @@ def boards_grid(result: ExperimentResult) -> Figure:
     order = full.groupby("board", sort=False)["compute_to_bandwidth"].first().sort_values()
     for color, board in zip(COLORS * 4, order.index, strict=False):
         rows = full[full["board"] == board].sort_values("context")
-        label = f"{board} ({order[board]:.0f} MAC/byte)"
+        label = f"{board} ({order[board]:.2g} MAC/byte)"
         ax_s.plot(rows["context"], rows["speedup"], marker="o", color=color, label=label)
         ax_x.plot(
             rows["context"],
@@ -374,7 +374,8 @@ def fit_table(result: ExperimentResult) -> Figure:
             label=f"fit {r['A']:.2f} + {r['B']:.2f}·ln(x {sign} {abs(r['C']):.2f})",
         )
         ax.set_title(
-            f"{_label_ctx(r['context'])}: R² = {r['r2']:.3f} on all {r['n_points']}", fontsize=10
+            f"{_label_ctx(r['context'])}: R² = {r['r2']:.3f} on all {r['n_points']} sizes",
+            fontsize=10,
         )
         ax.set(xlabel="x (tokens per verification)", ylabel="AAT (tokens / iteration)")
         ax.grid(alpha=0.3)

@@ -71,7 +71,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
     """Write NAME.csv, NAME.md and (figures) NAME.png into out_dir; the paths written."""
-    from fpgasim.cli.common import atomic_write_bytes
+    from fpgasim.fileio import atomic_write_bytes
 
     out_dir = Path(out_dir)
     written = []
@@ -89,7 +89,7 @@ def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
 
 def save_figure(result: ExperimentResult, path: Path) -> None:
     """Draw the experiment's figure and save it as a PNG (atomically)."""
-    from fpgasim.cli.common import atomic_write_bytes
+    from fpgasim.fileio import atomic_write_bytes
     from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 
     plot = EXPERIMENT_KINDS[result.kind].plot

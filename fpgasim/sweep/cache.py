@@ -3,8 +3,9 @@
 Layout: `<cache dir>/v1/points.sqlite`, one table `points(key, engine, row, created)`. The
 key is the SHA-256 of a canonical JSON document holding the content hashes of the board,
 model and algorithm (their full validated contents, not their names), the context, x, the
-draft tree, the accepted-token count, the engine's name and version and fpgasim's version
-(see `point_key`). The row is the JSON of `simulate_point`'s result.
+draft tree, the accepted-token count, the engine's name and version, fpgasim's version and
+a fingerprint of its source code (see `point_key`). The row is the JSON of
+`simulate_point`'s result.
 
 SQLite makes every `put_many` one atomic transaction (write-ahead log): a process killed at
 any instant leaves the rows of every committed chunk and nothing torn. The sweeping process
@@ -14,6 +15,7 @@ any instant leaves the rows of every committed chunk and nothing torn. The sweep
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -52,6 +54,21 @@ def default_cache_dir() -> Path:
 # --------------------------------------------------------------------------- keys
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 of fpgasim's own Python sources (computed once per process).
+
+    Part of every key, so editing a checkout (an engine change without a version bump)
+    never serves rows computed by other code; installed releases keep their cache.
+    """
+    root = Path(fpgasim.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def content_hash(model: BaseModel) -> str:
     """SHA-256 of a validated config object's class and full field contents."""
     text = type(model).__name__ + ":" + model.model_dump_json()
@@ -80,7 +97,7 @@ def _canonical(value: Any, memo: dict[int, str]) -> Any:
 def point_key(
     point: Any, engine: str, engine_version: str, memo: dict[int, str] | None = None
 ) -> str:
-    """The cache key of one point: every field of the `Point`, the engine and fpgasim's version.
+    """The cache key of one point: every field of the `Point`, the engine, fpgasim's code.
 
     `memo` (id -> hash) lets a sweep hash each shared board/model object once; it must not
     outlive the objects it refers to.
@@ -88,6 +105,7 @@ def point_key(
     document = {
         "format": CACHE_FORMAT,
         "fpgasim": fpgasim.__version__,
+        "code": code_fingerprint(),
         "engine": engine,
         "engine_version": str(engine_version),
         "point": _canonical(point, {} if memo is None else memo),

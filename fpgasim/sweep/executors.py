@@ -24,9 +24,11 @@ class Executor(Protocol):
     """What every executor provides (see the module docstring)."""
 
     name: ClassVar[str]
-    workers: int
+    workers: int  # how many tasks run at once (sizes the automatic chunks)
 
-    def __enter__(self) -> Self: ...
+    def __enter__(self) -> Self:
+        """Start the workers (a pool, a cluster connection); errors are `InputError`s."""
+        ...
 
     def __exit__(
         self,
@@ -37,7 +39,9 @@ class Executor(Protocol):
 
     def map_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]: ...
+    ) -> Iterator[tuple[int, Any]]:
+        """Yield `(index, fn(items[index]))` as tasks finish; closing it cancels the rest."""
+        ...
 
 
 def default_workers() -> int:
@@ -173,7 +177,7 @@ class DaskExecutor:
                     threads_per_worker=1,
                     processes=self.processes,
                     dashboard_address=None,
-                    silence_logs=logging.ERROR,
+                    silence_logs=logging.CRITICAL,  # errors reach the user as one line
                 )
                 self._client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable or malformed address

@@ -22,7 +22,7 @@ import pandas as pd
 import fpgasim
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
 from fpgasim.simulate import Point, simulate_point
-from fpgasim.sweep.cache import SweepCache, point_key
+from fpgasim.sweep.cache import SweepCache, code_fingerprint, point_key
 from fpgasim.sweep.executors import DEFAULT_EXECUTOR, Executor, make_executor
 from fpgasim.sweep.grid import Grid, finish_row, rows_to_frame
 
@@ -52,10 +52,11 @@ class Chunk:
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """The rows of a chunk, with the versions the worker ran (checked against the keys)."""
+    """The rows of a chunk, with the code the worker ran (checked against the keys)."""
 
     engine_version: str
     fpgasim_version: str
+    code: str
     rows: list[dict]
 
 
@@ -106,7 +107,7 @@ def simulate_chunk(chunk: Chunk) -> ChunkResult:
         if delay > 0:
             time.sleep(delay)
         rows.append({k: _plain(v) for k, v in simulate_point(engine, point).items()})
-    return ChunkResult(str(engine.version), fpgasim.__version__, rows)
+    return ChunkResult(str(engine.version), fpgasim.__version__, code_fingerprint(), rows)
 
 
 def engine_version(engine: str) -> str:
@@ -163,11 +164,14 @@ def run_points(
             progress.start(len(points), cached)
         for c, result in active.map_unordered(simulate_chunk, chunks):
             span = spans[c]
-            if result.engine_version != version or result.fpgasim_version != fpgasim.__version__:
+            mine = (version, fpgasim.__version__, code_fingerprint())
+            theirs = (result.engine_version, result.fpgasim_version, result.code)
+            if theirs != mine:
                 raise RuntimeError(
-                    f"a worker runs fpgasim {result.fpgasim_version} / engine {engine} "
-                    f"{result.engine_version}, this process {fpgasim.__version__} / {version}; "
-                    "install the same fpgasim on every worker"
+                    f"a worker runs fpgasim {theirs[1]} (code {theirs[2][:8]}, engine {engine} "
+                    f"{theirs[0]}), this process fpgasim {mine[1]} (code {mine[2][:8]}, engine "
+                    f"{engine} {mine[0]}); install the same fpgasim on every worker (or the "
+                    "sources changed during the sweep)"
                 )
             pairs = list(zip(span, result.rows, strict=True))
             if cache is not None:

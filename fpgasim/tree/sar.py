@@ -24,7 +24,7 @@ from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.errors import ConfigError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.calibrate import DECIMALS, miss_coverage, miss_split
-from fpgasim.tree.embedded import default_token_tree
+from fpgasim.tree.embedded import default_token_tree, default_tree_aat
 
 #: Top-1 acceptance of a block's first token: the middle of the published 0.74-0.80.
 FALCON_ALPHA = 0.77
@@ -43,9 +43,7 @@ def sar_rows(alpha: float, beta: float, k: int, max_depth: int) -> list[list[flo
     """The family's probability matrix (rows = depth 1..max_depth, columns = rank 0..9)."""
     rho, q = miss_coverage(), miss_split()
     first = [alpha, *((1 - alpha) * rho * q)]
-    return [
-        [beta ** block_position(d, k) * p for p in first] for d in range(1, max_depth + 1)
-    ]
+    return [[beta ** block_position(d, k) * p for p in first] for d in range(1, max_depth + 1)]
 
 
 def _rounded(rows: list[list[float]]) -> list[list[float]]:
@@ -128,3 +126,21 @@ def falcon_calibration_rows(algorithms: list[Algorithm]) -> list[dict]:
             }
         )
     return out
+
+
+def falcon_calibration_markdown(algorithms: list[Algorithm]) -> str:
+    """falcon_calibration_rows as Markdown (the block docs/falcon.md carries)."""
+    lines = [
+        "| algorithm | k | alpha | beta_k | p(d, 0) by block position | tau published "
+        "| tau of the shipped model | AAT of the default tree at 16384 |",
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    by_id = {a.id: a for a in algorithms}
+    for r in falcon_calibration_rows(algorithms):
+        far = default_tree_aat(by_id[r["algorithm"]], 16384)
+        lines.append(
+            f"| {r['algorithm']} | {r['k']} | {r['alpha']:.4f} | {r['beta']:.4f} "
+            f"| {r['p0_by_block_position']} | {r['tau_published']} | {r['tau_model']:.4f} "
+            f"| {far:.4f} |"
+        )
+    return "\n".join(lines)

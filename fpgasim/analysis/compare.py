@@ -1,0 +1,368 @@
+"""Several SD algorithms on one (board, target model, contexts): who wins where, and why.
+
+Each algorithm is solved with the same engine instance (target passes are costed once) and
+its embedded acceptance model. Per context the winner is the algorithm with the highest
+best-x effective performance P_eff = AAT / (T_v + T_d); its lead over the runner-up splits
+exactly into an acceptance factor and a step-cost factor:
+
+    P_eff(W) / P_eff(R) = [AAT(W) / AAT(R)] * [(T_v + T_d)(R) / (T_v + T_d)(W)]
+
+so the reason says which of the two carries the win (draft cost versus acceptance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fpgasim.analysis.solver import Solution, solve
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.engine import Engine, get_engine
+from fpgasim.errors import InputError
+
+#: One row per (context, algorithm); parameter columns first.
+COMPARE_COLUMNS = [
+    "board",
+    "model",
+    "engine",
+    "context",
+    "algorithm",
+    "tokens_per_pass",
+    "ad_tokens_per_s",
+    "best_verify_len",
+    "best_tree",
+    "tree_depth",
+    "draft_passes",
+    "best_aat",
+    "verify_ms",
+    "draft_ms",
+    "alpha",
+    "best_tokens_per_s",
+    "best_speedup",
+    "ori_verify_len",
+    "ori_aat",
+    "ori_speedup",
+    "rank",
+]
+
+#: One row per context.
+WINNER_COLUMNS = [
+    "context",
+    "winner",
+    "winner_speedup",
+    "runner_up",
+    "runner_up_speedup",
+    "lead",
+    "aat_factor",
+    "step_factor",
+    "driver",
+    "reason",
+]
+
+MAX_ALGORITHMS = 8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """table: COMPARE_COLUMNS, one row per (context, algorithm) at its best x.
+    winners: WINNER_COLUMNS, one row per context. curves: the solvers' per-x curves
+    (CURVE_COLUMNS of fpgasim.analysis.solver), all algorithms stacked."""
+
+    table: pd.DataFrame
+    winners: pd.DataFrame
+    curves: pd.DataFrame
+
+
+def tree_depth(tree: str) -> int:
+    """Levels below the root of a curve's tree string ('4 16 16' or 'depth=6 top_k=10')."""
+    text = str(tree).strip()
+    if text.startswith("depth="):
+        return int(text.split()[0].split("=", 1)[1]) + 1  # EAGLE-3: depth passes after the first
+    return len(text.split())
+
+
+def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
+    curves = solution.curves
+    k = getattr(algorithm.drafter, "tokens_per_pass", 1)
+    out = []
+    for s in solution.summary.to_dict("records"):
+        hit = curves[
+            (curves["context"] == s["context"]) & (curves["verify_len"] == s["best_verify_len"])
+        ].iloc[0]
+        out.append(
+            {
+                "board": s["board"],
+                "model": s["model"],
+                "engine": s["engine"],
+                "context": int(s["context"]),
+                "algorithm": algorithm.id,
+                "tokens_per_pass": k,
+                "ad_tokens_per_s": s["ad_tokens_per_s"],
+                "best_verify_len": int(s["best_verify_len"]),
+                "best_tree": s["best_tree"],
+                "tree_depth": tree_depth(s["best_tree"]),
+                "draft_passes": int(hit["draft_passes"]),
+                "best_aat": s["best_aat"],
+                "verify_ms": float(hit["verify_s"]) * 1e3,
+                "draft_ms": float(hit["draft_s"]) * 1e3,
+                "alpha": float(hit["alpha"]),
+                "best_tokens_per_s": s["best_tokens_per_s"],
+                "best_speedup": s["best_speedup"],
+                "ori_verify_len": s["ori_verify_len"],
+                "ori_aat": s["ori_aat"],
+                "ori_speedup": s["ori_speedup"],
+            }
+        )
+    return out
+
+
+def _factors(w: pd.Series, r: pd.Series) -> tuple[float, float, str]:
+    """(AAT factor, step factor, driver) of w's P_eff lead over r."""
+    aat = float(w["best_aat"] / r["best_aat"])
+    step = float((r["verify_ms"] + r["draft_ms"]) / (w["verify_ms"] + w["draft_ms"]))
+    if aat >= 1 and step >= 1:
+        return aat, step, "both"
+    return aat, step, "acceptance" if aat >= 1 else "step cost"
+
+
+WHY = {
+    "both": "more accepted tokens and a cheaper step",
+    "acceptance": "higher AAT outweighs a dearer step",
+    "step cost": "cheaper step outweighs a lower AAT",
+}
+
+
+def versus(w: pd.Series, r: pd.Series) -> str:
+    """One clause: why w beats r (the lead = AAT factor x step factor, with the numbers)."""
+    aat, step, driver = _factors(w, r)
+    return (
+        f"vs {r['algorithm']} x{aat * step:.2f} = AAT x{aat:.2f} ({w['best_aat']:.2f} vs "
+        f"{r['best_aat']:.2f}) * step x{step:.2f} (T_v+T_d {w['verify_ms'] + w['draft_ms']:.1f} "
+        f"vs {r['verify_ms'] + r['draft_ms']:.1f} ms; T_d {w['draft_ms']:.1f} ms in "
+        f"{int(w['draft_passes'])} passes vs {r['draft_ms']:.1f} ms in {int(r['draft_passes'])}): "
+        f"{WHY[driver]}"
+    )
+
+
+def winner_row(group: pd.DataFrame) -> dict:
+    """The winner of one context's rows and why (acceptance factor x step-cost factor)."""
+    ranked = group.sort_values(["best_tokens_per_s", "algorithm"], ascending=[False, True])
+    w = ranked.iloc[0]
+    row = {
+        "context": int(w["context"]),
+        "winner": w["algorithm"],
+        "winner_speedup": float(w["best_speedup"]),
+        "runner_up": "",
+        "runner_up_speedup": float("nan"),
+        "lead": float("nan"),
+        "aat_factor": float("nan"),
+        "step_factor": float("nan"),
+        "driver": "",
+        "reason": "",
+    }
+    ad = "; no algorithm beats AD here: use AD" if w["best_speedup"] <= 1 else ""
+    head = f"{w['algorithm']} wins (speedup {w['best_speedup']:.2f} at x = {w['best_verify_len']})"
+    if len(ranked) < 2:
+        row["reason"] = head + ad
+        return row
+    r = ranked.iloc[1]
+    aat, step, driver = _factors(w, r)
+    clauses = "; ".join(versus(w, other) for _, other in ranked.iloc[1:].iterrows())
+    row.update(
+        runner_up=r["algorithm"],
+        runner_up_speedup=float(r["best_speedup"]),
+        lead=aat * step,
+        aat_factor=aat,
+        step_factor=step,
+        driver=driver,
+        reason=f"{head}: {clauses}{ad}",
+    )
+    return row
+
+
+def compare_algorithms(
+    board: Board,
+    model: TargetModel,
+    algorithms: Sequence[Algorithm],
+    contexts: Sequence[int],
+    *,
+    engine: Engine | str = "analytic",
+) -> Comparison:
+    """Solve every algorithm with its embedded acceptance; rank them per context."""
+    if not algorithms:
+        raise InputError("--algorithms", "", "one or more algorithms, e.g. falcon,eagle3")
+    if len(algorithms) > MAX_ALGORITHMS:
+        raise InputError("--algorithms", len(algorithms), f"at most {MAX_ALGORITHMS}")
+    ids = [a.id for a in algorithms]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise InputError("--algorithms", ",".join(dup), "each algorithm once")
+    eng = get_engine(engine) if isinstance(engine, str) else engine
+    rows: list[dict] = []
+    curves = []
+    for algo in algorithms:
+        solution = solve(board, model, algo, contexts, engine=eng)
+        rows.extend(_rows(solution, algo))
+        curves.append(solution.curves)
+    table = pd.DataFrame(rows)
+    table["rank"] = (
+        table.groupby("context")["best_tokens_per_s"].rank(ascending=False, method="first")
+    ).astype(int)
+    table = table.sort_values(["context", "rank"], ignore_index=True)[COMPARE_COLUMNS]
+    winners = pd.DataFrame(
+        [winner_row(g) for _, g in table.groupby("context", sort=True)], columns=WINNER_COLUMNS
+    )
+    return Comparison(table, winners, pd.concat(curves, ignore_index=True))
+
+
+# --------------------------------------------------------------------------- figure
+
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def plot_comparison(comparison: Comparison, path: Path) -> None:
+    """PNG, 2 x 2: speedup vs context; AAT at the best x; step time split into T_v and T_d
+    (in AD steps); speedup(x) at the middle context."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    if Path(path).suffix.lower() != ".png":
+        raise InputError("--plot", str(path), "a file ending in .png")
+    t = comparison.table
+    algos = list(dict.fromkeys(t.sort_values("algorithm")["algorithm"]))
+    contexts = sorted(t["context"].unique())
+    style = {a: (COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]) for i, a in enumerate(algos)}
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5))
+    ax_s, ax_a, ax_t, ax_x = axes[0, 0], axes[0, 1], axes[1, 0], axes[1, 1]
+    pos = np.arange(len(contexts))
+    for i, a in enumerate(algos):
+        rows = t[t["algorithm"] == a].set_index("context").loc[contexts]
+        color, marker = style[a]
+        ax_s.plot(pos, rows["best_speedup"], marker=marker, color=color, lw=2, ms=8, label=a)
+        labels = zip(pos, rows["best_speedup"], rows["best_verify_len"], strict=True)
+        for p, sp, x in labels:  # labels above for even, below for odd algorithms
+            ax_s.annotate(
+                f"x={x}",
+                (p, sp),
+                textcoords="offset points",
+                xytext=(0, 8 if i % 2 == 0 else -15),
+                ha="center",
+                fontsize=8,
+                color=color,
+            )
+        ax_a.plot(pos, rows["best_aat"], marker=marker, color=color, lw=2, ms=8, label=a)
+    ax_s.axhline(1.0, color="gray", ls="--", lw=1, label="AD (speedup 1)")
+    for ax, title, ylabel in (
+        (ax_s, "Best speedup over AD (label: best x)", "speedup = P_eff(x*) / P(1)"),
+        (ax_a, "Accepted tokens per iteration at the best x", "AAT(x*)"),
+    ):
+        ax.set_xticks(pos, [str(c) for c in contexts])
+        ax.set_xlabel("context length L")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+    ax_s.set_ylim(0, float(t["best_speedup"].max()) * 1.15)
+    ax_a.set_ylim(1, float(t["best_aat"].max()) * 1.1)
+    width = 0.8 / max(1, len(algos))
+    for i, a in enumerate(algos):
+        rows = t[t["algorithm"] == a].set_index("context").loc[contexts]
+        ad_ms = 1e3 / rows["ad_tokens_per_s"]
+        tv, td = rows["verify_ms"] / ad_ms, rows["draft_ms"] / ad_ms
+        xs = pos - 0.4 + width * (i + 0.5)
+        color = style[a][0]
+        ax_t.bar(xs, tv, width, color=color, alpha=0.45, edgecolor=color)
+        ax_t.bar(xs, td, width, bottom=tv, color=color, edgecolor="black", hatch="//")
+        for x, top, passes in zip(xs, tv + td, rows["draft_passes"], strict=True):
+            ax_t.annotate(
+                f"{passes}p",
+                (x, top),
+                textcoords="offset points",
+                xytext=(0, 2),
+                ha="center",
+                fontsize=7,
+            )
+    handles = [plt.Rectangle((0, 0), 1, 1, color=style[a][0]) for a in algos]
+    handles += [
+        plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="gray", alpha=0.6),
+        plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"),
+    ]
+    ax_t.legend(
+        handles,
+        [*algos, "T_v (verify)", "T_d (draft)"],
+        fontsize=8,
+        ncol=len(handles),
+        loc="upper center",
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
+    ax_t.set_ylim(
+        0, float((t["verify_ms"] + t["draft_ms"]).div(1e3 / t["ad_tokens_per_s"]).max()) * 1.22
+    )
+    ax_t.set_xticks(pos, [str(c) for c in contexts])
+    ax_t.set_xlabel("context length L")
+    ax_t.set_ylabel("time per iteration / AD step time")
+    ax_t.set_title("Step at the best x: T_v + T_d (hatched; label: draft passes)")
+    ax_t.grid(alpha=0.3, axis="y")
+    mid = contexts[len(contexts) // 2]
+    c = comparison.curves
+    for a in algos:
+        cur = c[(c["algorithm"] == a) & (c["context"] == mid)].sort_values("verify_len")
+        color, marker = style[a]
+        ax_x.plot(cur["verify_len"], cur["speedup"], color=color, lw=1.8, label=a)
+        best = cur.loc[cur["speedup"].idxmax()]
+        ax_x.plot(
+            best["verify_len"],
+            best["speedup"],
+            marker=marker,
+            color=color,
+            ms=10,
+            markeredgecolor="black",
+        )
+    ax_x.axhline(1.0, color="gray", ls="--", lw=1)
+    ax_x.set_xscale("log")
+    ax_x.set_xlabel("verification length x (tree nodes + 1)")
+    ax_x.set_ylabel("speedup P_eff(x) / P(1)")
+    ax_x.set_title(f"Speedup over x at L = {mid} (marker: best x)")
+    ax_x.grid(alpha=0.3, which="both")
+    ax_x.legend(fontsize=9)
+    first = t.iloc[0]
+    fig.suptitle(
+        f"{' vs '.join(algos)} on {first['model']}, board {first['board']} "
+        f"({first['engine']} engine, embedded acceptance)",
+        fontsize=13,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """The ranking table and the per-context reasons as Markdown (docs/falcon.md's blocks)."""
+    lines = [
+        "| L | rank | algorithm | k | best x | tree | depth / passes | AAT | T_v ms | T_d ms "
+        "| alpha | speedup | Ori speedup |",
+        "| ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: |",
+    ]
+    for r in comparison.table.to_dict("records"):
+        lines.append(
+            f"| {r['context']} | {r['rank']} | {r['algorithm']} | {r['tokens_per_pass']} "
+            f"| {r['best_verify_len']} | {r['best_tree']} | {r['tree_depth']} / "
+            f"{r['draft_passes']} | {r['best_aat']:.2f} | {r['verify_ms']:.1f} "
+            f"| {r['draft_ms']:.1f} | {r['alpha']:.3f} | {r['best_speedup']:.2f} "
+            f"| {r['ori_speedup']:.2f} |"
+        )
+    lines.append("")
+    lines += [
+        f"- L = {w['context']}: {w['reason']}." for w in comparison.winners.to_dict("records")
+    ]
+    return "\n".join(lines)

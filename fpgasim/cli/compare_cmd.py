@@ -1,0 +1,123 @@
+"""`fpgasim compare-algorithms`: several SD algorithms on one board/model/contexts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from fpgasim.analysis.compare import compare_algorithms as compare_workload
+from fpgasim.cli.common import dumps_json, parse_int_list, parse_name_list, rich_table
+from fpgasim.cli.solve_cmd import _console, _records
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import DEFAULT_ENGINE
+from fpgasim.errors import InputError
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+def compare_algorithms(
+    board: str = typer.Option(
+        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
+    ),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="Target model name (e.g. vicuna-7b-v1.5) or YAML path."
+    ),
+    algorithms: str = typer.Option(
+        "falcon,eagle3,longspec",
+        "--algorithms",
+        "-a",
+        help="Comma-separated SD algorithms (names or YAML paths), each with an embedded acceptance model.",
+    ),
+    contexts: str = typer.Option(
+        ..., "--contexts", help="Context lengths L, e.g. 512,2048,8192 (each solved separately)."
+    ),
+    engine: str = typer.Option(
+        DEFAULT_ENGINE, "--engine", "-e", help="Engine: analytic, event, fast."
+    ),
+    plot: Path | None = typer.Option(
+        None,
+        "--plot",
+        help="Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG.",
+    ),
+    output_format: CompareFormat = typer.Option(
+        CompareFormat.table,
+        "--format",
+        "-f",
+        help="Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
+    ),
+) -> None:
+    """Compare SD algorithms on one board and target model with embedded acceptance.
+
+    Every algorithm is solved at every context (its best x, tree, AAT, T_v and T_d there,
+    alpha = draft/target weight bytes); per context the winner's lead over the runner-up is
+    split into an acceptance factor AAT(W)/AAT(R) and a step-cost factor
+    (T_v+T_d)(R)/(T_v+T_d)(W).
+
+    Example: fpgasim compare-algorithms --board v80 --model vicuna-7b-v1.5
+    --algorithms falcon,eagle3,longspec --contexts 512,2048,8192 --engine analytic
+    """
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InputError("--plot", str(plot), "a file ending in .png")
+    names = parse_name_list(algorithms)
+    if not names:
+        raise InputError("--algorithms", algorithms, "one or more names, e.g. falcon,eagle3")
+    b, m = load_board(board), load_model(model)
+    algos = [load_algorithm(n) for n in names]
+    result = compare_workload(
+        b, m, algos, parse_int_list(contexts, "--contexts", 1, 10_000_000), engine=engine
+    )
+    if plot is not None:
+        from fpgasim.analysis.compare import plot_comparison
+
+        plot_comparison(result, plot)
+    if output_format is CompareFormat.csv:
+        print(result.table.to_csv(index=False), end="")
+    elif output_format is CompareFormat.json:
+        print(dumps_json({"table": _records(result.table), "winners": _records(result.winners)}))
+    else:
+        _print(result)
+        if plot is not None:
+            _console().print(f"wrote figure to {plot}", highlight=False)
+
+
+def _print(result) -> None:
+    out = _console()
+    t = result.table
+    first = t.iloc[0]
+    rows = [
+        {
+            "context": r["context"],
+            "rank": r["rank"],
+            "algorithm": r["algorithm"],
+            "k": r["tokens_per_pass"],
+            "best x": r["best_verify_len"],
+            "tree": r["best_tree"],
+            "depth": r["tree_depth"],
+            "passes": r["draft_passes"],
+            "AAT": r["best_aat"],
+            "T_v ms": r["verify_ms"],
+            "T_d ms": r["draft_ms"],
+            "alpha": r["alpha"],
+            "tok/s": r["best_tokens_per_s"],
+            "speedup": r["best_speedup"],
+            "ori speedup": r["ori_speedup"],
+        }
+        for r in t.to_dict("records")
+    ]
+    title = (
+        f"{first['board']} / {first['model']} / engine {first['engine']} / embedded acceptance"
+        f" (AD: {', '.join(f'L={c} {v:.3g} tok/s' for c, v in _ad(t))})"
+    )
+    out.print(rich_table(rows, title=title, floatfmt="{:.3g}"))
+    for w in result.winners.to_dict("records"):
+        out.print(f"  L={w['context']}: {w['reason']}", highlight=False)
+
+
+def _ad(t) -> list[tuple[int, float]]:
+    return [(int(c), float(g["ad_tokens_per_s"].iloc[0])) for c, g in t.groupby("context")]

@@ -4,14 +4,18 @@
 77, 460, 819, 1638 GB/s) x 6 contexts x x = 1..85 with the LongSpec draft phase: 8160
 points. Engine: `fast` when registered, else `analytic` (the row names say which). The
 cache is off for the executor rows; a last row times a fully cached rerun. `run()` returns
-rows {benchmark, value, unit, target, ok}; each timing is the best of two, after a warm-up
-that imports (and JIT-compiles) the engine in every worker.
+rows {benchmark, value, unit, target, ok}; each timing is the best of two rounds that
+interleave the executors, after a warm-up that imports (and JIT-compiles) the engine in
+every worker.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import tempfile
 import time
+from typing import Any
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES
@@ -46,13 +50,32 @@ def warm_up(grid: Grid, engine: str, executor) -> None:
     run_sweep(small, engine, executor, chunk_size=1)
 
 
-def _best_of(fn, repeat: int = 2) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def _row(benchmark: str, value: float, unit: str, target: str, ok: bool) -> dict:
+    return {"benchmark": benchmark, "value": value, "unit": unit, "target": target, "ok": ok}
+
+
+def time_executors(grid: Grid, engine: str, rounds: int = 2) -> dict[str, float]:
+    """Best sweep seconds per executor, measured in interleaved rounds (so that load from
+    other processes hits every executor alike), plus the cluster's start-up seconds."""
+    best: dict[str, float] = {}
+    with ProcessExecutor() as pool, contextlib.ExitStack() as stack:  # fork before threads
+        executors: dict[str, Any] = {"inprocess": "inprocess", "process": pool}
+        try:
+            import distributed  # noqa: F401 - only to know whether the dask rows can run
+        except ImportError:
+            pass
+        else:
+            start = time.perf_counter()
+            executors["dask"] = stack.enter_context(DaskExecutor(workers=2))
+            best["dask start-up"] = time.perf_counter() - start
+        for executor in executors.values():
+            warm_up(grid, engine, executor)  # every worker imports and compiles the engine
+        for _ in range(rounds):
+            for name, executor in executors.items():
+                start = time.perf_counter()
+                run_sweep(grid, engine, executor)
+                best[name] = min(best.get(name, math.inf), time.perf_counter() - start)
+    return best
 
 
 def run() -> list[dict]:
@@ -62,75 +85,40 @@ def run() -> list[dict]:
     points = len(grid.points())
     cores = default_workers()
     label = f"sweep {points} pts ({engine})"
-    rows: list[dict] = []
-
-    def rate_row(name: str, seconds: float, target: float, unit_target: str) -> float:
-        rate = points / seconds
-        rows.append(
-            {
-                "benchmark": f"{label}: {name}",
-                "value": rate,
-                "unit": "points/s",
-                "target": unit_target,
-                "ok": rate >= target,
-            }
-        )
-        return rate
-
-    warm_up(grid, engine, "inprocess")  # compiled before the pool forks
-    base = rate_row(
-        "in-process", _best_of(lambda: run_sweep(grid, engine, "inprocess")), 0, "(baseline)"
-    )
-
-    with ProcessExecutor() as pool:
-        warm_up(grid, engine, pool)
-        seconds = _best_of(lambda: run_sweep(grid, engine, pool))
-    pool_rate = rate_row(f"process pool x{cores}", seconds, 0, "(see speed-up)")
-    speedup_target = 1.0 + 0.25 * (cores - 1)
-    rows.append(
-        {
-            "benchmark": f"{label}: process pool x{cores} speed-up",
-            "value": pool_rate / base,
-            "unit": "x",
-            "target": f">= {speedup_target:.2g} on {cores} cores",
-            "ok": pool_rate / base >= speedup_target,
-        }
-    )
-
-    try:
-        import distributed  # noqa: F401 - only to know whether the dask rows can run
-    except ImportError:
-        rows.append(
-            {"benchmark": f"{label}: dask", "value": 0.0, "unit": "-", "target": "dask extra"}
-        )
-    else:
-        start = time.perf_counter()
-        with DaskExecutor(workers=2) as cluster:
-            startup = time.perf_counter() - start
-            warm_up(grid, engine, cluster)  # spawned workers compile numba code once
-            seconds = _best_of(lambda: run_sweep(grid, engine, cluster))
-        dask_rate = rate_row("dask LocalCluster x2", seconds, 0, "(see speed-up)")
-        rows.append(
-            {
-                "benchmark": f"{label}: dask LocalCluster x2 speed-up",
-                "value": dask_rate / base,
-                "unit": "x",
-                "target": ">= 1 (2 workers)",
-                "ok": dask_rate / base >= 1.0,
-            }
-        )
-        rows.append(
-            {
-                "benchmark": "dask LocalCluster x2 start-up",
-                "value": startup,
-                "unit": "s",
-                "target": "< 10 s",
-                "ok": startup < 10,
-            }
-        )
-
+    best = time_executors(grid, engine)
     with tempfile.TemporaryDirectory() as folder, SweepCache(folder) as cache:
         run_sweep(grid, engine, "inprocess", cache=cache)
-        seconds = _best_of(lambda: run_sweep(grid, engine, "inprocess", cache=cache))
-    rate_row("cached rerun", seconds, 0, "(all from the cache)")
+        start = time.perf_counter()
+        run_sweep(grid, engine, "inprocess", cache=cache)
+        cached_s = time.perf_counter() - start
+
+    one_s, pool_s = best["inprocess"], best["process"]
+    target = 1.0 + 0.25 * (cores - 1)
+    rows = [
+        _row(f"{label}: in-process", points / one_s, "points/s", "(baseline)", True),
+        _row(f"{label}: process pool x{cores}", points / pool_s, "points/s", "-", True),
+        _row(
+            f"{label}: process pool x{cores} speed-up",
+            one_s / pool_s,
+            "x",
+            f">= {target:.2g} on {cores} cores",
+            one_s / pool_s >= target,
+        ),
+    ]
+    if "dask" not in best:
+        rows.append(_row(f"{label}: dask", 0.0, "-", "needs the dask extra", False))
+    else:
+        dask_s, startup = best["dask"], best["dask start-up"]
+        rows += [
+            _row(f"{label}: dask LocalCluster x2", points / dask_s, "points/s", "-", True),
+            _row(
+                f"{label}: dask LocalCluster x2 speed-up",
+                one_s / dask_s,
+                "x",
+                ">= 1 (2 workers)",
+                one_s / dask_s >= 1.0,
+            ),
+            _row("dask LocalCluster x2 start-up", startup, "s", "< 10 s", startup < 10),
+        ]
+    rows.append(_row(f"{label}: cached rerun", points / cached_s, "points/s", "-", True))
     return rows

@@ -14,6 +14,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 from fpgasim.cli.boards_cmd import boards
 from fpgasim.cli.cache_cmd import cache_app
 from fpgasim.cli.compare_cmd import compare_algorithms
+from fpgasim.cli.explore_cmd import explore_cmd
 from fpgasim.cli.hetero_cmd import hetero_app
 from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.simulate_cmd import simulate
@@ -38,6 +39,7 @@ app = typer.Typer(
 )
 app.command()(simulate)
 app.command()(sweep)
+app.command(name="explore")(explore_cmd)
 app.command()(boards)
 app.command()(solve)
 app.command()(validate)

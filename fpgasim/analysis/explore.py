@@ -1,0 +1,280 @@
+"""Design-space exploration: hypothetical boards (PE array x bandwidth) solved for best x.
+
+Answers "more DSPs or more bandwidth?": every derived board is costed at every x of the
+AAT curve through the sweep runner (executors, result cache, resume), then P_eff =
+AAT / (T_v + T_d) picks the best x per (board, context).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fpgasim.analysis.aat import load_aat_tables
+from fpgasim.analysis.curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.schedule import accepted_from_aat
+from fpgasim.simulate import Point
+from fpgasim.sweep.cache import SweepCache
+from fpgasim.sweep.executors import Executor
+from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
+from fpgasim.sweep.space import derive_boards
+
+#: Columns of the per-(board, context) summary, inputs first.
+EXPLORE_COLUMNS = [
+    "board",
+    "pe_array",
+    "macs_per_cycle",
+    "bandwidth_gb_s",
+    "model",
+    "algorithm",
+    "context",
+    "engine",
+    "aat_source",
+    "ad_tokens_per_s",
+    "best_verify_len",
+    "best_tree",
+    "best_aat",
+    "best_tokens_per_s",
+    "speedup",
+    "decision",
+]
+
+
+@dataclass(frozen=True)
+class ExploreResult:
+    """summary: one row per (board, context) (EXPLORE_COLUMNS); points: one row per x."""
+
+    summary: pd.DataFrame
+    points: pd.DataFrame
+    stats: SweepStats
+
+
+def explore_curves(
+    algorithm: Algorithm,
+    model: TargetModel,
+    contexts: Sequence[int],
+    aat_dir: str | None = None,
+    task: str | None = None,
+) -> list[AatCurve]:
+    """The AAT curve (x -> AAT, tree) per context: measured with `aat_dir`, else embedded."""
+    if aat_dir is None:
+        return embedded_curves(algorithm, contexts)
+    tables = load_aat_tables(aat_dir)
+    return measured_curves(
+        tables, algorithm, model.id, contexts, [task] if task else None, aat_source="measured"
+    )
+
+
+def explore_points(
+    boards: Sequence[Board], model: TargetModel, algorithm: Algorithm, curves: Sequence[AatCurve]
+) -> list[Point]:
+    """For every board and curve: the AD point (x = 1) then one SD point per x of the curve."""
+    points = []
+    for board in boards:
+        for curve in curves:
+            points.append(Point(board, model, curve.context, 1))
+            for x, aat, tree in curve.points[["verify_len", "aat", "tree"]].itertuples(index=False):
+                points.append(
+                    Point(
+                        board,
+                        model,
+                        curve.context,
+                        int(x),
+                        algorithm,
+                        tree,
+                        accepted_from_aat(float(aat)),
+                    )
+                )
+    return points
+
+
+def explore(
+    base: Board,
+    pe_arrays: Sequence[tuple[int, int]],
+    bandwidths_gb_s: Sequence[float],
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    *,
+    engine: str,
+    executor: str | Executor,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cache: SweepCache | None = None,
+    aat_dir: str | None = None,
+    task: str | None = None,
+    progress: SweepProgress | None = None,
+) -> ExploreResult:
+    """Solve every (PE array, bandwidth) variant of `base` at every context."""
+    boards = derive_boards(base, pe_arrays, bandwidths_gb_s)
+    curves = explore_curves(algorithm, model, contexts, aat_dir, task)
+    points = explore_points(boards, model, algorithm, curves)
+    rows, stats = run_points(
+        points,
+        engine,
+        executor,
+        workers=workers,
+        scheduler=scheduler,
+        cache=cache,
+        progress=progress,
+    )
+    aat_of = {
+        (c.context, int(x)): float(a)
+        for c in curves
+        for x, a in c.points[["verify_len", "aat"]].itertuples(index=False)
+    }
+    source = curves[0].aat_source if curves else ""
+    frame = pd.DataFrame(rows)
+    by_name = {b.name: b for b in boards}
+    frame["pe_array"] = [
+        f"{by_name[n].pe_array.rows}x{by_name[n].pe_array.cols}" for n in frame["board"]
+    ]
+    frame["macs_per_cycle"] = [by_name[n].macs_per_cycle for n in frame["board"]]
+    frame["bandwidth_gb_s"] = [by_name[n].memory.bandwidth_gb_s for n in frame["board"]]
+    frame["aat"] = [
+        1.0 if x == 1 else aat_of[(c, x)]
+        for c, x in zip(frame["context"], frame["verify_len"], strict=True)
+    ]
+    draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
+    frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
+    summary = summarise(frame, engine, source, algorithm.id)
+    return ExploreResult(summary, frame, stats)
+
+
+def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str) -> pd.DataFrame:
+    """Best x per (board, context): argmax P_eff (the smaller x on ties), speedup over AD."""
+    out = []
+    for (board, context), group in frame.groupby(["board", "context"], sort=False):
+        ad = group.loc[group["verify_len"] == 1].iloc[0]
+        sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
+        best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
+        p1 = float(ad["p_eff_tokens_per_s"])
+        speedup = float(best["p_eff_tokens_per_s"]) / p1
+        out.append(
+            {
+                "board": board,
+                "pe_array": ad["pe_array"],
+                "macs_per_cycle": ad["macs_per_cycle"],
+                "bandwidth_gb_s": ad["bandwidth_gb_s"],
+                "model": ad["model"],
+                "algorithm": algorithm,
+                "context": int(context),
+                "engine": engine,
+                "aat_source": aat_source,
+                "ad_tokens_per_s": p1,
+                "best_verify_len": int(best["verify_len"]),
+                "best_tree": best["tree"],
+                "best_aat": float(best["aat"]),
+                "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
+                "speedup": speedup,
+                "decision": "use SD" if speedup > 1 else "use AD",
+            }
+        )
+    return pd.DataFrame(out, columns=EXPLORE_COLUMNS)
+
+
+def verdict(summary: pd.DataFrame) -> list[str]:
+    """Per context: from the smallest board, does one step more compute or one step more
+    bandwidth raise the best tokens/s more? Plus the overall best board."""
+    lines = []
+    macs = sorted(summary["macs_per_cycle"].unique())
+    bws = sorted(summary["bandwidth_gb_s"].unique())
+    for context, group in summary.groupby("context"):
+        grid = group.set_index(["macs_per_cycle", "bandwidth_gb_s"])["best_tokens_per_s"]
+        top = group.loc[group["best_tokens_per_s"].idxmax()]
+        line = (
+            f"L={context}: fastest {top['pe_array']} at {top['bandwidth_gb_s']:g} GB/s "
+            f"({top['best_tokens_per_s']:.3g} tok/s, x={top['best_verify_len']})"
+        )
+        gains = []
+        for m, b in zip(macs[:-1], bws[:-1], strict=False):
+            here = grid.get((m, b))
+            more_c = grid.get((macs[macs.index(m) + 1], b))
+            more_b = grid.get((m, bws[bws.index(b) + 1]))
+            if here is None or more_c is None or more_b is None:
+                continue
+            gains.append((more_c / here, more_b / here))
+        if gains:
+            c_gain = float(np.exp(np.mean([np.log(g[0]) for g in gains])))
+            b_gain = float(np.exp(np.mean([np.log(g[1]) for g in gains])))
+            which = "more DSPs" if c_gain > b_gain else "more bandwidth"
+            line += (
+                f"; one step up the diagonal: compute x{c_gain:.2f} vs bandwidth "
+                f"x{b_gain:.2f} -> {which}"
+            )
+        lines.append(line)
+    return lines
+
+
+def plot_explore(summary: pd.DataFrame, path) -> None:
+    """Heat maps over (MAC/cycle, bandwidth): best tokens/s, speedup and best x per context."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    contexts = sorted(summary["context"].unique())
+    macs = sorted(summary["macs_per_cycle"].unique())
+    bws = sorted(summary["bandwidth_gb_s"].unique())
+    panels = [
+        ("best_tokens_per_s", "best P_eff (tokens/s)", "viridis", "{:.3g}"),
+        ("speedup", "speedup over AD (x)", "RdYlGn", "{:.2f}"),
+        ("best_verify_len", "best verification length x", "magma", "{:.0f}"),
+    ]
+    fig, axes = plt.subplots(
+        len(panels),
+        len(contexts),
+        squeeze=False,
+        figsize=(3.6 * len(contexts) + 1, 3.2 * len(panels) + 0.8),
+    )
+    for row, (col, label, cmap, fmt) in enumerate(panels):
+        for j, context in enumerate(contexts):
+            ax = axes[row][j]
+            grid = (
+                summary[summary["context"] == context]
+                .pivot_table(index="macs_per_cycle", columns="bandwidth_gb_s", values=col)
+                .reindex(index=macs, columns=bws)
+            )
+            kwargs = (
+                {
+                    "vmin": min(0.5, float(np.nanmin(grid.values))),
+                    "vmax": max(1.5, float(np.nanmax(grid.values))),
+                }
+                if col == "speedup"
+                else {}
+            )
+            image = ax.imshow(grid.values, origin="lower", cmap=cmap, aspect="auto", **kwargs)
+            for (i, k), value in np.ndenumerate(grid.values):
+                if np.isfinite(value):
+                    r, g, b, _ = image.cmap(image.norm(value))
+                    dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+                    ax.text(
+                        k,
+                        i,
+                        fmt.format(value),
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white" if dark else "black",
+                    )
+            ax.set_xticks(range(len(bws)), [f"{b:g}" for b in bws], fontsize=8)
+            ax.set_yticks(range(len(macs)), [f"{m:,}" for m in macs], fontsize=8)
+            ax.set_xlabel("off-chip bandwidth (GB/s)", fontsize=8)
+            if j == 0:
+                ax.set_ylabel(f"{label}\nPE array (MAC/cycle)", fontsize=8)
+            if row == 0:
+                ax.set_title(f"L = {context:,} tokens", fontsize=10)
+            fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    first = summary.iloc[0]
+    fig.suptitle(
+        f"Design space: {first['model']} / {first['algorithm']} on variants of the base board "
+        f"(engine {first['engine']}, AAT {first['aat_source']})",
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

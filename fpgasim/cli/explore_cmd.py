@@ -1,0 +1,159 @@
+"""`fpgasim explore`: hypothetical boards (PE array x bandwidth) -> best x and speedup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fpgasim.analysis.explore import explore, plot_explore, verdict
+from fpgasim.cli.common import console, err_console, parse_int_list, rich_table
+from fpgasim.cli.sweep_cmd import RichProgress, check_writable
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import DEFAULT_ENGINE
+from fpgasim.errors import InputError
+from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.sweep import DEFAULT_EXECUTOR, EXECUTORS, SweepCache
+from fpgasim.sweep.runner import engine_version
+from fpgasim.sweep.space import parse_pe_arrays
+
+
+def parse_bandwidths(text: str) -> list[float]:
+    """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, each > 0)."""
+    out = []
+    for part in str(text).replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise InputError("--bandwidths", text, "numbers in GB/s, e.g. 77,460,819") from None
+        if not 0 < value <= 1e6:
+            raise InputError("--bandwidths", value, "each between 0 and 1e6 GB/s")
+        out.append(value)
+    if not out:
+        raise InputError("--bandwidths", text, "at least one bandwidth in GB/s")
+    return sorted(set(out))
+
+
+def explore_cmd(
+    base_board: str = typer.Option(
+        ..., "--base-board", help="Board whose PE array and bandwidth are varied (name or YAML)."
+    ),
+    pe_arrays: str = typer.Option(
+        ..., "--pe-arrays", help="PE arrays ROWSxCOLS, comma separated, e.g. 64x48,128x128."
+    ),
+    bandwidths: str = typer.Option(
+        ..., "--bandwidths", help="Off-chip bandwidths in GB/s, comma separated, e.g. 77,460,819."
+    ),
+    model: str = typer.Option(..., "--model", "-m", help="Target model name or YAML path."),
+    algorithm: str = typer.Option(
+        ..., "--algorithm", "-a", help="SD algorithm (longspec, eagle3, falcon)."
+    ),
+    contexts: str = typer.Option(..., "--contexts", help="Context lengths, e.g. 256,1024,4096."),
+    aat_dir: Path | None = typer.Option(
+        None,
+        "--aat-dir",
+        help="Measured AAT tables (default: the algorithm's embedded acceptance model).",
+    ),
+    task: str | None = typer.Option(None, "--task", help="Task of the measured AAT tables."),
+    out: Path = typer.Option(
+        Path("explore.csv"),
+        "--out",
+        "-o",
+        help="Summary table (.csv or .parquet); the heat map goes next to it as .png.",
+    ),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Heat-map PNG (default: --out with .png)."
+    ),
+    engine: str = typer.Option(
+        DEFAULT_ENGINE, "--engine", "-e", help="Engine: analytic, event or fast."
+    ),
+    executor: str = typer.Option(
+        DEFAULT_EXECUTOR, "--executor", help=f"Where points run: {', '.join(EXECUTORS)}."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, max=4096, help="Worker processes (default: all cores)."
+    ),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="Dask scheduler address (--executor dask)."
+    ),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Result cache folder."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Neither read nor write the result cache."
+    ),
+) -> None:
+    """Explore hypothetical boards: "more DSPs or more bandwidth?"
+
+    Every combination of --pe-arrays and --bandwidths applied to --base-board (clock,
+    buffers, efficiencies and the MV share of the array kept) is costed at every x of the
+    AAT curve per context; the best x maximises P_eff = AAT / (T_v + T_d). Writes the
+    summary table and a heat map of best tokens/s, speedup and best x over
+    (MAC/cycle, bandwidth), and prints which direction pays more.
+
+    Example: fpgasim explore --base-board v80 --pe-arrays 64x48,128x64,128x128,256x128
+    --bandwidths 77,460,819,1638 --model llama-3.1-8b --algorithm longspec --contexts 1024
+    """
+    check_out_path(out)
+    check_writable(out)
+    png = plot or out.with_suffix(".png")
+    if png.suffix.lower() != ".png":
+        raise InputError("--plot", str(png), "a file ending in .png")
+    if executor not in EXECUTORS:
+        raise InputError("--executor", executor, f"one of {', '.join(EXECUTORS)}")
+    if scheduler and executor != "dask":
+        raise InputError("--scheduler", scheduler, "only with --executor dask")
+    if task and aat_dir is None:
+        raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")
+    engine_version(engine)
+    base = load_board(base_board)
+    arrays = parse_pe_arrays(pe_arrays)
+    bws = parse_bandwidths(bandwidths)
+    m = load_model(model)
+    algo = load_algorithm(algorithm)
+    ctxs = parse_int_list(contexts, "--contexts", 1, 10_000_000)
+    progress = RichProgress(f"explore ({engine}, {executor})")
+    cache = None if no_cache else SweepCache(cache_dir)
+    try:
+        result = explore(
+            base,
+            arrays,
+            bws,
+            m,
+            algo,
+            ctxs,
+            engine=engine,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            cache=cache,
+            aat_dir=str(aat_dir) if aat_dir else None,
+            task=task,
+            progress=progress,
+        )
+    finally:
+        progress.stop()
+        if cache is not None:
+            cache.close()
+    write_frame(result.summary, out)
+    plot_explore(result.summary, png)
+    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
+    shown = result.summary[
+        [
+            "pe_array",
+            "bandwidth_gb_s",
+            "context",
+            "ad_tokens_per_s",
+            "best_verify_len",
+            "best_tokens_per_s",
+            "speedup",
+        ]
+    ]
+    console.print(
+        rich_table(
+            shown.to_dict("records"), title=f"explore: {m.id} / {algo.id} on {base.name} variants"
+        )
+    )
+    for line in verdict(result.summary):
+        console.print(line, highlight=False, soft_wrap=True)
+    console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)

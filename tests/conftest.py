@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,15 @@ def aat_dir() -> Path:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_result_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Sweeps run by tests use a throw-away result cache, never the user's ~/.cache."""
+    old = os.environ.get("FPGASIM_CACHE_DIR")
+    os.environ["FPGASIM_CACHE_DIR"] = str(tmp_path_factory.mktemp("fpgasim-cache"))
+    yield
+    if old is None:
+        os.environ.pop("FPGASIM_CACHE_DIR", None)
+    else:
+        os.environ["FPGASIM_CACHE_DIR"] = old

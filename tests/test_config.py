@@ -52,6 +52,7 @@ def _write(tmp_path: Path, data) -> Path:
     [
         (lambda d: d["memory"].update(bandwidth_gb_s=-5), "memory.bandwidth_gb_s"),
         (lambda d: d["pe_array"].update(rows=0), "pe_array.rows"),
+        (lambda d: d["pe_array"].update(rows=10000), "pe_array.rows"),
         (lambda d: d.pop("clock_mhz"), "clock_mhz"),
         (lambda d: d.update(clock_ghz=1), "clock_ghz"),
         (lambda d: d["memory"]["weight_group"].update(load_efficiency=1.5),

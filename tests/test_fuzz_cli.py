@@ -12,10 +12,10 @@ import contextlib
 import copy
 import io
 import math
-import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -215,10 +215,12 @@ def simulate_args(kind: str, path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A scratch folder; sweeps without --no-cache write their cache inside it."""
     folder = tmp_path_factory.mktemp("fuzz")
-    os.environ.setdefault("FPGASIM_CACHE_DIR", str(folder / "cache"))
-    return folder
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FPGASIM_CACHE_DIR", str(folder / "cache"))
+        yield folder
 
 
 # --------------------------------------------------------------------------- in-process

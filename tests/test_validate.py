@@ -197,3 +197,13 @@ def test_library_keeps_order(tmp_path: Path) -> None:
     shutil.copy(REPO / "boards" / "u280.yaml", tmp_path / "b.yaml")
     reports = validate_files([tmp_path / "b.yaml", tmp_path / "missing.csv"])
     assert [r.ok for r in reports] == [True, False]
+
+
+def test_shipped_platforms_validate(repo) -> None:
+    from fpgasim.config.validate import check_file
+
+    paths = sorted((repo / "platforms").glob("*.yaml"))
+    assert paths
+    for path in paths:
+        report = check_file(path)
+        assert report.ok and report.kind == "platform", report.lines()

@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PosInt = Annotated[int, Field(gt=0, le=10**9)]
-PosFloat = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+#: Positive quantities; every field adds its own upper bound (Field(le=...)).
+PosInt = Annotated[int, Field(gt=0)]
+PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Efficiency = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 
 
@@ -37,7 +38,7 @@ class ChannelGroup(Strict):
 
 class Memory(Strict):
     kind: str = Field(min_length=1, max_length=64, description="technology, e.g. HBM2")
-    capacity_gib: PosFloat = Field(description="off-chip capacity used for weights+KV, GiB")
+    capacity_gib: PosFloat = Field(le=1e6, description="off-chip capacity used for weights+KV, GiB")
     bandwidth_gb_s: PosFloat = Field(le=1e6, description="published peak bandwidth, GB/s")
     bandwidth_is_gib: bool = Field(
         True, description="treat the published figure as GiB/s (the study's convention)"
@@ -103,10 +104,10 @@ class Board(Strict):
     slrs: PosInt = Field(le=16, description="super logic regions (dies)")
     dsps: int | None = Field(None, ge=0, le=10**6, description="DSP slices (null: unpublished)")
     dsp_kind: str | None = Field(None, max_length=32, description="DSP primitive")
-    luts_k: PosInt | None = Field(None, description="LUTs, thousands")
+    luts_k: PosInt | None = Field(None, le=10**6, description="LUTs, thousands")
     bram36: int | None = Field(None, ge=0, le=10**6, description="36 Kb block RAMs")
     uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
-    onchip_mb: PosFloat | None = Field(None, description="total on-chip RAM, Mb")
+    onchip_mb: PosFloat | None = Field(None, le=1e7, description="total on-chip RAM, Mb")
     memory: Memory
     sfu: Sfu
     buffers: Buffers

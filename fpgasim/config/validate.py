@@ -30,20 +30,22 @@ FOLDER_KINDS = {
     "models": "model",
     "algorithms": "algorithm",
     "experiments": "experiment",
+    "platforms": "platform",
 }
 
 
-#: Experiment `kind` -> "module:Schema" of its file; imported only when such a file is checked.
-EXPERIMENT_SCHEMAS = {
-    "dovetail1": "fpgasim.heterogeneous.inputs:Dovetail1Inputs",
-    **dict.fromkeys(
-        (
-            *("context_sets", "tasks_unified", "tree_methods", "boards_grid"),
-            *("sparse_fit_models", "speedup_curve", "rooflines", "fit_table", "aat_curves"),
-        ),
-        "fpgasim.reproduce.schema:Experiment",
-    ),
-}
+#: Experiment kinds with their own file schema ("module:Schema"), beside reproduce's kinds.
+OTHER_EXPERIMENT_SCHEMAS = {"dovetail1": "fpgasim.heterogeneous.inputs:Dovetail1Inputs"}
+
+
+def experiment_schemas() -> dict[str, str]:
+    """Experiment `kind` -> "module:Schema": every kind of `fpgasim reproduce`, plus others."""
+    from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+
+    return {
+        **OTHER_EXPERIMENT_SCHEMAS,
+        **dict.fromkeys(EXPERIMENT_KINDS, "fpgasim.reproduce.schema:Experiment"),
+    }
 
 
 class ValidationFailed(FpgasimError):
@@ -78,6 +80,10 @@ class Report:
 
 
 def _schema_for(kind: str) -> type[BaseModel]:
+    if kind == "platform":
+        from fpgasim.heterogeneous.platform import HeterogeneousPlatform
+
+        return HeterogeneousPlatform
     return {"board": schemas.Board, "model": schemas.TargetModel, "algorithm": schemas.Algorithm}[
         kind
     ]
@@ -85,9 +91,10 @@ def _schema_for(kind: str) -> type[BaseModel]:
 
 def experiment_schema(kind: object) -> type[BaseModel] | str:
     """The schema of an experiment file's `kind`, or why there is none (a message)."""
-    target = EXPERIMENT_SCHEMAS.get(kind) if isinstance(kind, str) else None
+    known = experiment_schemas()
+    target = known.get(kind) if isinstance(kind, str) else None
     if target is None:
-        return f"one of {', '.join(EXPERIMENT_SCHEMAS)}"
+        return f"one of {', '.join(known)}"
     module_name, _, attr = target.partition(":")
     try:
         return getattr(importlib.import_module(module_name), attr)
@@ -100,11 +107,11 @@ def yaml_kind(path: Path, data: dict) -> str | None:
     by_folder = FOLDER_KINDS.get(path.parent.name)
     if by_folder:
         return by_folder
-    if isinstance(data.get("kind"), str) and data["kind"] in EXPERIMENT_SCHEMAS:
+    if isinstance(data.get("kind"), str) and data["kind"] in experiment_schemas():
         return "experiment"
     keys = set(map(str, data))
     best, best_hits = None, 0
-    for kind in ("board", "model", "algorithm"):
+    for kind in ("board", "model", "algorithm", "platform"):
         hits = len(keys & set(_schema_for(kind).model_fields))
         if hits > best_hits:
             best, best_hits = kind, hits

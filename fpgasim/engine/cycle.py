@@ -129,7 +129,7 @@ class CycleEngine:
     """Base of the instruction-level engines: lowering, per-pass cache, windowing, Timing."""
 
     name = "cycle"
-    version = "1"
+    version = "2"  # bump with any change to the lowering or the execution rules
     #: layer windows tried before simulating every layer
     window_layers: tuple[int, ...] = (4, 8)
 

@@ -132,7 +132,7 @@ class EventEngine(CycleEngine):
     """The reference simulator: simpy processes per unit over the instruction stream."""
 
     name = "event"
-    version = "1"
+    version = "2"  # 2: cheaper-of MV/MM for a few tokens, tree-aware masks
 
     def __init__(self, window: bool = True, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)

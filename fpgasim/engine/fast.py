@@ -130,7 +130,7 @@ class FastEngine(CycleEngine):
     """numba loop over the instruction stream; same cycles as `event`."""
 
     name = "fast"
-    version = "1"
+    version = "2"  # 2: cheaper-of MV/MM for a few tokens, tree-aware masks
 
     def __init__(self, window: bool = False, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)

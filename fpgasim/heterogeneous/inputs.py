@@ -81,7 +81,7 @@ class Dovetail1Inputs(Strict):
     rows: list[PublishedRow] = Field(min_length=1, max_length=64)
     acceptance: AcceptanceInputs
     laptop: LaptopInputs
-    cpu_only_tokens_per_s: PosFloat
+    cpu_only_tokens_per_s: PosFloat = Field(le=1e6, description="published CPU-only decode speed")
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -7,6 +7,12 @@ class FpgasimError(Exception):
     """Base class of errors the CLI reports as one line with exit status 2."""
 
 
+def shown_value(value: object) -> str:
+    """The offending value as the error line shows it: its repr, cut to 80 characters."""
+    shown = repr(value)
+    return shown[:77] + "..." if len(shown) > 80 else shown
+
+
 class ConfigError(FpgasimError):
     """A board, workload, experiment or data file is missing, malformed or out of range."""
 
@@ -15,10 +21,7 @@ class ConfigError(FpgasimError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        super().__init__(f"{source}: {field} = {shown}: {allowed}")
+        super().__init__(f"{source}: {field} = {shown_value(value)}: {allowed}")
 
 
 class InputError(FpgasimError):
@@ -28,7 +31,4 @@ class InputError(FpgasimError):
         self.argument = argument
         self.value = value
         self.allowed = allowed
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        super().__init__(f"argument {argument} = {shown}: {allowed}")
+        super().__init__(f"argument {argument} = {shown_value(value)}: {allowed}")

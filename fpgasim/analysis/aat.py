@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.config.loader import check_file_size
 from fpgasim.dataflow.schedule import DraftTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
@@ -86,12 +87,7 @@ def aat_files(path: Path) -> list[Path]:
 
 def read_raw(path: Path) -> pd.DataFrame:
     """A table file as a DataFrame of raw cells (CSV: strings; Parquet: stored types)."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
-    if size > MAX_TABLE_BYTES:
-        raise ConfigError(str(path), "file", f"{size} bytes", f"at most {MAX_TABLE_BYTES} bytes")
+    check_file_size(path, MAX_TABLE_BYTES)
     try:
         if path.suffix.lower() == ".csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import typer
-
 from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
 from fpgasim.config.schema import Board
 
@@ -31,7 +30,7 @@ def board_row(b: Board) -> dict:
 
 
 def boards(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = json_option("Print JSON instead of a table."),
 ) -> None:
     """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from fpgasim.cli.common import console, dumps_json
+from fpgasim.cli.options import cache_dir_option, json_option
 from fpgasim.sweep import SweepCache
 
 cache_app = typer.Typer(
@@ -16,15 +17,13 @@ cache_app = typer.Typer(
     add_completion=False,
 )
 
-CACHE_DIR_OPTION = typer.Option(
-    None, "--cache-dir", help="Cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgasim)."
-)
+CACHE_DIR_HELP = "Cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgasim)."
 
 
 @cache_app.command("info")
 def info(
-    cache_dir: Path | None = CACHE_DIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    cache_dir: Path | None = cache_dir_option(CACHE_DIR_HELP),
+    as_json: bool = json_option("Print JSON instead of text."),
 ) -> None:
     """Where the cache is, how many points it holds (per engine) and its size on disk."""
     cache = SweepCache(cache_dir)
@@ -54,7 +53,7 @@ def info(
 
 
 @cache_app.command("clear")
-def clear(cache_dir: Path | None = CACHE_DIR_OPTION) -> None:
+def clear(cache_dir: Path | None = cache_dir_option(CACHE_DIR_HELP)) -> None:
     """Delete every cached point."""
     cache = SweepCache(cache_dir)
     removed = cache.clear()

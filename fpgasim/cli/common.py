@@ -1,10 +1,12 @@
-"""Shared CLI helpers: list parsing, output writing, console."""
+"""Shared CLI helpers: list parsing, output writing, consoles, the progress bar."""
 
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
 from fpgasim.errors import InputError
@@ -13,6 +15,11 @@ console = Console()
 err_console = Console(stderr=True)
 
 MAX_LIST = 100_000
+
+
+def wide_console() -> Console:
+    """The shared console on a terminal; a wide one when piped, so tables never wrap."""
+    return console if console.is_terminal else Console(width=200)
 
 
 def parse_int_list(text: str, argument: str, minimum: int = 1, maximum: int = 10**7) -> list[int]:
@@ -92,3 +99,60 @@ def dumps_json(obj) -> str:
         return str(o)
 
     return json.dumps(obj, indent=2, default=default)
+
+
+def json_value(v: object) -> object:
+    """A cell with NaN, pd.NA and None as None (valid JSON, an empty rich_table cell)."""
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return None
+    return v
+
+
+def json_row(row: dict) -> dict:
+    """A row with every missing value as None."""
+    return {k: json_value(v) for k, v in row.items()}
+
+
+def json_records(frame: pd.DataFrame | None) -> list[dict]:
+    """Rows as dicts with NaN/NA as None (valid JSON); none for a missing or empty frame."""
+    if frame is None or frame.empty:
+        return []
+    return [json_row(r) for r in frame.to_dict("records")]
+
+
+class RichProgress:
+    """A transient rich progress bar on stderr (a terminal only), started when workers are up.
+
+    As a context manager it stops the bar on the way out.
+    """
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+        self.shown = err_console.is_terminal
+        self.bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=True,
+        )
+        self.task = None
+
+    def __enter__(self) -> RichProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, total: int, done: int) -> None:
+        self.task = self.bar.add_task(self.description, total=total, completed=done)
+        if self.shown:
+            self.bar.start()
+
+    def advance(self, points: int) -> None:
+        self.bar.advance(self.task, points)
+
+    def stop(self) -> None:
+        if self.shown:
+            self.bar.stop()

@@ -2,54 +2,46 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from fpgasim.analysis.compare import compare_algorithms as compare_workload
-from fpgasim.cli.common import dumps_json, parse_int_list, parse_name_list, rich_table
-from fpgasim.cli.solve_cmd import _console, _records
+from fpgasim.cli.common import dumps_json, json_records, parse_name_list, rich_table, wide_console
+from fpgasim.cli.options import (
+    TableCsvJson,
+    board_option,
+    check_png,
+    contexts_option,
+    engine_option,
+    format_option,
+    model_option,
+    parse_contexts,
+    plot_option,
+)
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 
 
-class CompareFormat(StrEnum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
 def compare_algorithms(
-    board: str = typer.Option(
-        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
-    ),
-    model: str = typer.Option(
-        ..., "--model", "-m", help="Target model name (e.g. vicuna-7b-v1.5) or YAML path."
-    ),
+    board: str = board_option(),
+    model: str = model_option("vicuna-7b-v1.5"),
     algorithms: str = typer.Option(
         "falcon,eagle3,longspec",
         "--algorithms",
         "-a",
         help="Comma-separated SD algorithms (names or YAML paths), each with an embedded acceptance model.",
     ),
-    contexts: str = typer.Option(
-        ..., "--contexts", help="Context lengths L, e.g. 512,2048,8192 (each solved separately)."
+    contexts: str = contexts_option(
+        "Context lengths L, e.g. 512,2048,8192 (each solved separately)."
     ),
-    engine: str = typer.Option(
-        DEFAULT_ENGINE, "--engine", "-e", help="Engine: analytic, event, fast."
+    engine: str = engine_option("Engine: analytic, event, fast."),
+    plot: Path | None = plot_option(
+        "Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG."
     ),
-    plot: Path | None = typer.Option(
-        None,
-        "--plot",
-        help="Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG.",
-    ),
-    output_format: CompareFormat = typer.Option(
-        CompareFormat.table,
-        "--format",
-        "-f",
-        help="Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
+    output_format: TableCsvJson = format_option(
+        TableCsvJson.table,
+        "Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
     ),
 ) -> None:
     """Compare SD algorithms on one board and target model with embedded acceptance.
@@ -62,32 +54,33 @@ def compare_algorithms(
     Example: fpgasim compare-algorithms --board v80 --model vicuna-7b-v1.5
     --algorithms falcon,eagle3,longspec --contexts 512,2048,8192 --engine analytic
     """
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InputError("--plot", str(plot), "a file ending in .png")
+    check_png(plot)
     names = parse_name_list(algorithms)
     if not names:
         raise InputError("--algorithms", algorithms, "one or more names, e.g. falcon,eagle3")
     b, m = load_board(board), load_model(model)
     algos = [load_algorithm(n) for n in names]
-    result = compare_workload(
-        b, m, algos, parse_int_list(contexts, "--contexts", 1, 10_000_000), engine=engine
-    )
+    result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)
     if plot is not None:
         from fpgasim.analysis.compare import plot_comparison
 
         plot_comparison(result, plot)
-    if output_format is CompareFormat.csv:
+    if output_format is TableCsvJson.csv:
         print(result.table.to_csv(index=False), end="")
-    elif output_format is CompareFormat.json:
-        print(dumps_json({"table": _records(result.table), "winners": _records(result.winners)}))
+    elif output_format is TableCsvJson.json:
+        print(
+            dumps_json(
+                {"table": json_records(result.table), "winners": json_records(result.winners)}
+            )
+        )
     else:
         _print(result)
         if plot is not None:
-            _console().print(f"wrote figure to {plot}", highlight=False)
+            wide_console().print(f"wrote figure to {plot}", highlight=False)
 
 
 def _print(result) -> None:
-    out = _console()
+    out = wide_console()
     t = result.table
     first = t.iloc[0]
     rows = [

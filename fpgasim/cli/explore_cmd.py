@@ -7,13 +7,30 @@ from pathlib import Path
 import typer
 
 from fpgasim.analysis.explore import explore, plot_explore, verdict
-from fpgasim.cli.common import console, err_console, parse_int_list, rich_table
-from fpgasim.cli.sweep_cmd import RichProgress, check_writable
+from fpgasim.cli.common import RichProgress, console, err_console, rich_table
+from fpgasim.cli.options import (
+    aat_dir_option,
+    algorithm_option,
+    cache_dir_option,
+    check_executor,
+    check_png,
+    check_writable,
+    contexts_option,
+    engine_option,
+    executor_option,
+    model_option,
+    no_cache_option,
+    open_cache,
+    out_option,
+    parse_contexts,
+    plot_option,
+    scheduler_option,
+    workers_option,
+)
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
-from fpgasim.sweep import DEFAULT_EXECUTOR, EXECUTORS, SweepCache
+from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
 
@@ -46,42 +63,24 @@ def explore_cmd(
     bandwidths: str = typer.Option(
         ..., "--bandwidths", help="Off-chip bandwidths in GB/s, comma separated, e.g. 77,460,819."
     ),
-    model: str = typer.Option(..., "--model", "-m", help="Target model name or YAML path."),
-    algorithm: str = typer.Option(
-        ..., "--algorithm", "-a", help="SD algorithm (longspec, eagle3, falcon)."
-    ),
-    contexts: str = typer.Option(..., "--contexts", help="Context lengths, e.g. 256,1024,4096."),
-    aat_dir: Path | None = typer.Option(
-        None,
-        "--aat-dir",
-        help="Measured AAT tables (default: the algorithm's embedded acceptance model).",
+    model: str = model_option(),
+    algorithm: str = algorithm_option(..., "SD algorithm (longspec, eagle3, falcon)."),
+    contexts: str = contexts_option("Context lengths, e.g. 256,1024,4096."),
+    aat_dir: Path | None = aat_dir_option(
+        "Measured AAT tables (default: the algorithm's embedded acceptance model)."
     ),
     task: str | None = typer.Option(None, "--task", help="Task of the measured AAT tables."),
-    out: Path = typer.Option(
+    out: Path = out_option(
         Path("explore.csv"),
-        "--out",
-        "-o",
-        help="Summary table (.csv or .parquet); the heat map goes next to it as .png.",
+        "Summary table (.csv or .parquet); the heat map goes next to it as .png.",
     ),
-    plot: Path | None = typer.Option(
-        None, "--plot", help="Heat-map PNG (default: --out with .png)."
-    ),
-    engine: str = typer.Option(
-        DEFAULT_ENGINE, "--engine", "-e", help="Engine: analytic, event or fast."
-    ),
-    executor: str = typer.Option(
-        DEFAULT_EXECUTOR, "--executor", help=f"Where points run: {', '.join(EXECUTORS)}."
-    ),
-    workers: int | None = typer.Option(
-        None, "--workers", min=1, max=4096, help="Worker processes (default: all cores)."
-    ),
-    scheduler: str | None = typer.Option(
-        None, "--scheduler", help="Dask scheduler address (--executor dask)."
-    ),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Result cache folder."),
-    no_cache: bool = typer.Option(
-        False, "--no-cache", help="Neither read nor write the result cache."
-    ),
+    plot: Path | None = plot_option("Heat-map PNG (default: --out with .png)."),
+    engine: str = engine_option(),
+    executor: str = executor_option(f"Where points run: {', '.join(EXECUTORS)}."),
+    workers: int | None = workers_option(),
+    scheduler: str | None = scheduler_option("Dask scheduler address (--executor dask)."),
+    cache_dir: Path | None = cache_dir_option("Result cache folder."),
+    no_cache: bool = no_cache_option(),
 ) -> None:
     """Explore hypothetical boards: "more DSPs or more bandwidth?"
 
@@ -97,12 +96,8 @@ def explore_cmd(
     check_out_path(out)
     check_writable(out)
     png = plot or out.with_suffix(".png")
-    if png.suffix.lower() != ".png":
-        raise InputError("--plot", str(png), "a file ending in .png")
-    if executor not in EXECUTORS:
-        raise InputError("--executor", executor, f"one of {', '.join(EXECUTORS)}")
-    if scheduler and executor != "dask":
-        raise InputError("--scheduler", scheduler, "only with --executor dask")
+    check_png(png)
+    check_executor(executor, scheduler)
     if task and aat_dir is None:
         raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")
     engine_version(engine)
@@ -111,10 +106,9 @@ def explore_cmd(
     bws = parse_bandwidths(bandwidths)
     m = load_model(model)
     algo = load_algorithm(algorithm)
-    ctxs = parse_int_list(contexts, "--contexts", 1, 10_000_000)
+    ctxs = parse_contexts(contexts)
     progress = RichProgress(f"explore ({engine}, {executor})")
-    cache = None if no_cache else SweepCache(cache_dir)
-    try:
+    with open_cache(cache_dir, no_cache) as cache, progress:
         result = explore(
             base,
             arrays,
@@ -131,10 +125,6 @@ def explore_cmd(
             task=task,
             progress=progress,
         )
-    finally:
-        progress.stop()
-        if cache is not None:
-            cache.close()
     write_frame(result.summary, out)
     plot_explore(result.summary, png)
     err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import math
-from enum import StrEnum
-
 import pandas as pd
 import typer
 
-from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
+from fpgasim.cli.common import (
+    console,
+    dumps_json,
+    json_records,
+    json_row,
+    parse_int_list,
+    rich_table,
+)
+from fpgasim.cli.options import TableJsonCsv, context_option, format_option, model_option
 from fpgasim.config import available, load_model
 from fpgasim.heterogeneous import (
     best_config,
@@ -32,18 +37,7 @@ hetero_app = typer.Typer(
 )
 
 
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
 WINNERS = {"sd": "heterogeneous SD", "ad": "target-only AD", "offload": "offloading AD"}
-
-
-def _clean(row: dict) -> dict:
-    """NaN -> None so JSON stays valid."""
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
 
 
 @hetero_app.command("solve")
@@ -54,12 +48,8 @@ def solve(
         "-p",
         help=f"Host name ({', '.join(available('platform'))}) or a platform YAML path.",
     ),
-    model: str = typer.Option(
-        ..., "--model", "-m", help="Target model name (e.g. llama2-chat-7b) or YAML path."
-    ),
-    context: int = typer.Option(
-        512, "--context", "-L", min=1, max=1_000_000, help="Context length L (cached tokens)."
-    ),
+    model: str = model_option("llama2-chat-7b"),
+    context: int = context_option(512, "Context length L (cached tokens).", maximum=1_000_000),
     gammas: str = typer.Option(
         "2-64", "--gammas", help="Candidate-token counts gamma to try, e.g. 2-64 or 4,8,16."
     ),
@@ -73,11 +63,9 @@ def solve(
         max=64,
         help="Dynamic-tree depth: at most depth+1 levels (draft passes). Dovetail: 7 server, 4 laptop.",
     ),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table,
-        "--format",
-        "-f",
-        help="table (best configuration and best gamma per M), json, or csv (the whole grid).",
+    output_format: TableJsonCsv = format_option(
+        TableJsonCsv.table,
+        "table (best configuration and best gamma per M), json, or csv (the whole grid).",
     ),
 ) -> None:
     """Best gamma (candidate tokens) and M (drafter blocks) for a host and target model.
@@ -92,15 +80,13 @@ def solve(
     block_list = parse_int_list(blocks, "--blocks", 0, 64)
     fitted = fit_acceptance(load_dovetail1_inputs())
     grid = solve_grid(p, m, fitted, gamma_list, block_list, context, depth)
-    if output_format is OutputFormat.csv:
+    if output_format is TableJsonCsv.csv:
         print(grid.to_csv(index=False), end="")
         return
-    best = _clean(best_config(grid))
+    best = json_row(best_config(grid))
     per_m = best_gamma_per_blocks(grid)
-    if output_format is OutputFormat.json:
-        print(
-            dumps_json({"best": best, "per_blocks": [_clean(r) for r in per_m.to_dict("records")]})
-        )
+    if output_format is TableJsonCsv.json:
+        print(dumps_json({"best": best, "per_blocks": json_records(per_m)}))
         return
     shown = {
         "best gamma": best["gamma"],
@@ -134,18 +120,16 @@ def solve(
 
 @hetero_app.command("dovetail1")
 def dovetail1(
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="table, json or csv."
-    ),
+    output_format: TableJsonCsv = format_option(TableJsonCsv.table, "table, json or csv."),
 ) -> None:
     """Dovetail's measured speedups recomputed from its published table, beside the model's.
 
     speedup = T_T / T_SD with T_SD = ((depth+1)·T_D + T_V(gamma)) / Omega: the draft is charged per draft level (one forward pass each); see docs/heterogeneous.md.
     """
     frame: pd.DataFrame = dovetail1_table()
-    if output_format is OutputFormat.csv:
+    if output_format is TableJsonCsv.csv:
         print(frame.to_csv(index=False), end="")
-    elif output_format is OutputFormat.json:
+    elif output_format is TableJsonCsv.json:
         print(dumps_json(frame.to_dict("records")))
     else:
         console.print(rich_table(frame.to_dict("records"), title="dovetail1", floatfmt="{:.3f}"))

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
-from enum import StrEnum
 from pathlib import Path
 
-import pandas as pd
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fpgasim.cli.common import console, err_console, rich_table
-from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
+from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
+from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
+from fpgasim.engine import ENGINES, get_engine
 from fpgasim.errors import InputError
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -34,40 +32,25 @@ MAX_SHOWN_ROWS = 40
 DEFAULT_OUT = Path("results")
 
 
-class ReproduceFormat(StrEnum):
-    table = "table"
-    md = "md"
-    csv = "csv"
-
-
 def reproduce(
     names: list[str] = typer.Argument(
         ...,
         metavar="NAME|all",
         help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path), or all.",
     ),
-    aat_dir: Path | None = typer.Option(
+    aat_dir: Path | None = aat_dir_option(
+        "Folder of measured AAT tables (e.g. ../shared/reference/aat); each experiment reads the files it names. Without it: the embedded acceptance models."
+    ),
+    engine: str = engine_option(
+        f"Engine timing T_v and T_d: analytic (the study's accounting), event (the simulator), fast (event's cycles, numba). In this build: {', '.join(ENGINES)}."
+    ),
+    out: Path | None = out_option(
         None,
-        "--aat-dir",
-        help="Folder of measured AAT tables (e.g. ../shared/reference/aat); each experiment reads the files it names. Without it: the embedded acceptance models.",
+        "Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
     ),
-    engine: str = typer.Option(
-        DEFAULT_ENGINE,
-        "--engine",
-        "-e",
-        help=f"Engine timing T_v and T_d: analytic (the study's accounting), event (the simulator), fast (event's cycles, numba). In this build: {', '.join(ENGINES)}.",
-    ),
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        help="Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
-    ),
-    output_format: ReproduceFormat = typer.Option(
-        ReproduceFormat.table,
-        "--format",
-        "-f",
-        help="What stdout shows: table (rich), md (Markdown) or csv (the CSV only, one experiment).",
+    output_format: TableMdCsv = format_option(
+        TableMdCsv.table,
+        "What stdout shows: table (rich), md (Markdown) or csv (the CSV only, one experiment).",
     ),
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
@@ -77,7 +60,7 @@ def reproduce(
     Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
     """
     experiments = _experiments(names)
-    csv_stdout = output_format is ReproduceFormat.csv and out is None
+    csv_stdout = output_format is TableMdCsv.csv and out is None
     if csv_stdout and len(experiments) > 1:
         raise InputError(
             "--format",
@@ -99,9 +82,9 @@ def reproduce(
         print(csv_text(results[0][0]), end="")
         return
     for result, _ in results:
-        if output_format is ReproduceFormat.md:
+        if output_format is TableMdCsv.md:
             print(markdown(result), end="\n")
-        elif output_format is ReproduceFormat.table:
+        elif output_format is TableMdCsv.table:
             _print_table(result, out_dir)
         elif len(results) == 1:
             print(csv_text(result), end="")
@@ -167,12 +150,12 @@ def _run(
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
     """The rich table, titled with the experiment and its AAT source and engine; notes."""
-    out = console if console.is_terminal else Console(width=200)
+    out = wide_console()
     title = f"{result.name}: {result.title}\n{source_line(result)}"
     table = result.table
     if result.available:
         shown = table.head(MAX_SHOWN_ROWS)
-        rows = [{c: _value(v) for c, v in r.items()} for r in shown.to_dict("records")]
+        rows = [{c: json_value(v) for c, v in r.items()} for r in shown.to_dict("records")]
         out.print(rich_table(rows, title=title, columns=list(table.columns)))
         if len(table) > MAX_SHOWN_ROWS:
             where = f" (every row in {out_dir / (result.name + '.csv')})" if out_dir else ""
@@ -182,8 +165,3 @@ def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
     for note in result.notes:
         out.print(f"  - {note}", highlight=False)
     out.print()
-
-
-def _value(v: object) -> object:
-    """A cell for rich_table: missing values as None (shown empty), others unchanged."""
-    return None if not isinstance(v, str) and pd.isna(v) else v

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.options import (
+    JsonTable,
+    accepted_option,
+    algorithm_option,
+    board_option,
+    context_option,
+    engine_option,
+    format_option,
+    model_option,
+)
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.schedule import DraftTree, default_tree
-from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.shapes import parse_shape
-
-
-class OutputFormat(StrEnum):
-    json = "json"
-    table = "table"
 
 
 def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> DraftTree:
@@ -38,15 +42,9 @@ def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None
 
 
 def simulate(
-    board: str = typer.Option(
-        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
-    ),
-    model: str = typer.Option(
-        ..., "--model", "-m", help="Target model name (e.g. llama-3.1-8b) or YAML path."
-    ),
-    context: int = typer.Option(
-        ..., "--context", "-L", min=1, max=10_000_000, help="Context length L (cached tokens)."
-    ),
+    board: str = board_option(),
+    model: str = model_option("llama-3.1-8b"),
+    context: int = context_option(..., "Context length L (cached tokens)."),
     verify_len: int = typer.Option(
         1,
         "--verify-len",
@@ -55,11 +53,8 @@ def simulate(
         max=65536,
         help="Tokens verified per pass, x (1 = plain autoregressive decoding).",
     ),
-    algorithm: str | None = typer.Option(
-        None,
-        "--algorithm",
-        "-a",
-        help="SD algorithm (longspec, eagle3) to also cost the draft phase.",
+    algorithm: str | None = algorithm_option(
+        None, "SD algorithm (longspec, eagle3) to also cost the draft phase."
     ),
     tree: str | None = typer.Option(
         None,
@@ -70,27 +65,18 @@ def simulate(
     top_k: int | None = typer.Option(
         None, "--top-k", min=1, max=1024, help="EAGLE-3 top-k per level."
     ),
-    accepted: int = typer.Option(
-        1,
-        "--accepted",
-        min=1,
-        max=4096,
-        help="Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them.",
+    accepted: int = accepted_option(
+        "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
     ),
-    engine: str = typer.Option(
-        DEFAULT_ENGINE,
-        "--engine",
-        "-e",
-        help="Engine: analytic (the study's accounting), event (simpy simulator), fast (numba).",
+    engine: str = engine_option(
+        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
     ),
     overlap: str | None = typer.Option(
         None,
         "--overlap",
         help="Override the board's overlap mode: realistic or ideal (event/fast engines).",
     ),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="Output: json or table."
-    ),
+    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
     trace: Path | None = typer.Option(
         None,
         "--trace",
@@ -120,7 +106,7 @@ def simulate(
     if trace is not None:
         eng.trace(b, m, verify_len, context, trace)
         row["trace_file"] = str(trace)
-    if output_format is OutputFormat.json:
+    if output_format is JsonTable.json:
         print(dumps_json(row))
         return
     console.print(

@@ -8,24 +8,29 @@ from pathlib import Path
 
 import pandas as pd
 import typer
-from rich.console import Console
 
 from fpgasim.analysis.compare import tree_depth
 from fpgasim.analysis.schedule import schedule_yaml
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
+from fpgasim.cli.common import dumps_json, json_records, parse_int_list, rich_table, wide_console
+from fpgasim.cli.options import (
+    TableJsonCsv,
+    aat_dir_option,
+    algorithm_option,
+    board_option,
+    check_png,
+    contexts_option,
+    engine_option,
+    format_option,
+    model_option,
+    parse_contexts,
+    plot_option,
+)
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
-from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes
-
-
-class SolveFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 class AatSource(StrEnum):
@@ -40,20 +45,13 @@ class Mean(StrEnum):
 
 
 def solve(
-    board: str = typer.Option(
-        ..., "--board", "-b", help="Board name (see `fpgasim boards`) or YAML path."
+    board: str = board_option(),
+    model: str = model_option("llama-3.1-8b"),
+    algorithm: str = algorithm_option(
+        ..., "SD algorithm (longspec, eagle3, falcon, falcon-k3, falcon-k4) or YAML path."
     ),
-    model: str = typer.Option(
-        ..., "--model", "-m", help="Target model name (e.g. llama-3.1-8b) or YAML path."
-    ),
-    algorithm: str = typer.Option(
-        ...,
-        "--algorithm",
-        "-a",
-        help="SD algorithm (longspec, eagle3, falcon, falcon-k3, falcon-k4) or YAML path.",
-    ),
-    contexts: str = typer.Option(
-        ..., "--contexts", help="Context lengths L, e.g. 128,512,2048 (each solved separately)."
+    contexts: str = contexts_option(
+        "Context lengths L, e.g. 128,512,2048 (each solved separately)."
     ),
     task: list[str] | None = typer.Option(
         None,
@@ -61,10 +59,8 @@ def solve(
         "-t",
         help="Task(s) of the AAT tables (repeat or comma-separate). Default: every task measured at all the contexts. Two or more tasks also give the unified x.",
     ),
-    aat_dir: Path | None = typer.Option(
-        None,
-        "--aat-dir",
-        help="Folder (or file) of measured AAT tables, CSV/Parquet (e.g. ../shared/reference/aat). Without it the embedded acceptance model is used.",
+    aat_dir: Path | None = aat_dir_option(
+        "Folder (or file) of measured AAT tables, CSV/Parquet (e.g. ../shared/reference/aat). Without it the embedded acceptance model is used."
     ),
     aat_source: AatSource | None = typer.Option(
         None,
@@ -76,12 +72,7 @@ def solve(
         "--fit-points",
         help="Measured x values the AAT model A+B·ln(x−C) is fitted on, e.g. 2,5,13,33 (>= 3). Default: every x of the curve. R² is reported on these and on all measured points.",
     ),
-    engine: str = typer.Option(
-        DEFAULT_ENGINE,
-        "--engine",
-        "-e",
-        help="Engine: analytic (the study's accounting), event, fast.",
-    ),
+    engine: str = engine_option("Engine: analytic (the study's accounting), event, fast."),
     naive_threshold: float = typer.Option(
         NAIVE_THRESHOLD,
         "--naive-threshold",
@@ -97,16 +88,11 @@ def solve(
         "--mean",
         help="Across tasks: mean of the tasks' AAT curves that picks the unified x.",
     ),
-    output_format: SolveFormat = typer.Option(
-        SolveFormat.table,
-        "--format",
-        "-f",
-        help="Output: table, json or csv (the per-context summary).",
+    output_format: TableJsonCsv = format_option(
+        TableJsonCsv.table, "Output: table, json or csv (the per-context summary)."
     ),
-    plot: Path | None = typer.Option(
-        None,
-        "--plot",
-        help="Write the combined-model figure (P, P_disc, P_eff, AAT/AR) to this PNG.",
+    plot: Path | None = plot_option(
+        "Write the combined-model figure (P, P_disc, P_eff, AAT/AR) to this PNG."
     ),
     schedule_out: Path | None = typer.Option(
         None,
@@ -124,8 +110,7 @@ def solve(
     Example: fpgasim solve --board v80 --model llama-3.1-8b --algorithm longspec
     --task gov_report --contexts 128,512,2048 --aat-dir ../shared/reference/aat
     """
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InputError("--plot", str(plot), "a file ending in .png")
+    check_png(plot)
     if schedule_out is not None and schedule_out.suffix.lower() not in (".yaml", ".yml"):
         raise InputError("--schedule-out", str(schedule_out), "a file ending in .yaml")
     if not math.isfinite(naive_threshold) or naive_threshold <= 0:
@@ -136,7 +121,7 @@ def solve(
         b,
         m,
         a,
-        parse_int_list(contexts, "--contexts", 1, 10_000_000),
+        parse_contexts(contexts),
         engine=engine,
         tasks=tasks,
         aat_dir=aat_dir,
@@ -153,37 +138,24 @@ def solve(
     if schedule_out is not None:
         meta = _meta(solution)
         atomic_write_bytes(schedule_out, schedule_yaml(solution.schedule, meta).encode())
-    if output_format is SolveFormat.json:
+    if output_format is TableJsonCsv.json:
         print(
             dumps_json(
                 {
-                    "summary": _records(solution.summary),
-                    "unified": _records(solution.unified),
-                    "schedule": _records(solution.schedule),
+                    "summary": json_records(solution.summary),
+                    "unified": json_records(solution.unified),
+                    "schedule": json_records(solution.schedule),
                 }
             )
         )
-    elif output_format is SolveFormat.csv:
+    elif output_format is TableJsonCsv.csv:
         print(solution.summary.to_csv(index=False), end="")
     else:
         _print_tables(solution)
         _print_draft_lines(solution, a)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
-        if path is not None and output_format is SolveFormat.table:
-            _console().print(f"wrote {what} to {path}", highlight=False)
-
-
-def _records(frame) -> list[dict]:
-    """Rows as dicts with NaN/NA as None (valid JSON)."""
-    if frame is None or frame.empty:
-        return []
-    return [{k: _clean(v) for k, v in r.items()} for r in frame.to_dict("records")]
-
-
-def _clean(v):
-    if v is None or (not isinstance(v, str) and pd.isna(v)):  # NaN, pd.NA
-        return None
-    return v
+        if path is not None and output_format is TableJsonCsv.table:
+            wide_console().print(f"wrote {what} to {path}", highlight=False)
 
 
 def _meta(solution: Solution) -> dict:
@@ -204,14 +176,9 @@ def _x(v) -> int | str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
-def _console() -> Console:
-    """The shared console on a terminal; a wide one when piped, so tables never wrap."""
-    return console if console.is_terminal else Console(width=200)
-
-
 def _print_draft_lines(solution: Solution, algorithm: Algorithm) -> None:
     """Per context: the draft phase at the best x (depth, passes, T_d vs T_v, alpha)."""
-    out = _console()
+    out = wide_console()
     curves = solution.curves
     multi = solution.summary["task"].nunique() > 1
     k = getattr(algorithm.drafter, "tokens_per_pass", 1)
@@ -240,7 +207,7 @@ def _passes(n: int) -> str:
 
 
 def _print_tables(solution: Solution) -> None:
-    out = _console()
+    out = wide_console()
     summ = solution.summary
     first = summ.iloc[0]
     multi = summ["task"].nunique() > 1

@@ -9,6 +9,17 @@ import numpy as np
 import typer
 
 from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
+from fpgasim.cli.options import (
+    JsonTable,
+    JsonTableMarkdown,
+    aat_dir_option,
+    algorithm_option,
+    check_png,
+    context_option,
+    format_option,
+    out_option,
+    plot_option,
+)
 from fpgasim.config import load_algorithm
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
@@ -23,17 +34,6 @@ tree_app = typer.Typer(
     ),
     no_args_is_help=True,
 )
-
-
-class TreeFormat(StrEnum):
-    json = "json"
-    table = "table"
-
-
-class CalibrateFormat(StrEnum):
-    json = "json"
-    table = "table"
-    markdown = "markdown"
 
 
 class SolveMethod(StrEnum):
@@ -66,16 +66,11 @@ def optimal(
         "-p",
         help="P(rank-r child is the accepted one), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
     ),
-    algorithm: str | None = typer.Option(
-        None, "--algorithm", "-a", help="Use this algorithm's embedded acceptance model instead."
+    algorithm: str | None = algorithm_option(
+        None, "Use this algorithm's embedded acceptance model instead."
     ),
-    context: int | None = typer.Option(
-        None,
-        "--context",
-        "-L",
-        min=1,
-        max=10_000_000,
-        help="Context length for --algorithm (default: the model's reference context).",
+    context: int | None = context_option(
+        None, "Context length for --algorithm (default: the model's reference context)."
     ),
     size: int = typer.Option(
         ...,
@@ -98,9 +93,7 @@ def optimal(
         "--method",
         help="auto: greedy when p is non-increasing in rank (then optimal), else Sequoia's DP.",
     ),
-    output_format: TreeFormat = typer.Option(
-        TreeFormat.table, "--format", "-f", help="Output: json or table."
-    ),
+    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
 ) -> None:
     """The tree of N nodes with the highest expected AAT (1 + sum of path products).
 
@@ -131,7 +124,7 @@ def optimal(
         "parents": list(t.parents),
         "ranks": t.ranks.tolist(),
     }
-    if output_format is TreeFormat.json:
+    if output_format is JsonTable.json:
         print(dumps_json(row))
         return
     shown = [
@@ -143,19 +136,12 @@ def optimal(
 
 @tree_app.command("compare")
 def compare(
-    algorithm: str = typer.Option(
-        ..., "--algorithm", "-a", help="SD algorithm with an embedded acceptance model."
-    ),
+    algorithm: str = algorithm_option(..., "SD algorithm with an embedded acceptance model."),
     sizes: str = typer.Option(
         "2-85", "--sizes", help="Verification lengths x, e.g. 2-85 or 2,5,9."
     ),
-    context: int | None = typer.Option(
-        None,
-        "--context",
-        "-L",
-        min=1,
-        max=10_000_000,
-        help="Context length (default: the model's reference context).",
+    context: int | None = context_option(
+        None, "Context length (default: the model's reference context)."
     ),
     iterations: int = typer.Option(
         100_000, "--iterations", min=1, max=10**7, help="Generated traces for prior-score."
@@ -166,13 +152,9 @@ def compare(
         "--max-tree",
         help="Maximal tree level widths, e.g. '4 16 16 16 16 16' (default: the algorithm's, or the nodes spread evenly over its depth bound).",
     ),
-    plot: Path | None = typer.Option(None, "--plot", help="Also draw the curves to this PNG."),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Also write the long table (.csv or .parquet)."
-    ),
-    output_format: TreeFormat = typer.Option(
-        TreeFormat.table, "--format", "-f", help="Output: json or table."
-    ),
+    plot: Path | None = plot_option("Also draw the curves to this PNG."),
+    out: Path | None = out_option(None, "Also write the long table (.csv or .parquet)."),
+    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
 ) -> None:
     """AAT curves of prior-score, width, depth and optimal trees under the embedded model.
 
@@ -184,8 +166,7 @@ def compare(
 
     if out is not None:
         check_out_path(out)
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InputError("--plot", str(plot), "a file ending in .png")
+    check_png(plot)
     algo = load_algorithm(algorithm)
     xs = parse_int_list(sizes, "--sizes", 2, 4096)
     shape = parse_shape(max_tree, "--max-tree") if max_tree else None
@@ -205,7 +186,7 @@ def compare(
     wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
     wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
     rows = wide.to_dict("records")
-    if output_format is TreeFormat.json:
+    if output_format is JsonTable.json:
         print(dumps_json(rows))
         return
     console.print(rich_table(rows, title=f"expected AAT by tree method ({algo.id})"))
@@ -222,20 +203,17 @@ def search(
     max_nodes: int = typer.Option(
         84, "--max-nodes", min=1, max=4095, help="Largest tree (draft nodes) in the table."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Size -> tree table (.csv or .parquet)."),
+    out: Path = out_option(..., "Size -> tree table (.csv or .parquet)."),
     max_tree: str | None = typer.Option(
         None,
         "--max-tree",
         help="Level widths of the maximal tree the traces were logged on (default: the algorithm's with --algorithm, else the tree of all logged paths).",
     ),
-    algorithm: str | None = typer.Option(
-        None,
-        "--algorithm",
-        "-a",
-        help="Take the maximal tree (and its arrangement) from this algorithm.",
+    algorithm: str | None = algorithm_option(
+        None, "Take the maximal tree (and its arrangement) from this algorithm."
     ),
-    context: int | None = typer.Option(
-        None, "--context", "-L", min=1, help="Use only trace rows of this context."
+    context: int | None = context_option(
+        None, "Use only trace rows of this context.", maximum=None
     ),
 ) -> None:
     """Prior-score search: score nodes by accepted counts, write the best tree of every size.
@@ -277,17 +255,12 @@ def search(
 
 @tree_app.command("calibrate")
 def calibrate(
-    algorithm: str = typer.Option(..., "--algorithm", "-a", help="longspec or eagle3."),
-    aat_dir: Path | None = typer.Option(
-        None,
-        "--aat-dir",
-        help="Measured AAT tables (e.g. ../shared/reference/aat): refit the context decay and report R² per context.",
+    algorithm: str = algorithm_option(..., "longspec or eagle3."),
+    aat_dir: Path | None = aat_dir_option(
+        "Measured AAT tables (e.g. ../shared/reference/aat): refit the context decay and report R² per context."
     ),
-    output_format: CalibrateFormat = typer.Option(
-        CalibrateFormat.table,
-        "--format",
-        "-f",
-        help="Output: json, table, or markdown (the blocks of docs/trees.md).",
+    output_format: JsonTableMarkdown = format_option(
+        JsonTableMarkdown.table, "Output: json, table, or markdown (the blocks of docs/trees.md)."
     ),
 ) -> None:
     """Recompute an embedded acceptance model from the published figures and compare it.
@@ -303,7 +276,7 @@ def calibrate(
     if aat_dir is not None and not aat_dir.is_dir():
         raise InputError("--aat-dir", str(aat_dir), "a folder of measured AAT tables")
     acc = run_calibration(algo, aat_dir)
-    if output_format is CalibrateFormat.markdown:
+    if output_format is JsonTableMarkdown.markdown:
         print(calibration_markdown([algo]))
         if aat_dir is not None:
             print()
@@ -322,7 +295,7 @@ def calibrate(
         and (aat_dir is None or shipped.context_decay == acc.context_decay),
     }
     frame = agreement_tables(algo, aat_dir) if aat_dir is not None else None
-    if output_format is CalibrateFormat.json:
+    if output_format is JsonTableMarkdown.json:
         if frame is not None:
             result["agreement"] = frame.to_dict("records")
         print(dumps_json(result))

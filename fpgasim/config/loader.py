@@ -56,14 +56,19 @@ def resolve(kind: str, name_or_path: str) -> Path:
     raise ConfigError(f"--{kind}", "name", text, f"unknown {kind}; choose one of: {names}")
 
 
-def read_yaml_mapping(path: Path) -> dict:
-    """Parse a YAML file whose top level must be a mapping."""
+def check_file_size(path: Path, limit: int) -> None:
+    """Fail with a ConfigError when `path` cannot be stat'ed or holds more than `limit` bytes."""
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
-    if size > MAX_FILE_BYTES:
-        raise ConfigError(str(path), "file", f"{size} bytes", f"at most {MAX_FILE_BYTES} bytes")
+    if size > limit:
+        raise ConfigError(str(path), "file", f"{size} bytes", f"at most {limit} bytes")
+
+
+def read_yaml_mapping(path: Path) -> dict:
+    """Parse a YAML file whose top level must be a mapping."""
+    check_file_size(path, MAX_FILE_BYTES)
     try:
         raw = path.read_bytes().decode("utf-8")
         data = yaml.safe_load(raw)

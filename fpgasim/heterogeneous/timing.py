@@ -23,7 +23,12 @@ from fpgasim.heterogeneous.costs import (
     target_streamed_params,
     target_total_params,
 )
-from fpgasim.heterogeneous.platform import BYTES_PER_ELEMENT, HeterogeneousPlatform
+from fpgasim.heterogeneous.platform import (
+    BYTES_PER_ELEMENT,
+    CpuSpec,
+    GpuSpec,
+    HeterogeneousPlatform,
+)
 
 GIB = float(1 << 30)
 #: Bytes of one token id crossing PCIe (int64, as PyTorch keeps them).
@@ -64,6 +69,30 @@ def roofline_time(
     return DeviceTime(compute_s, memory_s, overlap_time_s(compute_s, memory_s, beta))
 
 
+def cpu_time(c: CpuSpec, work: Work) -> DeviceTime:
+    """`work` on the CPU: its peak GFLOP/s and memory bandwidth at their efficiencies."""
+    return roofline_time(
+        work,
+        c.peak_gflop_s * 1e9,
+        c.compute_efficiency,
+        c.memory_bandwidth_gb_s * 1e9,
+        c.memory_efficiency,
+        c.overlap_beta,
+    )
+
+
+def gpu_time(g: GpuSpec, work: Work) -> DeviceTime:
+    """`work` on the GPU: its peak TFLOP/s and memory bandwidth at their efficiencies."""
+    return roofline_time(
+        work,
+        g.peak_tflop_s * 1e12,
+        g.compute_efficiency,
+        g.memory_bandwidth_gb_s * 1e9,
+        g.memory_efficiency,
+        g.overlap_beta,
+    )
+
+
 def target_pass_time(
     p: HeterogeneousPlatform, m: TargetModel, tokens: int, context: int
 ) -> DeviceTime:
@@ -76,25 +105,9 @@ def target_pass_time(
         BYTES_PER_ELEMENT[p.precision.target_kv],
     )
     if p.target_device == "cpu":
-        c = p.cpu
-        assert c is not None  # guaranteed by the schema
-        return roofline_time(
-            work,
-            c.peak_gflop_s * 1e9,
-            c.compute_efficiency,
-            c.memory_bandwidth_gb_s * 1e9,
-            c.memory_efficiency,
-            c.overlap_beta,
-        )
-    g = p.gpu
-    return roofline_time(
-        work,
-        g.peak_tflop_s * 1e12,
-        g.compute_efficiency,
-        g.memory_bandwidth_gb_s * 1e9,
-        g.memory_efficiency,
-        g.overlap_beta,
-    )
+        assert p.cpu is not None  # guaranteed by the schema
+        return cpu_time(p.cpu, work)
+    return gpu_time(p.gpu, work)
 
 
 def verify_time(p: HeterogeneousPlatform, m: TargetModel, gamma: int, context: int) -> DeviceTime:
@@ -106,18 +119,10 @@ def draft_pass_time(
     p: HeterogeneousPlatform, m: TargetModel, d: Drafter, context: int, tokens: int | None = None
 ) -> DeviceTime:
     """T_D: one draft forward pass on the GPU over `tokens` tokens (default: the tree width)."""
-    g = p.gpu
     work = draft_pass_work(
         m, d, d.width if tokens is None else tokens, context, BYTES_PER_ELEMENT[p.precision.draft]
     )
-    return roofline_time(
-        work,
-        g.peak_tflop_s * 1e12,
-        g.compute_efficiency,
-        g.memory_bandwidth_gb_s * 1e9,
-        g.memory_efficiency,
-        g.overlap_beta,
-    )
+    return gpu_time(p.gpu, work)
 
 
 def pcie_transfer_s(p: HeterogeneousPlatform, m: TargetModel, gamma: int, accepted: float) -> float:

@@ -11,19 +11,18 @@ from fpgasim.reproduce.rendered import (
     each_workload,
     embedded_task_note,
     frame,
+    solved_workloads,
     tasks_of,
 )
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.tables import method_curves, task_contexts
-from fpgasim.reproduce.workloads import RunContext, curves, solve, source_name, with_ad_point
+from fpgasim.reproduce.workloads import RunContext, curves, source_name, with_ad_point
 
 
 def _solved_curves(exp: Experiment, ctx: RunContext) -> tuple[list[dict], list[pd.DataFrame]]:
     """Per workload: rows of the per-x curve (with the AD point x = 1) and the summaries."""
     rows, summaries = [], []
-    for w, board, model, algorithm in each_workload(exp):
-        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
-        sol = solve(exp, ctx, board, model, algorithm, cs)
+    for *_, sol in solved_workloads(exp, ctx):
         summary = sol.summary
         summaries.append(summary)
         per_x = with_ad_point(sol.curves, summary)

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from fpgasim.analysis import Solution
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.reproduce.schema import KIND_COLUMNS, Experiment, Workload
-from fpgasim.reproduce.workloads import RunContext, load_inputs, source_name
+from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,16 @@ def each_workload(
 def tasks_of(w: Workload, ctx: RunContext) -> list[str] | None:
     """The workload's measured tasks; None on the embedded model (task-agnostic)."""
     return list(w.tasks) if (w.tasks and ctx.measured) else None
+
+
+def solved_workloads(
+    exp: Experiment, ctx: RunContext
+) -> Iterator[tuple[Board, TargetModel, Algorithm, Solution]]:
+    """(board, model, algorithm, solution) of every `each_workload` item: the solver on its
+    AAT curves at the workload's contexts (and tasks), timed by the run's engine."""
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        yield board, model, algorithm, solve(exp, ctx, board, model, algorithm, cs)
 
 
 def base(exp: Experiment, ctx: RunContext, s: dict) -> dict:

@@ -16,6 +16,7 @@ from fpgasim.reproduce.rendered import (
     each_workload,
     embedded_task_note,
     frame,
+    solved_workloads,
     tasks_of,
     unavailable,
 )
@@ -29,40 +30,44 @@ def _x(v: object) -> int | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
+def _ad_row(common: dict, s: dict) -> dict:
+    """The AD row of a sets/methods table (x = 1: AAT and speedup 1 by definition)."""
+    return {
+        **common,
+        "method": "ad",
+        "verify_len": None,
+        "tokens_per_s": s["ad_tokens_per_s"],
+        "speedup": 1.0,
+        "aat": 1.0,
+        "tree": "",
+    }
+
+
+def _set_row(common: dict, s: dict, name: str, method: str) -> dict:
+    """The row of set `name` (ori, naive, best) of solver summary row `s`, labelled `method`."""
+    return {
+        **common,
+        "method": method,
+        "verify_len": s[f"{name}_verify_len"],
+        "tokens_per_s": s[f"{name}_tokens_per_s"],
+        "speedup": s[f"{name}_speedup"],
+        "aat": s[f"{name}_aat"],
+        "tree": s[f"{name}_tree"],
+    }
+
+
 def context_sets(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per context: AD, Ori, Naive and Best sets (verify_len, tokens/s, speedup over AD)."""
     rows, notes = [], list(embedded_task_note(exp, ctx))
-    for w, board, model, algorithm in each_workload(exp):
-        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
-        sol = solve(exp, ctx, board, model, algorithm, cs)
+    for _board, _model, algorithm, sol in solved_workloads(exp, ctx):
         for s in sol.summary.to_dict("records"):
             common = {"context": s["context"], **base(exp, ctx, s)}
-            rows.append(
-                {
-                    **common,
-                    "method": "ad",
-                    "verify_len": None,
-                    "tokens_per_s": s["ad_tokens_per_s"],
-                    "speedup": 1.0,
-                    "aat": 1.0,
-                    "tree": "",
-                }
-            )
+            rows.append(_ad_row(common, s))
             for name in SETS:
                 if _x(s[f"{name}_verify_len"]) is None:
                     notes.append(f"{name} set undefined for {algorithm.id} (no default x)")
                     continue
-                rows.append(
-                    {
-                        **common,
-                        "method": name,
-                        "verify_len": s[f"{name}_verify_len"],
-                        "tokens_per_s": s[f"{name}_tokens_per_s"],
-                        "speedup": s[f"{name}_speedup"],
-                        "aat": s[f"{name}_aat"],
-                        "tree": s[f"{name}_tree"],
-                    }
-                )
+                rows.append(_set_row(common, s, name, name))
         ori = sol.summary["ori_aat_source"].iloc[0]
         notes.append(
             f"{algorithm.id}: Ori set = the GPU default tree (x = {algorithm.ori_verify_len}), "
@@ -77,9 +82,7 @@ def tasks_unified(exp: Experiment, ctx: RunContext) -> Rendered:
     if not ctx.measured:
         return unavailable(exp, exp.aat.embedded_reason or "it needs measured per-task AAT")
     rows = []
-    for w, board, model, algorithm in each_workload(exp):
-        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
-        sol = solve(exp, ctx, board, model, algorithm, cs)
+    for *_, sol in solved_workloads(exp, ctx):
         by_task = sol.summary.set_index(["task", "context"])
         for u in sol.unified.to_dict("records"):
             s = by_task.loc[(u["task"], u["context"])].to_dict() | {
@@ -173,29 +176,9 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
                 s = solve(exp, ctx, board, model, algorithm, [curve]).summary.iloc[0].to_dict()
                 common = {"context": context, **base(exp, ctx, s)}
                 if first:
-                    rows.append(
-                        {
-                            **common,
-                            "method": "ad",
-                            "verify_len": None,
-                            "tokens_per_s": s["ad_tokens_per_s"],
-                            "speedup": 1.0,
-                            "aat": 1.0,
-                            "tree": "",
-                        }
-                    )
+                    rows.append(_ad_row(common, s))
                     first = False
-                rows.append(
-                    {
-                        **common,
-                        "method": m,
-                        "verify_len": s["best_verify_len"],
-                        "tokens_per_s": s["best_tokens_per_s"],
-                        "speedup": s["best_speedup"],
-                        "aat": s["best_aat"],
-                        "tree": s["best_tree"],
-                    }
-                )
+                rows.append(_set_row(common, s, "best", m))
     if not ctx.measured:
         notes.append(
             "embedded: AAT of each method's tree is the positional model's exact expectation; "
@@ -207,9 +190,7 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
 def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per board and context: AD tokens/s, the best x, its tokens/s and speedup."""
     rows = []
-    for w, board, model, algorithm in each_workload(exp):
-        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
-        sol = solve(exp, ctx, board, model, algorithm, cs)
+    for board, _model, _algorithm, sol in solved_workloads(exp, ctx):
         for s in sol.summary.to_dict("records"):
             rows.append(
                 {
@@ -243,9 +224,7 @@ def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
 def sparse_fit_models(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per (algorithm, model, context): the best x on the AAT model fitted to sparse points."""
     rows = []
-    for w, board, model, algorithm in each_workload(exp):
-        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
-        sol = solve(exp, ctx, board, model, algorithm, cs)
+    for *_, sol in solved_workloads(exp, ctx):
         for s in sol.summary.to_dict("records"):
             row = {**base(exp, ctx, s), "context": s["context"]}
             row["ar_tokens_per_s"] = s["ad_tokens_per_s"]

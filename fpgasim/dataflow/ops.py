@@ -53,10 +53,6 @@ class PassOps:
     tail: tuple[Op, ...]
     head: tuple[Op, ...] = ()
 
-    def all_ops(self) -> list[Op]:
-        """Every op in execution order (head, layers, tail)."""
-        return [*self.head, *(self.layer * self.layers), *self.tail]
-
     def totals(self) -> dict[str, int]:
         """Summed element counts over the whole pass."""
         out = dict.fromkeys(

@@ -38,23 +38,6 @@ class Timing:
     def seconds(self) -> float:
         return self.cycles / self.clock_hz
 
-    def utilisation(self) -> dict[str, float]:
-        """Busy fraction of each unit over the pass time."""
-        busy = self.unit_busy_cycles or {
-            "LD": self.ld_cycles,
-            "ST": self.st_cycles,
-            "MPE": self.compute_cycles,
-            "SFU": self.sfu_cycles,
-        }
-        return {k: (v / self.cycles if self.cycles else 0.0) for k, v in busy.items()}
-
-    def bytes_by_group(self) -> dict[str, int]:
-        return {
-            "weight_load": self.weight_bytes,
-            "activation_load": self.act_load_bytes,
-            "activation_store": self.act_store_bytes,
-        }
-
 
 ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)
 

@@ -52,7 +52,8 @@ class Tensor:
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPE_BITS:
-            raise GraphError("?", "?", self.name, f"dtype {self.dtype!r} not in {sorted(DTYPE_BITS)}")
+            allowed = sorted(DTYPE_BITS)
+            raise GraphError("?", "?", self.name, f"dtype {self.dtype!r} not in {allowed}")
         if self.location not in LOCATIONS:
             raise GraphError("?", "?", self.name, f"location {self.location!r} not in {LOCATIONS}")
         if any(d < 0 for d in self.shape):

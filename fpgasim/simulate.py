@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.passes import PassSpec
@@ -33,9 +34,11 @@ class Point:
             raise InputError("--accepted", self.accepted, "at least 1")
 
 
+@lru_cache(maxsize=65536)
 def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
     """Parent array of the verified tree (root + draft nodes) when its shape is known and
-    holds exactly verify_len - 1 nodes; None (dense attention) otherwise."""
+    holds exactly verify_len - 1 nodes; None (dense attention) otherwise. Cached: the
+    solver asks for the same trees at every context and board."""
     if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
         return None
     from fpgasim.tree.token_tree import TokenTree

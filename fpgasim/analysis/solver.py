@@ -91,6 +91,18 @@ SUMMARY_COLUMNS = [
     "aat_n_fit_points",
 ]
 
+#: Columns of `Solution.rooflines`.
+ROOFLINE_COLUMNS = [
+    "engine",
+    "model",
+    "board",
+    "context",
+    "verify_len",
+    "verify_s",
+    "p_tokens_per_s",
+    "p_fit_tokens_per_s",
+]
+
 CURVE_COLUMNS = [
     "board",
     "model",
@@ -173,7 +185,7 @@ class ContextSolution:
     summary: dict
     curve: pd.DataFrame
     roofline: pd.DataFrame
-    roofline_fit: RooflineFit
+    roofline_fit: RooflineFit | None
 
 
 def classify_regime(
@@ -219,8 +231,14 @@ def solve_curve(
     timer: Timer,
     curve: AatCurve,
     naive_threshold: float = NAIVE_THRESHOLD,
+    roofline: bool = True,
 ) -> ContextSolution:
-    """Solve one (task, context) curve: P_eff at every x, best/ori/naive, regime."""
+    """Solve one (task, context) curve: P_eff at every x, best/ori/naive, regime.
+
+    roofline=False skips the primary roofline (T_v at every x up to the largest): the
+    regime, x_ridge and roofline columns are then empty. The best/ori/naive sets do not
+    depend on it; `fpgasim reproduce` uses it for the simulator shown beside the accounting.
+    """
     board, model, algorithm = timer.board, timer.model, timer.algorithm
     context = curve.context
     inputs = {
@@ -235,10 +253,13 @@ def solve_curve(
     pts = curve.points
     xs = [int(x) for x in pts["verify_len"]]
     x_top = max(xs + ([curve.ori.verify_len] if curve.ori else []))
-    roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1))
-    timer.remember(context, roof["verify_len"], roof["verify_s"])
-    roof_fit = fit_roofline(roof["verify_len"], roof["p_tokens_per_s"])
-    roof["p_fit_tokens_per_s"] = roof_fit.predict(roof["verify_len"])
+    if roofline:
+        roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1))
+        timer.remember(context, roof["verify_len"], roof["verify_s"])
+        roof_fit: RooflineFit | None = fit_roofline(roof["verify_len"], roof["p_tokens_per_s"])
+        roof["p_fit_tokens_per_s"] = roof_fit.predict(roof["verify_len"])
+    else:
+        roof, roof_fit = pd.DataFrame(columns=ROOFLINE_COLUMNS[3:]), None
     for k in ("board", "model", "engine"):
         roof.insert(0, k, inputs[k])
     p1 = 1.0 / timer.verify_s(1, context)
@@ -273,8 +294,14 @@ def solve_curve(
     best = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
     x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
     naive = frame.loc[frame["verify_len"] == x_naive].iloc[0]
-    regime, reason = classify_regime(p1, roof_fit, x_naive, float(best["alpha"]))
-    s1, s2 = _ideal_speedups(frame, roof_fit.x_ridge)
+    if roof_fit is not None:
+        regime, reason = classify_regime(p1, roof_fit, x_naive, float(best["alpha"]))
+        x_ridge, p_max = roof_fit.x_ridge, roof_fit.p_max_tokens_per_s
+        roof_abr = (roof_fit.a, roof_fit.b, roof_fit.r2)
+    else:
+        regime, reason, x_ridge, p_max = "", "roofline not computed", None, math.nan
+        roof_abr = (math.nan, math.nan, math.nan)
+    s1, s2 = _ideal_speedups(frame, x_ridge)
     summary = {
         **inputs,
         "aat_file": curve.aat_file,
@@ -294,12 +321,12 @@ def solve_curve(
         "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
         "regime": regime,
         "regime_reason": reason,
-        "x_ridge": roof_fit.x_ridge,
-        "p_max_tokens_per_s": roof_fit.p_max_tokens_per_s,
-        "p_gain": roof_fit.p_max_tokens_per_s / p1,
-        "roofline_a": roof_fit.a,
-        "roofline_b": roof_fit.b,
-        "roofline_r2": roof_fit.r2,
+        "x_ridge": x_ridge,
+        "p_max_tokens_per_s": p_max,
+        "p_gain": p_max / p1,
+        "roofline_a": roof_abr[0],
+        "roofline_b": roof_abr[1],
+        "roofline_r2": roof_abr[2],
         "alpha_best": float(best["alpha"]),
         "param_ratio": float(best["alpha"]) / max(1, int(best["draft_passes"])),
         "ideal_speedup_below_ridge": s1,
@@ -368,12 +395,16 @@ def solve_curves(
     naive_threshold: float = NAIVE_THRESHOLD,
     mean: str = "geometric",
     fit_points: Sequence[int] | None = None,
+    roofline: bool = True,
 ) -> Solution:
-    """Solve every curve; with several tasks also the unified x; then the schedule."""
+    """Solve every curve; with several tasks also the unified x; then the schedule.
+
+    roofline=False: no primary roofline (see `solve_curve`).
+    """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
     timer = Timer(engine, board, model, algorithm)
-    solved = [solve_curve(timer, c, naive_threshold) for c in curves]
+    solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
     curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
     rooflines = (
@@ -387,7 +418,8 @@ def solve_curves(
         means = []
         for context in sorted({c.context for c in curves}):
             group = [c for c in curves if c.context == context]
-            means.append(solve_curve(timer, mean_curve(group, mean, fit_points), naive_threshold))
+            mean_c = mean_curve(group, mean, fit_points)
+            means.append(solve_curve(timer, mean_c, naive_threshold, roofline))
         unified_summary = pd.DataFrame([m.summary for m in means], columns=SUMMARY_COLUMNS)
         unified = unified_table(summary, curve_frame, unified_summary)
         schedule = build_schedule(unified_summary)

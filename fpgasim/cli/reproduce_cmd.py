@@ -1,21 +1,29 @@
-"""`fpgasim reproduce`: the study's tables and figures from workloads/experiments/*.yaml."""
+"""`fpgasim reproduce`: the study's tables and figures from workloads/experiments/*.yaml,
+the study's accounting and the simulator side by side."""
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
 
+import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
-from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
-from fpgasim.engine import ENGINES, get_engine
+from fpgasim.cli.options import (
+    TableMdCsv,
+    aat_dir_option,
+    format_option,
+    out_option,
+    workers_option,
+)
+from fpgasim.engine import ENGINES, Engine, get_engine
+from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.reproduce import (
     ExperimentResult,
     RunContext,
-    check_aat_dir,
     csv_text,
     experiment_names,
     load_experiment,
@@ -24,12 +32,19 @@ from fpgasim.reproduce import (
     write_outputs,
 )
 from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
-from fpgasim.reproduce.output import source_line
+from fpgasim.reproduce.output import figure_png, source_line
+from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
+from fpgasim.sweep.executors import Executor, InProcessExecutor, ProcessExecutor, default_workers
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40
 DEFAULT_OUT = Path("results")
+#: The simulator shown beside the study's accounting by default (event's cycles, numba).
+DEFAULT_SIM = "fast"
+#: The engine of the study's accounting (the main columns).
+ACCOUNTING = "analytic"
 
 
 def reproduce(
@@ -38,12 +53,21 @@ def reproduce(
         metavar="NAME|all",
         help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path), or all.",
     ),
+    aat: str = typer.Option(
+        "measured",
+        "--aat",
+        help=f"AAT source: measured (the study's measured tables, shipped in workloads/aat) or embedded (fpgasim's acceptance model, task-agnostic). One of {', '.join(AAT_CHOICES)}.",
+    ),
     aat_dir: Path | None = aat_dir_option(
-        "Folder of measured AAT tables (e.g. ../shared/reference/aat); each experiment reads the files it names. Without it: the embedded acceptance models."
+        "Another folder of measured AAT tables (the layout of workloads/aat); each experiment reads the files it names."
     ),
-    engine: str = engine_option(
-        f"Engine timing T_v and T_d: analytic (the study's accounting), event (the simulator), fast (event's cycles, numba). In this build: {', '.join(ENGINES)}."
+    engine: str = typer.Option(
+        DEFAULT_SIM,
+        "--engine",
+        "-e",
+        help=f"Simulator shown beside the study's accounting (analytic): fast (event's cycles, numba), event (the simpy reference), or analytic (the accounting alone). In this build: {', '.join(ENGINES)}.",
     ),
+    workers: int | None = workers_option(),
     out: Path | None = out_option(
         None,
         "Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
@@ -55,9 +79,9 @@ def reproduce(
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
 
-    Every output says which AAT source (measured tables or the embedded model) and which engine produced its numbers. See docs/reproduction.md.
+    Every timed table shows the study's accounting (analytic) and the cycle-level simulator side by side: NAME and NAME_sim, their ratio, and a one-line sim_reason where the speedups differ by more than 10%. Every output says which AAT source and which engines produced its numbers. See docs/reproduction.md.
 
-    Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
+    Example: fpgasim reproduce table4 --engine analytic
     """
     experiments = _experiments(names)
     csv_stdout = output_format is TableMdCsv.csv and out is None
@@ -71,13 +95,14 @@ def reproduce(
     out_dir = None if csv_stdout else (out or DEFAULT_OUT)
     if engine not in ENGINES:
         raise InputError("--engine", engine, f"one of {', '.join(sorted(ENGINES))}")
-    ctx = RunContext(None, check_aat_dir(aat_dir))
+    ctx = RunContext(None, aat_folder(aat, aat_dir))
     for exp in experiments:
         check_inputs(exp, ctx)
     if any(needs_engine(e) for e in experiments):
-        ctx.engine = get_engine(engine)
+        ctx.engine = get_engine(ACCOUNTING)
+        ctx.sim = None if engine == ACCOUNTING else simulator(engine)
     progress = not csv_stdout and err_console.is_terminal
-    results = _run(experiments, ctx, out_dir, progress=progress)
+    results = _run(experiments, ctx, out_dir, progress=progress, workers=workers)
     if csv_stdout:
         print(csv_text(results[0][0]), end="")
         return
@@ -119,9 +144,15 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
 
 
 def _run(
-    experiments: list[AnyExperiment], ctx: RunContext, out_dir: Path | None, progress: bool
+    experiments: list[AnyExperiment],
+    ctx: RunContext,
+    out_dir: Path | None,
+    progress: bool,
+    workers: int | None = None,
 ) -> list[tuple[ExperimentResult, list[Path]]]:
-    """Run each experiment (a progress bar on stderr), writing its files as it finishes."""
+    """Run the experiments on a pool of `workers` processes (default: every core; a progress
+    bar on stderr): the simulator's passes of the whole run first, each computed once
+    (`prefetch`), then the experiments, then their figures, then the files."""
     bar = (
         Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),
@@ -134,25 +165,60 @@ def _run(
         if progress
         else nullcontext()
     )
-    results = []
-    with bar:
+    n = workers or default_workers()
+    pool: Executor = ProcessExecutor(n) if n > 1 else InProcessExecutor()
+    if ctx.sim is not None and hasattr(ctx.sim, "prefetch"):
+        _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
+    done: list[ExperimentResult] = []
+    with bar, pool:
+        if ctx.sim is not None and hasattr(ctx.sim, "prefetch"):
+            keys = simulator_passes(experiments, ctx)
+            passes = bar.add_task(f"{ctx.sim.name} passes", total=len(keys)) if progress else None
+
+            def advance(count: int, _total: int) -> None:
+                if progress:
+                    bar.update(passes, completed=count)
+
+            ctx.sim.prefetch(keys, pool, progress=advance)
         task = bar.add_task("", total=len(experiments)) if progress else None
         for exp in experiments:
             if progress:
                 bar.update(task, description=exp.name)
-            result = run_experiment(exp, ctx=ctx)
-            paths = write_outputs(result, out_dir) if out_dir is not None else []
-            results.append((result, paths))
+            done.append(run_experiment(exp, ctx=ctx))
             if progress:
                 bar.advance(task)
+        pngs: dict[int, bytes | None] = {}
+        if out_dir is not None:
+            figures = [i for i, r in enumerate(done) if r.figure]
+            drawn = pool.map_unordered(figure_png, [done[i] for i in figures])
+            pngs = {figures[j]: png for j, png in drawn}
+    results = []
+    for i, result in enumerate(done):
+        paths = write_outputs(result, out_dir, pngs.get(i)) if out_dir is not None else []
+        results.append((result, paths))
     return results
+
+
+def simulator(name: str) -> Engine:
+    """The simulator by name; cycle-level engines extrapolate from a proven steady state of
+    a few layers (`CycleEngine.pass_cycles`: exact, the same cycles as simulating all)."""
+    cls = ENGINES[name]
+    return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
+
+
+def _warm(sim: object) -> None:
+    """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
+    if getattr(sim, "name", "") == "fast":
+        from fpgasim.engine.fast import _kernel
+
+        _kernel()
 
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
     """The rich table, titled with the experiment and its AAT source and engine; notes."""
     out = wide_console()
     title = f"{result.name}: {result.title}\n{source_line(result)}"
-    table = result.table
+    table = shown_columns(result)
     if result.available:
         shown = table.head(MAX_SHOWN_ROWS)
         rows = [{c: json_value(v) for c, v in r.items()} for r in shown.to_dict("records")]
@@ -165,3 +231,25 @@ def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
     for note in result.notes:
         out.print(f"  - {note}", highlight=False)
     out.print()
+
+
+def shown_columns(result: ExperimentResult) -> pd.DataFrame:
+    """What the terminal shows: every column; side by side, the contract columns and the
+    simulator's twins, ratios and reasons (the files hold every column)."""
+    from fpgasim.reproduce.beside import beside_columns
+
+    if not result.sim_engine:
+        return result.table
+    twins = [
+        c
+        for c in beside_columns(result.kind)
+        if c.endswith(("verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
+    ]
+    contract = load_contract(result)
+    return result.table[[c for c in contract + twins if c in result.table]]
+
+
+def load_contract(result: ExperimentResult) -> list[str]:
+    """The experiment's contract columns (TABLES.md), from its file."""
+    exp = load_experiment(result.name)
+    return list(getattr(exp, "columns", result.table.columns))

@@ -21,15 +21,20 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
+    MV,
     N_BUFFERS,
     N_UNITS,
     OPCODE_NAMES,
@@ -43,6 +48,9 @@ from fpgasim.dataflow.instructions import (
 from fpgasim.dataflow.lowering import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
+
+if TYPE_CHECKING:
+    from fpgasim.sweep.executors import Executor
 
 
 class DeadlockError(RuntimeError):
@@ -173,9 +181,16 @@ class CycleEngine:
         self.last_method = "full"
         return self.simulate(full(template)).makespan
 
+    @staticmethod
+    def cache_key(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> tuple:
+        """What a pass is cached under: the spec, board, drafter and the model's architecture
+        (its id and hf_name are labels only, so e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B,
+        one architecture, share their passes)."""
+        return (spec, board, architecture(model), drafter)
+
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
-        """Timing of one forward pass (cached per engine instance)."""
-        key = (spec, board, model, drafter)
+        """Timing of one forward pass (cached per engine instance, see `cache_key`)."""
+        key = self.cache_key(spec, board, model, drafter)
         hit = self._cache.get(key)
         if hit is None:
             template = lower(spec, board, model, drafter)
@@ -185,6 +200,37 @@ class CycleEngine:
         if spec.kind == "target":
             self._last_rows = hit[1]
         return hit[0]
+
+    def prefetch(
+        self,
+        keys: Iterable[PassKey],
+        executor: Executor,
+        chunks_per_worker: int = 8,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Compute the passes `keys` (spec, board, model, drafter) not yet cached on the
+        executor's workers and cache their results here; how many were computed.
+
+        The results are those of `run_pass` in this process (same engine, same options).
+        `progress(done, total)` is called after each chunk (passes done, passes asked).
+        """
+        wanted = {self.cache_key(*k): k for k in keys}
+        missing = [k for ck, k in wanted.items() if ck not in self._cache]
+        if not missing:
+            return 0
+        n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
+        # largest programs first, dealt round-robin so every chunk gets a similar mix
+        missing.sort(key=lambda k: -(k[0].tokens * (k[0].tokens + k[0].context)))
+        chunks = [missing[i::n_chunks] for i in range(n_chunks)]
+        options = (type(self), self.window, self.window_layers)
+        done = 0
+        for index, results in executor.map_unordered(_pass_chunk, [(options, c) for c in chunks]):
+            for key, result in zip(chunks[index], results, strict=True):
+                self._cache[self.cache_key(*key)] = result
+            done += len(results)
+            if progress is not None:
+                progress(done, len(missing))
+        return len(missing)
 
     def schedule(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Schedule:
         """Every instruction's start/finish of a target pass (all layers simulated)."""
@@ -203,6 +249,31 @@ class CycleEngine:
         Path(path).write_text(json.dumps(events, separators=(",", ":")))
 
 
+#: What `run_pass` caches a pass under: (spec, board, model, drafter or None).
+PassKey = tuple[PassSpec, Board, TargetModel, Any]
+_WORKER_ENGINES: dict[tuple, CycleEngine] = {}
+
+
+def _pass_chunk(task: tuple[tuple, list[PassKey]]) -> list[tuple[Timing, list[dict]]]:
+    """Pool worker: run a chunk of passes on one engine per (class, options) per process."""
+    options, keys = task
+    engine = _WORKER_ENGINES.get(options)
+    if engine is None:
+        cls, window_on, layers = options
+        engine = _WORKER_ENGINES[options] = cls(window=window_on, window_layers=layers)
+    out = []
+    for key in keys:
+        engine.run_pass(*key)
+        out.append(engine._cache[engine.cache_key(*key)])
+    return out
+
+
+@lru_cache(maxsize=256)
+def architecture(model: TargetModel) -> TargetModel:
+    """The model without its labels (id, hf_name): what the lowering depends on."""
+    return model.model_copy(update={"id": "", "hf_name": ""})
+
+
 def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[dict]]:
     tot = totals(template)
     busy = {name: tot[f"busy_{name}"] for name in UNIT_NAMES}
@@ -210,6 +281,7 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
     bound = bound_of(ld, st, comp)
     if sfu > max(ld, st, comp):
         bound = "sfu"
+    mv = _mv_totals(template)
     timing = Timing(
         cycles=int(cycles),
         clock_hz=board.clock_hz,
@@ -222,6 +294,9 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         act_store_bytes=tot["act_store_bytes"],
         bound=bound,
         unit_busy_cycles=busy,
+        macs=tot["macs"],
+        mv_cycles=mv["busy_MPE"],
+        mv_macs=mv["macs"],
     )
 
     def row(resource: str, busy_cycles: int, nbytes: int | None, work: int | None) -> dict:
@@ -245,6 +320,15 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         row(f"{GROUP_NAMES[1]} group ST", st, tot["act_store_bytes"], None),
     ]
     return timing, rows
+
+
+def _mv_totals(template: Program) -> dict[str, int]:
+    """`totals` of the MV-mode MPE rows only (every other row costs 0 cycles, 0 work)."""
+    ins = template.instrs.copy()
+    other = ins["opcode"] != MV
+    ins["cycles"][other] = 0
+    ins["work"][other] = 0
+    return totals(dataclasses.replace(template, instrs=ins))
 
 
 # --------------------------------------------------------------------------- trace

@@ -19,6 +19,9 @@ class Timing:
     bound             "load", "store" or "compute": the unit whose work sets the time
     unit_busy_cycles  per-unit busy cycles (event/fast engines)
     passes            number of forward passes summed
+    macs              MACs of the MPE work (event/fast engines; 0 where not counted)
+    mv_cycles, mv_macs  the part of compute_cycles / macs run in MV mode (event/fast), so
+                      MPE time splits into MV-rate and padded-MM excess over the array rate
     """
 
     cycles: int
@@ -33,6 +36,9 @@ class Timing:
     bound: str = "load"
     unit_busy_cycles: dict[str, int] = field(default_factory=dict)
     passes: int = 1
+    macs: int = 0
+    mv_cycles: int = 0
+    mv_macs: int = 0
 
     @property
     def seconds(self) -> float:
@@ -67,6 +73,9 @@ def combine(timings: Iterable[Timing]) -> Timing:
         bound=bound_of(ld, st, comp),
         unit_busy_cycles=busy,
         passes=sum(t.passes for t in items),
+        macs=sum(t.macs for t in items),
+        mv_cycles=sum(t.mv_cycles for t in items),
+        mv_macs=sum(t.mv_macs for t in items),
     )
 
 

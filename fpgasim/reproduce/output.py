@@ -32,8 +32,13 @@ def cell(value: object) -> str:
 
 
 def source_line(result: ExperimentResult) -> str:
-    """'AAT: ... · engine: ...' (which source and engine produced the numbers)."""
+    """'AAT: ... · engine: ...' (which source and engines produced the numbers)."""
     engine = result.engine or "none (no timing)"
+    if result.sim_engine:
+        return (
+            f"AAT: {result.aat_source} · engine: {engine} (the study's accounting) beside "
+            f"{result.sim_engine} (the cycle-level simulator: NAME_sim columns)"
+        )
     return f"AAT: {result.aat_source} · engine: {engine}"
 
 
@@ -69,8 +74,13 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
-    """Write NAME.csv, NAME.md and (figures) NAME.png into out_dir; the paths written."""
+def write_outputs(
+    result: ExperimentResult, out_dir: Path, png_bytes: bytes | None = None
+) -> list[Path]:
+    """Write NAME.csv, NAME.md and (figures) NAME.png into out_dir; the paths written.
+
+    png_bytes: the figure already drawn (`figure_png`, e.g. on a pool worker); else drawn here.
+    """
     from fpgasim.fileio import atomic_write_bytes
 
     out_dir = Path(out_dir)
@@ -78,8 +88,12 @@ def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
     png = None
     if result.figure:
         png = out_dir / f"{result.name}.png"
-        save_figure(result, png)
-        written.append(png)
+        data = png_bytes if png_bytes is not None else figure_png(result)
+        if data is not None:
+            atomic_write_bytes(png, data)
+            written.append(png)
+        else:
+            png = None
     csv_path = out_dir / f"{result.name}.csv"
     atomic_write_bytes(csv_path, csv_text(result).encode())
     md_path = out_dir / f"{result.name}.md"
@@ -87,15 +101,16 @@ def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
     return [csv_path, md_path, *written]
 
 
-def save_figure(result: ExperimentResult, path: Path) -> None:
-    """Draw the experiment's figure and save it as a PNG (atomically)."""
-    from fpgasim.fileio import atomic_write_bytes
+def figure_png(result: ExperimentResult) -> bytes | None:
+    """The experiment's figure as PNG bytes (None when its kind draws none). Pure: it can
+    run on a pool worker while the next experiment is computed."""
     from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 
     plot = EXPERIMENT_KINDS[result.kind].plot
-    if plot is None:
-        return
+    if plot is None or not result.figure:
+        return None
     fig = plot(result)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    atomic_write_bytes(Path(path), buf.getvalue())
+    return buf.getvalue()
+

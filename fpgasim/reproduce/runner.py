@@ -1,7 +1,9 @@
 """Run an experiment: load it, render its table with the run's engine and AAT source.
 
-`run_experiment(name_or_experiment, engine=..., aat_dir=...) -> ExperimentResult`; the CLI
-(`fpgasim reproduce`) and the tests call it, then `output.write_outputs` writes the files.
+`run_experiment(name_or_experiment, engine=..., aat_dir=..., sim=...) -> ExperimentResult`;
+the CLI (`fpgasim reproduce`) and the tests call it, then `output.write_outputs` writes the
+files. With a simulator (`sim`, or `ctx.sim`) the timed kinds render twice, under the engine
+(the study's accounting) and under the simulator, and `beside` puts both in one table.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.engine import Engine, get_engine
+from fpgasim.reproduce.beside import beside, beside_columns
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.loader import (
     EXTERNAL_KINDS,
@@ -34,7 +37,8 @@ class ExperimentResult:
     full: every column the kind computes (figures read it); aat_source: which AAT was used,
     in words (aat_short: without the folder, for figures); engine: the engine's name (''
     when nothing is timed); notes: lines printed under the table; available: False when
-    the AAT source cannot give this experiment.
+    the AAT source cannot give this experiment; sim_engine: the simulator whose twin
+    columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none).
     """
 
     name: str
@@ -50,15 +54,17 @@ class ExperimentResult:
     plot_data: dict[str, pd.DataFrame] = field(default_factory=dict)
     figure: bool = False
     aat_short: str = ""
+    sim_engine: str = ""
 
 
-def output_columns(exp: Experiment) -> list[str]:
-    """CSV columns: the contract, the extras, then aat_source and (timed kinds) engine."""
+def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
+    """CSV columns: the contract, the extras, then aat_source and (timed kinds) engine; with
+    a simulator beside, its twin columns, ratios, sim_engine and sim_reason last."""
     cols = [*exp.columns, *exp.extra_columns]
     for c in ALWAYS:
         if c not in cols and (c != "engine" or exp.kind in TIMED_KINDS):
             cols.append(c)
-    return cols
+    return cols + (beside_columns(exp.kind) if sim else [])
 
 
 def needs_engine(exp: AnyExperiment) -> bool:
@@ -78,28 +84,38 @@ def run_experiment(
     engine: str | Engine | None = "analytic",
     aat_dir: Path | str | None = None,
     ctx: RunContext | None = None,
+    sim: str | Engine | None = None,
 ) -> ExperimentResult:
-    """Reproduce one experiment (by name, path or loaded) with an engine and AAT source.
+    """Reproduce one experiment (by name, path or loaded) with an engine and AAT source,
+    and with `sim`, that simulator's numbers beside the engine's.
 
-    `ctx` (engine and --aat-dir of a whole run, with its table cache) overrides both.
+    `ctx` (engine, simulator and AAT folder of a whole run, with its caches) overrides all.
     """
     exp = experiment if isinstance(experiment, Experiment | ExternalExperiment) else None
     exp = exp or load_experiment(experiment)
     if ctx is None:
         eng = get_engine(engine) if isinstance(engine, str) else engine
-        ctx = RunContext(eng, check_aat_dir(aat_dir))
+        side = get_engine(sim) if isinstance(sim, str) else sim
+        ctx = RunContext(eng, check_aat_dir(aat_dir), side)
     if isinstance(exp, ExternalExperiment):
         return _run_external(exp)
     check_inputs(exp, ctx)
     rendered = EXPERIMENT_KINDS[exp.kind].render(exp, ctx)
     timed = exp.kind in TIMED_KINDS
     full = rendered.table
+    side_by_side = bool(timed and ctx.sim is not None and beside_columns(exp.kind))
+    if side_by_side and rendered.available:
+        simulated = EXPERIMENT_KINDS[exp.kind].render(exp, ctx.beside()).table
+        assert ctx.engine is not None and ctx.sim is not None
+        full = beside(exp.kind, full, simulated, ctx.engine, ctx.sim)
+    elif side_by_side:
+        full = full.reindex(columns=[*full.columns, *beside_columns(exp.kind)])
     return ExperimentResult(
         name=exp.name,
         title=exp.title,
         kind=exp.kind,
         description=exp.description,
-        table=full[output_columns(exp)].reset_index(drop=True),
+        table=full[output_columns(exp, side_by_side)].reset_index(drop=True),
         full=full,
         aat_source=aat_label(exp, ctx),
         aat_short=aat_label(exp, ctx, short=True),
@@ -108,6 +124,7 @@ def run_experiment(
         available=rendered.available,
         plot_data=rendered.plot_data,
         figure=exp.figure and rendered.available,
+        sim_engine=ctx.sim.name if side_by_side and ctx.sim is not None else "",
     )
 
 

@@ -29,7 +29,8 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "tasks_unified": (
         *("task", "best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
-        *("context", "board", "model", "algorithm", "mean", "unified_vs_best", *_TIMED),
+        *("context", "board", "model", "algorithm", "mean", "unified_vs_best", "best_tree"),
+        *("best_aat", *_TIMED),
     ),
     "tree_methods": (
         *("method", "verify_len", "tokens_per_s", "speedup"),

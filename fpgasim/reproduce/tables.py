@@ -95,6 +95,8 @@ def tasks_unified(exp: Experiment, ctx: RunContext) -> Rendered:
                     "context": u["context"],
                     "best_verify_len": u["best_verify_len"],
                     "best_speedup": u["best_speedup"],
+                    "best_tree": s["best_tree"],
+                    "best_aat": s["best_aat"],
                     "unified_verify_len": u["unified_verify_len"],
                     "unified_speedup": u["unified_speedup"],
                     "mean": u["mean"],

@@ -1,9 +1,11 @@
 """What every renderer shares: the run context (engine, AAT folder), curves and solutions.
 
-`RunContext` holds the engine and the `--aat-dir` of one `fpgasim reproduce` run and caches
-the measured tables. `curves` builds the AAT curves of a workload from the experiment's
-measured files (measured points or the fitted model) or, without `--aat-dir`, from the
-embedded acceptance model; `solve` runs the analysis solver on them.
+`RunContext` holds the engine, the simulator shown beside it (if any) and the AAT folder of
+one `fpgasim reproduce` run, and caches the measured tables and curves. `curves` builds the
+AAT curves of a workload from the experiment's measured files (measured points or the
+fitted model) or, on the embedded source, from the embedded acceptance model; `solve` runs
+the analysis solver on them. The measured tables ship in `workloads/aat/` (`shipped_aat_dir()`):
+`--aat measured` (the default) reads them, `--aat-dir DIR` another folder.
 """
 
 from __future__ import annotations
@@ -26,21 +28,61 @@ from fpgasim.analysis import (
     solve_curves,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.reproduce.schema import Experiment
 
 EMBEDDED_LABEL = "embedded acceptance model (fpgasim.tree.embedded; task-agnostic)"
+#: `--aat` choices: the shipped measured tables, or the embedded acceptance model.
+AAT_CHOICES = ("measured", "embedded")
+
+
+def shipped_aat_dir() -> Path:
+    """workloads/aat: the study's measured AAT tables, shipped with fpgasim (its README)."""
+    return data_root() / "workloads" / "aat"
+
+
+def aat_folder(aat: str = "measured", aat_dir: Path | str | None = None) -> Path | None:
+    """The AAT folder of `--aat` / `--aat-dir`: a folder (measured) or None (embedded).
+
+    `--aat-dir DIR` reads DIR (measured tables of the same layout); `--aat measured` the
+    shipped copy; `--aat embedded` the embedded model (with `--aat-dir` an error).
+    """
+    if aat not in AAT_CHOICES:
+        raise InputError("--aat", aat, f"one of {', '.join(AAT_CHOICES)}")
+    if aat_dir is not None:
+        if aat == "embedded":
+            raise InputError(
+                "--aat-dir", str(aat_dir), "no folder with --aat embedded (drop one of the two)"
+            )
+        return check_aat_dir(aat_dir)
+    return check_aat_dir(shipped_aat_dir()) if aat == "measured" else None
 
 
 @dataclass
 class RunContext:
-    """One reproduction run: the engine (None: untimed kinds only) and the AAT folder."""
+    """One reproduction run: the engine (None: untimed kinds only), the AAT folder and the
+    simulator shown beside the engine's numbers (None: the engine alone).
+
+    roofline: whether the solver computes the primary roofline (regime, x_ridge); the
+    simulator's side run skips it (nothing it shows reads it). The tables and curves
+    caches are shared with `beside()`'s context, so both sides read each file once.
+    """
 
     engine: Engine | None
     aat_dir: Path | None = None
+    sim: Engine | None = None
+    roofline: bool = True
     _tables: dict[tuple[str, ...], AatTables] = field(default_factory=dict, repr=False)
+    _curves: dict[tuple, list[AatCurve]] = field(default_factory=dict, repr=False)
+
+    def beside(self) -> RunContext:
+        """The context of the simulator's side: its engine, same AAT, shared caches."""
+        if self.sim is None:
+            raise ValueError("no simulator to run beside the engine")
+        return RunContext(self.sim, self.aat_dir, None, False, self._tables, self._curves)
 
     @property
     def measured(self) -> bool:
@@ -68,7 +110,7 @@ def check_aat_dir(path: Path | str | None) -> Path | None:
             str(path),
             "--aat-dir",
             what,
-            "a folder of measured AAT tables (../shared/reference/aat)",
+            "a folder of measured AAT tables (the layout of workloads/aat)",
         )
     return path
 
@@ -147,7 +189,30 @@ def curves(
     tasks: Sequence[str] | None,
     method: str | None = None,
 ) -> list[AatCurve]:
-    """AAT curves per (task, context): measured/fitted from the files, else embedded."""
+    """AAT curves per (task, context): measured/fitted from the files, else embedded.
+
+    Cached per run: every experiment and both sides of a run share one copy.
+    """
+    aat = exp.aat
+    key = (
+        *(aat.source, tuple(aat.files), tuple(aat.fit_points or ()), exp.verify_lens.min),
+        *(exp.verify_lens.max, algorithm.id, model.id, tuple(contexts), tuple(tasks or ())),
+        method,
+    )
+    if key not in ctx._curves:
+        ctx._curves[key] = _curves(exp, ctx, algorithm, model, contexts, tasks, method)
+    return ctx._curves[key]
+
+
+def _curves(
+    exp: Experiment,
+    ctx: RunContext,
+    algorithm: Algorithm,
+    model: TargetModel,
+    contexts: Sequence[int],
+    tasks: Sequence[str] | None,
+    method: str | None,
+) -> list[AatCurve]:
     if ctx.measured:
         out = measured_curves(
             ctx.tables(exp.aat.files),
@@ -197,6 +262,7 @@ def solve(
         naive_threshold=exp.naive_threshold,
         mean=exp.mean,
         fit_points=exp.aat.fit_points,
+        roofline=ctx.roofline,
     )
 
 

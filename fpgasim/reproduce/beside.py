@@ -1,0 +1,270 @@
+"""The study's accounting and the simulator side by side in one table, with the reason.
+
+`beside(kind, accounting, simulated, ...)` merges the two renderings of one experiment on
+the kind's key columns: every column the engine changes gets a `NAME_sim` twin, every
+speedup a `NAME_ratio` (simulator / accounting), plus `sim_engine` and `sim_reason`.
+Where the main speedup differs by more than `REASON_THRESHOLD`, `sim_reason` says why in
+one line, computed from the simulator's own per-unit accounting of the passes at the
+accounting's chosen point (T_v(x), the draft passes and the AD pass T_v(1)): the extra
+cycles of each pass over the accounting's max(load, store, compute) are attributed to
+
+- MV rate:   MPE cycles in MV mode beyond the array rate (few tokens run as MV passes),
+- padding:   MM-mode MPE cycles beyond the array rate (tokens padded, dims rounded),
+- SFU:       softmax/norm cycles on the SFU (the accounting does not charge it),
+- loads / stores: LD or ST busy cycles beyond the accounting's,
+- fill/drain: cycles no unit is busy on the critical path (pipeline fill and drain,
+  dependencies between ops, waits on bounded buffers; not separated further),
+
+each counted only on the unit that sets the pass time (its busy cycles above the
+accounting's pass time), plus the exposed fill/drain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat, draft_passes
+from fpgasim.engine import Engine, Timing
+from fpgasim.reproduce.workloads import load_inputs
+from fpgasim.simulate import tree_parents
+
+#: A speedup ratio further than this from 1 gets a reason.
+REASON_THRESHOLD = 0.10
+#: Mechanisms named in reasons, in tie-break order.
+MECHANISMS = ("MV rate", "padding", "SFU", "loads", "stores", "fill/drain")
+ROW_KEYS = ("board", "model", "algorithm", "task", "context")
+
+
+@dataclass(frozen=True)
+class BesideSpec:
+    """How one kind is put side by side.
+
+    keys: columns (beside ROW_KEYS) that identify a row on both sides; values: columns the
+    engine changes (each gets a NAME_sim twin); speedup: the speedup whose ratio gets a
+    reason; point: the (x, tree, AAT) columns of the accounting's point the reason explains.
+    """
+
+    keys: tuple[str, ...]
+    values: tuple[str, ...]
+    speedup: str
+    point: tuple[str, str, str]
+
+
+_SETS = BesideSpec(("method",), ("verify_len", "tokens_per_s", "speedup"), "speedup",
+                   ("verify_len", "tree", "aat"))  # fmt: skip
+_BEST = ("best_verify_len", "best_tree", "best_aat")
+_PER_X = ("verify_len", "tree", "aat")
+BESIDE: dict[str, BesideSpec] = {
+    "context_sets": _SETS,
+    "tree_methods": _SETS,
+    "tasks_unified": BesideSpec(
+        (),
+        ("best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
+        "best_speedup",
+        _BEST,
+    ),
+    "boards_grid": BesideSpec(
+        (),
+        ("ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
+        "speedup",
+        _BEST,
+    ),
+    "sparse_fit_models": BesideSpec(
+        (),
+        ("ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
+        "speedup",
+        _BEST,
+    ),
+    "speedup_curve": BesideSpec(("verify_len",), ("speedup", "tokens_per_s"), "speedup", _PER_X),
+    "rooflines": BesideSpec(
+        ("verify_len",),
+        ("p", "p_disc", "p_eff", "verify_s", "draft_s", "speedup"),
+        "speedup",
+        _PER_X,
+    ),  # fmt: skip
+}
+
+
+def beside_columns(kind: str) -> list[str]:
+    """The columns `beside` adds for a kind, in order (none for untimed kinds)."""
+    spec = BESIDE.get(kind)
+    if spec is None:
+        return []
+    ratios = [f"{v}_ratio" for v in spec.values if v.endswith("speedup")]
+    return [*(f"{v}_sim" for v in spec.values), *ratios, "sim_engine", "sim_reason"]
+
+
+def beside(
+    kind: str, accounting: pd.DataFrame, simulated: pd.DataFrame, account: Engine, sim: Engine
+) -> pd.DataFrame:
+    """`accounting` with the simulator's twin columns, ratios and reasons appended."""
+    spec = BESIDE[kind]
+    keys = [k for k in (*ROW_KEYS, *spec.keys) if k in accounting.columns]
+    right = simulated[keys + list(spec.values)].rename(columns={v: f"{v}_sim" for v in spec.values})
+    out = accounting.merge(right, how="left", on=keys, validate="1:1")
+    if len(out) != len(accounting):  # pragma: no cover - validate="1:1" guards it
+        raise RuntimeError(f"side by side: {len(out)} rows from {len(accounting)} ({keys})")
+    for v in spec.values:
+        if v.endswith("speedup"):
+            out[f"{v}_ratio"] = out[f"{v}_sim"].astype(float) / out[v].astype(float)
+    out["sim_engine"] = sim.name
+    out["sim_reason"] = [reason_of(row, spec, account, sim) for row in out.to_dict("records")]
+    return out
+
+
+# --------------------------------------------------------------------------- reasons
+
+
+def reason_of(row: dict, spec: BesideSpec, account: Engine, sim: Engine) -> str:
+    """One line: why the simulator's speedup differs from the accounting's (or '')."""
+    ratio = _float(row.get(f"{spec.speedup}_ratio"))
+    if ratio is None or abs(ratio - 1.0) <= REASON_THRESHOLD:
+        return ""
+    x_col, tree_col, aat_col = spec.point
+    x = _int(row.get(x_col))
+    if x is None or x < 2:
+        return ""
+    board, model, algorithm = load_inputs(row["board"], row["model"], row["algorithm"])
+    tree = parse_tree(str(row.get(tree_col) or ""))
+    context = int(row["context"])
+    accepted = accepted_from_aat(float(row[aat_col]))
+    step_a, step_s, by_mech = step_accounting(
+        account, sim, board, model, algorithm, x, tree, accepted, context
+    )
+    ad_a, ad_s, _ = pass_excess(account, sim, PassSpec("target", 1, context), board, model)
+    return reason_line(
+        x=x,
+        x_sim=_int(row.get(f"{x_col}_sim")),
+        step_ratio=step_s / step_a,
+        ad_ratio=ad_s / ad_a,
+        by_mech=by_mech,
+        clock_hz=board.clock_hz,
+    )
+
+
+def reason_line(
+    *,
+    x: int,
+    x_sim: int | None,
+    step_ratio: float,
+    ad_ratio: float,
+    by_mech: dict[str, float],
+    clock_hz: float,
+) -> str:
+    """'x=4 step 3.59x: MV rate +138 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2'.
+
+    The step (T_v(x) + T_d) and AD (T_v(1)) time ratios simulator / accounting at the
+    accounting's x, the two largest mechanisms (extra ms per step), the simulator's own x.
+    """
+    ranked = sorted(
+        ((c, m) for m, c in by_mech.items() if c > 0),
+        key=lambda cm: (-cm[0], MECHANISMS.index(cm[1])),
+    )
+    parts = ", ".join(f"{m} +{c / clock_hz * 1e3:.2g} ms" for c, m in ranked[:2])
+    line = f"x={x} step {step_ratio:.2f}x" + (f": {parts}" if parts else "")
+    line += f"; AD {ad_ratio:.2f}x"
+    if x_sim is not None and x_sim != x:
+        line += f"; sim x={x_sim}"
+    return line
+
+
+def step_accounting(
+    account: Engine,
+    sim: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    x: int,
+    tree: DraftTree | None,
+    accepted: int,
+    context: int,
+) -> tuple[int, int, dict[str, float]]:
+    """(accounting cycles, simulator cycles, extra cycles per mechanism) of T_v(x) + T_d."""
+    specs = [(PassSpec("target", x, context, tree_parents=tree_parents(tree, x)), None)]
+    if tree is not None:
+        for p in draft_passes(algorithm, tree, accepted, context):
+            specs.append((p, algorithm.drafter))
+    total_a = total_s = 0
+    by_mech = dict.fromkeys(MECHANISMS, 0.0)
+    for p, drafter in specs:
+        a, s, mech = pass_excess(account, sim, p, board, model, drafter)
+        total_a += a
+        total_s += s
+        for k, v in mech.items():
+            by_mech[k] += v
+    return total_a, total_s, by_mech
+
+
+def pass_excess(
+    account: Engine,
+    sim: Engine,
+    spec: PassSpec,
+    board: Board,
+    model: TargetModel,
+    drafter=None,
+) -> tuple[int, int, dict[str, float]]:
+    """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
+    a = account.run_pass(spec, board, model, drafter)
+    s = sim.run_pass(spec, board, model, drafter)
+    return a.cycles, s.cycles, attribute(a, s, board.macs_per_cycle)
+
+
+def attribute(a: Timing, s: Timing, macs_per_cycle: int) -> dict[str, float]:
+    """Extra cycles of the simulator's pass `s` over the accounting's `a`, per mechanism."""
+    busy = {
+        "MPE": s.compute_cycles,
+        "SFU": s.sfu_cycles,
+        "LD": s.ld_cycles,
+        "ST": s.st_cycles,
+    }
+    crit = max(busy, key=busy.get)
+    out = dict.fromkeys(MECHANISMS, 0.0)
+    out["fill/drain"] = float(max(0, s.cycles - busy[crit]))
+    over = float(busy[crit] - a.cycles)  # the critical unit's time above the accounting's
+    if over <= 0:
+        return out
+    if crit == "MPE":
+        mv_extra = max(0.0, s.mv_cycles - s.mv_macs / macs_per_cycle)
+        mm_extra = max(
+            0.0, (s.compute_cycles - s.mv_cycles) - (s.macs - s.mv_macs) / macs_per_cycle
+        )
+        extra = mv_extra + mm_extra
+        if extra > 0:
+            share = min(1.0, over / extra)
+            out["MV rate"] = mv_extra * share
+            out["padding"] = mm_extra * share
+    else:
+        out[{"SFU": "SFU", "LD": "loads", "ST": "stores"}[crit]] = over
+    return out
+
+
+def parse_tree(text: str) -> DraftTree | None:
+    """`DraftTree.describe()` back to a DraftTree ('' -> None)."""
+    text = text.strip()
+    if not text:
+        return None
+    if text.startswith("depth="):
+        fields = dict(part.split("=") for part in text.split())
+        return DraftTree(depth=int(fields["depth"]), top_k=int(fields["top_k"]))
+    return DraftTree(shape=tuple(int(w) for w in text.split()))
+
+
+def _float(v: object) -> float | None:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def _int(v: object) -> int | None:
+    f = _float(v)
+    return None if f is None else int(f)
+
+
+__all__ = ["BESIDE", "REASON_THRESHOLD", "beside", "beside_columns", "reason_of"]

@@ -1,4 +1,4 @@
-"""Shared fixtures: the reference data folder beside the repository (skips when absent)."""
+"""Shared fixtures: the measured AAT tables shipped in workloads/aat, the repository root."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-AAT_DIR = SHARED / "reference" / "aat"
+AAT_DIR = REPO / "workloads" / "aat"
 
 
 @pytest.fixture
 def aat_dir() -> Path:
-    """../shared/reference/aat, or skip: the measured AAT tables live beside the repo only."""
-    if not AAT_DIR.is_dir():
-        pytest.skip("../shared/reference/aat is absent (measured AAT tables are not shipped)")
+    """workloads/aat: the study's measured AAT tables, shipped with the repository."""
+    assert AAT_DIR.is_dir(), f"{AAT_DIR} is missing: the measured AAT tables ship with fpgasim"
     return AAT_DIR
 
 

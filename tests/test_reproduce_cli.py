@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ def test_csv_to_stdout_is_pure_csv(aat_dir: Path, tmp_path: Path) -> None:
         text=True,
         timeout=120,
         cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
@@ -50,8 +52,9 @@ def test_csv_to_stdout_writes_nothing(capsys, tmp_path: Path, monkeypatch) -> No
 
 def test_table_format_writes_files_and_says_the_source(capsys, tmp_path: Path) -> None:
     res = run_cli(
-        capsys, "reproduce", "table3", "fig6", "--engine", "analytic", "--out", str(tmp_path)
-    )
+        capsys, "reproduce", "table3", "fig6", "--aat", "embedded", "--engine", "analytic",
+        "--out", str(tmp_path),
+    )  # fmt: skip
     assert res.code == 0, res.err
     assert "AAT: embedded acceptance model" in res.out and "engine: analytic" in res.out
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -62,7 +65,9 @@ def test_table_format_writes_files_and_says_the_source(capsys, tmp_path: Path) -
 
 
 def test_md_format_and_unavailable_experiment(capsys, tmp_path: Path) -> None:
-    res = run_cli(capsys, "reproduce", "table2", "--format", "md", "--out", str(tmp_path))
+    res = run_cli(
+        capsys, "reproduce", "table2", "--aat", "embedded", "--format", "md", "--out", str(tmp_path)
+    )
     assert res.code == 0, res.err
     assert "not reproduced with this AAT source" in res.out and "task-agnostic" in res.out
     frame = pd.read_csv(tmp_path / "table2.csv")
@@ -90,3 +95,22 @@ def test_other_exit_2_paths(capsys, tmp_path: Path) -> None:
     assert res.code == 2 and "--out" in res.err
     res = run_cli(capsys, "reproduce", "fig5", "--engine", "warp")
     assert res.code == 2 and "analytic" in res.err
+    res = run_cli(capsys, "reproduce", "fig5", "--aat", "guessed")
+    assert res.code == 2 and "--aat" in res.err and "embedded" in res.err
+    res = run_cli(capsys, "reproduce", "fig5", "--aat", "embedded", "--aat-dir", str(tmp_path))
+    assert res.code == 2 and "--aat-dir" in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
+    """No option: the shipped measured tables, the accounting beside the fast simulator."""
+    res = run_cli(capsys, "reproduce", "table3", "--out", str(tmp_path), "--workers", "1")
+    assert res.code == 0, res.err
+    assert "AAT: measured" in res.out and "workloads/aat" in res.out
+    assert "engine: analytic" in res.out and "beside fast" in res.out
+    frame = pd.read_csv(tmp_path / "table3.csv")
+    golden = pd.read_csv(GOLDEN / "table3.csv")
+    assert list(frame.columns[: len(golden.columns)]) == list(golden.columns)
+    pd.testing.assert_frame_equal(frame[golden.columns], golden)
+    tail = ["verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
+    assert list(frame.columns[len(golden.columns) :]) == [*tail, "sim_engine", "sim_reason"]
+    assert set(frame["sim_engine"]) == {"fast"}

@@ -20,6 +20,13 @@ from fpgasim.reproduce import RunContext, csv_text, run_experiment
 GOLDEN = Path(__file__).parent / "golden"
 STUDY = ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
 RTOL = 1e-9
+#: Parameters of the AAT log fit (fig4 aat_a/b/c, fig5 A/B/C) come out of a bounded 1-D
+#: minimisation (xatol 1e-10 on ln(x_min - C)) over a flat error valley, so the last digits
+#: follow the platform's LAPACK (lstsq): across builds they agree to ~2e-7 relative. They
+#: (C, near 0, to ~3e-8 tokens absolute). They are compared at 1e-6 relative or 1e-6 tokens
+#: here; everything derived from them (speedups, x, R²) stays at RTOL.
+FIT_COLUMNS = frozenset({"A", "B", "C", "aat_a", "aat_b", "aat_c"})
+TOL_FIT = 1e-6
 
 
 @cache
@@ -47,7 +54,8 @@ def assert_frames_close(got: pd.DataFrame, want: pd.DataFrame, name: str) -> Non
         if pd.api.types.is_numeric_dtype(b) and pd.api.types.is_numeric_dtype(a):
             x, y = a.to_numpy(float), b.to_numpy(float)
             same_nan = np.isnan(x) == np.isnan(y)
-            close = np.isclose(x, y, rtol=RTOL, atol=0) | (np.isnan(x) & np.isnan(y))
+            tol = (TOL_FIT, TOL_FIT) if col in FIT_COLUMNS else (RTOL, 0.0)
+            close = np.isclose(x, y, rtol=tol[0], atol=tol[1]) | (np.isnan(x) & np.isnan(y))
             assert same_nan.all() and close.all(), (name, col, x[~close], y[~close])
         else:
             assert a.fillna("").astype(str).tolist() == b.fillna("").astype(str).tolist(), (

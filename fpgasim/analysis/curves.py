@@ -91,7 +91,7 @@ def load_embedded() -> Callable[..., pd.DataFrame]:
             "--aat-dir",
             None,
             "the embedded acceptance model is not available in this build; pass --aat-dir "
-            "DIR with measured AAT tables (e.g. ../shared/reference/aat)",
+            "DIR with measured AAT tables (e.g. workloads/aat)",
         )
     return func
 

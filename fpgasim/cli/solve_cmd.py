@@ -60,7 +60,7 @@ def solve(
         help="Task(s) of the AAT tables (repeat or comma-separate). Default: every task measured at all the contexts. Two or more tasks also give the unified x.",
     ),
     aat_dir: Path | None = aat_dir_option(
-        "Folder (or file) of measured AAT tables, CSV/Parquet (e.g. ../shared/reference/aat). Without it the embedded acceptance model is used."
+        "Folder (or file) of measured AAT tables, CSV/Parquet (e.g. workloads/aat). Without it the embedded acceptance model is used."
     ),
     aat_source: AatSource | None = typer.Option(
         None,
@@ -108,7 +108,7 @@ def solve(
     x_R, and the AAT fit A+B·ln(x−C) with its R².
 
     Example: fpgasim solve --board v80 --model llama-3.1-8b --algorithm longspec
-    --task gov_report --contexts 128,512,2048 --aat-dir ../shared/reference/aat
+    --task gov_report --contexts 128,512,2048 --aat-dir workloads/aat
     """
     check_png(plot)
     if schedule_out is not None and schedule_out.suffix.lower() not in (".yaml", ".yml"):

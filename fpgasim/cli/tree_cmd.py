@@ -257,7 +257,7 @@ def search(
 def calibrate(
     algorithm: str = algorithm_option(..., "longspec or eagle3."),
     aat_dir: Path | None = aat_dir_option(
-        "Measured AAT tables (e.g. ../shared/reference/aat): refit the context decay and report R² per context."
+        "Measured AAT tables (e.g. workloads/aat): refit the context decay and report R² per context."
     ),
     output_format: JsonTableMarkdown = format_option(
         JsonTableMarkdown.table, "Output: json, table, or markdown (the blocks of docs/trees.md)."

@@ -20,7 +20,7 @@ def validate(
     "FILE: ok (KIND)" line. The kind is told by the folder (boards/, models/, algorithms/,
     experiments/), else by the fields or the table columns.
 
-    Example: fpgasim validate boards workloads ../shared/reference/aat
+    Example: fpgasim validate boards workloads
     """
     reports = validate_files(files)
     if not reports:

@@ -1,7 +1,7 @@
 """Engines side by side: every timed experiment under two engines, flagged differences, and
 the T_v / T_d breakdown behind them (the generated part of docs/reproduction.md).
 
-    python -m fpgasim.reproduce.compare --aat-dir ../shared/reference/aat \
+    python -m fpgasim.reproduce.compare --aat-dir workloads/aat \
         --engines analytic,event --update docs/reproduction.md
 
 A row is flagged when its best x differs by more than 1 or its speedup by more than 3%.

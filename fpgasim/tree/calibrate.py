@@ -59,7 +59,7 @@ class CalibrationSpec:
     tau: float  # published tau at the default tree
     context_ref: int  # context the published tau is taken to hold at
     depth_profile: tuple[float, ...]  # g(d), last value reused deeper
-    measured_table: str  # reference table (../shared/reference/aat) for the context fit
+    measured_table: str  # reference table (workloads/aat) for the context fit
     measured_method: str  # its rows used
     other_tables: tuple[str, ...] = ()  # further tables the curve is compared with
 
@@ -115,7 +115,7 @@ def with_acceptance(algorithm: Algorithm, acceptance: PositionalAcceptance) -> A
 
 
 def read_measured(path: Path, method: str | None = None) -> pd.DataFrame:
-    """A measured AAT table (../shared/reference/aat layout), optionally one method's rows."""
+    """A measured AAT table (workloads/aat layout), optionally one method's rows."""
     try:
         frame = pd.read_csv(path)
     except (OSError, ValueError) as exc:

@@ -1,0 +1,145 @@
+"""The accounting and the simulator side by side: twin columns, ratios, reasons, prefetch.
+
+Every new column is checked against an independent computation: the twins against the
+simulator run alone, the ratio against the two columns, the reason's mechanisms against
+hand-built timings, the prefetched passes against passes run in this process.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from fpgasim.config import load_board, load_model
+from fpgasim.engine import Timing, get_engine
+from fpgasim.engine.cycle import architecture
+from fpgasim.reproduce import RunContext, load_experiment, run_experiment
+from fpgasim.reproduce.beside import (
+    BESIDE,
+    REASON_THRESHOLD,
+    attribute,
+    beside_columns,
+    parse_tree,
+    reason_line,
+)
+from fpgasim.reproduce.prefetch import simulator_passes
+from fpgasim.sweep.executors import InProcessExecutor
+from tests.test_reproduce_run import reduced
+
+TIMED = ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4"]
+
+
+@pytest.fixture(scope="module")
+def contexts(tmp_path_factory) -> dict[str, RunContext]:
+    from tests.conftest import AAT_DIR
+
+    fast = get_engine("fast", window=True)
+    return {
+        "both": RunContext(get_engine("analytic"), AAT_DIR, fast),
+        "accounting": RunContext(get_engine("analytic"), AAT_DIR),
+        "sim": RunContext(get_engine("fast"), AAT_DIR),
+    }
+
+
+@pytest.mark.parametrize("name", TIMED)
+def test_twins_are_the_simulator_run_alone(name: str, contexts) -> None:
+    exp = reduced(name)
+    both = run_experiment(exp, ctx=contexts["both"]).table
+    alone = run_experiment(exp, ctx=contexts["accounting"]).table
+    sim = run_experiment(exp, ctx=contexts["sim"]).table
+    # the accounting's columns are exactly the accounting run alone
+    pd.testing.assert_frame_equal(both[list(alone.columns)], alone)
+    spec = BESIDE[exp.kind]
+    assert list(both.columns[len(alone.columns) :]) == beside_columns(exp.kind)
+    for col in spec.values:
+        pd.testing.assert_series_equal(
+            both[f"{col}_sim"], sim[col], check_names=False, check_dtype=False
+        )
+    for col in spec.values:
+        if col.endswith("speedup"):
+            want = sim[col].astype(float) / alone[col].astype(float)
+            assert (both[f"{col}_ratio"] - want).abs().max() < 1e-12
+    assert set(both["sim_engine"]) == {"fast"}
+    ratio = both[f"{spec.speedup}_ratio"].astype(float)
+    x = both[spec.point[0]]
+    far = (ratio - 1).abs() > REASON_THRESHOLD
+    for has_reason, is_far, xv in zip(both["sim_reason"].fillna("") != "", far, x, strict=True):
+        assert has_reason == (bool(is_far) and not pd.isna(xv) and int(xv) >= 2)
+
+
+def test_table4_reasons_name_the_mechanisms(contexts) -> None:
+    """table4 (one context per board): U280 is MPE-bound in MV/padded-MM mode."""
+    exp = load_experiment("table4")
+    exp = exp.model_copy(
+        update={"workloads": [w.model_copy(update={"contexts": [256]}) for w in exp.workloads]}
+    )
+    table = run_experiment(exp, ctx=contexts["both"]).table.set_index("board")
+    u280 = table.loc["u280"]
+    assert u280["speedup_ratio"] < 0.9 and u280["sim_reason"].startswith("x=4 step ")
+    assert "MV rate" in u280["sim_reason"] or "padding" in u280["sim_reason"]
+    assert table.loc["u250", "sim_reason"] == ""  # memory-bound: within 10%
+
+
+def test_attribute_splits_mpe_excess_and_exposed_cycles() -> None:
+    """MPE-critical pass: MV and padded-MM cycles above the array rate, and the idle rest."""
+    account = Timing(1000, 1.0, 1000, 10, 400)
+    sim = Timing(
+        cycles=2000, clock_hz=1.0, ld_cycles=1000, st_cycles=10, compute_cycles=1800,
+        macs=400 * 100, mv_cycles=1000, mv_macs=200 * 100,
+    )  # fmt: skip
+    got = attribute(account, sim, macs_per_cycle=100)
+    # over = 1800 - 1000 = 800 of MV 800 + MM 600 extra cycles: shared 8/14
+    assert math.isclose(got["MV rate"], 800 * 800 / 1400)
+    assert math.isclose(got["padding"], 600 * 800 / 1400)
+    assert got["fill/drain"] == 200 and got["SFU"] == 0 and got["loads"] == 0
+    sfu = Timing(3000, 1.0, 1000, 10, 400, sfu_cycles=2500)
+    got = attribute(account, sfu, macs_per_cycle=100)
+    assert got["SFU"] == 1500 and got["fill/drain"] == 500 and got["MV rate"] == 0
+    hidden = Timing(1000, 1.0, 1000, 10, 900)  # the simulator as fast as the accounting
+    assert sum(attribute(account, hidden, macs_per_cycle=100).values()) == 0
+
+
+def test_reason_line_and_tree_round_trip() -> None:
+    line = reason_line(
+        x=4, x_sim=2, step_ratio=3.5, ad_ratio=1.07,
+        by_mech={"MV rate": 225e6 * 0.138, "fill/drain": 225e6 * 0.0046, "SFU": 0.0},
+        clock_hz=225e6,
+    )  # fmt: skip
+    assert line == "x=4 step 3.50x: MV rate +1.4e+02 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2"
+    assert parse_tree("4 16 16") .shape == (4, 16, 16)
+    assert parse_tree("depth=6 top_k=10").top_k == 10 and parse_tree("") is None
+
+
+def test_prefetched_passes_equal_passes_run_here() -> None:
+    """The plan covers every pass the simulator's side asks; prefetched results are exact."""
+    from tests.conftest import AAT_DIR
+
+    exps = [reduced("table4"), reduced("fig4")]
+    planned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
+    keys = simulator_passes(exps, planned)
+    assert keys
+    with InProcessExecutor() as pool:
+        assert planned.sim.prefetch(keys, pool) == len({planned.sim.cache_key(*k) for k in keys})
+    cached = dict(planned.sim._cache)
+    for exp in exps:
+        run_experiment(exp, ctx=planned)
+    assert planned.sim._cache.keys() == cached.keys()  # nothing asked beyond the plan
+    fresh = get_engine("fast")  # no window: every layer simulated
+    for key in keys[:: max(1, len(keys) // 12)]:
+        assert fresh.run_pass(*key).cycles == cached[planned.sim.cache_key(*key)][0].cycles
+
+
+def test_passes_are_shared_across_models_of_one_architecture() -> None:
+    a, b = load_model("vicuna-13b-v1.5"), load_model("longchat-13b")
+    assert a != b and architecture(a) == architecture(b)
+    assert architecture(a) != architecture(load_model("vicuna-7b-v1.5"))
+    fast = get_engine("fast", window=True)
+    from fpgasim.simulate import verify_timing
+
+    board = load_board("v80")
+    ta = verify_timing(fast, board, a, 3, 512)
+    assert len(fast._cache) == 1
+    assert verify_timing(fast, board, b, 3, 512) == ta and len(fast._cache) == 1
+    assert verify_timing(get_engine("fast"), board, b, 3, 512).cycles == ta.cycles

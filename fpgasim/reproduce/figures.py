@@ -40,7 +40,25 @@ def _suptitle(fig: Figure, result: ExperimentResult) -> None:
     sub = f"AAT: {result.aat_short or result.aat_source}"
     if result.engine:
         sub += f" · engine: {result.engine}"
+    if result.sim_engine:
+        sub += f" (solid) beside the {result.sim_engine} simulator (dashed)"
     fig.suptitle(f"{result.title}\n{sub}", fontsize=11)
+
+
+def _overlay(ax: Axes, result: ExperimentResult, x: pd.Series, column: str, color: str) -> None:
+    """The simulator's twin of `column` (NAME_sim), dashed with hollow markers, if present."""
+    twin = f"{column}_sim"
+    if not result.sim_engine or twin not in result.full:
+        return
+    ax.plot(x, result.full.loc[x.index, twin].astype(float), color=color, lw=1.4, ls="--",
+            marker="o", ms=4, mfc="none")  # fmt: skip
+
+
+def _overlay_legend(ax: Axes, result: ExperimentResult) -> None:
+    """One legend entry for every dashed line: the simulator."""
+    if result.sim_engine:
+        ax.plot([], [], color="0.3", ls="--", marker="o", mfc="none",
+                label=f"dashed: {result.sim_engine} simulator")  # fmt: skip
 
 
 def _plain_log_ticks(ax: Axes) -> None:
@@ -96,6 +114,7 @@ def speedup_curve(result: ExperimentResult) -> Figure:
             ms=4,
             label=_label_ctx(context),
         )
+        _overlay(ax_s, result, part["verify_len"], "speedup", color)
         s = summary[summary["context"] == context].iloc[0]
         ax_s.plot(
             s["best_verify_len"],
@@ -135,6 +154,7 @@ def speedup_curve(result: ExperimentResult) -> Figure:
         ls="none",
         label="best x (max speedup)",
     )
+    _overlay_legend(ax_s, result)
     ax_s.set(
         xlabel=X_LABEL,
         ylabel="speedup over AD (×)",
@@ -192,6 +212,10 @@ def rooflines(result: ExperimentResult) -> Figure:
             lw=2.2,
             label="P_eff(x) = AAT / (T_v + T_d): combined model",
         )
+        _overlay(top, result, part["verify_len"], "p", "tab:blue")
+        _overlay(top, result, part["verify_len"], "p_eff", "tab:green")
+        if j == 0:
+            _overlay_legend(top, result)
         top.axhline(s["ad_tokens_per_s"], color="black", lw=1, ls=":", label="AD speed P(1)")
         bx, by = int(s["best_verify_len"]), float(s["best_tokens_per_s"])
         top.plot(
@@ -270,6 +294,8 @@ def sparse_fit_models(result: ExperimentResult) -> Figure:
                 lw=1.8,
                 label=f"{model}, best x",
             )
+            _overlay(axes[0, j], result, rows["context"], "speedup", color)
+            _overlay(axes[1, j], result, rows["context"], "best_verify_len", color)
             if rows["ori_speedup"].notna().any():
                 axes[0, j].plot(
                     rows["context"],
@@ -289,6 +315,7 @@ def sparse_fit_models(result: ExperimentResult) -> Figure:
                 label=model,
             )
         axes[0, j].axhline(1.0, color="black", lw=1, ls="--", label="AD (speedup 1)")
+        _overlay_legend(axes[1, j], result)
         axes[0, j].set(
             title=f"{algorithm}: speedup over AD on {_boards(part)}",
             ylabel="speedup over AD (×)",
@@ -323,6 +350,8 @@ def boards_grid(result: ExperimentResult) -> Figure:
         rows = full[full["board"] == board].sort_values("context")
         label = f"{board} ({order[board]:.2g} MAC/byte)"
         ax_s.plot(rows["context"], rows["speedup"], marker="o", color=color, label=label)
+        _overlay(ax_s, result, rows["context"], "speedup", color)
+        _overlay(ax_x, result, rows["context"], "best_verify_len", color)
         ax_x.plot(
             rows["context"],
             rows["best_verify_len"].astype(float),
@@ -330,6 +359,7 @@ def boards_grid(result: ExperimentResult) -> Figure:
             color=color,
             label=label,
         )
+    _overlay_legend(ax_s, result)
     ax_s.set(title="best speedup over AD", ylabel="speedup (×)", ylim=(0, None))
     ax_x.set(title="best verification length", ylabel="best x (tokens)", ylim=(0, None))
     for ax in (ax_s, ax_x):

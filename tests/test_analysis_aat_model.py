@@ -85,3 +85,46 @@ def test_slope_rule_smallest_x_below_threshold() -> None:
     # exactly at the threshold does not count ("drops below")
     at = AatFit(a=0, b=1.0, c=0.0, fit_verify_lens=(), r2_fit=1, r2_all=1)
     assert naive_verify_len(at, [10, 11], 0.1) == 11
+
+
+def test_grid_search_equals_brute_force_lstsq_grid() -> None:
+    """fit_aat's closed-form grid + lstsq near the least picks the same C as lstsq at every
+    grid point (the original brute force), on the shipped curves and on noisy random ones."""
+    import pandas as pd
+    from scipy.optimize import minimize_scalar
+
+    from fpgasim.analysis import aat_model as m
+    from tests.conftest import AAT_DIR
+
+    def brute(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+        x_min, span = float(x.min()), float(x.max() - x.min()) + 1.0
+        lo, hi = np.log(m.MIN_GAP), np.log(m.MAX_GAP_SCALE * span)
+
+        def sse(g: float) -> float:
+            return m._linear_given_c(x, y, x_min - float(np.exp(g)))[2]
+
+        grid = np.linspace(lo, hi, m.GRID_POINTS)
+        errors = np.array([sse(g) for g in grid])
+        k = int(np.argmin(errors))
+        step = grid[1] - grid[0]
+        res = minimize_scalar(sse, bounds=(max(lo, grid[k] - step), min(hi, grid[k] + step)),
+                              method="bounded", options={"xatol": 1e-10})  # fmt: skip
+        g = float(res.x) if res.fun <= errors[k] else float(grid[k])
+        c = x_min - float(np.exp(g))
+        a, b, _ = m._linear_given_c(x, y, c)
+        return a, b, c
+
+    table = pd.read_csv(AAT_DIR / "longspec_llama31_tree.csv")
+    curves = [
+        (g["verify_len"].to_numpy(float), g["aat"].to_numpy(float))
+        for _, g in table[table["method"] == "prior_score"].groupby("context")
+    ]
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = np.sort(rng.choice(np.arange(2, 90), size=rng.integers(3, 12), replace=False))
+        c = rng.uniform(-5, 1.9)
+        y = 1 + rng.uniform(0.2, 1.5) * np.log(x - c) + rng.normal(0, 0.05, len(x))
+        curves.append((x.astype(float), y))
+    for x, y in curves:
+        fit = m.fit_aat(x, y)
+        assert (fit.a, fit.b, fit.c) == brute(x, y)

@@ -379,10 +379,21 @@ def table_tree(tree_table: pd.DataFrame | None, kind: str, verify_len: int) -> D
     """The per-x table's draft configuration at x for a drafter kind, or None."""
     if tree_table is None:
         return None
-    hit = tree_table[tree_table["verify_len"] == verify_len]
-    if hit.empty:
-        return None
-    row = hit.iloc[0]
+    return table_trees(tree_table, kind).get(verify_len)
+
+
+def table_trees(tree_table: pd.DataFrame, kind: str) -> dict[int, DraftTree | None]:
+    """Every x of the per-x table -> its draft configuration for a drafter kind (first row
+    per x): one pass over the table instead of a row lookup per x."""
+    out: dict[int, DraftTree | None] = {}
+    for row in tree_table.to_dict("records"):
+        x = int(row["verify_len"])
+        if x not in out:
+            out[x] = _table_row_tree(row, kind)
+    return out
+
+
+def _table_row_tree(row: dict, kind: str) -> DraftTree | None:
     if kind == "eagle3":
         if _blank(row["eagle3_depth"]) or _blank(row["eagle3_top_k"]):
             return None
@@ -400,6 +411,7 @@ __all__ = [
     "ori_row",
     "select_curve",
     "table_tree",
+    "table_trees",
     "tree_of_row",
     "workload_rows",
 ]

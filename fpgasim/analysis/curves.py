@@ -22,7 +22,7 @@ from fpgasim.analysis.aat import (
     curve_method,
     ori_row,
     select_curve,
-    table_tree,
+    table_trees,
     tree_of_row,
     workload_rows,
 )
@@ -120,13 +120,14 @@ def resolve_trees(
     """The tree at each x by the documented precedence, and where each came from."""
     trees: list[DraftTree | None] = []
     sources: list[str] = []
+    by_x = table_trees(tree_table, algorithm.kind) if tree_table is not None else {}
     for x in xs:
         tree = row_trees.get(x)
         if tree is not None:
             trees.append(tree)
             sources.append("measured")
             continue
-        tree = table_tree(tree_table, algorithm.kind, x)
+        tree = by_x.get(x)
         trees.append(tree)
         sources.append("table" if tree is not None else "")
     missing = [x for x, t in zip(xs, trees, strict=True) if t is None]

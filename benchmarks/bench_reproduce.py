@@ -1,65 +1,70 @@
-"""Wall time of `fpgasim reproduce all` (a fresh process, like a user) per engine.
+"""Wall and CPU time of the README's `fpgasim reproduce all --out DIR` (a fresh process, like a
+user) with the default simulator beside the accounting, the accounting alone and `event`.
 
-Targets (issue 6): analytic < 60 s, fast < 5 min on this 2-core machine. Uses the measured
-AAT tables of ../shared/reference/aat when present, else the embedded models.
+Targets (issue 13), on the 2-core reference machine: default (fast beside analytic, numba
+compiled from scratch: its on-disk cache is emptied first) <= 30 s wall, `--engine
+analytic` <= 5 s, `--engine event` <= 120 s. CPU time (this process's children: the CLI
+and its pool workers) is reported beside the wall time: on a shared machine the wall time
+is pessimistic, the CPU time is not. All runs read the shipped measured AAT tables.
 """
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-AAT_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aat"
-TARGETS_S = {"analytic": 60.0, "fast": 300.0}
+REPO = Path(__file__).resolve().parents[1]
+#: (label, --engine, target wall seconds, empty the numba cache first)
+RUNS = (
+    ("default (fast beside analytic, numba compiled)", "fast", 30.0, True),
+    ("default again (numba cache on disk)", "fast", 30.0, False),
+    ("--engine analytic", "analytic", 5.0, False),
+    ("--engine event", "event", 120.0, False),
+)
 
 
-def reproduce_all_s(engine: str, out: Path) -> float:
-    """Seconds of `python -m fpgasim reproduce all --engine ENGINE --out OUT`."""
+def clear_numba_cache() -> None:
+    """Remove the fast engine's compiled kernel from its on-disk cache (a fresh install)."""
+    for path in (REPO / "fpgasim" / "engine" / "__pycache__").glob("fast._loop*"):
+        path.unlink()
+
+
+def reproduce_all(engine: str, out: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of `python -m fpgasim reproduce all --engine ENGINE --out OUT`."""
     args = [sys.executable, "-m", "fpgasim", "reproduce", "all", "--engine", engine]
-    args += ["--out", str(out), "--format", "csv"]
-    if AAT_DIR.is_dir():
-        args += ["--aat-dir", str(AAT_DIR)]
+    args += ["--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=3600)
-    elapsed = time.perf_counter() - start
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=3600, cwd=REPO)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"reproduce all --engine {engine} failed: {proc.stderr.strip()}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def run() -> list[dict]:
-    """One row per engine: wall seconds of `reproduce all` against its target."""
-    from fpgasim.engine import ENGINES
-
-    source = "measured AAT" if AAT_DIR.is_dir() else "embedded AAT"
+    """Two rows per run: wall seconds against the target, and CPU seconds."""
     rows = []
-    for engine, target in TARGETS_S.items():
-        name = f"reproduce all, {engine} engine, {source}"
-        if engine not in ENGINES:
-            rows.append(
-                {
-                    "benchmark": name,
-                    "value": float("nan"),
-                    "unit": "s",
-                    "target": f"< {target:.0f} s (skipped: engine not registered)",
-                    "ok": "skipped",
-                }
-            )
-            continue
+    for label, engine, target, fresh in RUNS:
+        if fresh:
+            clear_numba_cache()
         with tempfile.TemporaryDirectory() as tmp:
-            seconds = reproduce_all_s(engine, Path(tmp))
+            wall, cpu = reproduce_all(engine, Path(tmp))
+        name = f"reproduce all, {label}"
         rows.append(
-            {
-                "benchmark": name,
-                "value": seconds,
-                "unit": "s",
-                "target": f"< {target:.0f} s",
-                "ok": seconds < target,
-            }
-        )
+            {"benchmark": f"{name}: wall", "value": wall, "unit": "s",
+             "target": f"<= {target:.0f} s", "ok": wall <= target}
+        )  # fmt: skip
+        rows.append(
+            {"benchmark": f"{name}: CPU (all processes)", "value": cpu, "unit": "s",
+             "target": f"(2 cores: <= {2 * target:.0f} s)", "ok": ""}
+        )  # fmt: skip
     return rows
 
 

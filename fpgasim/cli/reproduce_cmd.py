@@ -3,6 +3,7 @@ the study's accounting and the simulator side by side."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from fpgasim.reproduce.output import figure_png, source_line
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
-from fpgasim.sweep.executors import Executor, InProcessExecutor, ProcessExecutor, default_workers
+from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40
@@ -152,7 +153,8 @@ def _run(
 ) -> list[tuple[ExperimentResult, list[Path]]]:
     """Run the experiments on a pool of `workers` processes (default: every core; a progress
     bar on stderr): the simulator's passes of the whole run first, each computed once
-    (`prefetch`), then the experiments, then their figures, then the files."""
+    (`prefetch`), then the experiments (each figure drawn on a worker meanwhile), then
+    the files."""
     bar = (
         Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),
@@ -166,12 +168,13 @@ def _run(
         else nullcontext()
     )
     n = workers or default_workers()
-    pool: Executor = ProcessExecutor(n) if n > 1 else InProcessExecutor()
-    if ctx.sim is not None and hasattr(ctx.sim, "prefetch"):
+    pool = ProcessExecutor(n) if n > 1 else InProcessExecutor()
+    prefetch = ctx.sim is not None and hasattr(ctx.sim, "prefetch")
+    if prefetch:
         _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
-    done: list[ExperimentResult] = []
+    done: list[tuple[ExperimentResult, Future | None]] = []
     with bar, pool:
-        if ctx.sim is not None and hasattr(ctx.sim, "prefetch"):
+        if prefetch:
             keys = simulator_passes(experiments, ctx)
             passes = bar.add_task(f"{ctx.sim.name} passes", total=len(keys)) if progress else None
 
@@ -184,18 +187,17 @@ def _run(
         for exp in experiments:
             if progress:
                 bar.update(task, description=exp.name)
-            done.append(run_experiment(exp, ctx=ctx))
+            result = run_experiment(exp, ctx=ctx)
+            # its figure is drawn on a worker while the next experiment is computed
+            drawing = pool.submit(figure_png, result) if result.figure and out_dir else None
+            done.append((result, drawing))
             if progress:
                 bar.advance(task)
-        pngs: dict[int, bytes | None] = {}
-        if out_dir is not None:
-            figures = [i for i, r in enumerate(done) if r.figure]
-            drawn = pool.map_unordered(figure_png, [done[i] for i in figures])
-            pngs = {figures[j]: png for j, png in drawn}
-    results = []
-    for i, result in enumerate(done):
-        paths = write_outputs(result, out_dir, pngs.get(i)) if out_dir is not None else []
-        results.append((result, paths))
+        results = []
+        for result, drawing in done:
+            png = drawing.result() if drawing is not None else None
+            paths = write_outputs(result, out_dir, png) if out_dir is not None else []
+            results.append((result, paths))
     return results
 
 

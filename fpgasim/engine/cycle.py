@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -49,8 +49,15 @@ from fpgasim.dataflow.lowering import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 
-if TYPE_CHECKING:
-    from fpgasim.sweep.executors import Executor
+
+class Executor(Protocol):
+    """What `prefetch` needs of an executor (fpgasim.sweep.executors provides it)."""
+
+    workers: int
+
+    def map_unordered(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]: ...
 
 
 class DeadlockError(RuntimeError):

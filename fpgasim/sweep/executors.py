@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self
 
@@ -72,6 +72,15 @@ class InProcessExecutor:
         for index, item in enumerate(items):
             yield index, fn(item)
 
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+        """Run `fn(item)` now; a finished future (the same interface as the process pool)."""
+        future: Future = Future()
+        try:
+            future.set_result(fn(item))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller via result()
+            future.set_exception(exc)
+        return future
+
 
 def _worker_init() -> None:
     """Pool workers leave Ctrl-C to the parent and die with it (Linux: PR_SET_PDEATHSIG)."""
@@ -121,6 +130,12 @@ class ProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+        """Start `fn(item)` on a worker and return at once (a concurrent.futures Future)."""
+        if self._pool is None:
+            raise RuntimeError("use the executor in a `with` block")
+        return self._pool.submit(fn, item)
 
     def map_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]

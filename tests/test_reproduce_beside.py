@@ -107,8 +107,8 @@ def test_reason_line_and_tree_round_trip() -> None:
         by_mech={"MV rate": 225e6 * 0.138, "fill/drain": 225e6 * 0.0046, "SFU": 0.0},
         clock_hz=225e6,
     )  # fmt: skip
-    assert line == "x=4 step 3.50x: MV rate +1.4e+02 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2"
-    assert parse_tree("4 16 16") .shape == (4, 16, 16)
+    assert line == "x=4 step 3.50x: MV rate +138 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2"
+    assert parse_tree("4 16 16").shape == (4, 16, 16)
     assert parse_tree("depth=6 top_k=10").top_k == 10 and parse_tree("") is None
 
 

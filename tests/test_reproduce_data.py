@@ -53,3 +53,26 @@ def test_nothing_a_user_runs_reads_the_shared_folder() -> None:
         if "shared/reference" in path.read_text():
             offenders.append(str(path.relative_to(REPO)))
     assert offenders == []
+
+
+def test_readme_two_commands_and_its_sample_is_the_accounting() -> None:
+    """Two commands; .ci/run runs the test one; the table4 excerpt's accounting is golden."""
+    import re
+
+    text = (REPO / "README.md").read_text()
+    commands = re.findall(r"```bash\n(.*?)\n```", text.split("## Examples")[0], flags=re.S)
+    assert commands == [
+        'python -m pip install -e ".[dev]" && fpgasim reproduce all --out results/',
+        'python -m pip install -e ".[dev]" && python -m pytest',
+    ]
+    assert commands[1] in (REPO / ".ci" / "run").read_text()
+    golden = pd.read_csv(REPO / "tests" / "golden" / "table4.csv").set_index(["board", "context"])
+    sample = re.search(r"```text\n(.*?)\n```", text, flags=re.S).group(1).splitlines()
+    assert sample[0].split()[:8] == [
+        "board", "context", "best_verify_len", "speedup", "best_verify_len_sim", "speedup_sim",
+        "speedup_ratio", "sim_reason",
+    ]  # fmt: skip
+    for line in sample[1:]:
+        board, context, x, speedup = line.split()[:4]
+        row = golden.loc[(board, int(context))]
+        assert int(x) == row["best_verify_len"] and f"{row['speedup']:.4g}" == speedup

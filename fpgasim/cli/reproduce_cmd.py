@@ -21,6 +21,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
+from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -32,6 +33,7 @@ from fpgasim.reproduce import (
     run_experiment,
     write_outputs,
 )
+from fpgasim.reproduce.beside import beside_columns
 from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
 from fpgasim.reproduce.output import figure_png, source_line
 from fpgasim.reproduce.prefetch import simulator_passes
@@ -208,11 +210,9 @@ def simulator(name: str) -> Engine:
     return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
 
 
-def _warm(sim: object) -> None:
+def _warm(sim: Engine) -> None:
     """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
-    if getattr(sim, "name", "") == "fast":
-        from fpgasim.engine.fast import _kernel
-
+    if isinstance(sim, FastEngine):
         _kernel()
 
 
@@ -237,9 +237,7 @@ def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:
 
 def shown_columns(result: ExperimentResult) -> pd.DataFrame:
     """What the terminal shows: every column; side by side, the contract columns and the
-    simulator's twins, ratios and reasons (the files hold every column)."""
-    from fpgasim.reproduce.beside import beside_columns
-
+    simulator's twins of x and speedups, the ratios and reasons (the files hold all)."""
     if not result.sim_engine:
         return result.table
     twins = [
@@ -247,11 +245,4 @@ def shown_columns(result: ExperimentResult) -> pd.DataFrame:
         for c in beside_columns(result.kind)
         if c.endswith(("verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
     ]
-    contract = load_contract(result)
-    return result.table[[c for c in contract + twins if c in result.table]]
-
-
-def load_contract(result: ExperimentResult) -> list[str]:
-    """The experiment's contract columns (TABLES.md), from its file."""
-    exp = load_experiment(result.name)
-    return list(getattr(exp, "columns", result.table.columns))
+    return result.table[[*result.columns, *twins]]

@@ -165,12 +165,17 @@ def reason_line(
         ((c, m) for m, c in by_mech.items() if c > 0),
         key=lambda cm: (-cm[0], MECHANISMS.index(cm[1])),
     )
-    parts = ", ".join(f"{m} +{c / clock_hz * 1e3:.2g} ms" for c, m in ranked[:2])
+    parts = ", ".join(f"{m} +{_ms(c / clock_hz * 1e3)} ms" for c, m in ranked[:2])
     line = f"x={x} step {step_ratio:.2f}x" + (f": {parts}" if parts else "")
     line += f"; AD {ad_ratio:.2f}x"
     if x_sim is not None and x_sim != x:
         line += f"; sim x={x_sim}"
     return line
+
+
+def _ms(value: float) -> str:
+    """Milliseconds: whole above 10, one decimal below ('138', '4.6')."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def step_accounting(

@@ -38,7 +38,8 @@ class ExperimentResult:
     in words (aat_short: without the folder, for figures); engine: the engine's name (''
     when nothing is timed); notes: lines printed under the table; available: False when
     the AAT source cannot give this experiment; sim_engine: the simulator whose twin
-    columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none).
+    columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none); columns:
+    the contract columns (TABLES.md) the table starts with.
     """
 
     name: str
@@ -55,6 +56,7 @@ class ExperimentResult:
     figure: bool = False
     aat_short: str = ""
     sim_engine: str = ""
+    columns: tuple[str, ...] = ()
 
 
 def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
@@ -125,6 +127,7 @@ def run_experiment(
         plot_data=rendered.plot_data,
         figure=exp.figure and rendered.available,
         sim_engine=ctx.sim.name if side_by_side and ctx.sim is not None else "",
+        columns=tuple(exp.columns),
     )
 
 

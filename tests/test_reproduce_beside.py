@@ -93,10 +93,10 @@ def test_attribute_splits_mpe_excess_and_exposed_cycles() -> None:
     # over = 1800 - 1000 = 800 of MV 800 + MM 600 extra cycles: shared 8/14
     assert math.isclose(got["MV rate"], 800 * 800 / 1400)
     assert math.isclose(got["padding"], 600 * 800 / 1400)
-    assert got["fill/drain"] == 200 and got["SFU"] == 0 and got["loads"] == 0
+    assert got["stalls"] == 200 and got["SFU"] == 0 and got["loads"] == 0
     sfu = Timing(3000, 1.0, 1000, 10, 400, sfu_cycles=2500)
     got = attribute(account, sfu, macs_per_cycle=100)
-    assert got["SFU"] == 1500 and got["fill/drain"] == 500 and got["MV rate"] == 0
+    assert got["SFU"] == 1500 and got["stalls"] == 500 and got["MV rate"] == 0
     hidden = Timing(1000, 1.0, 1000, 10, 900)  # the simulator as fast as the accounting
     assert sum(attribute(account, hidden, macs_per_cycle=100).values()) == 0
 
@@ -104,10 +104,10 @@ def test_attribute_splits_mpe_excess_and_exposed_cycles() -> None:
 def test_reason_line_and_tree_round_trip() -> None:
     line = reason_line(
         x=4, x_sim=2, step_ratio=3.5, ad_ratio=1.07,
-        by_mech={"MV rate": 225e6 * 0.138, "fill/drain": 225e6 * 0.0046, "SFU": 0.0},
+        by_mech={"MV rate": 225e6 * 0.138, "stalls": 225e6 * 0.0046, "SFU": 0.0},
         clock_hz=225e6,
     )  # fmt: skip
-    assert line == "x=4 step 3.50x: MV rate +138 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2"
+    assert line == "x=4 step 3.50x: MV rate +138 ms, stalls +4.6 ms; AD 1.07x; sim x=2"
     assert parse_tree("4 16 16").shape == (4, 16, 16)
     assert parse_tree("depth=6 top_k=10").top_k == 10 and parse_tree("") is None
 

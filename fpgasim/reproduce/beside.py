@@ -12,11 +12,12 @@ cycles of each pass over the accounting's max(load, store, compute) are attribut
 - padding:   MM-mode MPE cycles beyond the array rate (tokens padded, dims rounded),
 - SFU:       softmax/norm cycles on the SFU (the accounting does not charge it),
 - loads / stores: LD or ST busy cycles beyond the accounting's,
-- fill/drain: cycles no unit is busy on the critical path (pipeline fill and drain,
-  dependencies between ops, waits on bounded buffers; not separated further),
+- stalls:    pass cycles minus the busiest unit's busy cycles, i.e. time that unit waits:
+  dependencies between ops (e.g. the MPE waiting for the SFU's softmax), pipeline fill
+  and drain, bounded buffers (not separated further),
 
 each counted only on the unit that sets the pass time (its busy cycles above the
-accounting's pass time), plus the exposed fill/drain.
+accounting's pass time), plus the stalls.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from fpgasim.simulate import tree_parents
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10
 #: Mechanisms named in reasons, in tie-break order.
-MECHANISMS = ("MV rate", "padding", "SFU", "loads", "stores", "fill/drain")
+MECHANISMS = ("MV rate", "padding", "SFU", "loads", "stores", "stalls")
 ROW_KEYS = ("board", "model", "algorithm", "task", "context")
 
 
@@ -156,7 +157,7 @@ def reason_line(
     by_mech: dict[str, float],
     clock_hz: float,
 ) -> str:
-    """'x=4 step 3.59x: MV rate +138 ms, fill/drain +4.6 ms; AD 1.07x; sim x=2'.
+    """'x=4 step 3.59x: MV rate +138 ms, stalls +4.6 ms; AD 1.07x; sim x=2'.
 
     The step (T_v(x) + T_d) and AD (T_v(1)) time ratios simulator / accounting at the
     accounting's x, the two largest mechanisms (extra ms per step), the simulator's own x.
@@ -229,7 +230,7 @@ def attribute(a: Timing, s: Timing, macs_per_cycle: int) -> dict[str, float]:
     }
     crit = max(busy, key=busy.get)
     out = dict.fromkeys(MECHANISMS, 0.0)
-    out["fill/drain"] = float(max(0, s.cycles - busy[crit]))
+    out["stalls"] = float(max(0, s.cycles - busy[crit]))
     over = float(busy[crit] - a.cycles)  # the critical unit's time above the accounting's
     if over <= 0:
         return out

@@ -41,7 +41,7 @@ class Recorder:
 def simulator_passes(experiments: Sequence[AnyExperiment], ctx: RunContext) -> list[tuple]:
     """The distinct passes the simulator's side of these experiments will ask for."""
     recorder = Recorder(get_engine("analytic"))
-    dry = RunContext(recorder, ctx.aat_dir, None, False, ctx._tables, ctx._curves)
+    dry = ctx.sharing(recorder)
     for exp in experiments:
         if isinstance(exp, Experiment) and exp.kind in TIMED_KINDS and beside_columns(exp.kind):
             EXPERIMENT_KINDS[exp.kind].render(exp, dry)

@@ -82,7 +82,12 @@ class RunContext:
         """The context of the simulator's side: its engine, same AAT, shared caches."""
         if self.sim is None:
             raise ValueError("no simulator to run beside the engine")
-        return RunContext(self.sim, self.aat_dir, None, False, self._tables, self._curves)
+        return self.sharing(self.sim)
+
+    def sharing(self, engine: Engine) -> RunContext:
+        """A context timed by `engine` without the roofline, reading the same AAT through
+        this run's caches (the simulator's side, or a dry run planning its passes)."""
+        return RunContext(engine, self.aat_dir, None, False, self._tables, self._curves)
 
     @property
     def measured(self) -> bool:

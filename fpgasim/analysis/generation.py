@@ -203,13 +203,10 @@ def generate(
     if algorithm is None:
         steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
     else:
-        steps = _sd_steps(
-            Timer(engine, board, model, algorithm),
-            curve_at or embedded_curve_at(algorithm),
-            prompt_len,
-            decode_len,
-            progress,
-        )
+        if curve_at is None:
+            curve_at, aat_source, task = embedded_curve_at(algorithm), "embedded", "embedded"
+        timer = Timer(engine, board, model, algorithm)
+        steps = _sd_steps(timer, curve_at, prompt_len, decode_len, progress)
     frame = pd.DataFrame(steps, columns=STEP_COLUMNS)
     frame["elapsed_s"] = prefill.seconds + frame["step_s"].cumsum()
     decode_s = float(frame["step_s"].sum())

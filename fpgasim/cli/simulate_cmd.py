@@ -205,3 +205,6 @@ def _prefill(
             floatfmt="{:.6g}",
         )
     )
+    util = getattr(eng, "last_utilisation", None)
+    if util:
+        console.print(rich_table(util, title="per-unit utilisation (prefill pass)"))

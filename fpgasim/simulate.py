@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.schedule import DraftTree, draft_passes
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
 from fpgasim.errors import InputError

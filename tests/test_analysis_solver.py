@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from fpgasim.analysis.aat import AAT_COLUMNS
-from fpgasim.analysis.schedule import lookup
+from fpgasim.analysis.dynamic_schedule import lookup
 from fpgasim.analysis.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.errors import ConfigError, InputError

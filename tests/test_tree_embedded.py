@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from fpgasim.config import load_algorithm
-from fpgasim.dataflow.schedule import tree_for_verify_len
+from fpgasim.dataflow.draft_passes import tree_for_verify_len
 from fpgasim.errors import ConfigError
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.calibrate import SPECS, calibrate, eagle1_depth_profile

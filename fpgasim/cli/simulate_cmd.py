@@ -18,7 +18,7 @@ from fpgasim.cli.options import (
     model_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.schedule import DraftTree, default_tree
+from fpgasim.dataflow.draft_passes import DraftTree, default_tree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, simulate_point

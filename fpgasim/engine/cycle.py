@@ -50,7 +50,7 @@ class DeadlockError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Timeline:
     """Start and finish cycle of every instruction of a simulated program."""
 
     program: Program
@@ -72,7 +72,7 @@ def check_runnable(program: Program) -> None:
 
 
 def _snapshot(
-    program: Program, sched: Schedule, queues: list[np.ndarray], counts: np.ndarray, m: int
+    program: Program, sched: Timeline, queues: list[np.ndarray], counts: np.ndarray, m: int
 ) -> tuple[int, tuple, tuple, int, int] | None:
     """(t_m, relative unit state, buffer levels, lowest and highest layer of any position)."""
     head, per = counts[0], counts[1]
@@ -101,7 +101,7 @@ def _snapshot(
     return t, tuple(state), tuple(levels), lo, hi
 
 
-def steady_state(sched: Schedule) -> tuple[int, int] | None:
+def steady_state(sched: Timeline) -> tuple[int, int] | None:
     """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None."""
     program = sched.program
     if program.layers < 3:
@@ -143,7 +143,7 @@ class CycleEngine:
         self.last_method = ""
 
     # subclasses implement this
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         raise NotImplementedError
 
     @property
@@ -186,14 +186,14 @@ class CycleEngine:
             self._last_rows = hit[1]
         return hit[0]
 
-    def schedule(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Schedule:
+    def timeline(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Timeline:
         """Every instruction's start/finish of a target pass (all layers simulated)."""
         template = lower(PassSpec("target", verify_len, context), board, model)
         return self.simulate(full(template))
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        return chrome_trace(self.schedule(board, model, verify_len, context), board.clock_mhz)
+        return chrome_trace(self.timeline(board, model, verify_len, context), board.clock_mhz)
 
     def trace(
         self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
@@ -250,7 +250,7 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
 # --------------------------------------------------------------------------- trace
 
 
-def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
+def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
     """Chrome trace-event object: one thread per unit, an X event per instruction (us)."""
     program = sched.program
     ins = program.instrs
@@ -300,7 +300,7 @@ def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 
-def _buffer_counters(sched: Schedule, scale: float, pid: int) -> list[dict]:
+def _buffer_counters(sched: Timeline, scale: float, pid: int) -> list[dict]:
     """Counter tracks of on-chip buffer occupancy (bytes) over time."""
     ins = sched.program.instrs
     out = []

@@ -15,7 +15,7 @@ import numpy as np
 import simpy
 
 from fpgasim.dataflow.instructions import N_BUFFERS, N_PORTS, N_UNITS, UNIT_NAMES, Program
-from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
+from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
 COMPLETE = 0  # priority of instruction completions
 PHASE = 10  # priority of start attempts: PHASE + unit index
@@ -137,7 +137,7 @@ class EventEngine(CycleEngine):
     def __init__(self, window: bool = True, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)
 
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         """Run every instruction; start/finish cycle of each."""
         check_runnable(program)
         m = _Machine(program)
@@ -147,4 +147,4 @@ class EventEngine(CycleEngine):
             raise DeadlockError(
                 f"{program.label}: deadlock at cycle {m.env.now}; units waiting: {stuck}"
             )
-        return Schedule(program, np.asarray(m.start, np.int64), np.asarray(m.finish, np.int64))
+        return Timeline(program, np.asarray(m.start, np.int64), np.asarray(m.finish, np.int64))

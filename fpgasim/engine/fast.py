@@ -20,7 +20,7 @@ from fpgasim.dataflow.instructions import (
     UNIT_NAMES,
     Program,
 )
-from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
+from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
 
 def _loop(
@@ -94,7 +94,7 @@ def _kernel():
     return numba.njit(cache=True, nogil=True)(_loop)
 
 
-def run_loop(program: Program, compiled: bool = True) -> Schedule:
+def run_loop(program: Program, compiled: bool = True) -> Timeline:
     """Simulate a program with the numba loop (or the same loop in Python if not compiled)."""
     check_runnable(program)
     ins = program.instrs
@@ -123,7 +123,7 @@ def run_loop(program: Program, compiled: bool = True) -> Schedule:
             UNIT_NAMES[u] for u in range(N_UNITS) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()
         ]
         raise DeadlockError(f"{program.label}: deadlock at cycle {t}; units waiting: {stuck}")
-    return Schedule(program, start, finish)
+    return Timeline(program, start, finish)
 
 
 class FastEngine(CycleEngine):
@@ -135,5 +135,5 @@ class FastEngine(CycleEngine):
     def __init__(self, window: bool = False, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)
 
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         return run_loop(program)

@@ -132,8 +132,8 @@ def embedded_method_curves(
 ) -> dict[str, AatCurve]:
     """Width/depth/prior-score trees under the embedded acceptance model (exact AAT)."""
     from fpgasim.analysis.aat import tree_of_row
-    from fpgasim.analysis.curves import max_verify_len
-    from fpgasim.tree.compare import compare_curves
+    from fpgasim.analysis.aat_curves import max_verify_len
+    from fpgasim.tree.method_curves import compare_curves
 
     top = max_verify_len(algorithm)
     hi = min(top, exp.verify_lens.max or top)

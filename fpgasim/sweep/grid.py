@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.schedule import DraftTree, tree_for_verify_len
+from fpgasim.dataflow.draft_passes import DraftTree, tree_for_verify_len
 from fpgasim.engine import Engine
 from fpgasim.simulate import Point, simulate_point
 

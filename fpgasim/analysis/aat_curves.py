@@ -28,7 +28,7 @@ from fpgasim.analysis.aat import (
 )
 from fpgasim.analysis.aat_model import AatFit, fit_curve
 from fpgasim.config.schema import Algorithm
-from fpgasim.dataflow.schedule import DraftTree, default_tree, tree_for_verify_len
+from fpgasim.dataflow.draft_passes import DraftTree, default_tree, tree_for_verify_len
 from fpgasim.errors import ConfigError, InputError
 
 AAT_SOURCES = ("measured", "fitted", "embedded")

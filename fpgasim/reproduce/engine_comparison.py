@@ -1,7 +1,7 @@
 """Engines side by side: every timed experiment under two engines, flagged differences, and
 the T_v / T_d breakdown behind them (the generated part of docs/reproduction.md).
 
-    python -m fpgasim.reproduce.compare --aat-dir ../shared/reference/aat \
+    python -m fpgasim.reproduce.engine_comparison --aat-dir ../shared/reference/aat \
         --engines analytic,event --update docs/reproduction.md
 
 A row is flagged when its best x differs by more than 1 or its speedup by more than 3%.
@@ -25,7 +25,7 @@ from fpgasim.reproduce.runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, load_inputs
 
-BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.reproduce.compare -->"
+BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.reproduce.engine_comparison -->"
 END = "<!-- END GENERATED -->"
 MAX_DX = 1
 MAX_REL = 0.03
@@ -98,7 +98,7 @@ def breakdown(result: ExperimentResult, engines: Sequence[str]) -> pd.DataFrame:
     T_v/T_d in ms under every engine (T_v of that tree, as the solver costs it), with the
     event engine's busiest unit (LD, MPE, SFU).
     """
-    from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat
+    from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
     from fpgasim.simulate import draft_timing, verify_timing
 
     engs = {name: get_engine(name) for name in engines}

@@ -133,6 +133,20 @@ class Board(Strict):
     def clock_hz(self) -> float:
         return self.clock_mhz * 1e6
 
+    def group_bytes_per_cycle(
+        self, group: Literal["weight", "activation"], direction: Literal["load", "store"]
+    ) -> float:
+        """Sustained bytes per cycle of a channel group in one direction: the group's share
+        of the peak (channels / memory.channels) times its load or store efficiency.
+
+        The one definition of a channel rate (ACCOUNTING.md, Bandwidth): the analytic
+        engine, the lowering and `fpgasim boards` all use it.
+        """
+        mem = self.memory
+        g = mem.weight_group if group == "weight" else mem.activation_group
+        eff = g.load_efficiency if direction == "load" else g.store_efficiency
+        return self.bytes_per_cycle * g.channels / mem.channels * eff
+
     @model_validator(mode="after")
     def _mv_not_above_mm(self) -> Board:
         if self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:

@@ -129,15 +129,12 @@ def eagle3_counts(
 
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
     """Fractional LD/ST/compute cycles from element counts (ACCOUNTING.md, Bandwidth)."""
-    bpc = board.bytes_per_cycle
-    mem = board.memory
     wbytes = board.precision.weight_bits / 8
     abytes = board.precision.activation_bits / 8
     kvbytes = board.precision.kv_bits / 8
-    wg, ag = mem.weight_group, mem.activation_group
-    w_rate = bpc * wg.channels / mem.channels * wg.load_efficiency
-    a_rate = bpc * ag.channels / mem.channels * ag.load_efficiency
-    s_rate = bpc * ag.channels / mem.channels * ag.store_efficiency
+    w_rate = board.group_bytes_per_cycle("weight", "load")
+    a_rate = board.group_bytes_per_cycle("activation", "load")
+    s_rate = board.group_bytes_per_cycle("activation", "store")
     weight_bytes = counts["weight"] * wbytes
     act_bytes = counts["act"] * abytes + counts["kv"] * kvbytes
     store_bytes = counts["store"] * abytes

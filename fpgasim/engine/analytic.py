@@ -166,9 +166,13 @@ def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Cou
         # Falcon is not in the study; its accounting is the same element-by-element style,
         # taken from the lowered ops (docs/falcon.md)
         t = lower_pass(spec, board, model, drafter).totals()
-        return {"weight": np.float64(t["weight_elems"]), "act": np.float64(t["act_elems"]),
-                "kv": np.float64(t["kv_elems"]), "store": np.float64(t["store_elems"]),
-                "macs": np.float64(t["macs"])}
+        return {
+            "weight": np.float64(t["weight_elems"]),
+            "act": np.float64(t["act_elems"]),
+            "kv": np.float64(t["kv_elems"]),
+            "store": np.float64(t["store_elems"]),
+            "macs": np.float64(t["macs"]),
+        }
     raise ValueError(f"the analytic engine has no accounting for pass kind {spec.kind!r}")
 
 

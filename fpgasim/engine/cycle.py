@@ -33,6 +33,7 @@ from fpgasim.dataflow.instructions import (
     N_BUFFERS,
     N_UNITS,
     OPCODE_NAMES,
+    PORT_NAMES,
     UNIT_MPE,
     UNIT_NAMES,
     Program,
@@ -63,9 +64,16 @@ class Timeline:
 
 
 def check_runnable(program: Program) -> None:
-    """Engines accept only programs whose rows all take at least one cycle."""
-    if len(program.instrs) and int(program.instrs["cycles"].min()) < 1:
+    """Engines accept only programs whose rows all take at least one cycle and whose
+    channel-group ports each serve one unit (so no port is ever contended: see event.py)."""
+    ins = program.instrs
+    if len(ins) and int(ins["cycles"].min()) < 1:
         raise ValueError("every instruction must take >= 1 cycle")
+    for port in np.unique(ins["chan"][ins["chan"] >= 0]):
+        units = np.unique(ins["unit"][ins["chan"] == port])
+        if len(units) > 1:
+            names = [UNIT_NAMES[u] for u in units]
+            raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
 # --------------------------------------------------------------------------- steady state

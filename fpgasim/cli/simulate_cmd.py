@@ -83,7 +83,7 @@ def simulate(
         "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
     ),
     engine: str = engine_option(
-        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
+        "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
     ),
     overlap: str | None = typer.Option(
         None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine import Engine
@@ -39,9 +39,7 @@ def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | N
     holds exactly verify_len - 1 nodes; None (dense attention) otherwise."""
     if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
         return None
-    from fpgasim.tree.token_tree import TokenTree
-
-    return TokenTree.from_shape(tree.shape).parents
+    return block_parents((1, *tree.shape))  # the root, then the levels round robin
 
 
 def verify_timing(

@@ -18,10 +18,11 @@ from fpgasim.cli.options import (
     model_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.draft_passes import DraftTree, default_tree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, point_graphs, simulate_point
+from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
 

@@ -295,3 +295,15 @@ class Algorithm(Strict):
     @property
     def kind(self) -> str:
         return self.drafter.kind
+
+    @model_validator(mode="after")
+    def _default_tree_fits_drafter(self) -> Algorithm:
+        d = self.default_tree
+        if self.kind == "eagle3" and (d.depth is None or d.top_k is None):
+            raise ValueError(
+                "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
+                "(and total_tokens, the tokens kept after reranking)"
+            )
+        if self.kind != "eagle3" and not d.shape:
+            raise ValueError(f"default_tree: {self.kind} drafts a static tree; give its shape")
+        return self

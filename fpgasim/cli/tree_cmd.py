@@ -264,7 +264,12 @@ def calibrate(
     Prints the calibrated probabilities, the tau they reproduce, and with --aat-dir the
     R², RMSE and bias of the shipped model's AAT curve against every measured table.
     """
-    from fpgasim.tree.calibrate import agreement_markdown, agreement_tables, calibration_markdown
+    # local: tree.calibrate imports scipy.optimize, needed by this subcommand only
+    from fpgasim.tree.calibrate import (
+        agreement_markdown,
+        agreement_tables,
+        calibration_markdown,
+    )
     from fpgasim.tree.calibrate import calibrate as run_calibration
 
     algo = load_algorithm(algorithm)

@@ -17,6 +17,7 @@ dependency from those names. Two choices of the study's schedule are visible in 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Board, Eagle3Drafter, FalconDrafter, LongSpecDrafter, TargetModel
@@ -196,17 +197,17 @@ class _Net:
         self.add(pv, [p, *([v_new] if v_new else []), v_cache], [out])
         return out
 
-    def self_attention(self, prefix: str, x: str, width: int, keys: int, cached: int) -> str:
+    def self_attention(
+        self, prefix: str, x: str, width: int, keys: int, cached: int, q_factor: int = 1
+    ) -> str:
         """q, k, v projections of the normed `x` (`width` wide), then attention over the cache."""
         m, n = self.m, self.n
         h, kv = m.hidden, m.kv_heads * m.head_dim
         dot = f"{prefix}." if prefix else ""
-        q = self.linear(f"{dot}q", [x], width, h, act_elems=n * width, mac_factor=self._q_factor)
+        q = self.linear(f"{dot}q", [x], width, h, act_elems=n * width, mac_factor=q_factor)
         k = self.linear(f"{dot}k", [x], width, kv, act_elems=n * width)
         v = self.linear(f"{dot}v", [x], width, kv, act_elems=n * width)
         return self.attention(prefix or "attn", q, k, v, keys, cached)
-
-    _q_factor = 1
 
     def out_proj(self, name: str, attn: str, residual: str) -> str:
         """o projection plus the residual add (its SFU pass and the residual's load)."""
@@ -249,9 +250,9 @@ class _Net:
         kind: str,
         context: int,
         layers: int,
-        head,
-        layer,
-        tail,
+        head: Callable[[str], str],
+        layer: Callable[[str], str],
+        tail: Callable[[str], None],
         x: str,
     ) -> PassOps:
         """Run the part builders: head once, min(layers, 2) layer blocks, tail once.
@@ -326,7 +327,6 @@ def eagle3_pass(
 ) -> PassOps:
     """One EAGLE-3 draft pass (fc on the first pass), its own KV cache over the context."""
     net = _Net(f"eagle3 n={n} L={context}{' first' if first else ''}", m, n, board)
-    net._q_factor = 2 if d.q_charged_twice else 1
     h = m.hidden
     wide = d.input_multiple * h
     embed = net.act_input("embeddings", n, wide - h)
@@ -348,7 +348,8 @@ def eagle3_pass(
             sfu_elems=n * wide * net.norm_passes,
         )
         net.add(op, [embed, x], [xn])  # norm over concat(embedding, feature)
-        attn = net.self_attention("", xn, wide, n + context, context)
+        q_factor = 2 if d.q_charged_twice else 1  # the study charges q's MACs twice
+        attn = net.self_attention("", xn, wide, n + context, context, q_factor)
         return net.mlp("mlp", net.out_proj("o", attn, x))
 
     def tail(x: str) -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
@@ -113,11 +114,11 @@ def lower_ops(
             streams: list[int] = []
             low.emit_loads(plan, (), range(low.prefetch_count(plan)), streams)
             for d in deferred:
-                low.emit_body(d, _inputs(low, d, graph, flat), [])
+                low.emit_body(d, _inputs(low, d, graph), [])
             deferred = []
-            low.emit_body(plan, _inputs(low, plan, graph, flat), streams)
+            low.emit_body(plan, _inputs(low, plan, graph), streams)
         for d in deferred:
-            low.emit_body(d, _inputs(low, d, graph, flat), [])
+            low.emit_body(d, _inputs(low, d, graph), [])
         bounds.append(len(low.rows))
     instrs = np.array(low.rows, dtype=INSTR_DTYPE)
     head_len = bounds[1]
@@ -140,7 +141,7 @@ def lower_ops(
     )
 
 
-def _inputs(low: Emitter, plan: Plan, graph, flat: list[Op]) -> tuple[int, ...]:
+def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     """Rows the op's first instructions wait for (none in ideal mode).
 
     The rows that publish the outputs of the op's direct producers in the graph; softmax

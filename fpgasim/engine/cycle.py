@@ -3,17 +3,18 @@
 Execution semantics (both engines implement exactly this; time is integer cycles):
 each unit (LD, ST, MPE, SFU) runs its queue in program order. At every cycle t at which
 something finishes, first all instructions finishing at t complete (they free the buffer
-space and port they hold; order among them does not matter), then the idle units try to
-start their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
-An instruction starts when every row it waits on has finished, its channel-group port is
-free and its buffer has room; it then holds the port and the buffer space, and finishes
-`cycles` later (always >= 1, so nothing started at t finishes at t).
+space they hold; order among them does not matter), then the idle units try to start
+their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
+An instruction starts when every row it waits on has finished and its buffer has room; it
+then holds the buffer space and finishes `cycles` later (always >= 1, so nothing started
+at t finishes at t). Channel-group ports are not arbitrated: each serves one unit
+(`check_runnable`), so a transfer never finds its port held.
 
 Windowing: every layer block is identical, so an engine may simulate W < N layers and
 extrapolate, but only after proving the steady state: at the cycle t_m at which the MPE
 starts layer m, the machine state is each unit's position in its queue relative to layer m
 plus its remaining busy cycles (completed instructions are exactly the queue prefixes, so
-buffer levels and port holders follow; levels are compared too). If the state at t_{a+1}
+buffer levels follow; levels are compared too). If the state at t_{a+1}
 equals the state at t_a, with every position inside the layer blocks, the future is the
 same sequence shifted by one layer and delta = t_{a+1} - t_a cycles, hence
 T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N layers.

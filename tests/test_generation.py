@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.curves import embedded_curves
+from fpgasim.analysis.aat_curves import embedded_curves
 from fpgasim.analysis.generation import decode_context, generate
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.passes import PassSpec

@@ -28,8 +28,8 @@ from typing import Protocol
 import pandas as pd
 
 from fpgasim.analysis.aat import AatTables, curve_method, workload_rows
-from fpgasim.analysis.curves import AatCurve, embedded_curves, measured_curves
-from fpgasim.analysis.schedule import boundaries
+from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine

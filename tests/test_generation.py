@@ -12,7 +12,7 @@ import pytest
 
 from fpgasim.analysis.aat_curves import embedded_curves
 from fpgasim.analysis.generation import decode_context, generate
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
@@ -200,3 +200,22 @@ def test_generate_cli(capsys, tmp_path) -> None:
                   "-a", "longspec", "--engine", "analytic")
     assert res.code == 0, res.err
     assert "decode_tokens_per_s" in res.out and "use SD" in res.out
+
+
+def test_max_context_tokens_cli(capsys, tmp_path) -> None:
+    board = tmp_path / "small.yaml"
+    text = resolve("board", BOARD).read_text()
+    board.write_text(text + "max_context_tokens: 256\n")
+    for args, needle in (
+        (["simulate", "--phase", "prefill", "-P", "200"], "--prompt-len"),  # aligned to 256: ok
+        (["simulate", "--phase", "prefill", "-P", "300"], "--prompt-len"),  # 384 > 256
+        (["simulate", "-L", "256"], "--context"),  # 257 tokens attended
+        (["generate", "-P", "200", "-D", "60"], "--decode-len"),  # ceil16(260) = 272
+    ):
+        res = run_cli(capsys, args[0], "-b", str(board), "-m", MODEL, *args[1:],
+                      "--engine", "analytic", "--format", "json")
+        if args[-1] == "200":
+            assert res.code == 0, res.err
+            continue
+        assert res.code == 2 and needle in res.err and "max_context_tokens = 256" in res.err
+        assert res.err.count("\n") == 1

@@ -81,13 +81,12 @@ def generate_cmd(
 ) -> None:
     """Time a whole generation: prefill of the prompt (TTFT), then D decode steps.
 
-    Decode step i runs at its own context with the board's alignment: T = ceil_m(P + i + 1)
-    tokens attended, m = padding.decode_multiple; steps at one aligned context are timed
-    once. With --algorithm, each step verifies the solver's best x at its context and
-    advances by its expected accepted tokens (AAT).
+    Step i attends T = ceil_m(P + i + 1) tokens, m = the board's padding.decode_multiple.
+    Steps at one aligned context are timed once.
+    With --algorithm, each step verifies the solver's best x at its context
+    and advances by that x's expected accepted tokens (AAT).
 
-    Example: fpgasim generate --board vhk158 --model llama2-chat-7b --prompt-len 128
-    --decode-len 512 --algorithm longspec
+    Example: fpgasim generate -b vhk158 -m llama2-chat-7b -P 128 -D 512 -a longspec
     """
     if steps_out is not None:
         if steps_out.suffix.lower() != ".csv":

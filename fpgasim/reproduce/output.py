@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.fileio import atomic_write_bytes
+from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.runner import ExperimentResult
 
 FLOAT_FMT = "{:.4g}"
@@ -81,7 +83,6 @@ def write_outputs(
 
     png_bytes: the figure already drawn (`figure_png`, e.g. on a pool worker); else drawn here.
     """
-    from fpgasim.fileio import atomic_write_bytes
 
     out_dir = Path(out_dir)
     written = []
@@ -104,7 +105,6 @@ def write_outputs(
 def figure_png(result: ExperimentResult) -> bytes | None:
     """The experiment's figure as PNG bytes (None when its kind draws none). Pure: it can
     run on a pool worker while the next experiment is computed."""
-    from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 
     plot = EXPERIMENT_KINDS[result.kind].plot
     if plot is None or not result.figure:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat, draft_passes
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat, draft_passes
 from fpgasim.engine import Engine, Timing
 from fpgasim.reproduce.workloads import load_inputs
 from fpgasim.simulate import tree_parents

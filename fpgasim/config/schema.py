@@ -91,6 +91,79 @@ class Padding(Strict):
     prefill_multiple: PosInt = Field(le=65536, description="prefill token padding")
 
 
+# --------------------------------------------------------------------------- FlightLLM-style
+
+
+class FlightBuffer(Strict):
+    """One on-chip buffer of FlightLLM's compiler: depth in rows (addresses)."""
+
+    depth: PosInt = Field(le=1 << 20, description="rows (addresses) of the buffer")
+
+
+class FlightBuffers(Strict):
+    """Buffer depths the compiler sizes K chunks and credits from (FLIGHTLLM.md section 1)."""
+
+    a: FlightBuffer = Field(description="A buffer: weights in MV mode, activations in MM mode")
+    b: FlightBuffer = Field(description="B buffer: the vector in MV mode, weights in MM mode")
+    global_: FlightBuffer = Field(
+        alias="global", description="global buffer: outputs, MISC operands"
+    )
+    meta: FlightBuffer = Field(description="sparse-index buffer (sets credits even when unused)")
+    fsb: FlightBuffer = Field(description="per-block N:16 code buffer")
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True
+    )
+
+
+class MiscRates(Strict):
+    """MISC throughput per op kind, elements/cycle; null = sfu.elements_per_cycle."""
+
+    eltwise: PosInt | None = Field(None, le=65536, description="add and mul")
+    silu: PosInt | None = Field(None, le=65536, description="SiLU")
+    softmax: PosInt | None = Field(None, le=65536, description="softmax (times sfu.softmax_passes)")
+    norm: PosInt | None = Field(None, le=65536, description="RMSnorm (times sfu.norm_passes)")
+
+
+class FlightLLMBoard(Strict):
+    """What FlightLLM's compiler and profiler need beyond the plain board fields (section 8)."""
+
+    block: Literal[16] = Field(16, description="FSB block (16x16); dims must be multiples of it")
+    mask_block: PosInt = Field(le=1024, description="attention-mask block, tokens (64)")
+    channels_a: PosInt = Field(
+        le=64, description="HBM channels of the A and global buffers (parallel factor of their LDs)"
+    )
+    same_channel_efficiency: Efficiency = Field(description="LD/ST within a buffer's channels")
+    cross_channel_efficiency: Efficiency = Field(description="LD into B/meta: crosses channels")
+    zero_fill_bytes_per_cycle: PosInt = Field(
+        le=1 << 20, description="zero-fill write rate per channel, bytes/cycle (256)"
+    )
+    mv_group_outputs: PosInt = Field(le=1 << 16, description="outputs of one MV (512)")
+    mm_tile_rows: PosInt = Field(le=1 << 12, description="rows of one MM tile (128)")
+    mm_tile_cols: PosInt = Field(le=1 << 12, description="output columns of one MM tile (16)")
+    mv_k_chunk_blocks: PosInt = Field(
+        le=1 << 14, description="first-guess K chunk of linear_mv, 16-blocks (128)"
+    )
+    mm_k_chunk_blocks: PosInt = Field(
+        le=1 << 14, description="first-guess K chunk of linear_mm, 16-blocks (256)"
+    )
+    buffers: FlightBuffers
+    misc: MiscRates = MiscRates()
+
+    @model_validator(mode="after")
+    def _tiles(self) -> FlightLLMBoard:
+        for name in ("mask_block", "mv_group_outputs", "mm_tile_rows", "mm_tile_cols"):
+            value = getattr(self, name)
+            if value % self.block:
+                raise ValueError(f"{name} = {value} is not a multiple of block = {self.block}")
+        if (self.mv_group_outputs // self.block) % self.channels_a:
+            raise ValueError(
+                f"mv_group_outputs / block = {self.mv_group_outputs // self.block} is not a "
+                f"multiple of channels_a = {self.channels_a}"
+            )
+        return self
+
+
 class Board(Strict):
     """A FlightLLM-style accelerator on one FPGA board."""
 
@@ -119,6 +192,22 @@ class Board(Strict):
     overlap: Literal["realistic", "ideal"] = Field(
         "realistic", description="event engine mode: realistic, or ideal (analytic assumptions)"
     )
+    lowering: Literal["study", "flightllm"] = Field(
+        "study", description="instruction stream: the study's tiling, or FlightLLM's compiler"
+    )
+    duration_divisor: float = Field(
+        1.0,
+        ge=1,
+        le=100,
+        allow_inf_nan=False,
+        description="every duration is divided by this (FlightLLM's profiler: 3.2)",
+    )
+    max_context_tokens: PosInt | None = Field(
+        None, le=1 << 24, description="longest context the board runs (null: no limit)"
+    )
+    flightllm: FlightLLMBoard | None = Field(
+        None, description="FlightLLM compiler parameters (required when lowering is flightllm)"
+    )
 
     @property
     def macs_per_cycle(self) -> int:
@@ -134,6 +223,12 @@ class Board(Strict):
         return self.clock_mhz * 1e6
 
     @model_validator(mode="after")
+    def _flightllm_fields(self) -> Board:
+        if self.lowering == "flightllm" and self.flightllm is None:
+            raise ValueError("lowering = flightllm needs the flightllm: section (FLIGHTLLM.md 8)")
+        return self
+
+    @model_validator(mode="after")
     def _mv_not_above_mm(self) -> Board:
         if self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:
             raise ValueError(
@@ -144,6 +239,40 @@ class Board(Strict):
 
 
 # --------------------------------------------------------------------------- models
+
+
+class FlightLinear(Strict):
+    """One linear layer as FlightLLM's model has it: sparsity ratio and bias."""
+
+    sparse_ratio: float = Field(
+        1.0, gt=0, le=1, allow_inf_nan=False, description="structured-sparse ratio (1 = dense)"
+    )
+    bias: bool = Field(False, description="an int32 bias is loaded")
+
+
+class FlightLLMModel(Strict):
+    """Per-tensor precision, sparsity and biases of a model on a FlightLLM board (section 8)."""
+
+    activation_bits: Literal[8, 16] = Field(8, description="activations, KV cache, probabilities")
+    weight_bits: Literal[4, 8, 16] = Field(8, description="weight bits as stored (byte counts)")
+    weight_timed_bits: Literal[4, 8, 16] = Field(
+        8, description="weight bits the load time is charged for (bandwidth_ratio = bits/timed)"
+    )
+    bias_bits: Literal[16, 32] = Field(32, description="bias element width")
+    q: FlightLinear = FlightLinear()
+    k: FlightLinear = FlightLinear()
+    v: FlightLinear = FlightLinear()
+    o: FlightLinear = FlightLinear()
+    gate: FlightLinear = FlightLinear()
+    up: FlightLinear = FlightLinear()
+    down: FlightLinear = FlightLinear()
+    lm_head: FlightLinear = FlightLinear()
+    prefill_mask: str = Field(
+        "causal",
+        min_length=1,
+        max_length=200,
+        description="block-sparse prefill masks: 'causal' (dense causal) or a masks/ table name",
+    )
 
 
 class TargetModel(Strict):
@@ -159,6 +288,9 @@ class TargetModel(Strict):
     head_dim: PosInt = Field(le=4096, description="dimension of one head")
     vocab: PosInt = Field(le=1 << 22, description="vocabulary V")
     params_b: PosFloat = Field(le=1e5, description="published parameter count, billions")
+    flightllm: FlightLLMModel | None = Field(
+        None, description="precision, sparsity and biases on a FlightLLM board (null: plain int8)"
+    )
 
     @property
     def kv_ratio(self) -> float:

@@ -59,6 +59,7 @@ from fpgasim.dataflow.instructions import (
     UNIT_SFU,
     UNIT_ST,
     Program,
+    Segments,
 )
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec, lower_pass
@@ -691,8 +692,14 @@ class BufferTooSmall(Exception):
         self.field, self.allowed = field, allowed
 
 
-def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
+def lower(
+    spec: PassSpec, board: Board, model: TargetModel, drafter=None
+) -> Program | Segments:
     """Lower a PassSpec to its template program (see `window` for the layer count)."""
+    if board.lowering == "flightllm":
+        from fpgasim.dataflow import flightllm
+
+        return flightllm.lower(spec, board, model, drafter)
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from fpgasim.config.schema import Board, Eagle3Drafter, FalconDrafter, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.ops import Op, PassOps
@@ -29,6 +30,8 @@ class PassSpec:
     #: levels per mask block: 1 = causal tree mask; k > 1 = Falcon's relaxed mask (a token
     #: also sees the rest of its own k-block); used with tree_parents (treemask.visibility)
     mask_block: int = 1
+    #: decode (or verify) pass, or a prefill pass over `tokens` prompt tokens (FlightLLM boards)
+    phase: Literal["decode", "prefill"] = "decode"
 
 
 def weight_reads(n: int, reuse_tokens: int) -> int:

@@ -31,12 +31,18 @@ from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
     N_BUFFERS,
-    N_UNITS,
     OPCODE_NAMES,
+    TRAFFIC_ACT,
+    TRAFFIC_KV,
+    TRAFFIC_NONE,
+    TRAFFIC_STORE,
+    TRAFFIC_WEIGHT,
     UNIT_MPE,
     UNIT_NAMES,
     Program,
+    Segments,
     full,
+    part_key,
     totals,
     window,
 )
@@ -63,9 +69,18 @@ class Schedule:
 
 
 def check_runnable(program: Program) -> None:
-    """Engines accept only programs whose rows all take at least one cycle."""
-    if len(program.instrs) and int(program.instrs["cycles"].min()) < 1:
-        raise ValueError("every instruction must take >= 1 cycle")
+    """Rows take >= 1 cycle, or >= 0 in programs without ports and buffers (FlightLLM's).
+
+    A zero-length row (FlightLLM's 0-byte concat store) is safe when starts depend on waits
+    and unit order only: its start and finish coincide and nothing contends for it.
+    """
+    ins = program.instrs
+    if not len(ins):
+        return
+    shared = bool((ins["chan"] >= 0).any() or (ins["acq_buf"] >= 0).any())
+    least = 1 if shared else 0
+    if int(ins["cycles"].min()) < least:
+        raise ValueError(f"every instruction must take >= {least} cycle(s)")
 
 
 # --------------------------------------------------------------------------- steady state
@@ -79,7 +94,7 @@ def _snapshot(
     mpe = queues[UNIT_MPE]
     t = int(sched.start[mpe[head[UNIT_MPE] + m * per[UNIT_MPE]]])
     state, lo, hi = [], program.layers, -1
-    for u in range(N_UNITS):
+    for u in range(program.n_units):
         q = queues[u]
         if len(q) == 0:
             continue
@@ -138,6 +153,7 @@ class CycleEngine:
         if window_layers is not None:
             self.window_layers = tuple(window_layers)
         self._cache: dict[tuple, tuple[Timing, list[dict]]] = {}
+        self._parts: dict[bytes, int] = {}
         self._last_rows: list[dict] = []
         #: how the cycles of the last pass were obtained ("full" or "window W, layer a")
         self.last_method = ""
@@ -173,14 +189,41 @@ class CycleEngine:
         self.last_method = "full"
         return self.simulate(full(template)).makespan
 
+    def part_ticks(self, part: Program) -> int:
+        """Makespan of one barrier-delimited part (cached by content across passes)."""
+        key = part_key(part)
+        ticks = self._parts.get(key)
+        if ticks is None:
+            sched = self.simulate(part)
+            ticks = sched.makespan
+            last = len(part.instrs) - 1
+            if int(sched.finish[last]) != ticks:
+                raise AssertionError(f"{part.label}: the final barrier is not the last to finish")
+            self._parts[key] = ticks
+        return ticks
+
+    def segments_ticks(self, prog: Segments) -> int:
+        """Time of a segmented pass: the sum of its parts' makespans (each part ends in a
+        barrier, so the sum is exact), or one simulation of the whole concatenated stream
+        when windowing is off and the pass is small enough."""
+        if not self.window and prog.rows <= self.max_full_rows:
+            self.last_method = "full"
+            return self.simulate(prog.concatenate()).makespan
+        self.last_method = "barrier parts"
+        counts = prog.counts()
+        return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
+
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one forward pass (cached per engine instance)."""
         key = (spec, board, model, drafter)
         hit = self._cache.get(key)
         if hit is None:
             template = lower(spec, board, model, drafter)
-            cycles = self.pass_cycles(template)
-            hit = _timing(template, cycles, board)
+            if isinstance(template, Segments):
+                hit = _segments_timing(template, self.segments_ticks(template), board)
+            else:
+                cycles = self.pass_cycles(template)
+                hit = _timing(template, cycles, board)
             self._cache[key] = hit
         if spec.kind == "target":
             self._last_rows = hit[1]
@@ -222,6 +265,7 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         act_store_bytes=tot["act_store_bytes"],
         bound=bound,
         unit_busy_cycles=busy,
+        duration_divisor=board.duration_divisor,
     )
 
     def row(resource: str, busy_cycles: int, nbytes: int | None, work: int | None) -> dict:
@@ -243,6 +287,68 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         row(f"{GROUP_NAMES[0]} group LD", tot["weight_load_cycles"], tot["weight_bytes"], None),
         row(f"{GROUP_NAMES[1]} group LD", tot["act_load_cycles"], tot["act_load_bytes"], None),
         row(f"{GROUP_NAMES[1]} group ST", st, tot["act_store_bytes"], None),
+    ]
+    return timing, rows
+
+
+def segments_totals(prog: Segments) -> dict[str, int]:
+    """Busy ticks per unit and bytes per traffic kind of a segmented pass (no simulation)."""
+    out: dict[str, int] = {f"busy_{name}": 0 for name in prog.unit_names}
+    for key in ("weight_bytes", "act_load_bytes", "act_store_bytes", "macs", "misc_elements"):
+        out[key] = 0
+    for part, count in zip(prog.parts, prog.counts(), strict=True):
+        ins = part.instrs
+        unit, cyc, nbytes, traffic = ins["unit"], ins["cycles"], ins["nbytes"], ins["traffic"]
+        for u, name in enumerate(prog.unit_names):
+            out[f"busy_{name}"] += count * int(cyc[unit == u].sum())
+        out["weight_bytes"] += count * int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
+        loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV) | (
+            (traffic == TRAFFIC_NONE) & (unit == 0)
+        )
+        out["act_load_bytes"] += count * int(nbytes[loads].sum())
+        out["act_store_bytes"] += count * int(nbytes[traffic == TRAFFIC_STORE].sum())
+        mac_units = [u for u, n in enumerate(prog.unit_names) if n in ("MM", "MV")]
+        out["macs"] += count * int(ins["work"][np.isin(unit, mac_units)].sum())
+        misc = [u for u, n in enumerate(prog.unit_names) if n == "MISC"]
+        out["misc_elements"] += count * int(ins["work"][np.isin(unit, misc)].sum())
+    return out
+
+
+def _segments_timing(prog: Segments, ticks: int, board: Board) -> tuple[Timing, list[dict]]:
+    """Timing of a FlightLLM pass: cycles are ticks / ticks_per_cycle (exact binary fractions)."""
+    tot = segments_totals(prog)
+    tpc = prog.ticks_per_cycle
+    busy = {name: tot[f"busy_{name}"] / tpc for name in prog.unit_names}
+    cycles = ticks / tpc
+    ld, st = busy.get("LD", 0.0), busy.get("ST", 0.0)
+    comp = busy.get("MM", 0.0) + busy.get("MV", 0.0)
+    misc = busy.get("MISC", 0.0)
+    bound = bound_of(ld, st, comp)
+    if misc > max(ld, st, comp):
+        bound = "sfu"
+    timing = Timing(
+        cycles=cycles,
+        clock_hz=board.clock_hz,
+        ld_cycles=ld,
+        st_cycles=st,
+        compute_cycles=comp,
+        sfu_cycles=misc,
+        weight_bytes=tot["weight_bytes"],
+        act_load_bytes=tot["act_load_bytes"],
+        act_store_bytes=tot["act_store_bytes"],
+        bound=bound,
+        unit_busy_cycles=busy,
+        duration_divisor=board.duration_divisor,
+    )
+    rows = [
+        {
+            "resource": name,
+            "busy_cycles": value,
+            "utilisation": value / cycles if cycles else 0.0,
+            "bytes": None,
+            "work": None,
+        }
+        for name, value in busy.items()
     ]
     return timing, rows
 

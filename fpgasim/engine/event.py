@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from fpgasim.dataflow.instructions import N_BUFFERS, N_PORTS, N_UNITS, UNIT_NAMES, Program
+from fpgasim.dataflow.instructions import N_BUFFERS, N_PORTS, Program
 from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
 
 COMPLETE = 0  # priority of instruction completions
@@ -58,7 +58,7 @@ class _Machine:
         self.requests: dict[int, simpy.resources.resource.Request] = {}
         self.blocked: list[tuple[int, simpy.Event]] = []
         queues = program.unit_queues()
-        self.units = [_Unit(self, u, queues[u].tolist()) for u in range(N_UNITS)]
+        self.units = [_Unit(self, u, queues[u].tolist()) for u in range(program.n_units)]
 
     def ready(self, i: int) -> bool:
         now = self.env.now
@@ -143,7 +143,7 @@ class EventEngine(CycleEngine):
         m = _Machine(program)
         m.env.run()
         if any(f < 0 for f in m.finish):
-            stuck = [UNIT_NAMES[u.index] for u in m.units if u.process.is_alive]
+            stuck = [program.unit_names[u.index] for u in m.units if u.process.is_alive]
             raise DeadlockError(
                 f"{program.label}: deadlock at cycle {m.env.now}; units waiting: {stuck}"
             )

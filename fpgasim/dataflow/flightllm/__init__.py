@@ -1,0 +1,165 @@
+"""FlightLLM's compiler as a second lowering style (board `lowering: flightllm`).
+
+`lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
+layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
+pass as `Segments`: the parts in program order. See docs/validation.md, "FlightLLM".
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
+from fpgasim.dataflow.flightllm.compiler import (
+    TICKS_PER_CYCLE,
+    UNIT_NAMES,
+    BufferTooSmall,
+    Rates,
+    compile_part,
+)
+from fpgasim.dataflow.flightllm.graph import build_graph
+from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
+from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
+from fpgasim.dataflow.instructions import Program, Segments
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.errors import ConfigError, InputError
+
+__all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
+
+#: the largest tick count a part may reach (int64 with headroom)
+MAX_PART_TICKS = 1 << 62
+
+
+def extras_of(model: TargetModel) -> FlightLLMModel:
+    """The model's FlightLLM block, or plain int8 (no biases, dense, causal masks)."""
+    return model.flightllm or FlightLLMModel()
+
+
+def _check_model(model: TargetModel, block: int) -> None:
+    source = f"model {model.id}"
+    for name in ("hidden", "intermediate", "head_dim", "vocab"):
+        value = getattr(model, name)
+        if value % block:
+            raise ConfigError(source, name, value, f"a multiple of {block} (FlightLLM's blocks)")
+    if model.kv_heads != model.heads:
+        raise ConfigError(source, "kv_heads", model.kv_heads,
+                          f"equal to heads = {model.heads} (FlightLLM's graph has no GQA)")
+
+
+def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
+    """(phase, rows, context) of a pass after the board's alignment: decode T, prefill L.
+
+    Decode with T tokens is PassSpec(tokens=1, context=T-1); T is padded to
+    padding.decode_multiple. Prefill over P tokens is PassSpec(tokens=P, context=0,
+    phase="prefill"); P is padded to padding.prefill_multiple.
+    """
+    if spec.kind != "target":
+        raise InputError("pass", spec.kind, "FlightLLM's lowering runs the target model only")
+    limit = board.max_context_tokens
+    if spec.phase == "prefill":
+        if spec.context:
+            raise InputError("--context", spec.context, "0 for a prefill pass")
+        mult = board.padding.prefill_multiple
+        rows = math.ceil(spec.tokens / mult) * mult
+        if limit is not None and rows > limit:
+            raise InputError("--prompt-len", spec.tokens,
+                             f"at most {limit} after padding to {mult} (board max_context_tokens)")
+        return "prefill", rows, rows
+    if spec.tokens != 1:
+        raise InputError("--verify-len", spec.tokens,
+                         "1 on a FlightLLM board (its decode graph has one new token)")
+    mult = board.padding.decode_multiple
+    t = math.ceil((spec.context + 1) / mult) * mult
+    if limit is not None and t > limit:
+        raise InputError("--context", spec.context,
+                         f"context + 1 = {spec.context + 1} padded to {t} exceeds the board's "
+                         f"max_context_tokens = {limit}")
+    return "decode", 1, t
+
+
+@lru_cache(maxsize=64)
+def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) -> tuple:
+    """(hardware layers, decoder-layer index of each) of one pass shape."""
+    graph = build_graph(model, extras_of(model), rows, context, phase)
+    layers = hardware_layers(graph, prefill=phase == "prefill")
+    return tuple(layers)
+
+
+@lru_cache(maxsize=512)
+def _part(keys: tuple, layers: tuple[HwLayer, ...], rates: Rates, masks: MaskSet | None,
+          names: tuple[str, ...]) -> Program:
+    return compile_part(list(layers), rates, masks, list(names))
+
+
+def _short(name: str) -> str:
+    """The op name without its decoder-layer prefix (cosmetic: names are never matched)."""
+    head, _, rest = name.partition(".")
+    return rest if head.startswith("l") and head[1:].isdigit() and rest else name
+
+
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Segments:
+    """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
+    fl = board.flightllm
+    if fl is None:
+        raise ConfigError(f"board {board.name}", "flightllm", None, "required for this lowering")
+    if drafter is not None:
+        raise InputError("--algorithm", spec.kind, "FlightLLM's lowering runs the target only")
+    _check_model(model, fl.block)
+    mult = board.padding.decode_multiple
+    if mult % fl.block or board.padding.prefill_multiple % fl.mm_tile_rows:
+        raise ConfigError(f"board {board.name}", "padding", board.padding.model_dump(),
+                          f"decode_multiple a multiple of {fl.block}, prefill_multiple of "
+                          f"{fl.mm_tile_rows}")
+    phase, rows, context = pass_shape(spec, board)
+    extras = extras_of(model)
+    rates = Rates.of(board, extras)
+    masks = None
+    if phase == "prefill":
+        masks = mask_set(extras.prefill_mask, model.heads, context // fl.mask_block, fl.mask_block)
+        if masks.heads != model.heads:
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table summed over {model.heads} heads (it has {masks.heads})")
+        if len(masks.layers) not in (1, model.layers):
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table with {model.layers} layers")
+    hw = hardware_layers_of(model, phase, rows, context)
+    groups: list[list[HwLayer]] = []
+    current: list[HwLayer] = []
+    for layer in hw:
+        current.append(layer)
+        if layer.kind != "concat":  # every layer but concat ends in a full barrier
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    parts: list[Program] = []
+    index: dict[tuple, int] = {}
+    order: list[int] = []
+    try:
+        for group in groups:
+            names = tuple(_short(layer.name) for layer in group)
+            keys = (tuple(layer.key() for layer in group), names)
+            k = index.get(keys)
+            if k is None:
+                part = _part(keys, tuple(group), rates, masks, names)
+                if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
+                    raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
+                                      board.memory.bandwidth_gb_s,
+                                      "too slow: a layer would exceed the simulator's time range")
+                k = index[keys] = len(parts)
+                parts.append(part)
+            order.append(k)
+    except BufferTooSmall as exc:
+        source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
+        field = exc.field.removeprefix("model.")
+        raise ConfigError(source, field, exc.value, exc.allowed) from None
+    label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    return Segments(
+        parts=tuple(parts),
+        order=tuple(order),
+        label=label,
+        clock_hz=board.clock_hz,
+        ticks_per_cycle=TICKS_PER_CYCLE,
+        unit_names=UNIT_NAMES,
+    )

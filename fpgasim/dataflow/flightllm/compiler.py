@@ -1,0 +1,668 @@
+"""FlightLLM's compiler (FLIGHTLLM.md sections 2-4): hardware layers -> instruction rows.
+
+Each layer type emits its instructions in FlightLLM's program order with FlightLLM's
+wait/release flags (sets of units). Tokens pair deterministically (the n-th waiter of c on
+p takes the n-th token that p releases to c), so `resolve` turns the flags of a part into
+explicit rows to wait for, in the engines' `Program` format. Durations follow section 2.3
+in cycles of the configured clock (fractional: bytes over a rate), before the board's
+duration divisor, and are stored as integer ticks of 2**-24 cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgasim.config.schema import Board, FlightLLMModel
+from fpgasim.dataflow.flightllm.layers import HwLayer
+from fpgasim.dataflow.flightllm.masks import LayerMask, spread
+from fpgasim.dataflow.instructions import (
+    INSTR_DTYPE,
+    MAX_WAIT,
+    TRAFFIC_ACT,
+    TRAFFIC_KV,
+    TRAFFIC_NONE,
+    TRAFFIC_STORE,
+    TRAFFIC_WEIGHT,
+    Program,
+)
+
+#: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
+TICKS_PER_CYCLE = 1 << 24
+#: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
+UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
+LD, ST, MM, MV, MISC, SYS = range(6)
+#: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
+#: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
+#: gives these multipliers without deriving them from widths)
+A_ROWS_PER_K_BLOCK_MV = 4
+META_ROWS_PER_K_BLOCK = 8
+#: B rows per K block of an MM weight/K/V load (B_DEPTH // (8 chunk), sections 4.3 and 4.5)
+B_ROWS_PER_K_BLOCK_MM = 8
+#: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
+MISC_ELEMENTS_PER_ADDRESS = 128
+
+
+class BufferTooSmall(Exception):
+    """A FlightLLM buffer cannot hold the minimum credits of some layer."""
+
+    def __init__(self, field: str, value: int, allowed: str) -> None:
+        super().__init__(f"{field} = {value}: {allowed}")
+        self.field, self.value, self.allowed = field, value, allowed
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What the compiler and the duration formulas need, from the board and the model."""
+
+    clock_hz: float
+    channel_bytes_per_s: float  # one HBM channel (HBM_BW * 2^30 / channels)
+    e_same: float
+    e_cross: float
+    zero_fill_bytes_per_cycle: int  # per channel
+    channels_a: int
+    block: int
+    mask_block: int
+    mm_macs_per_cycle: int
+    mv_macs_per_cycle: int
+    mm_rows: int
+    mm_cols: int
+    mv_group: int
+    mv_k_chunk: int
+    mm_k_chunk: int
+    depth_a: int
+    depth_b: int
+    depth_global: int
+    depth_meta: int
+    depth_fsb: int
+    misc_rate: tuple[tuple[str, int], ...]
+    misc_passes: tuple[tuple[str, int], ...]
+    act_bytes: float
+    weight_bytes: float
+    weight_ratio: float  # stored bits / timed bits (FlightLLM: 8 / 4 = 2)
+    bias_bytes: float
+
+    @classmethod
+    def of(cls, board: Board, extras: FlightLLMModel) -> Rates:
+        fl = board.flightllm
+        assert fl is not None
+        sfu = board.sfu.elements_per_cycle
+        rates = {
+            "eltwise": fl.misc.eltwise or sfu,
+            "silu": fl.misc.silu or sfu,
+            "softmax": fl.misc.softmax or sfu,
+            "norm": fl.misc.norm or sfu,
+        }
+        passes = {"eltwise": 1, "silu": 1, "softmax": board.sfu.softmax_passes,
+                  "norm": board.sfu.norm_passes}
+        return cls(
+            clock_hz=board.clock_hz,
+            channel_bytes_per_s=board.memory.bytes_per_s / board.memory.channels,
+            e_same=fl.same_channel_efficiency,
+            e_cross=fl.cross_channel_efficiency,
+            zero_fill_bytes_per_cycle=fl.zero_fill_bytes_per_cycle,
+            channels_a=fl.channels_a,
+            block=fl.block,
+            mask_block=fl.mask_block,
+            mm_macs_per_cycle=board.pe_array.macs_per_cycle,
+            mv_macs_per_cycle=board.mv_macs_per_cycle,
+            mm_rows=fl.mm_tile_rows,
+            mm_cols=fl.mm_tile_cols,
+            mv_group=fl.mv_group_outputs,
+            mv_k_chunk=fl.mv_k_chunk_blocks,
+            mm_k_chunk=fl.mm_k_chunk_blocks,
+            depth_a=fl.buffers.a.depth,
+            depth_b=fl.buffers.b.depth,
+            depth_global=fl.buffers.global_.depth,
+            depth_meta=fl.buffers.meta.depth,
+            depth_fsb=fl.buffers.fsb.depth,
+            misc_rate=tuple(rates.items()),
+            misc_passes=tuple(passes.items()),
+            act_bytes=extras.activation_bits / 8,
+            weight_bytes=extras.weight_bits / 8,
+            weight_ratio=extras.weight_bits / extras.weight_timed_bits,
+            bias_bytes=extras.bias_bits / 8,
+        )
+
+
+def _mask(*units: int) -> int:
+    out = 0
+    for u in units:
+        out |= 1 << u
+    return out
+
+
+class Emitter:
+    """Rows of one part, column by column: unit, duration (cycles), bytes, flags."""
+
+    def __init__(self, rates: Rates) -> None:
+        self.r = rates
+        self.unit: list[int] = []
+        self.cyc: list[float] = []
+        self.nbytes: list[int] = []
+        self.work: list[int] = []
+        self.traffic: list[int] = []
+        self.wait: list[int] = []
+        self.rel: list[int] = []
+        self.op: list[int] = []
+        self.op_index = 0
+
+    def __len__(self) -> int:
+        return len(self.unit)
+
+    def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
+        self.unit.append(unit)
+        self.cyc.append(cyc)
+        self.nbytes.append(int(nbytes))
+        self.work.append(int(work))
+        self.traffic.append(traffic)
+        self.wait.append(wait)
+        self.rel.append(rel)
+        self.op.append(self.op_index)
+        return len(self.unit) - 1
+
+    def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
+           traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
+        """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
+        r = self.r
+        if cross:
+            rate = r.channel_bytes_per_s * r.e_cross * ratio
+        else:
+            rate = r.channel_bytes_per_s * r.e_same * ratio * par
+        return self._row(LD, nbytes * r.clock_hz / rate, nbytes, 0, traffic, wait, rel)
+
+    def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
+        """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
+        cyc = nbytes / (self.r.zero_fill_bytes_per_cycle * par)
+        return self._row(LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel)
+
+    def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
+        rate = self.r.channel_bytes_per_s * self.r.e_same * par
+        return self._row(ST, nbytes * self.r.clock_hz / rate, nbytes, 0, TRAFFIC_STORE, wait, rel)
+
+    def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
+        """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
+        r = self.r
+        macs = r.mm_rows * r.block * k * r.mm_cols
+        return self._row(MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+
+    def mv(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
+        """MV: one row x 512 outputs over k K blocks, charged in full."""
+        r = self.r
+        macs = r.block * k * r.mv_group
+        return self._row(MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+
+    def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0) -> int:
+        """MISC: block x k elements at the kind's rate, times its passes (softmax, norms)."""
+        r = self.r
+        rate = dict(r.misc_rate)[kind]
+        passes = dict(r.misc_passes)[kind]
+        elems = r.block * k
+        return self._row(MISC, elems / rate * passes, 0, elems * passes, TRAFFIC_NONE, wait, rel)
+
+    def sys(self, wait: int = 0, rel: int = 0) -> int:
+        return self._row(SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel)
+
+
+# --------------------------------------------------------------------------- K split, credits
+
+
+def k_split(kb: int, first_chunk: int, fits) -> tuple[list[int], int, int]:
+    """FlightLLM's K split: (pieces, full chunk, first-guess piece count s).
+
+    s = ceil(Kb / first_chunk) pieces of floor(Kb / s) blocks plus the remainder, s raised
+    until `fits(chunk)` (the buffers hold two chunks).
+    """
+    s = max(1, math.ceil(kb / first_chunk))
+    while True:
+        chunk = kb // s
+        if chunk >= 1 and fits(chunk):
+            break
+        if chunk <= 1:
+            return [], 0, s
+        s += 1
+    pieces = [chunk] * (kb // chunk)
+    if kb % chunk:
+        pieces.append(kb % chunk)
+    return pieces, chunk, s
+
+
+def _need(value: int, field: str, depth: int, what: str) -> int:
+    if value < 1:
+        raise BufferTooSmall(field, depth, f"too small for {what}; needs at least one credit")
+    return value
+
+
+# --------------------------------------------------------------------------- layer types
+
+
+def linear_mv(e: Emitter, L: HwLayer) -> None:
+    """Decode projection (section 4.2): weights in A by 512-output groups, vector in B."""
+    r = e.r
+    b = r.block
+    kb, nb = L.k // b, L.n // b
+    gb = r.mv_group // b  # blocks per group (32)
+    bpc = gb // r.channels_a  # blocks per channel (4)
+    groups = math.ceil(nb / gb)
+
+    def fits(c: int) -> bool:
+        return (r.depth_a // (A_ROWS_PER_K_BLOCK_MV * c) >= 2
+                and r.depth_meta // (META_ROWS_PER_K_BLOCK * c) >= 2)
+
+    pieces, chunk, s = k_split(kb, r.mv_k_chunk, fits)
+    if not pieces:
+        raise BufferTooSmall("flightllm.buffers.a.depth", r.depth_a,
+                             f"cannot hold two K chunks of {L.name}")
+    dep = min(r.depth_a // (A_ROWS_PER_K_BLOCK_MV * chunk),
+              r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
+              r.depth_fsb // math.ceil(kb / s))
+    _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {L.name}")
+    ratio = r.weight_ratio / L.sparse_ratio
+    sparse = L.sparse_ratio
+    fused = bool(L.misc)
+    e.ld(L.k * r.act_bytes, cross=True)  # (a) the input vector into B
+    if L.bias:
+        e.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)  # (b) bias, same channel, parallel 1
+    total = groups * len(pieces)
+    i = 0
+    for g in range(groups):
+        for p, kc in enumerate(pieces):
+            i += 1
+            sizes = []
+            for c in range(r.channels_a):
+                if nb >= gb:  # the padding test compares in-group indices with Nb: never true
+                    d = bpc
+                else:
+                    d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)
+                if d == 0:
+                    continue
+                if d == bpc:
+                    sizes.append(b * b * kc * d * r.weight_bytes)
+                else:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
+                    sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
+            for n_ld, size in enumerate(sizes):
+                wait = _mask(MV) if (n_ld == 0 and i > dep) else 0
+                rel = _mask(MV) if n_ld == len(sizes) - 1 else 0
+                e.ld(size, par=r.channels_a, ratio=ratio, traffic=TRAFFIC_WEIGHT, wait=wait,
+                     rel=rel)
+            rel = _mask(LD) if i + dep <= total else 0
+            last_chunk = p == len(pieces) - 1
+            if fused and last_chunk:
+                rel |= _mask(MISC)
+            if not fused and i == total:
+                rel |= _mask(ST)
+            e.mv(kc, sparse, wait=_mask(LD), rel=rel)
+        if fused:
+            _fused_misc(e, L, gb, per_set=[r.mv_group * r.act_bytes] * r.channels_a,
+                        par=r.channels_a, compute=MV, last_group=g == groups - 1, extra_rel=0)
+    e.st(L.n * r.act_bytes, wait=_mask(MISC if fused else MV))
+
+
+def _fused_misc(e: Emitter, L: HwLayer, k: int, per_set: list[float], par: int, compute: int,
+                last_group: bool, extra_rel: int) -> None:
+    """Eltwise operand sets and fused MISCs after a group's (or N block's) last MV/MM."""
+    if L.misc == ("silu",):
+        rel = (_mask(ST) if last_group else 0) | extra_rel
+        e.misc("silu", k, wait=_mask(compute), rel=rel)
+        return
+    for _ in range(L.operand_sets):
+        for n_ld, size in enumerate(per_set):
+            e.ld(size, par=par, rel=_mask(MISC) if n_ld == len(per_set) - 1 else 0)
+    for m, kind in enumerate(L.misc):
+        wait = (_mask(LD) if m < L.operand_sets else 0) | (_mask(compute) if m == 0 else 0)
+        rel = 0
+        if m == len(L.misc) - 1:
+            rel = (_mask(ST) if last_group else 0) | extra_rel
+        e.misc(kind, k, wait=wait, rel=rel)
+
+
+def linear_mm(e: Emitter, L: HwLayer) -> None:
+    """Prefill projection (section 4.3): activations in A by 128-row tiles, weights in B."""
+    r = e.r
+    b = r.block
+    kb, nb = L.k // b, L.n // b
+    mb = math.ceil(L.rows / b)
+    tile_blocks = r.mm_rows // b
+
+    def fits(c: int) -> bool:
+        return (r.depth_b // (B_ROWS_PER_K_BLOCK_MM * c) >= 2
+                and r.depth_meta // (META_ROWS_PER_K_BLOCK * c) >= 2)
+
+    pieces, chunk, s = k_split(kb, r.mm_k_chunk, fits)
+    if not pieces:
+        raise BufferTooSmall("flightllm.buffers.b.depth", r.depth_b,
+                             f"cannot hold two K chunks of {L.name}")
+    dep = min(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * chunk),
+              r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
+              r.depth_fsb // math.ceil(kb / s))
+    _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {L.name}")
+    dout = _need(r.depth_global // 1, "flightllm.buffers.global.depth", r.depth_global,
+                 "the output credit")
+    ratio = r.weight_ratio / L.sparse_ratio
+    fused = bool(L.misc)
+    if L.bias:
+        e.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)
+    tiles = math.ceil(mb / tile_blocks)
+    total = nb * len(pieces)
+    blk = b * b * r.act_bytes  # one 16x16 activation block
+    for t in range(tiles):
+        m = min(tile_blocks, mb - t * tile_blocks)
+        for a in range(m):
+            wait = _mask(MM) if (a == 0 and t > 0) else 0
+            e.ld(b * L.k * r.act_bytes, par=r.channels_a, wait=wait)
+        i = 0
+        for j in range(1, nb + 1):
+            for p, kc in enumerate(pieces):
+                i += 1
+                e.ld(b * b * kc * r.weight_bytes, cross=True, ratio=ratio, traffic=TRAFFIC_WEIGHT,
+                     wait=_mask(MM) if i > dep else 0, rel=_mask(MM))
+                rel = _mask(LD) if i + dep <= total else 0
+                if i == total and t < tiles - 1:
+                    rel |= _mask(LD)
+                wait = _mask(LD)
+                if p == len(pieces) - 1:
+                    rel |= _mask(MISC if fused else ST)
+                    if j > dout:
+                        wait |= _mask(MISC if fused else ST)
+                e.mm(kc, L.sparse_ratio, wait=wait, rel=rel)
+            if fused:
+                more = _mask(MM) if j + dout <= nb else 0
+                _fused_misc(e, L, m, per_set=[blk] * m, par=r.channels_a, compute=MM,
+                            last_group=True, extra_rel=more)
+            for a in range(m):
+                size = blk
+                if t == tiles - 1 and a == m - 1:
+                    size = L.rows - b * (mb - 1)  # FLIGHTLLM.md 7.9: rows, not bytes
+                wait = _mask(MISC if fused else MM) if a == 0 else 0
+                rel = _mask(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
+                e.st(size, par=r.channels_a, wait=wait, rel=rel)
+
+
+def attention_mv(e: Emitter, L: HwLayer) -> None:
+    """Decode attention (section 4.4): QK^T (softmax fused) or PV, per head, MVs of 512."""
+    r = e.r
+    b = r.block
+    qk = L.kind == "attention_qk"
+    k_el, n_el = (L.k, L.n) if qk else (L.k, L.n)
+    kb, nb = k_el // b, n_el // b
+    gb = r.mv_group // b
+    bpc = gb // r.channels_a
+    n_mv = math.ceil(nb / gb)
+    dep = _need(r.depth_a // k_el, "flightllm.buffers.a.depth", r.depth_a,
+                f"one K={k_el} tile of {L.name}")
+    sizes = []
+    for c in range(r.channels_a):
+        d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)  # uses the total Nb
+        if d:
+            sizes.append(b * k_el * d * r.act_bytes)
+    e.ld(L.heads * k_el * r.act_bytes, cross=True)
+    for h in range(L.heads):
+        for j in range(1, n_mv + 1):
+            for n_ld, size in enumerate(sizes):
+                wait = _mask(MV) if (n_ld == 0 and j > dep) else 0
+                rel = _mask(MV) if n_ld == len(sizes) - 1 else 0
+                e.ld(size, par=r.channels_a, traffic=TRAFFIC_KV, wait=wait, rel=rel)
+            rel = _mask(LD) if j + dep <= n_mv else 0
+            if j == n_mv:
+                if qk:
+                    rel |= _mask(MISC)
+                elif h == L.heads - 1:
+                    rel |= _mask(ST)
+            e.mv(kb, wait=_mask(LD), rel=rel)
+        if qk:
+            e.misc("softmax", nb, wait=_mask(MV), rel=_mask(ST) if h == L.heads - 1 else 0)
+    e.st(L.heads * n_el * r.act_bytes, wait=_mask(MISC if qk else MV))
+
+
+def concat(e: Emitter, L: HwLayer) -> None:
+    """Decode KV append (section 4.7): read the whole cache once, store 0 bytes."""
+    r = e.r
+    per = math.ceil(L.heads * L.k * L.n * r.act_bytes / r.channels_a)
+    for _ in range(r.channels_a):
+        e.ld(per, par=r.channels_a, traffic=TRAFFIC_KV)
+    e.st(0)
+
+
+def misc_layer(e: Emitter, L: HwLayer) -> None:
+    """Stand-alone norm / eltwise / SiLU (section 4.6): LD, MISC, ST per row, credit D."""
+    r = e.r
+    if L.k % MISC_ELEMENTS_PER_ADDRESS:
+        raise BufferTooSmall("model.hidden", L.k, f"a multiple of {MISC_ELEMENTS_PER_ADDRESS} "
+                             f"(a MISC row uses K/{MISC_ELEMENTS_PER_ADDRESS} global addresses)")
+    per_row = L.k // MISC_ELEMENTS_PER_ADDRESS
+    two = L.kind == "eltwise"
+    depth = r.depth_global // 2 if two else r.depth_global
+    d = _need(depth // per_row, "flightllm.buffers.global.depth", r.depth_global,
+              f"one row of {L.name}")
+    rows = L.rows
+    kind = L.misc[0]
+    for row in range(1, rows + 1):
+        n_ld = 2 if two else 1
+        for x in range(n_ld):
+            wait = _mask(MISC) if (x == 0 and row > d) else 0
+            rel = _mask(MISC) if x == n_ld - 1 else 0
+            e.ld(L.k * r.act_bytes, wait=wait, rel=rel)
+        e.misc(kind, L.k // r.block, wait=_mask(LD) | (_mask(ST) if row > d else 0),
+               rel=_mask(ST) | (_mask(LD) if row + d <= rows else 0))
+        e.st(L.k * r.act_bytes, wait=_mask(MISC), rel=_mask(MISC) if row + d <= rows else 0)
+
+
+def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) -> None:
+    """Prefill attention (section 4.5) with count-level stand-ins of the block masks (4.9)."""
+    r = e.r
+    b = r.block
+    qk = L.kind == "attention_qk"
+    ctx = L.n if qk else L.k  # L tokens
+    if ctx % r.mm_rows or r.mm_rows % r.mask_block:
+        raise BufferTooSmall("padding.prefill_multiple", ctx,
+                             f"prefill length must be a multiple of {r.mm_rows}")
+    n = ctx // r.mask_block  # mask rows in use
+    if n > mask.rows():
+        raise BufferTooSmall("max_context_tokens", ctx,
+                             f"the masks cover {mask.rows() * r.mask_block} tokens")
+    nt = ctx // r.mm_rows
+    rb_per_row = r.mask_block // b  # 16-row blocks per mask row (4)
+    rows_per_tile = r.mm_rows // r.mask_block  # mask rows per tile (2)
+    H = heads_in_mask
+    lblocks = ctx // b  # L/16
+    act = r.act_bytes
+
+    def a_of(h: int, i: int) -> int:  # active 16-blocks of each row block of mask row i
+        return rb_per_row * spread(mask.S[i], H, h)
+
+    if qk:
+        kb = L.k // b  # head dim in blocks (8)
+        nb = lblocks
+        dep_b = _need(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+                      r.depth_b, "the K-block ring")
+        dout = _need(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+                     f"one tile row of scores at L = {ctx}")
+        for h in range(L.heads):
+            for t in range(1, nt + 1):
+                a_r = [a_of(h, (t - 1) * rows_per_tile + x // rb_per_row)
+                       for x in range(rows_per_tile * rb_per_row)]
+                first = True
+                for a in a_r:
+                    if a > 0:
+                        e.ld(b * b * kb * act, par=r.channels_a,
+                             wait=_mask(MM) if (first and t > 1) else 0)
+                        first = False
+                u = rb_per_row * spread(mask.V[t - 1], H, h)
+                for i in range(1, u + 1):
+                    e.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                         wait=_mask(MM) if i > dep_b else 0, rel=_mask(MM))
+                    wait = _mask(LD)
+                    rel = _mask(LD) if i + dep_b <= u else 0
+                    if i == u:
+                        rel |= _mask(MISC) | (_mask(LD) if t < nt else 0)
+                    if i == 1 and t > dout:
+                        wait |= _mask(MISC)
+                    e.mm(kb, wait=wait, rel=rel)
+                live = [a for a in a_r if a > 0]
+                for x, a in enumerate(live):
+                    for row in range(b):
+                        wait = _mask(MM) if (x == 0 and row == 0) else 0
+                        rel = 0
+                        if row == b - 1:
+                            rel = _mask(ST)
+                            if x == len(live) - 1 and t + dout <= nt:
+                                rel |= _mask(MM)
+                        e.misc("softmax", a, wait=wait, rel=rel)
+                    e.st(b * b * a * act, par=r.channels_a, wait=_mask(MISC))
+        return
+    kb = lblocks  # K = L
+    nb = L.n // b  # head dim in blocks (8)
+    dep_b = _need(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+                  r.depth_b, f"one V block of K = {ctx}")
+    dout = _need(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+                 "the PV output credit")
+    # A-side loads of every (head, tile): zero-fill and active bytes per row block
+    tiles: list[list[tuple[bool, float]]] = []
+    for h in range(L.heads):
+        for t in range(nt):
+            loads: list[tuple[bool, float]] = []
+            for x in range(rows_per_tile * rb_per_row):
+                a = a_of(h, t * rows_per_tile + x // rb_per_row)
+                if a < lblocks:
+                    loads.append((True, b * b * (lblocks - a) * act))
+                loads.append((False, b * b * a * act))
+            tiles.append(loads)
+    _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
+    for h in range(L.heads):
+        for t in range(1, nt + 1):
+            for x, (zero, size) in enumerate(tiles[(h * nt) + t - 1]):
+                wait = _mask(MM) if (x == 0 and t > 1) else 0
+                if zero:
+                    e.zero_fill(size, r.channels_a, wait=wait)
+                else:
+                    e.ld(size, par=r.channels_a, wait=wait)
+            for j in range(1, nb + 1):
+                e.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                     wait=_mask(MM) if j > dep_b else 0, rel=_mask(MM))
+                wait = _mask(LD) | (_mask(ST) if (j == 1 and t > dout) else 0)
+                rel = _mask(LD) if j + dep_b <= nb else 0
+                if j == nb:
+                    rel |= _mask(ST) | (_mask(LD) if t < nt else 0)
+                e.mm(kb, wait=wait, rel=rel)
+            rows = r.mm_rows // b
+            for x in range(rows):
+                wait = _mask(MM) if x == 0 else 0
+                rel = _mask(MM) if (x == rows - 1 and t + dout <= nt) else 0
+                e.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
+
+
+def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:
+    """Split (or merge) active probability-row loads inside tiles until the layer has `target`.
+
+    The stand-in gives one active LD per row block; the real masks have one per maximal run.
+    Loads of a tile run back to back and LD time is linear in bytes, so timing is unchanged.
+    """
+    count = sum(len(t) for t in tiles)
+    extra = target - count
+    for loads in tiles:
+        if extra == 0:
+            return
+        k = 1  # never touch a tile's first load (it carries the tile's wait)
+        while k < len(loads) and extra != 0:
+            zero, size = loads[k]
+            if extra > 0 and not zero and size >= 2 * unit:
+                half = (size // unit // 2) * unit
+                loads[k] = (False, size - half)
+                loads.insert(k + 1, (False, half))
+                extra -= 1
+                continue
+            if extra < 0 and not zero:
+                nxt = next((m for m in range(k + 1, len(loads)) if not loads[m][0]), None)
+                if nxt is not None:
+                    loads[k] = (False, size + loads[nxt][1])
+                    del loads[nxt]
+                    extra += 1
+                    continue
+            k += 1
+    if extra != 0:
+        raise AssertionError(f"cannot match the mask's probability-row load count ({extra} left)")
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """Explicit waits: the n-th row of unit c waiting on p depends on the n-th release p -> c."""
+    n = len(unit)
+    deps = np.full((n, MAX_WAIT), -1, np.int32)
+    slots = np.zeros(n, np.int64)
+    for p in range(len(UNIT_NAMES)):
+        for c in range(len(UNIT_NAMES)):
+            if p == c:
+                continue
+            givers = np.flatnonzero((unit == p) & ((rel >> c) & 1).astype(bool))
+            takers = np.flatnonzero((unit == c) & ((wait >> p) & 1).astype(bool))
+            if len(givers) != len(takers):
+                raise AssertionError(
+                    f"unbalanced tokens {UNIT_NAMES[p]}->{UNIT_NAMES[c]}: "
+                    f"{len(givers)} released, {len(takers)} awaited"
+                )
+            if not len(takers):
+                continue
+            slot = slots[takers]
+            if (slot >= MAX_WAIT).any():
+                raise AssertionError(f"more than {MAX_WAIT} waits on one row")
+            deps[takers, slot] = givers
+            slots[takers] += 1
+    return deps
+
+
+def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:
+    """One barrier-delimited part: its layers chained by SYS as in section 3."""
+    e = Emitter(rates)
+    for idx, L in enumerate(layers):
+        e.op_index = idx
+        start = len(e)
+        if L.kind == "linear":
+            (linear_mv if L.rows == 1 else linear_mm)(e, L)
+        elif L.kind in ("attention_qk", "attention_pv"):
+            if L.mask_layer < 0:
+                attention_mv(e, L)
+            else:
+                attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
+        elif L.kind == "concat":
+            concat(e, L)
+        else:
+            misc_layer(e, L)
+        if e.unit[start] != LD or e.unit[-1] != ST:
+            raise AssertionError(f"{L.name}: a layer must start with LD and end with ST")
+        e.wait[start] = _mask(SYS) if idx > 0 else 0
+        e.rel[-1] = _mask(SYS)
+        e.sys(wait=_mask(ST), rel=_mask(LD) if idx < len(layers) - 1 else 0)
+    unit = np.asarray(e.unit, np.int64)
+    rows = np.zeros(len(unit), INSTR_DTYPE)
+    rows["opcode"] = unit
+    rows["unit"] = unit
+    rows["op"] = e.op
+    rows["layer"] = -1
+    rows["cycles"] = np.rint(np.asarray(e.cyc) * TICKS_PER_CYCLE).astype(np.int64)
+    rows["nbytes"] = e.nbytes
+    rows["work"] = e.work
+    rows["traffic"] = e.traffic
+    rows["group"] = -1
+    rows["chan"] = -1
+    rows["acq_buf"] = -1
+    rows["rel_buf"] = -1
+    rows["wait"] = resolve(unit, np.asarray(e.wait, np.int64), np.asarray(e.rel, np.int64))
+    rows.flags.writeable = False
+    return Program(
+        instrs=rows,
+        op_names=tuple(names),
+        head_len=len(rows),
+        layer_len=0,
+        layers=1,
+        total_layers=1,
+        buffer_bytes=(-1, -1),
+        clock_hz=rates.clock_hz,
+        ideal=False,
+        label=" + ".join(names),
+        unit_names=UNIT_NAMES,
+        ticks_per_cycle=TICKS_PER_CYCLE,
+    )

@@ -69,7 +69,7 @@ class Schedule:
 
 
 def check_runnable(program: Program) -> None:
-    """Rows take >= 1 cycle, or >= 0 in programs without ports and buffers (FlightLLM's).
+    """Rows take >= 1 cycle; >= 0 only in tick-based programs without ports and buffers.
 
     A zero-length row (FlightLLM's 0-byte concat store) is safe when starts depend on waits
     and unit order only: its start and finish coincide and nothing contends for it.
@@ -78,7 +78,7 @@ def check_runnable(program: Program) -> None:
     if not len(ins):
         return
     shared = bool((ins["chan"] >= 0).any() or (ins["acq_buf"] >= 0).any())
-    least = 1 if shared else 0
+    least = 1 if shared or program.ticks_per_cycle == 1 else 0
     if int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
 

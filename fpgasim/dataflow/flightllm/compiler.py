@@ -135,19 +135,30 @@ def _mask(*units: int) -> int:
 
 
 class Emitter:
-    """Rows of one part, column by column: unit, duration (cycles), bytes, flags."""
+    """Rows of one part, column by column: unit, duration (cycles), bytes, flags.
+
+    `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
+    for every later block with the same key (identical tiles, groups or heads of a layer).
+    """
+
+    COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel")
 
     def __init__(self, rates: Rates) -> None:
         self.r = rates
         self.unit: list[int] = []
         self.cyc: list[float] = []
-        self.nbytes: list[int] = []
+        self.nbytes: list[float] = []
         self.work: list[int] = []
         self.traffic: list[int] = []
         self.wait: list[int] = []
         self.rel: list[int] = []
         self.op: list[int] = []
         self.op_index = 0
+        self._blocks: dict = {}
+        self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
+        self._passes = dict(rates.misc_passes)
+        self._same = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_same)
+        self._cross = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_cross)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -155,23 +166,36 @@ class Emitter:
     def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
         self.unit.append(unit)
         self.cyc.append(cyc)
-        self.nbytes.append(int(nbytes))
-        self.work.append(int(work))
+        self.nbytes.append(nbytes)
+        self.work.append(work)
         self.traffic.append(traffic)
         self.wait.append(wait)
         self.rel.append(rel)
-        self.op.append(self.op_index)
         return len(self.unit) - 1
+
+    def block(self, key, build) -> None:
+        """Append build(sub)'s rows; a block with a key seen before in this layer is copied."""
+        cols = self._blocks.get(key)
+        if cols is None:
+            sub = Emitter(self.r)
+            build(sub)
+            cols = tuple(getattr(sub, c) for c in self.COLUMNS)
+            self._blocks[key] = cols
+        for name, values in zip(self.COLUMNS, cols, strict=True):
+            getattr(self, name).extend(values)
+
+    def new_layer(self, index: int) -> None:
+        self.op_index = index
+        self._blocks = {}
 
     def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
         """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
-        r = self.r
         if cross:
-            rate = r.channel_bytes_per_s * r.e_cross * ratio
+            cyc = nbytes * self._cross / ratio
         else:
-            rate = r.channel_bytes_per_s * r.e_same * ratio * par
-        return self._row(LD, nbytes * r.clock_hz / rate, nbytes, 0, traffic, wait, rel)
+            cyc = nbytes * self._same / (ratio * par)
+        return self._row(LD, cyc, nbytes, 0, traffic, wait, rel)
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
@@ -179,8 +203,7 @@ class Emitter:
         return self._row(LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel)
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
-        rate = self.r.channel_bytes_per_s * self.r.e_same * par
-        return self._row(ST, nbytes * self.r.clock_hz / rate, nbytes, 0, TRAFFIC_STORE, wait, rel)
+        return self._row(ST, nbytes * self._same / par, nbytes, 0, TRAFFIC_STORE, wait, rel)
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
@@ -194,13 +217,24 @@ class Emitter:
         macs = r.block * k * r.mv_group
         return self._row(MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
 
-    def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0) -> int:
-        """MISC: block x k elements at the kind's rate, times its passes (softmax, norms)."""
-        r = self.r
-        rate = dict(r.misc_rate)[kind]
-        passes = dict(r.misc_passes)[kind]
-        elems = r.block * k
-        return self._row(MISC, elems / rate * passes, 0, elems * passes, TRAFFIC_NONE, wait, rel)
+    def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0, count: int = 1) -> int:
+        """MISC: block x k elements at the kind's rate, times its passes (softmax, norms).
+
+        `count` identical rows (wait on the first, release on the last)."""
+        elems = self.r.block * k
+        cyc = elems * self._misc[kind]
+        work = elems * self._passes[kind]
+        if count == 1:
+            return self._row(MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel)
+        first = len(self.unit)
+        self.unit.extend([MISC] * count)
+        self.cyc.extend([cyc] * count)
+        self.nbytes.extend([0] * count)
+        self.work.extend([work] * count)
+        self.traffic.extend([TRAFFIC_NONE] * count)
+        self.wait.extend([wait] + [0] * (count - 1))
+        self.rel.extend([0] * (count - 1) + [rel])
+        return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:
         return self._row(SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel)
@@ -260,43 +294,50 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
               r.depth_fsb // math.ceil(kb / s))
     _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {L.name}")
     ratio = r.weight_ratio / L.sparse_ratio
-    sparse = L.sparse_ratio
     fused = bool(L.misc)
+    sizes_of = {}
+    for kc in set(pieces):
+        sizes = []
+        for c in range(r.channels_a):
+            if nb >= gb:  # the padding test compares in-group indices with Nb: never true
+                d = bpc
+            else:
+                d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)
+            if d == bpc:
+                sizes.append(b * b * kc * d * r.weight_bytes)
+            elif d:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
+                sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
+        sizes_of[kc] = sizes
     e.ld(L.k * r.act_bytes, cross=True)  # (a) the input vector into B
     if L.bias:
         e.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)  # (b) bias, same channel, parallel 1
     total = groups * len(pieces)
-    i = 0
-    for g in range(groups):
+
+    def group(sub: Emitter, first_i: int, last_group: bool) -> None:
         for p, kc in enumerate(pieces):
-            i += 1
-            sizes = []
-            for c in range(r.channels_a):
-                if nb >= gb:  # the padding test compares in-group indices with Nb: never true
-                    d = bpc
-                else:
-                    d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)
-                if d == 0:
-                    continue
-                if d == bpc:
-                    sizes.append(b * b * kc * d * r.weight_bytes)
-                else:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
-                    sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
+            i = first_i + p
+            sizes = sizes_of[kc]
             for n_ld, size in enumerate(sizes):
                 wait = _mask(MV) if (n_ld == 0 and i > dep) else 0
                 rel = _mask(MV) if n_ld == len(sizes) - 1 else 0
-                e.ld(size, par=r.channels_a, ratio=ratio, traffic=TRAFFIC_WEIGHT, wait=wait,
-                     rel=rel)
+                sub.ld(size, par=r.channels_a, ratio=ratio, traffic=TRAFFIC_WEIGHT, wait=wait,
+                       rel=rel)
             rel = _mask(LD) if i + dep <= total else 0
-            last_chunk = p == len(pieces) - 1
-            if fused and last_chunk:
+            if fused and p == len(pieces) - 1:
                 rel |= _mask(MISC)
             if not fused and i == total:
                 rel |= _mask(ST)
-            e.mv(kc, sparse, wait=_mask(LD), rel=rel)
+            sub.mv(kc, L.sparse_ratio, wait=_mask(LD), rel=rel)
         if fused:
-            _fused_misc(e, L, gb, per_set=[r.mv_group * r.act_bytes] * r.channels_a,
-                        par=r.channels_a, compute=MV, last_group=g == groups - 1, extra_rel=0)
+            _fused_misc(sub, L, gb, per_set=[r.mv_group * r.act_bytes] * r.channels_a,
+                        par=r.channels_a, compute=MV, last_group=last_group, extra_rel=0)
+
+    for g in range(groups):
+        first_i = g * len(pieces) + 1
+        flags = tuple((i > dep, i + dep <= total, i == total)
+                      for i in range(first_i, first_i + len(pieces)))
+        last = g == groups - 1
+        e.block((flags, last), lambda sub, fi=first_i, la=last: group(sub, fi, la))
     e.st(L.n * r.act_bytes, wait=_mask(MISC if fused else MV))
 
 
@@ -347,37 +388,48 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
     tiles = math.ceil(mb / tile_blocks)
     total = nb * len(pieces)
     blk = b * b * r.act_bytes  # one 16x16 activation block
-    for t in range(tiles):
-        m = min(tile_blocks, mb - t * tile_blocks)
+
+    def nblock(sub: Emitter, j: int, first_i: int, m: int, more_tiles: bool, last_tile: bool):
+        for p, kc in enumerate(pieces):
+            i = first_i + p
+            sub.ld(b * b * kc * r.weight_bytes, cross=True, ratio=ratio, traffic=TRAFFIC_WEIGHT,
+                   wait=_mask(MM) if i > dep else 0, rel=_mask(MM))
+            rel = _mask(LD) if i + dep <= total else 0
+            if i == total and more_tiles:
+                rel |= _mask(LD)
+            wait = _mask(LD)
+            if p == len(pieces) - 1:
+                rel |= _mask(MISC if fused else ST)
+                if j > dout:
+                    wait |= _mask(MISC if fused else ST)
+            sub.mm(kc, L.sparse_ratio, wait=wait, rel=rel)
+        if fused:
+            more = _mask(MM) if j + dout <= nb else 0
+            _fused_misc(sub, L, m, per_set=[blk] * m, par=r.channels_a, compute=MM,
+                        last_group=True, extra_rel=more)
+        for a in range(m):
+            size = blk
+            if last_tile and a == m - 1:
+                size = L.rows - b * (mb - 1)  # FLIGHTLLM.md 7.9: rows, not bytes
+            wait = _mask(MISC if fused else MM) if a == 0 else 0
+            rel = _mask(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
+            sub.st(size, par=r.channels_a, wait=wait, rel=rel)
+
+    def tile(sub: Emitter, t: int, m: int) -> None:
         for a in range(m):
             wait = _mask(MM) if (a == 0 and t > 0) else 0
-            e.ld(b * L.k * r.act_bytes, par=r.channels_a, wait=wait)
-        i = 0
+            sub.ld(b * L.k * r.act_bytes, par=r.channels_a, wait=wait)
+        more, last = t < tiles - 1, t == tiles - 1
         for j in range(1, nb + 1):
-            for p, kc in enumerate(pieces):
-                i += 1
-                e.ld(b * b * kc * r.weight_bytes, cross=True, ratio=ratio, traffic=TRAFFIC_WEIGHT,
-                     wait=_mask(MM) if i > dep else 0, rel=_mask(MM))
-                rel = _mask(LD) if i + dep <= total else 0
-                if i == total and t < tiles - 1:
-                    rel |= _mask(LD)
-                wait = _mask(LD)
-                if p == len(pieces) - 1:
-                    rel |= _mask(MISC if fused else ST)
-                    if j > dout:
-                        wait |= _mask(MISC if fused else ST)
-                e.mm(kc, L.sparse_ratio, wait=wait, rel=rel)
-            if fused:
-                more = _mask(MM) if j + dout <= nb else 0
-                _fused_misc(e, L, m, per_set=[blk] * m, par=r.channels_a, compute=MM,
-                            last_group=True, extra_rel=more)
-            for a in range(m):
-                size = blk
-                if t == tiles - 1 and a == m - 1:
-                    size = L.rows - b * (mb - 1)  # FLIGHTLLM.md 7.9: rows, not bytes
-                wait = _mask(MISC if fused else MM) if a == 0 else 0
-                rel = _mask(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
-                e.st(size, par=r.channels_a, wait=wait, rel=rel)
+            first_i = (j - 1) * len(pieces) + 1
+            flags = tuple((i > dep, i + dep <= total, i == total)
+                          for i in range(first_i, first_i + len(pieces)))
+            key = (flags, j > dout, j + dout <= nb)
+            sub.block(key, lambda s2, j=j, fi=first_i: nblock(s2, j, fi, m, more, last))
+
+    for t in range(tiles):
+        m = min(tile_blocks, mb - t * tile_blocks)
+        e.block((t > 0, t < tiles - 1, m), lambda sub, t=t, m=m: tile(sub, t, m))
 
 
 def attention_mv(e: Emitter, L: HwLayer) -> None:
@@ -385,7 +437,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
     r = e.r
     b = r.block
     qk = L.kind == "attention_qk"
-    k_el, n_el = (L.k, L.n) if qk else (L.k, L.n)
+    k_el, n_el = L.k, L.n
     kb, nb = k_el // b, n_el // b
     gb = r.mv_group // b
     bpc = gb // r.channels_a
@@ -398,21 +450,26 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         if d:
             sizes.append(b * k_el * d * r.act_bytes)
     e.ld(L.heads * k_el * r.act_bytes, cross=True)
-    for h in range(L.heads):
+
+    def head(sub: Emitter, last_head: bool) -> None:
         for j in range(1, n_mv + 1):
             for n_ld, size in enumerate(sizes):
                 wait = _mask(MV) if (n_ld == 0 and j > dep) else 0
                 rel = _mask(MV) if n_ld == len(sizes) - 1 else 0
-                e.ld(size, par=r.channels_a, traffic=TRAFFIC_KV, wait=wait, rel=rel)
+                sub.ld(size, par=r.channels_a, traffic=TRAFFIC_KV, wait=wait, rel=rel)
             rel = _mask(LD) if j + dep <= n_mv else 0
             if j == n_mv:
                 if qk:
                     rel |= _mask(MISC)
-                elif h == L.heads - 1:
+                elif last_head:
                     rel |= _mask(ST)
-            e.mv(kb, wait=_mask(LD), rel=rel)
+            sub.mv(kb, wait=_mask(LD), rel=rel)
         if qk:
-            e.misc("softmax", nb, wait=_mask(MV), rel=_mask(ST) if h == L.heads - 1 else 0)
+            sub.misc("softmax", nb, wait=_mask(MV), rel=_mask(ST) if last_head else 0)
+
+    for h in range(L.heads):
+        last = h == L.heads - 1
+        e.block(last, lambda sub, la=last: head(sub, la))
     e.st(L.heads * n_el * r.act_bytes, wait=_mask(MISC if qk else MV))
 
 
@@ -438,15 +495,20 @@ def misc_layer(e: Emitter, L: HwLayer) -> None:
               f"one row of {L.name}")
     rows = L.rows
     kind = L.misc[0]
-    for row in range(1, rows + 1):
-        n_ld = 2 if two else 1
+    n_ld = 2 if two else 1
+
+    def row(sub: Emitter, late: bool, more: bool) -> None:
         for x in range(n_ld):
-            wait = _mask(MISC) if (x == 0 and row > d) else 0
+            wait = _mask(MISC) if (x == 0 and late) else 0
             rel = _mask(MISC) if x == n_ld - 1 else 0
-            e.ld(L.k * r.act_bytes, wait=wait, rel=rel)
-        e.misc(kind, L.k // r.block, wait=_mask(LD) | (_mask(ST) if row > d else 0),
-               rel=_mask(ST) | (_mask(LD) if row + d <= rows else 0))
-        e.st(L.k * r.act_bytes, wait=_mask(MISC), rel=_mask(MISC) if row + d <= rows else 0)
+            sub.ld(L.k * r.act_bytes, wait=wait, rel=rel)
+        sub.misc(kind, L.k // r.block, wait=_mask(LD) | (_mask(ST) if late else 0),
+                 rel=_mask(ST) | (_mask(LD) if more else 0))
+        sub.st(L.k * r.act_bytes, wait=_mask(MISC), rel=_mask(MISC) if more else 0)
+
+    for x in range(1, rows + 1):
+        late, more = x > d, x + d <= rows
+        e.block((late, more), lambda sub, la=late, mo=more: row(sub, la, mo))
 
 
 def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) -> None:
@@ -479,38 +541,39 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) ->
                       r.depth_b, "the K-block ring")
         dout = _need(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
                      f"one tile row of scores at L = {ctx}")
+
+        def qk_tile(sub: Emitter, a_r: tuple[int, ...], u: int, t: int) -> None:
+            first = True
+            for a in a_r:
+                if a > 0:
+                    sub.ld(b * b * kb * act, par=r.channels_a,
+                           wait=_mask(MM) if (first and t > 1) else 0)
+                    first = False
+            for i in range(1, u + 1):
+                sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                       wait=_mask(MM) if i > dep_b else 0, rel=_mask(MM))
+                wait = _mask(LD)
+                rel = _mask(LD) if i + dep_b <= u else 0
+                if i == u:
+                    rel |= _mask(MISC) | (_mask(LD) if t < nt else 0)
+                if i == 1 and t > dout:
+                    wait |= _mask(MISC)
+                sub.mm(kb, wait=wait, rel=rel)
+            live = [a for a in a_r if a > 0]
+            for x, a in enumerate(live):
+                rel = _mask(ST)
+                if x == len(live) - 1 and t + dout <= nt:
+                    rel |= _mask(MM)
+                sub.misc("softmax", a, wait=_mask(MM) if x == 0 else 0, rel=rel, count=b)
+                sub.st(b * b * a * act, par=r.channels_a, wait=_mask(MISC))
+
         for h in range(L.heads):
             for t in range(1, nt + 1):
-                a_r = [a_of(h, (t - 1) * rows_per_tile + x // rb_per_row)
-                       for x in range(rows_per_tile * rb_per_row)]
-                first = True
-                for a in a_r:
-                    if a > 0:
-                        e.ld(b * b * kb * act, par=r.channels_a,
-                             wait=_mask(MM) if (first and t > 1) else 0)
-                        first = False
+                a_r = tuple(a_of(h, (t - 1) * rows_per_tile + x // rb_per_row)
+                            for x in range(rows_per_tile * rb_per_row))
                 u = rb_per_row * spread(mask.V[t - 1], H, h)
-                for i in range(1, u + 1):
-                    e.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
-                         wait=_mask(MM) if i > dep_b else 0, rel=_mask(MM))
-                    wait = _mask(LD)
-                    rel = _mask(LD) if i + dep_b <= u else 0
-                    if i == u:
-                        rel |= _mask(MISC) | (_mask(LD) if t < nt else 0)
-                    if i == 1 and t > dout:
-                        wait |= _mask(MISC)
-                    e.mm(kb, wait=wait, rel=rel)
-                live = [a for a in a_r if a > 0]
-                for x, a in enumerate(live):
-                    for row in range(b):
-                        wait = _mask(MM) if (x == 0 and row == 0) else 0
-                        rel = 0
-                        if row == b - 1:
-                            rel = _mask(ST)
-                            if x == len(live) - 1 and t + dout <= nt:
-                                rel |= _mask(MM)
-                        e.misc("softmax", a, wait=wait, rel=rel)
-                    e.st(b * b * a * act, par=r.channels_a, wait=_mask(MISC))
+                key = (a_r, u, t > 1, t < nt, t > dout, t + dout <= nt)
+                e.block(key, lambda sub, a_r=a_r, u=u, t=t: qk_tile(sub, a_r, u, t))
         return
     kb = lblocks  # K = L
     nb = L.n // b  # head dim in blocks (8)
@@ -530,27 +593,33 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) ->
                 loads.append((False, b * b * a * act))
             tiles.append(loads)
     _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
+
+    def pv_tile(sub: Emitter, loads: tuple, t: int) -> None:
+        for x, (zero, size) in enumerate(loads):
+            wait = _mask(MM) if (x == 0 and t > 1) else 0
+            if zero:
+                sub.zero_fill(size, r.channels_a, wait=wait)
+            else:
+                sub.ld(size, par=r.channels_a, wait=wait)
+        for j in range(1, nb + 1):
+            sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                   wait=_mask(MM) if j > dep_b else 0, rel=_mask(MM))
+            wait = _mask(LD) | (_mask(ST) if (j == 1 and t > dout) else 0)
+            rel = _mask(LD) if j + dep_b <= nb else 0
+            if j == nb:
+                rel |= _mask(ST) | (_mask(LD) if t < nt else 0)
+            sub.mm(kb, wait=wait, rel=rel)
+        rows = r.mm_rows // b
+        for x in range(rows):
+            wait = _mask(MM) if x == 0 else 0
+            rel = _mask(MM) if (x == rows - 1 and t + dout <= nt) else 0
+            sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
+
     for h in range(L.heads):
         for t in range(1, nt + 1):
-            for x, (zero, size) in enumerate(tiles[(h * nt) + t - 1]):
-                wait = _mask(MM) if (x == 0 and t > 1) else 0
-                if zero:
-                    e.zero_fill(size, r.channels_a, wait=wait)
-                else:
-                    e.ld(size, par=r.channels_a, wait=wait)
-            for j in range(1, nb + 1):
-                e.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
-                     wait=_mask(MM) if j > dep_b else 0, rel=_mask(MM))
-                wait = _mask(LD) | (_mask(ST) if (j == 1 and t > dout) else 0)
-                rel = _mask(LD) if j + dep_b <= nb else 0
-                if j == nb:
-                    rel |= _mask(ST) | (_mask(LD) if t < nt else 0)
-                e.mm(kb, wait=wait, rel=rel)
-            rows = r.mm_rows // b
-            for x in range(rows):
-                wait = _mask(MM) if x == 0 else 0
-                rel = _mask(MM) if (x == rows - 1 and t + dout <= nt) else 0
-                e.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
+            loads = tuple(tiles[h * nt + t - 1])
+            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt)
+            e.block(key, lambda sub, lo=loads, t=t: pv_tile(sub, lo, t))
 
 
 def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:
@@ -617,9 +686,11 @@ def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
 def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:
     """One barrier-delimited part: its layers chained by SYS as in section 3."""
     e = Emitter(rates)
+    starts = []
     for idx, L in enumerate(layers):
-        e.op_index = idx
+        e.new_layer(idx)
         start = len(e)
+        starts.append(start)
         if L.kind == "linear":
             (linear_mv if L.rows == 1 else linear_mm)(e, L)
         elif L.kind in ("attention_qk", "attention_pv"):
@@ -640,7 +711,7 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
     rows["unit"] = unit
-    rows["op"] = e.op
+    rows["op"] = np.repeat(np.arange(len(layers)), np.diff(starts + [len(unit)]))
     rows["layer"] = -1
     rows["cycles"] = np.rint(np.asarray(e.cyc) * TICKS_PER_CYCLE).astype(np.int64)
     rows["nbytes"] = e.nbytes

@@ -348,3 +348,18 @@ def test_bad_inputs_name_the_field() -> None:
         lower(PassSpec("target", 4, 143), BOARD, MODEL)
     with pytest.raises(ConfigError, match="lowering"):
         AnalyticEngine().run_pass(PassSpec("target", 1, 143), BOARD, MODEL)
+
+
+def test_one_layer_graph_matches_the_full_graph() -> None:
+    from dataclasses import replace
+
+    from fpgasim.dataflow.flightllm import extras_of, hardware_layers_of
+    from fpgasim.dataflow.flightllm.graph import build_graph
+    from fpgasim.dataflow.flightllm.layers import hardware_layers
+
+    for phase, rows, ctx in (("decode", 1, 144), ("prefill", 256, 256)):
+        graph = build_graph(MODEL, extras_of(MODEL), rows, ctx, phase)
+        full = hardware_layers(graph, prefill=phase == "prefill")
+        assert list(hardware_layers_of(MODEL, phase, rows, ctx)) == full
+        assert len(full) == (13 if phase == "decode" else 11) * 32 + 2
+        assert full[1] == replace(full[(13 if phase == "decode" else 11) + 1], name=full[1].name)

@@ -203,12 +203,12 @@ class CycleEngine:
         return ticks
 
     def segments_ticks(self, prog: Segments) -> int:
-        """Time of a segmented pass: the sum of its parts' makespans (each part ends in a
-        barrier, so the sum is exact), or one simulation of the whole concatenated stream
-        when windowing is off and the pass is small enough."""
-        if not self.window and prog.rows <= self.max_full_rows:
-            self.last_method = "full"
-            return self.simulate(prog.concatenate()).makespan
+        """Time of a segmented pass: the sum of its parts' makespans.
+
+        Exact, not an extrapolation: each part starts when the previous part's barrier
+        (SYS) finishes and ends with its own, so the whole stream's makespan is the sum
+        (tests compare it with one simulation of `prog.concatenate()` on both engines).
+        """
         self.last_method = "barrier parts"
         counts = prog.counts()
         return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
@@ -307,10 +307,11 @@ def segments_totals(prog: Segments) -> dict[str, int]:
         )
         out["act_load_bytes"] += count * int(nbytes[loads].sum())
         out["act_store_bytes"] += count * int(nbytes[traffic == TRAFFIC_STORE].sum())
-        mac_units = [u for u, n in enumerate(prog.unit_names) if n in ("MM", "MV")]
-        out["macs"] += count * int(ins["work"][np.isin(unit, mac_units)].sum())
-        misc = [u for u, n in enumerate(prog.unit_names) if n == "MISC"]
-        out["misc_elements"] += count * int(ins["work"][np.isin(unit, misc)].sum())
+        for u, name in enumerate(prog.unit_names):
+            if name in ("MM", "MV"):
+                out["macs"] += count * int(ins["work"][unit == u].sum())
+            elif name == "MISC":
+                out["misc_elements"] += count * int(ins["work"][unit == u].sum())
     return out
 
 

@@ -8,6 +8,7 @@ pass as `Segments`: the parts in program order. See docs/validation.md, "FlightL
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
@@ -80,10 +81,24 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
 
 @lru_cache(maxsize=64)
 def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) -> tuple:
-    """(hardware layers, decoder-layer index of each) of one pass shape."""
-    graph = build_graph(model, extras_of(model), rows, context, phase)
-    layers = hardware_layers(graph, prefill=phase == "prefill")
-    return tuple(layers)
+    """The hardware layers of one pass shape, in program order.
+
+    The graph is built with one decoder layer (plus the final norm and LM head) and its
+    decoder-layer hardware layers are repeated `model.layers` times, each attention layer
+    with its own mask index: every decoder layer of the graph is identical but for names
+    and that index (`test_one_layer_graph_matches_the_full_graph` checks it).
+    """
+    graph = build_graph(model, extras_of(model), rows, context, phase, layers=1)
+    hw = hardware_layers(graph, prefill=phase == "prefill")
+    per = [x for x in hw if x.name.startswith("l0.")]
+    tail = hw[len(per):]
+    out = []
+    for layer in range(model.layers):
+        for x in per:
+            name = f"l{layer}." + x.name.removeprefix("l0.")
+            mask = layer if x.mask_layer >= 0 else -1
+            out.append(replace(x, name=name, mask_layer=mask))
+    return tuple(out + list(tail))
 
 
 @lru_cache(maxsize=512)

@@ -23,12 +23,18 @@ def _dtype(bits: int) -> str:
 
 
 def build_graph(
-    model: TargetModel, extras: FlightLLMModel, rows: int, context: int, phase: str
+    model: TargetModel,
+    extras: FlightLLMModel,
+    rows: int,
+    context: int,
+    phase: str,
+    layers: int | None = None,
 ) -> Graph:
     """The graph of one pass: `rows` query rows (1 in decode, L in prefill) over `context` keys.
 
     Decode: the K/V caches hold context - 1 positions and concat appends the new one.
-    Prefill: rows = context = L and K/V come straight from the projections.
+    Prefill: rows = context = L and K/V come straight from the projections. `layers`
+    decoder layers (default: the model's), then the final norm and the LM head.
     """
     h, heads, hd, inter = model.hidden, model.heads, model.head_dim, model.intermediate
     act = _dtype(extras.activation_bits)
@@ -64,7 +70,7 @@ def build_graph(
         c = eltwise(f"{name}.rope_cos", src, cos, "mul")
         return eltwise(f"{name}.rope_add", s, c, "add")
 
-    for layer in range(model.layers):
+    for layer in range(model.layers if layers is None else layers):
         p = f"l{layer}"
         n1 = rmsnorm(f"{p}.input_norm", x)
         q = rope(f"{p}.q", linear(f"{p}.q_proj", n1, h, h, extras.q))

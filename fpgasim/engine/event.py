@@ -57,6 +57,11 @@ class _Machine:
         ]
         self.requests: dict[int, simpy.resources.resource.Request] = {}
         self.blocked: list[tuple[int, simpy.Event]] = []
+        #: no ports and no buffers (FlightLLM's programs): a start depends only on the unit
+        #: and the rows waited on, so a blocked unit sleeps on one unfinished row's
+        #: completion instead of retrying after every completion (same start times)
+        self.simple = not (ins["chan"] >= 0).any() and not (ins["acq_buf"] >= 0).any()
+        self.done: dict[int, simpy.Event] = {}
         queues = program.unit_queues()
         self.units = [_Unit(self, u, queues[u].tolist()) for u in range(program.n_units)]
 
@@ -87,6 +92,27 @@ class _Machine:
         b = self.acq_buf[i]
         if b >= 0 and self.buffers[b] is not None:
             self.buffers[b].put(self.acq_bytes[i])  # room checked: done at once
+
+    def pending(self, i: int) -> int:
+        """A row that row i waits on and that has not finished by now (-1: none)."""
+        now = self.env.now
+        for d in self.wait[i]:
+            f = self.finish[d]
+            if f < 0 or f > now:
+                return d
+        return -1
+
+    def done_event(self, d: int) -> simpy.Event:
+        """An event triggered when row d completes."""
+        event = self.done.get(d)
+        if event is None:
+            event = self.done[d] = simpy.Event(self.env)
+        return event
+
+    def end_simple(self, i: int) -> None:
+        event = self.done.pop(i, None)
+        if event is not None:
+            event.succeed()
 
     def end(self, i: int) -> None:
         c = self.chan[i]
@@ -119,6 +145,9 @@ class _Unit:
     def run(self):
         m, env, u = self.machine, self.machine.env, self.index
         yield _At(env, 0, PHASE + u)
+        if m.simple:
+            yield from self.run_simple()
+            return
         for i in self.queue:
             while not m.ready(i):
                 yield m.block(u)
@@ -126,6 +155,19 @@ class _Unit:
             yield _At(env, m.cycles[i], COMPLETE)
             m.end(i)
             yield _At(env, 0, PHASE + u)
+
+
+    def run_simple(self):
+        """Programs without ports or buffers: start = max(unit free, rows waited on)."""
+        m, env = self.machine, self.machine.env
+        for i in self.queue:
+            d = m.pending(i)
+            while d >= 0:
+                yield m.done_event(d)
+                d = m.pending(i)
+            m.begin(i)
+            yield _At(env, m.cycles[i], COMPLETE)
+            m.end_simple(i)
 
 
 class EventEngine(CycleEngine):

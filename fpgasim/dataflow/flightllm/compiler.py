@@ -662,12 +662,16 @@ def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
     n = len(unit)
     deps = np.full((n, MAX_WAIT), -1, np.int32)
     slots = np.zeros(n, np.int64)
-    for p in range(len(UNIT_NAMES)):
-        for c in range(len(UNIT_NAMES)):
+    for c in range(len(UNIT_NAMES)):
+        givers_all = np.flatnonzero(rel & (1 << c))  # rows releasing to c, in order
+        takers_all = np.flatnonzero((unit == c) & (wait != 0))
+        g_unit = unit[givers_all]
+        t_wait = wait[takers_all]
+        for p in range(len(UNIT_NAMES)):
             if p == c:
                 continue
-            givers = np.flatnonzero((unit == p) & ((rel >> c) & 1).astype(bool))
-            takers = np.flatnonzero((unit == c) & ((wait >> p) & 1).astype(bool))
+            givers = givers_all[g_unit == p]
+            takers = takers_all[(t_wait & (1 << p)) != 0]
             if len(givers) != len(takers):
                 raise AssertionError(
                     f"unbalanced tokens {UNIT_NAMES[p]}->{UNIT_NAMES[c]}: "

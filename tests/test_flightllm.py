@@ -363,3 +363,20 @@ def test_one_layer_graph_matches_the_full_graph() -> None:
         assert list(hardware_layers_of(MODEL, phase, rows, ctx)) == full
         assert len(full) == (13 if phase == "decode" else 11) * 32 + 2
         assert full[1] == replace(full[(13 if phase == "decode" else 11) + 1], name=full[1].name)
+
+
+def test_mask_tables_are_validated_and_causal_is_the_default() -> None:
+    from fpgasim.config.loader import validate_mapping
+    from fpgasim.config.schema import MaskTable
+    from fpgasim.dataflow.flightllm.masks import causal
+
+    with pytest.raises(ConfigError, match="S has 4 rows"):
+        validate_mapping(MaskTable, {"mask_block": 64, "heads": 2,
+                                     "layers": [{"S": [2, 4, 6, 8], "V": [4], "C": [6, 14]}]},
+                         "t.yaml")
+    m = causal(32, 4, 64).layers[0]
+    assert m.S == (32, 64, 96, 128) and m.V == (64, 128) and m.C == (96, 224)
+    plain = load_model("llama2-chat-7b")  # no flightllm block: int8, dense, causal masks
+    seg = prefill(128, model=plain)
+    qk = layer_rows(seg, "qk")
+    assert count(qk, MM) == 4 * 64  # causal: 2 rows x 32 heads active blocks in tile 0

@@ -275,6 +275,49 @@ class FlightLLMModel(Strict):
     )
 
 
+class MaskLayerSums(Strict):
+    """One layer's block-mask sums over heads (FLIGHTLLM.md 4.9); see workloads/masks/."""
+
+    S: list[Annotated[int, Field(ge=0, le=1 << 20)]] = Field(
+        min_length=2, max_length=4096, description="active blocks per mask row, over heads"
+    )
+    V: list[Annotated[int, Field(ge=0, le=1 << 20)]] = Field(
+        min_length=1, max_length=2048, description="blocks active in rows 2t or 2t+1"
+    )
+    C: list[Annotated[int, Field(ge=0, le=1 << 24)]] = Field(
+        min_length=1, max_length=2048, description="C(n) for n = 2, 4, ...: runs + partial rows"
+    )
+
+    @model_validator(mode="after")
+    def _lengths(self) -> MaskLayerSums:
+        if len(self.S) % 2 or len(self.V) != len(self.S) // 2 or len(self.C) != len(self.S) // 2:
+            raise ValueError(
+                f"S has {len(self.S)} rows, V {len(self.V)}, C {len(self.C)}; give an even "
+                f"number of S rows and half as many V and C entries"
+            )
+        return self
+
+
+class MaskTable(Strict):
+    """Per-layer sums of a model's prefill attention masks (workloads/masks/*.yaml)."""
+
+    mask_block: PosInt = Field(le=1024, description="tokens per mask block")
+    heads: PosInt = Field(le=1024, description="heads the sums run over")
+    layers: list[MaskLayerSums] = Field(min_length=1, max_length=1024)
+
+    @model_validator(mode="after")
+    def _ranges(self) -> MaskTable:
+        for k, layer in enumerate(self.layers):
+            rows = len(layer.S)
+            bad = [s for s in layer.S if not self.heads <= s <= self.heads * rows]
+            if bad:
+                raise ValueError(
+                    f"layers[{k}].S has {bad[0]}; each row sum is in {self.heads}.."
+                    f"{self.heads * rows} (no empty rows)"
+                )
+        return self
+
+
 class TargetModel(Strict):
     """A Llama-family decoder-only target model (RMSNorm, SwiGLU, RoPE, no biases)."""
 

@@ -31,6 +31,7 @@ FOLDER_KINDS = {
     "algorithms": "algorithm",
     "experiments": "experiment",
     "platforms": "platform",
+    "masks": "masks",
 }
 
 
@@ -84,9 +85,12 @@ def _schema_for(kind: str) -> type[BaseModel]:
         from fpgasim.heterogeneous.platform import HeterogeneousPlatform
 
         return HeterogeneousPlatform
-    return {"board": schemas.Board, "model": schemas.TargetModel, "algorithm": schemas.Algorithm}[
-        kind
-    ]
+    return {
+        "board": schemas.Board,
+        "model": schemas.TargetModel,
+        "algorithm": schemas.Algorithm,
+        "masks": schemas.MaskTable,
+    }[kind]
 
 
 def experiment_schema(kind: object) -> type[BaseModel] | str:

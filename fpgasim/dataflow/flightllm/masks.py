@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from fpgasim.config.loader import data_root, read_yaml_mapping
+from fpgasim.config.loader import data_root, load_file
+from fpgasim.config.schema import MaskTable
 from fpgasim.errors import ConfigError
 
 MASK_DIR = "workloads/masks"
@@ -62,31 +63,14 @@ def causal(heads: int, rows: int, block_tokens: int) -> MaskSet:
 def load(name: str) -> MaskSet:
     """A mask table from workloads/masks/<name>.yaml (see the file's header for the fields)."""
     path = Path(data_root()) / MASK_DIR / f"{name}.yaml"
-    source = str(path)
     if not path.is_file():
         names = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise ConfigError(
             "model flightllm", "prefill_mask", name, f"'causal' or one of {names} ({MASK_DIR}/)"
         )
-    data = read_yaml_mapping(path)
-    try:
-        heads = int(data["heads"])
-        block = int(data["mask_block"])
-        layers = []
-        for k, row in enumerate(data["layers"]):
-            S, V, C = (tuple(int(x) for x in row[key]) for key in ("S", "V", "C"))
-            n = len(S)
-            if len(V) != n // 2 or len(C) != n // 2:
-                raise ConfigError(source, f"layers[{k}]", (len(S), len(V), len(C)),
-                                  "S has 2x as many entries as V and C")
-            if any(s < heads or s > heads * n for s in S):
-                raise ConfigError(source, f"layers[{k}].S", S, f"each in {heads}..{heads * n}")
-            layers.append(LayerMask(S, V, C))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            source, "layers", "?", f"heads, mask_block and S/V/C lists ({exc})"
-        ) from None
-    return MaskSet(name, heads, block, tuple(layers))
+    table = load_file(MaskTable, path)
+    layers = tuple(LayerMask(tuple(x.S), tuple(x.V), tuple(x.C)) for x in table.layers)
+    return MaskSet(name, table.heads, table.mask_block, layers)
 
 
 def mask_set(name: str, heads: int, rows: int, block_tokens: int) -> MaskSet:

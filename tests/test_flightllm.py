@@ -344,8 +344,6 @@ def test_bad_inputs_name_the_field() -> None:
         decode(144, model=odd)
     with pytest.raises(InputError, match="max_context_tokens"):
         decode(2064)
-    with pytest.raises(InputError, match="verify-len"):
-        lower(PassSpec("target", 4, 143), BOARD, MODEL)
     with pytest.raises(ConfigError, match="lowering"):
         AnalyticEngine().run_pass(PassSpec("target", 1, 143), BOARD, MODEL)
 
@@ -380,3 +378,22 @@ def test_mask_tables_are_validated_and_causal_is_the_default() -> None:
     seg = prefill(128, model=plain)
     qk = layer_rows(seg, "qk")
     assert count(qk, MM) == 4 * 64  # causal: 2 rows x 32 heads active blocks in tile 0
+
+
+def test_verify_pass_takes_the_mm_path() -> None:
+    """x > 1 new tokens (an extension): linear_mm with M = x, dense MM attention over T keys."""
+    seg = lower(PassSpec("target", 4, 139), BOARD, MODEL)  # T = 144
+    q = layer_rows(seg, "q_proj")
+    assert count(q, MM) == 256 and count(q, MV) == 0  # one 128-row tile, M = 4
+    st = q[q["unit"] == ST]
+    assert len(st) == 256 and (st["nbytes"] == 4).all()  # one M block: stores M - 0 = 4 B
+    cat = layer_rows(seg, "concat_k")
+    assert cat["nbytes"].tolist() == [512 * 140] * 8 + [0]  # the cache of T - x positions
+    qk = layer_rows(seg, "qk")
+    assert count(qk, MM) == 32 * 9  # every key block of T = 144, per head
+    assert count(qk, MISC) == 32 * 16  # one row block: 16 softmax rows per head
+    pv = layer_rows(seg, "pv")
+    assert count(pv, MM) == 32 * 8 and (pv["work"][pv["unit"] == MM] == 128 * 16 * 9 * 16).all()
+    spec = PassSpec("target", 4, 139)
+    assert EventEngine().run_pass(spec, BOARD, MODEL).cycles == FastEngine().run_pass(
+        spec, BOARD, MODEL).cycles

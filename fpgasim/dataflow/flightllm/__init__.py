@@ -52,7 +52,8 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     """(phase, rows, context) of a pass after the board's alignment: decode T, prefill L.
 
     Decode with T tokens is PassSpec(tokens=1, context=T-1); T is padded to
-    padding.decode_multiple. Prefill over P tokens is PassSpec(tokens=P, context=0,
+    padding.decode_multiple. x > 1 new tokens (a verify pass) take the MM path with M = x
+    rows over T = context + x keys (an extension: FlightLLM's model decodes one token). Prefill over P tokens is PassSpec(tokens=P, context=0,
     phase="prefill"); P is padded to padding.prefill_multiple.
     """
     if spec.kind != "target":
@@ -67,16 +68,14 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
             raise InputError("--prompt-len", spec.tokens,
                              f"at most {limit} after padding to {mult} (board max_context_tokens)")
         return "prefill", rows, rows
-    if spec.tokens != 1:
-        raise InputError("--verify-len", spec.tokens,
-                         "1 on a FlightLLM board (its decode graph has one new token)")
     mult = board.padding.decode_multiple
-    t = math.ceil((spec.context + 1) / mult) * mult
+    x = spec.tokens
+    t = math.ceil((spec.context + x) / mult) * mult
     if limit is not None and t > limit:
         raise InputError("--context", spec.context,
-                         f"context + 1 = {spec.context + 1} padded to {t} exceeds the board's "
-                         f"max_context_tokens = {limit}")
-    return "decode", 1, t
+                         f"context + {x} new token(s) = {spec.context + x} padded to {t} "
+                         f"exceeds the board's max_context_tokens = {limit}")
+    return "decode", x, t
 
 
 @lru_cache(maxsize=64)

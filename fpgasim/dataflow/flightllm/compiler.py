@@ -511,36 +511,44 @@ def misc_layer(e: Emitter, L: HwLayer) -> None:
         e.block((late, more), lambda sub, la=late, mo=more: row(sub, la, mo))
 
 
-def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) -> None:
-    """Prefill attention (section 4.5) with count-level stand-ins of the block masks (4.9)."""
+def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
+    """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
+    (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
+    64-token key block is visible to some row, so the block mask is dense)."""
     r = e.r
     b = r.block
     qk = L.kind == "attention_qk"
-    ctx = L.n if qk else L.k  # L tokens
-    if ctx % r.mm_rows or r.mm_rows % r.mask_block:
-        raise BufferTooSmall("padding.prefill_multiple", ctx,
-                             f"prefill length must be a multiple of {r.mm_rows}")
-    n = ctx // r.mask_block  # mask rows in use
-    if n > mask.rows():
-        raise BufferTooSmall("max_context_tokens", ctx,
-                             f"the masks cover {mask.rows() * r.mask_block} tokens")
-    nt = ctx // r.mm_rows
-    rb_per_row = r.mask_block // b  # 16-row blocks per mask row (4)
-    rows_per_tile = r.mm_rows // r.mask_block  # mask rows per tile (2)
-    H = heads_in_mask
-    lblocks = ctx // b  # L/16
+    keys = L.n if qk else L.k  # key tokens (L in prefill)
+    tile_blocks = r.mm_rows // b  # row blocks per 128-row tile (8)
+    kblocks = keys // b  # key blocks (L/16)
     act = r.act_bytes
+    if mask is not None:
+        if keys % r.mm_rows or r.mm_rows % r.mask_block or L.rows != keys:
+            raise BufferTooSmall("padding.prefill_multiple", keys,
+                                 f"prefill length must be a multiple of {r.mm_rows}")
+        n = keys // r.mask_block  # mask rows in use
+        if n > mask.rows():
+            raise BufferTooSmall("max_context_tokens", keys,
+                                 f"the masks cover {mask.rows() * r.mask_block} tokens")
+        rb_per_row = r.mask_block // b  # 16-row blocks per mask row (4)
+        rows_per_tile = r.mm_rows // r.mask_block  # mask rows per tile (2)
+        H = heads_in_mask
+    mb = math.ceil(L.rows / b)
+    nt = math.ceil(mb / tile_blocks)
 
-    def a_of(h: int, i: int) -> int:  # active 16-blocks of each row block of mask row i
-        return rb_per_row * spread(mask.S[i], H, h)
+    def a_rows(h: int, t: int) -> tuple[int, ...]:  # active key blocks per row block, tile t
+        if mask is None:
+            return (kblocks,) * min(tile_blocks, mb - (t - 1) * tile_blocks)
+        return tuple(rb_per_row * spread(mask.S[(t - 1) * rows_per_tile + x // rb_per_row], H, h)
+                     for x in range(rows_per_tile * rb_per_row))
 
     if qk:
         kb = L.k // b  # head dim in blocks (8)
-        nb = lblocks
+        nb = kblocks
         dep_b = _need(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
                       r.depth_b, "the K-block ring")
         dout = _need(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
-                     f"one tile row of scores at L = {ctx}")
+                     f"one tile row of scores over {keys} keys")
 
         def qk_tile(sub: Emitter, a_r: tuple[int, ...], u: int, t: int) -> None:
             first = True
@@ -569,32 +577,31 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) ->
 
         for h in range(L.heads):
             for t in range(1, nt + 1):
-                a_r = tuple(a_of(h, (t - 1) * rows_per_tile + x // rb_per_row)
-                            for x in range(rows_per_tile * rb_per_row))
-                u = rb_per_row * spread(mask.V[t - 1], H, h)
+                a_r = a_rows(h, t)
+                u = kblocks if mask is None else rb_per_row * spread(mask.V[t - 1], H, h)
                 key = (a_r, u, t > 1, t < nt, t > dout, t + dout <= nt)
                 e.block(key, lambda sub, a_r=a_r, u=u, t=t: qk_tile(sub, a_r, u, t))
         return
-    kb = lblocks  # K = L
+    kb = kblocks  # K = the keys
     nb = L.n // b  # head dim in blocks (8)
     dep_b = _need(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
-                  r.depth_b, f"one V block of K = {ctx}")
+                  r.depth_b, f"one V block of K = {keys}")
     dout = _need(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
                  "the PV output credit")
     # A-side loads of every (head, tile): zero-fill and active bytes per row block
     tiles: list[list[tuple[bool, float]]] = []
     for h in range(L.heads):
-        for t in range(nt):
+        for t in range(1, nt + 1):
             loads: list[tuple[bool, float]] = []
-            for x in range(rows_per_tile * rb_per_row):
-                a = a_of(h, t * rows_per_tile + x // rb_per_row)
-                if a < lblocks:
-                    loads.append((True, b * b * (lblocks - a) * act))
+            for a in a_rows(h, t):
+                if a < kblocks:
+                    loads.append((True, b * b * (kblocks - a) * act))
                 loads.append((False, b * b * a * act))
             tiles.append(loads)
-    _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
+    if mask is not None:
+        _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
 
-    def pv_tile(sub: Emitter, loads: tuple, t: int) -> None:
+    def pv_tile(sub: Emitter, loads: tuple, t: int, m: int) -> None:
         for x, (zero, size) in enumerate(loads):
             wait = _mask(MM) if (x == 0 and t > 1) else 0
             if zero:
@@ -609,17 +616,17 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask, heads_in_mask: int) ->
             if j == nb:
                 rel |= _mask(ST) | (_mask(LD) if t < nt else 0)
             sub.mm(kb, wait=wait, rel=rel)
-        rows = r.mm_rows // b
-        for x in range(rows):
+        for x in range(m):
             wait = _mask(MM) if x == 0 else 0
-            rel = _mask(MM) if (x == rows - 1 and t + dout <= nt) else 0
+            rel = _mask(MM) if (x == m - 1 and t + dout <= nt) else 0
             sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
 
     for h in range(L.heads):
         for t in range(1, nt + 1):
             loads = tuple(tiles[h * nt + t - 1])
-            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt)
-            e.block(key, lambda sub, lo=loads, t=t: pv_tile(sub, lo, t))
+            m = min(tile_blocks, mb - (t - 1) * tile_blocks)
+            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt, m)
+            e.block(key, lambda sub, lo=loads, t=t, m=m: pv_tile(sub, lo, t, m))
 
 
 def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:
@@ -698,10 +705,12 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
         if L.kind == "linear":
             (linear_mv if L.rows == 1 else linear_mm)(e, L)
         elif L.kind in ("attention_qk", "attention_pv"):
-            if L.mask_layer < 0:
+            if L.mask_layer >= 0:
+                attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
+            elif L.rows == 1:
                 attention_mv(e, L)
             else:
-                attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
+                attention_mm(e, L, None, L.heads)
         elif L.kind == "concat":
             concat(e, L)
         else:

@@ -32,7 +32,7 @@ def build_graph(
 ) -> Graph:
     """The graph of one pass: `rows` query rows (1 in decode, L in prefill) over `context` keys.
 
-    Decode: the K/V caches hold context - 1 positions and concat appends the new one.
+    Decode: the K/V caches hold context - rows positions and concat appends the new rows.
     Prefill: rows = context = L and K/V come straight from the projections. `layers`
     decoder layers (default: the model's), then the final norm and the LM head.
     """
@@ -77,8 +77,8 @@ def build_graph(
         k = rope(f"{p}.k", linear(f"{p}.k_proj", n1, h, h, extras.k))
         v = linear(f"{p}.v_proj", n1, h, h, extras.v)
         if phase == "decode":
-            kc = g.input(f"{p}.k_cache", (heads, context - 1, hd), act, "kv_cache")
-            vc = g.input(f"{p}.v_cache", (heads, context - 1, hd), act, "kv_cache")
+            kc = g.input(f"{p}.k_cache", (heads, context - rows, hd), act, "kv_cache")
+            vc = g.input(f"{p}.v_cache", (heads, context - rows, hd), act, "kv_cache")
             k_all = g.tensor(f"{p}.k_all", (heads, context, hd), act, "hbm")
             v_all = g.tensor(f"{p}.v_all", (heads, context, hd), act, "hbm")
             g.op(f"{p}.concat_k", "concat", [kc, k], [k_all])

@@ -53,8 +53,9 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
 
     Decode with T tokens is PassSpec(tokens=1, context=T-1); T is padded to
     padding.decode_multiple. x > 1 new tokens (a verify pass) take the MM path with M = x
-    rows over T = context + x keys (an extension: FlightLLM's model decodes one token). Prefill over P tokens is PassSpec(tokens=P, context=0,
-    phase="prefill"); P is padded to padding.prefill_multiple.
+    rows over T = context + x keys (an extension: FlightLLM's model decodes one token).
+    Prefill over P tokens is PassSpec(tokens=P, context=0, phase="prefill"); P is padded
+    to padding.prefill_multiple.
     """
     if spec.kind != "target":
         raise InputError("pass", spec.kind, "FlightLLM's lowering runs the target model only")

@@ -142,17 +142,13 @@ class Emitter:
     """
 
     COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel")
+    DTYPES = (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64)
 
     def __init__(self, rates: Rates) -> None:
         self.r = rates
-        self.unit: list[int] = []
-        self.cyc: list[float] = []
-        self.nbytes: list[float] = []
-        self.work: list[int] = []
-        self.traffic: list[int] = []
-        self.wait: list[int] = []
-        self.rel: list[int] = []
-        self.op: list[int] = []
+        self.chunks: list[tuple[np.ndarray, ...]] = []  # finished rows, as column arrays
+        self.count = 0
+        self._open()
         self.op_index = 0
         self._blocks: dict = {}
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
@@ -160,8 +156,34 @@ class Emitter:
         self._same = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_same)
         self._cross = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_cross)
 
+    def _open(self) -> None:
+        self.unit: list[int] = []
+        self.cyc: list[float] = []
+        self.nbytes: list[float] = []
+        self.work: list[int] = []
+        self.traffic: list[int] = []
+        self.wait: list[int] = []
+        self.rel: list[int] = []
+
+    def _flush(self) -> None:
+        if self.unit:
+            self.chunks.append(tuple(
+                np.asarray(getattr(self, c), d)
+                for c, d in zip(self.COLUMNS, self.DTYPES, strict=True)))
+            self._open()
+
     def __len__(self) -> int:
-        return len(self.unit)
+        return self.count
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """Every row so far, column by column."""
+        self._flush()
+        if not self.chunks:
+            return tuple(np.zeros(0, d) for d in self.DTYPES)
+        if len(self.chunks) == 1:
+            return tuple(c.copy() for c in self.chunks[0])
+        return tuple(np.concatenate([ch[k] for ch in self.chunks])
+                     for k in range(len(self.COLUMNS)))
 
     def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
         self.unit.append(unit)
@@ -171,18 +193,20 @@ class Emitter:
         self.traffic.append(traffic)
         self.wait.append(wait)
         self.rel.append(rel)
-        return len(self.unit) - 1
+        self.count += 1
+        return self.count - 1
 
     def block(self, key, build) -> None:
-        """Append build(sub)'s rows; a block with a key seen before in this layer is copied."""
+        """Append build(sub)'s rows; a block with a key seen before in this layer is reused."""
         cols = self._blocks.get(key)
         if cols is None:
             sub = Emitter(self.r)
             build(sub)
-            cols = tuple(getattr(sub, c) for c in self.COLUMNS)
+            cols = sub.arrays()
             self._blocks[key] = cols
-        for name, values in zip(self.COLUMNS, cols, strict=True):
-            getattr(self, name).extend(values)
+        self._flush()
+        self.chunks.append(cols)
+        self.count += len(cols[0])
 
     def new_layer(self, index: int) -> None:
         self.op_index = index
@@ -226,7 +250,8 @@ class Emitter:
         work = elems * self._passes[kind]
         if count == 1:
             return self._row(MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel)
-        first = len(self.unit)
+        first = self.count
+        self.count += count
         self.unit.extend([MISC] * count)
         self.cyc.extend([cyc] * count)
         self.nbytes.extend([0] * count)
@@ -698,10 +723,10 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
     """One barrier-delimited part: its layers chained by SYS as in section 3."""
     e = Emitter(rates)
     starts = []
+    ends = []
     for idx, L in enumerate(layers):
         e.new_layer(idx)
-        start = len(e)
-        starts.append(start)
+        starts.append(len(e))
         if L.kind == "linear":
             (linear_mv if L.rows == 1 else linear_mm)(e, L)
         elif L.kind in ("attention_qk", "attention_pv"):
@@ -715,26 +740,29 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
             concat(e, L)
         else:
             misc_layer(e, L)
-        if e.unit[start] != LD or e.unit[-1] != ST:
-            raise AssertionError(f"{L.name}: a layer must start with LD and end with ST")
-        e.wait[start] = _mask(SYS) if idx > 0 else 0
-        e.rel[-1] = _mask(SYS)
+        ends.append(len(e) - 1)
         e.sys(wait=_mask(ST), rel=_mask(LD) if idx < len(layers) - 1 else 0)
-    unit = np.asarray(e.unit, np.int64)
+    unit, cyc, nbytes, work, traffic, wait, rel = e.arrays()
+    for idx, (start, last) in enumerate(zip(starts, ends, strict=True)):
+        if unit[start] != LD or unit[last] != ST:
+            raise AssertionError(f"{layers[idx].name}: a layer must start with LD and end with ST")
+        # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
+        wait[start] = _mask(SYS) if idx > 0 else 0
+        rel[last] = _mask(SYS)
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
     rows["unit"] = unit
     rows["op"] = np.repeat(np.arange(len(layers)), np.diff(starts + [len(unit)]))
     rows["layer"] = -1
-    rows["cycles"] = np.rint(np.asarray(e.cyc) * TICKS_PER_CYCLE).astype(np.int64)
-    rows["nbytes"] = e.nbytes
-    rows["work"] = e.work
-    rows["traffic"] = e.traffic
+    rows["cycles"] = np.rint(cyc * TICKS_PER_CYCLE).astype(np.int64)
+    rows["nbytes"] = np.rint(nbytes).astype(np.int64)
+    rows["work"] = work
+    rows["traffic"] = traffic
     rows["group"] = -1
     rows["chan"] = -1
     rows["acq_buf"] = -1
     rows["rel_buf"] = -1
-    rows["wait"] = resolve(unit, np.asarray(e.wait, np.int64), np.asarray(e.rel, np.int64))
+    rows["wait"] = resolve(unit, wait, rel)
     rows.flags.writeable = False
     return Program(
         instrs=rows,

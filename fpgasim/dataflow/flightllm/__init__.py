@@ -84,9 +84,10 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     """The hardware layers of one pass shape, in program order.
 
     The graph is built with one decoder layer (plus the final norm and LM head) and its
-    decoder-layer hardware layers are repeated `model.layers` times, each attention layer
-    with its own mask index: every decoder layer of the graph is identical but for names
-    and that index (`test_one_layer_graph_matches_the_full_graph` checks it).
+    decoder-layer hardware layers are repeated `model.layers` times (the same objects,
+    named after layer 0), each prefill attention layer with its own mask index: every
+    decoder layer of the graph is identical but for names and that index
+    (`test_one_layer_graph_matches_the_full_graph` checks it).
     """
     graph = build_graph(model, extras_of(model), rows, context, phase, layers=1)
     hw = hardware_layers(graph, prefill=phase == "prefill")
@@ -95,9 +96,10 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     out = []
     for layer in range(model.layers):
         for x in per:
-            name = f"l{layer}." + x.name.removeprefix("l0.")
-            mask = layer if x.mask_layer >= 0 else -1
-            out.append(replace(x, name=name, mask_layer=mask))
+            if x.mask_layer >= 0:
+                name = f"l{layer}." + x.name.removeprefix("l0.")
+                x = replace(x, name=name, mask_layer=layer)
+            out.append(x)
     return tuple(out + list(tail))
 
 
@@ -151,10 +153,14 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
     parts: list[Program] = []
     index: dict[tuple, int] = {}
     order: list[int] = []
+    described: dict[int, tuple] = {}
     try:
         for group in groups:
-            names = tuple(_short(layer.name) for layer in group)
-            keys = (tuple(layer.key() for layer in group), names)
+            for layer in group:
+                if id(layer) not in described:
+                    described[id(layer)] = (layer.key(), _short(layer.name))
+            names = tuple(described[id(layer)][1] for layer in group)
+            keys = (tuple(described[id(layer)][0] for layer in group), names)
             k = index.get(keys)
             if k is None:
                 part = _part(keys, tuple(group), rates, masks, names)

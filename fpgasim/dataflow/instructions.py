@@ -183,10 +183,13 @@ class Segments:
     def concatenate(self) -> Program:
         """The whole pass as one program: parts in order, each chained to the previous barrier."""
         pieces = []
+        names: list[str] = []
         base = 0
         prev_last = -1
         for k in self.order:
             rows = self.parts[k].instrs.copy()
+            rows["op"] += len(names)
+            names += self.parts[k].op_names
             wait = rows["wait"]
             wait[wait >= 0] += base
             if prev_last >= 0:
@@ -202,6 +205,7 @@ class Segments:
         return replace(
             first,
             instrs=instrs,
+            op_names=tuple(names),
             head_len=len(instrs),
             layer_len=0,
             layers=1,

@@ -236,7 +236,8 @@ class CycleEngine:
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        return chrome_trace(self.schedule(board, model, verify_len, context), board.clock_mhz)
+        sched = self.schedule(board, model, verify_len, context)
+        return chrome_trace(sched, board.clock_mhz * board.duration_divisor)
 
     def trace(
         self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
@@ -358,14 +359,17 @@ def _segments_timing(prog: Segments, ticks: int, board: Board) -> tuple[Timing, 
 
 
 def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
-    """Chrome trace-event object: one thread per unit, an X event per instruction (us)."""
+    """Chrome trace-event object: one thread per unit, an X event per instruction (us).
+
+    `clock_mhz` is the clock times the board's duration divisor; a tick-based program's
+    times are divided by its ticks per cycle as well."""
     program = sched.program
     ins = program.instrs
     pid = 1
     events: list[dict] = [
         {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": program.label}},
     ]
-    for u, name in enumerate(UNIT_NAMES):
+    for u, name in enumerate(program.unit_names):
         events.append(
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": u, "args": {"name": name}}
         )
@@ -378,7 +382,8 @@ def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
                 "args": {"sort_index": u},
             }
         )
-    scale = 1.0 / clock_mhz
+    scale = 1.0 / (clock_mhz * program.ticks_per_cycle)
+    tpc = program.ticks_per_cycle
     last = program.layers
     for i in range(len(ins)):
         r = ins[i]
@@ -396,8 +401,8 @@ def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
                 "dur": round(float(r["cycles"]) * scale, 6),
                 "args": {
                     "layer": where,
-                    "cycles": int(r["cycles"]),
-                    "start_cycle": int(sched.start[i]),
+                    "cycles": int(r["cycles"]) / tpc if tpc > 1 else int(r["cycles"]),
+                    "start_cycle": int(sched.start[i]) / tpc if tpc > 1 else int(sched.start[i]),
                     "bytes": int(r["nbytes"]),
                     "work": int(r["work"]),
                 },

@@ -406,3 +406,72 @@ def test_trace_of_a_flightllm_pass_is_in_microseconds() -> None:
     spans = [e["ts"] + e["dur"] for e in trace["traceEvents"] if e.get("ph") == "X"]
     seconds = engine.run_pass(PassSpec("target", 1, 143), BOARD, MODEL).seconds
     assert max(spans) == pytest.approx(seconds * 1e6, rel=1e-9)
+
+
+def _profiler(unit, cyc, wait, rel, divisor: float) -> float:
+    """FLIGHTLLM.md section 3, literally: FIFOs of release times per (producer, consumer);
+    run the ready head with the earliest start (ties: unit order); total = last end."""
+    queues = [list(np.flatnonzero(unit == u)) for u in range(6)]
+    pos = [0] * 6
+    free = [0.0] * 6
+    fifo = {(p, c): [] for p in range(6) for c in range(6)}
+    taken = dict.fromkeys(fifo, 0)
+    end_max = 0.0
+    while True:
+        best = None
+        for u in range(6):
+            if pos[u] == len(queues[u]):
+                continue
+            i = queues[u][pos[u]]
+            waits = [p for p in range(6) if wait[i] >> p & 1]
+            if any(taken[(p, u)] >= len(fifo[(p, u)]) for p in waits):
+                continue
+            start = max([free[u]] + [fifo[(p, u)][taken[(p, u)]] for p in waits])
+            if best is None or start < best[0]:
+                best = (start, u, i, waits)
+        if best is None:
+            break
+        start, u, i, waits = best
+        for p in waits:
+            taken[(p, u)] += 1
+        end = start + cyc[i] / divisor
+        free[u] = end
+        end_max = max(end_max, end)
+        pos[u] += 1
+        for c in range(6):
+            if rel[i] >> c & 1:
+                fifo[(u, c)].append(end)
+    assert all(pos[u] == len(queues[u]) for u in range(6)), "profiler stalled"
+    assert all(taken[k] == len(v) for k, v in fifo.items()), "tokens left over"
+    return end_max
+
+
+@pytest.mark.parametrize("case", ["q_proj", "qk", "pv", "down_proj", "prefill qk", "verify"])
+def test_engines_match_a_literal_profiler(case: str) -> None:
+    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.flightllm.compiler import emit_part
+    from fpgasim.dataflow.flightllm.masks import mask_set
+
+    rates = Rates.of(BOARD, extras_of(MODEL))
+    if case == "prefill qk":
+        hw = hardware_layers_of(MODEL, "prefill", 256, 256)
+        group = [x for x in hw if x.kind == "attention_qk"][3:4]  # layer 3's mask
+        masks = mask_set("flightllm-llama2-7b", 32, 4, 64)
+    elif case == "verify":
+        hw = hardware_layers_of(MODEL, "decode", 5, 160)
+        group = [x for x in hw if x.kind == "attention_pv"][:1]
+        masks = None
+    else:
+        hw = hardware_layers_of(MODEL, "decode", 1, 1040)
+        names = {"q_proj": ("q_proj",), "qk": ("concat_k", "concat_v", "qk"),
+                 "pv": ("pv",), "down_proj": ("down_proj",)}[case]
+        group = [x for x in hw[:13] if x.name.split(".", 1)[1] in names]
+        masks = None
+    unit, cyc, _, _, _, wait, rel, _ = emit_part(group, rates, masks)
+    expect_s = _profiler(unit, cyc, wait, rel, 3.2) / F_HZ
+    from fpgasim.dataflow.flightllm.compiler import compile_part
+
+    part = compile_part(group, rates, masks, [x.name for x in group])
+    for engine in (EventEngine(), FastEngine()):
+        got_s = engine.part_ticks(part) / TICKS_PER_CYCLE / (F_HZ * 3.2)
+        assert got_s == pytest.approx(expect_s, rel=1e-9)

@@ -719,8 +719,9 @@ def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
     return deps
 
 
-def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:
-    """One barrier-delimited part: its layers chained by SYS as in section 3."""
+def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
+    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
+    the first row of each layer, with FlightLLM's flags (before `resolve`)."""
     e = Emitter(rates)
     starts = []
     ends = []
@@ -749,10 +750,16 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
         # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
         wait[start] = _mask(SYS) if idx > 0 else 0
         rel[last] = _mask(SYS)
+    return unit, cyc, nbytes, work, traffic, wait, rel, np.asarray(starts, np.int64)
+
+
+def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:
+    """One barrier-delimited part: its layers chained by SYS as in section 3."""
+    unit, cyc, nbytes, work, traffic, wait, rel, starts = emit_part(layers, rates, masks)
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
     rows["unit"] = unit
-    rows["op"] = np.repeat(np.arange(len(layers)), np.diff(starts + [len(unit)]))
+    rows["op"] = np.repeat(np.arange(len(layers)), np.diff(np.append(starts, len(unit))))
     rows["layer"] = -1
     rows["cycles"] = np.rint(cyc * TICKS_PER_CYCLE).astype(np.int64)
     rows["nbytes"] = np.rint(nbytes).astype(np.int64)

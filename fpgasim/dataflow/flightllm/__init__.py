@@ -103,7 +103,7 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     return tuple(out + list(tail))
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=160)
 def _part(keys: tuple, layers: tuple[HwLayer, ...], rates: Rates, masks: MaskSet | None,
           names: tuple[str, ...]) -> Program:
     return compile_part(list(layers), rates, masks, list(names))

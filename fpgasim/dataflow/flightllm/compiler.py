@@ -692,30 +692,34 @@ def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: 
 def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
     """Explicit waits: the n-th row of unit c waiting on p depends on the n-th release p -> c."""
     n = len(unit)
+    nu = len(UNIT_NAMES)
+    bits = np.arange(nu)
     deps = np.full((n, MAX_WAIT), -1, np.int32)
-    slots = np.zeros(n, np.int64)
-    for c in range(len(UNIT_NAMES)):
-        givers_all = np.flatnonzero(rel & (1 << c))  # rows releasing to c, in order
-        takers_all = np.flatnonzero((unit == c) & (wait != 0))
-        g_unit = unit[givers_all]
-        t_wait = wait[takers_all]
-        for p in range(len(UNIT_NAMES)):
-            if p == c:
-                continue
-            givers = givers_all[g_unit == p]
-            takers = takers_all[(t_wait & (1 << p)) != 0]
-            if len(givers) != len(takers):
-                raise AssertionError(
-                    f"unbalanced tokens {UNIT_NAMES[p]}->{UNIT_NAMES[c]}: "
-                    f"{len(givers)} released, {len(takers)} awaited"
-                )
-            if not len(takers):
-                continue
-            slot = slots[takers]
-            if (slot >= MAX_WAIT).any():
-                raise AssertionError(f"more than {MAX_WAIT} waits on one row")
-            deps[takers, slot] = givers
-            slots[takers] += 1
+    giver, consumer = np.nonzero((rel[:, None] >> bits) & 1)  # one row per token given
+    taker, producer = np.nonzero((wait[:, None] >> bits) & 1)  # one row per token taken
+    g_key = unit[giver] * nu + consumer
+    t_key = producer * nu + unit[taker]
+    g_count = np.bincount(g_key, minlength=nu * nu)
+    t_count = np.bincount(t_key, minlength=nu * nu)
+    if (g_count != t_count).any():
+        k = int(np.flatnonzero(g_count != t_count)[0])
+        raise AssertionError(
+            f"unbalanced tokens {UNIT_NAMES[k // nu]}->{UNIT_NAMES[k % nu]}: "
+            f"{g_count[k]} released, {t_count[k]} awaited"
+        )
+    g_order = np.lexsort((giver, g_key))  # per pair, in program order
+    t_order = np.lexsort((taker, t_key))
+    rows, srcs = taker[t_order], giver[g_order]
+    by_row = np.argsort(rows, kind="stable")
+    rows, srcs = rows[by_row], srcs[by_row]
+    if len(rows):
+        index = np.arange(len(rows))
+        first = np.ones(len(rows), bool)
+        first[1:] = rows[1:] != rows[:-1]
+        slot = index - np.maximum.accumulate(np.where(first, index, 0))
+        if slot.max() >= MAX_WAIT:
+            raise AssertionError(f"more than {MAX_WAIT} waits on one row")
+        deps[rows, slot] = srcs
     return deps
 
 

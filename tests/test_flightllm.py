@@ -337,8 +337,12 @@ def test_bad_inputs_name_the_field() -> None:
     fl = BOARD.flightllm
     tiny = fl.model_copy(update={"buffers": fl.buffers.model_copy(
         update={"meta": fl.buffers.meta.model_copy(update={"depth": 8})})})
-    with pytest.raises(ConfigError, match="flightllm.buffers"):
+    with pytest.raises(ConfigError, match="flightllm.buffers.meta.depth = 8"):
         decode(144, board=_with(flightllm=tiny))
+    small_a = fl.model_copy(update={"buffers": fl.buffers.model_copy(
+        update={"a": fl.buffers.a.model_copy(update={"depth": 64})})})
+    with pytest.raises(ConfigError, match="flightllm.buffers.a.depth = 64"):
+        decode(144, board=_with(flightllm=small_a))  # QK^T's K = 128 tile does not fit
     odd = MODEL.model_copy(update={"intermediate": 11000})
     with pytest.raises(ConfigError, match="intermediate"):
         decode(144, model=odd)
@@ -475,3 +479,24 @@ def test_engines_match_a_literal_profiler(case: str) -> None:
     for engine in (EventEngine(), FastEngine()):
         got_s = engine.part_ticks(part) / TICKS_PER_CYCLE / (F_HZ * 3.2)
         assert got_s == pytest.approx(expect_s, rel=1e-9)
+
+
+def test_cli_bad_flightllm_inputs_exit_2(capsys, tmp_path, repo) -> None:
+    import yaml
+
+    from tests.cli_helpers import run_cli
+
+    data = yaml.safe_load((repo / "boards" / "flightllm-vhk158.yaml").read_text())
+    data["flightllm"]["buffers"]["meta"]["depth"] = 8
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(data))
+    base = ("simulate", "--model", "llama2-7b-flightllm", "--verify-len", "1")
+    cases = [
+        ((*base, "--board", str(path), "--context", "143"), "flightllm.buffers.meta.depth"),
+        ((*base, "--board", "flightllm-vhk158", "--context", "2048"), "max_context_tokens"),
+        (("simulate", "--model", "llama-3.1-8b", "--board", "flightllm-vhk158", "--context",
+          "143", "--verify-len", "1"), "kv_heads"),
+    ]
+    for args, field in cases:
+        res = run_cli(capsys, *args)
+        assert res.code == 2 and field in res.err and len(res.err.strip().splitlines()) == 1

@@ -312,8 +312,11 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
 
     pieces, chunk, s = k_split(kb, r.mv_k_chunk, fits)
     if not pieces:
-        raise BufferTooSmall("flightllm.buffers.a.depth", r.depth_a,
-                             f"cannot hold two K chunks of {L.name}")
+        if r.depth_a // A_ROWS_PER_K_BLOCK_MV < 2:
+            raise BufferTooSmall("flightllm.buffers.a.depth", r.depth_a,
+                                 f"at least {2 * A_ROWS_PER_K_BLOCK_MV} (two K chunks)")
+        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
+                             f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
     dep = min(r.depth_a // (A_ROWS_PER_K_BLOCK_MV * chunk),
               r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
               r.depth_fsb // math.ceil(kb / s))
@@ -398,8 +401,11 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
 
     pieces, chunk, s = k_split(kb, r.mm_k_chunk, fits)
     if not pieces:
-        raise BufferTooSmall("flightllm.buffers.b.depth", r.depth_b,
-                             f"cannot hold two K chunks of {L.name}")
+        if r.depth_b // B_ROWS_PER_K_BLOCK_MM < 2:
+            raise BufferTooSmall("flightllm.buffers.b.depth", r.depth_b,
+                                 f"at least {2 * B_ROWS_PER_K_BLOCK_MM} (two K chunks)")
+        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
+                             f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
     dep = min(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * chunk),
               r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
               r.depth_fsb // math.ceil(kb / s))

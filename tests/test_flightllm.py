@@ -500,3 +500,18 @@ def test_cli_bad_flightllm_inputs_exit_2(capsys, tmp_path, repo) -> None:
     for args, field in cases:
         res = run_cli(capsys, *args)
         assert res.code == 2 and field in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_compiler_and_duration_parameters_are_separate() -> None:
+    """MM_START_M_NUM only rescales MM time; MM_PARALLEL_M (the tile) changes the stream."""
+    base = prefill(128)
+    fl = BOARD.flightllm
+    half = prefill(128, board=_with(flightllm=fl.model_copy(update={"mm_start_rows": 64})))
+    assert base.rows == half.rows
+    a = _busy(BOARD, 128, "prefill")
+    b = _busy(_with(flightllm=fl.model_copy(update={"mm_start_rows": 64})), 128, "prefill")
+    assert b["MM"] == pytest.approx(a["MM"] / 2, rel=1e-9) and b["LD"] == a["LD"]
+    tiled = prefill(128, board=_with(flightllm=fl.model_copy(update={"mm_tile_rows": 64})))
+    assert tiled.rows != base.rows  # weights re-streamed per 64-row tile
+    with pytest.raises(ConfigError, match="mask_block"):
+        prefill(128, board=_with(flightllm=fl.model_copy(update={"mask_block": 32})))

@@ -139,8 +139,18 @@ class FlightLLMBoard(Strict):
         le=1 << 20, description="zero-fill write rate per channel, bytes/cycle (256)"
     )
     mv_group_outputs: PosInt = Field(le=1 << 16, description="outputs of one MV (512)")
-    mm_tile_rows: PosInt = Field(le=1 << 12, description="rows of one MM tile (128)")
-    mm_tile_cols: PosInt = Field(le=1 << 12, description="output columns of one MM tile (16)")
+    mm_tile_rows: PosInt = Field(
+        le=1 << 12, description="rows the compiler tiles M by: MM_PARALLEL_M (128)"
+    )
+    mm_start_rows: PosInt = Field(
+        le=1 << 12, description="rows one MM is charged for: MM_START_M_NUM (128)"
+    )
+    mm_tile_cols: PosInt = Field(
+        le=1 << 12, description="output columns one MM is charged for: MM_START_N_NUM (16)"
+    )
+    mv_start_rows: PosInt = Field(
+        1, le=1 << 12, description="rows one MV is charged for: MV_START_M_NUM (1)"
+    )
     mv_k_chunk_blocks: PosInt = Field(
         le=1 << 14, description="first-guess K chunk of linear_mv, 16-blocks (128)"
     )

@@ -134,6 +134,10 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
     masks = None
     if phase == "prefill":
         masks = mask_set(extras.prefill_mask, model.heads, context // fl.mask_block, fl.mask_block)
+        if masks.block_tokens != fl.mask_block:
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table of {fl.mask_block}-token blocks (the board's "
+                              f"flightllm.mask_block); it has {masks.block_tokens}")
         if masks.heads != model.heads:
             raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
                               f"a table summed over {model.heads} heads (it has {masks.heads})")

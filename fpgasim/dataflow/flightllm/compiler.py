@@ -67,8 +67,10 @@ class Rates:
     mask_block: int
     mm_macs_per_cycle: int
     mv_macs_per_cycle: int
-    mm_rows: int
-    mm_cols: int
+    mm_rows: int  # the compiler's M tile (MM_PARALLEL_M)
+    mm_start_rows: int  # rows an MM is charged for (MM_START_M_NUM)
+    mm_cols: int  # columns an MM is charged for (MM_START_N_NUM)
+    mv_start_rows: int  # rows an MV is charged for (MV_START_M_NUM)
     mv_group: int
     mv_k_chunk: int
     mm_k_chunk: int
@@ -109,7 +111,9 @@ class Rates:
             mm_macs_per_cycle=board.pe_array.macs_per_cycle,
             mv_macs_per_cycle=board.mv_macs_per_cycle,
             mm_rows=fl.mm_tile_rows,
+            mm_start_rows=fl.mm_start_rows,
             mm_cols=fl.mm_tile_cols,
+            mv_start_rows=fl.mv_start_rows,
             mv_group=fl.mv_group_outputs,
             mv_k_chunk=fl.mv_k_chunk_blocks,
             mm_k_chunk=fl.mm_k_chunk_blocks,
@@ -232,13 +236,13 @@ class Emitter:
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
         r = self.r
-        macs = r.mm_rows * r.block * k * r.mm_cols
+        macs = r.mm_start_rows * r.block * k * r.mm_cols
         return self._row(MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
 
     def mv(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MV: one row x 512 outputs over k K blocks, charged in full."""
         r = self.r
-        macs = r.block * k * r.mv_group
+        macs = r.mv_start_rows * r.block * k * r.mv_group
         return self._row(MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
 
     def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0, count: int = 1) -> int:

@@ -515,3 +515,24 @@ def test_compiler_and_duration_parameters_are_separate() -> None:
     assert tiled.rows != base.rows  # weights re-streamed per 64-row tile
     with pytest.raises(ConfigError, match="mask_block"):
         prefill(128, board=_with(flightllm=fl.model_copy(update={"mask_block": 32})))
+
+
+def test_longspec_draft_pass_in_flightllm_layers() -> None:
+    """An extension: LongSpec's block on FlightLLM's layer types (MV path for one token)."""
+    from fpgasim.config.loader import load_algorithm
+
+    drafter = load_algorithm("longspec").drafter
+    seg = lower(PassSpec("longspec", 1, 1023), BOARD, MODEL, drafter)
+    # self: norm, q, k, v, 2 concats, QK, PV, o; cross: norm, q, QK, PV, o; MLP: 4; lm_head
+    assert sum(count(seg.parts[k].instrs, SYS) for k in seg.order) == 9 + 5 + 4 + 1
+    cat = layer_rows(seg, "self.concat_k")
+    assert cat["nbytes"].tolist() == [512 * 511] * 8 + [0]  # window 512 - 1 cached positions
+    cross = layer_rows(seg, "cross.qk")
+    assert count(cross, MV) == 32 * 2  # 1024 target keys: two 512-key MVs per head
+    assert mv_k(layer_rows(seg, "lm_head")) == [128] * 126
+    assert "cross.concat_k" not in {n for p in seg.parts for n in p.op_names}
+    spec = PassSpec("longspec", 4, 1023)
+    fast = FastEngine().run_pass(spec, BOARD, MODEL, drafter)
+    assert EventEngine().run_pass(spec, BOARD, MODEL, drafter).cycles == fast.cycles
+    with pytest.raises(InputError, match="longspec"):
+        lower(PassSpec("eagle3", 1, 1023), BOARD, MODEL, load_algorithm("eagle3").drafter)

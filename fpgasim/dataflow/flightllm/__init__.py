@@ -11,7 +11,7 @@ import math
 from dataclasses import replace
 from functools import lru_cache
 
-from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
+from fpgasim.config.schema import Board, FlightLLMModel, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
@@ -19,7 +19,7 @@ from fpgasim.dataflow.flightllm.compiler import (
     Rates,
     compile_part,
 )
-from fpgasim.dataflow.flightllm.graph import build_graph
+from fpgasim.dataflow.flightllm.graph import build_graph, build_longspec_graph
 from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.instructions import Program, Segments
@@ -103,6 +103,28 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     return tuple(out + list(tail))
 
 
+def longspec_shape(spec: PassSpec, board: Board, drafter: LongSpecDrafter) -> tuple[int, int, int]:
+    """(rows, window keys, target keys) of a LongSpec draft pass, padded to decode_multiple:
+    window W = min(window_tokens, n + L), the target's cache of L positions (at least one
+    block)."""
+    mult = board.padding.decode_multiple
+    n, ctx = spec.tokens, spec.context
+    window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
+    window = max(window, math.ceil(n / mult) * mult)
+    keys = max(mult, math.ceil(ctx / mult) * mult)
+    limit = board.max_context_tokens
+    if limit is not None and keys > limit:
+        raise InputError("--context", ctx, f"at most {limit} (board max_context_tokens)")
+    return n, window, keys
+
+
+@lru_cache(maxsize=64)
+def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) -> tuple:
+    """Hardware layers of one LongSpec draft pass (graph.build_longspec_graph)."""
+    graph = build_longspec_graph(model, extras_of(model), rows, window, keys)
+    return tuple(hardware_layers(graph, prefill=False))
+
+
 @lru_cache(maxsize=160)
 def _part(keys: tuple, layers: tuple[HwLayer, ...], rates: Rates, masks: MaskSet | None,
           names: tuple[str, ...]) -> Program:
@@ -120,17 +142,23 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
     fl = board.flightllm
     if fl is None:
         raise ConfigError(f"board {board.name}", "flightllm", None, "required for this lowering")
-    if drafter is not None:
-        raise InputError("--algorithm", spec.kind, "FlightLLM's lowering runs the target only")
     _check_model(model, fl.block)
     mult = board.padding.decode_multiple
     if mult % fl.block or board.padding.prefill_multiple % fl.mm_tile_rows:
         raise ConfigError(f"board {board.name}", "padding", board.padding.model_dump(),
                           f"decode_multiple a multiple of {fl.block}, prefill_multiple of "
                           f"{fl.mm_tile_rows}")
-    phase, rows, context = pass_shape(spec, board)
     extras = extras_of(model)
     rates = Rates.of(board, extras)
+    if drafter is not None or spec.kind != "target":
+        if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
+            raise InputError("--algorithm", spec.kind,
+                             "longspec (the one drafter FlightLLM's lowering models)")
+        shape = longspec_shape(spec, board, drafter)
+        hw = longspec_layers_of(model, *shape)
+        label = f"{board.name} {model.id} flightllm longspec rows={shape[0]} keys={shape[2]}"
+        return _segments(hw, rates, None, label, board, model)
+    phase, rows, context = pass_shape(spec, board)
     masks = None
     if phase == "prefill":
         masks = mask_set(extras.prefill_mask, model.heads, context // fl.mask_block, fl.mask_block)
@@ -145,6 +173,12 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
             raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
                               f"a table with {model.layers} layers")
     hw = hardware_layers_of(model, phase, rows, context)
+    label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    return _segments(hw, rates, masks, label, board, model)
+
+
+def _segments(hw, rates: Rates, masks, label: str, board: Board, model: TargetModel) -> Segments:
+    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
     groups: list[list[HwLayer]] = []
     current: list[HwLayer] = []
     for layer in hw:
@@ -179,7 +213,6 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
         source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
         field = exc.field.removeprefix("model.")
         raise ConfigError(source, field, exc.value, exc.allowed) from None
-    label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     return Segments(
         parts=tuple(parts),
         order=tuple(order),

@@ -101,3 +101,83 @@ def build_graph(
     nf = rmsnorm("final_norm", x)
     linear("lm_head", nf, h, model.vocab, extras.lm_head)
     return g.build()
+
+
+def build_longspec_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, window: int, target_keys: int
+) -> Graph:
+    """A LongSpec draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    One block over `rows` new tokens: RMSnorm, q/k (RoPE) and v, concat onto the sliding-window
+    cache (window - rows positions), self-attention over `window` keys, o + residual; RMSnorm,
+    the drafter's own q, cross-attention over the target's cached K/V (`target_keys` keys, read
+    in place: no concat), its own o + residual; the MLP; the shared LM head. Its linears are
+    dense, without biases, at the model's FlightLLM precision.
+    """
+    h, heads, hd, inter = model.hidden, model.heads, model.head_dim, model.intermediate
+    act = _dtype(extras.activation_bits)
+    wdt = _dtype(extras.weight_bits)
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm longspec draft {model.id} rows={rows} window={window}")
+    x = g.input("x", (rows, h), act, "hbm")
+    sin = g.input("rope_sin", (1, rows, h), act, "hbm")
+    cos = g.input("rope_cos", (1, rows, h), act, "hbm")
+
+    def linear(name: str, src: str, d_in: int, d_out: int) -> str:
+        w = g.input(f"{name}.weight", (d_in, d_out), wdt, "weights")
+        out = g.tensor(f"{name}.out", (rows, d_out), act, "hbm")
+        g.op(name, "linear", [src, w], [out], sparse_ratio=dense.sparse_ratio, bias=False)
+        return out
+
+    def eltwise(name: str, a: str, b: str, fn: str) -> str:
+        out = g.tensor(f"{name}.out", g.shape(a), act, "hbm")
+        g.op(name, "eltwise", [a, b], [out], fn=fn)
+        return out
+
+    def rmsnorm(name: str, src: str) -> str:
+        scale = g.input(f"{name}.scale", (1, h), act, "weights")
+        out = g.tensor(f"{name}.out", (rows, h), act, "hbm")
+        g.op(name, "rmsnorm", [src, scale], [out])
+        return out
+
+    def rope(name: str, src: str) -> str:
+        s = eltwise(f"{name}.rope_sin", src, sin, "mul")
+        c = eltwise(f"{name}.rope_cos", src, cos, "mul")
+        return eltwise(f"{name}.rope_add", s, c, "add")
+
+    def attention(name: str, q: str, k: str, v: str, keys: int) -> str:
+        scores = g.tensor(f"{name}.scores", (heads, rows, keys), act, "hbm")
+        g.op(f"{name}.qk", "attention_qk", [q, k], [scores], layer=-1)
+        probs = g.tensor(f"{name}.probs", (heads, rows, keys), act, "hbm")
+        g.op(f"{name}.softmax", "softmax", [scores], [probs])
+        out = g.tensor(f"{name}.attn", (rows, h), act, "hbm")
+        g.op(f"{name}.pv", "attention_pv", [probs, v], [out], layer=-1)
+        return out
+
+    n1 = rmsnorm("self.norm", x)
+    q = rope("self.q", linear("self.q_proj", n1, h, h))
+    k = rope("self.k", linear("self.k_proj", n1, h, h))
+    v = linear("self.v_proj", n1, h, h)
+    kc = g.input("self.k_cache", (heads, window - rows, hd), act, "kv_cache")
+    vc = g.input("self.v_cache", (heads, window - rows, hd), act, "kv_cache")
+    k_all = g.tensor("self.k_all", (heads, window, hd), act, "hbm")
+    v_all = g.tensor("self.v_all", (heads, window, hd), act, "hbm")
+    g.op("self.concat_k", "concat", [kc, k], [k_all])
+    g.op("self.concat_v", "concat", [vc, v], [v_all])
+    x1 = eltwise("self.residual",
+                 linear("self.o_proj", attention("self", q, k_all, v_all, window), h, h), x, "add")
+    n2 = rmsnorm("cross.norm", x1)
+    cq = linear("cross.q_proj", n2, h, h)
+    tk = g.input("target.k_cache", (heads, target_keys, hd), act, "kv_cache")
+    tv = g.input("target.v_cache", (heads, target_keys, hd), act, "kv_cache")
+    x2 = eltwise("cross.residual",
+                 linear("cross.o_proj", attention("cross", cq, tk, tv, target_keys), h, h), x1,
+                 "add")
+    n3 = rmsnorm("mlp.norm", x2)
+    gate = linear("mlp.gate_proj", n3, h, inter)
+    act_out = g.tensor("mlp.silu.out", (rows, inter), act, "hbm")
+    g.op("mlp.silu", "silu", [gate], [act_out])
+    up = eltwise("mlp.gated", linear("mlp.up_proj", n3, h, inter), act_out, "mul")
+    x3 = eltwise("mlp.residual", linear("mlp.down_proj", up, inter, h), x2, "add")
+    linear("lm_head", x3, h, model.vocab)
+    return g.build()

@@ -125,7 +125,10 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        # alpha's byte counts: the study's accounting, except on boards with another lowering
+        # (FlightLLM's), which the analytic engine does not model: there the engine's own
+        own = engine.name == "analytic" or board.lowering != "study"
+        self.analytic = engine if own else get_engine("analytic")
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
         self._target_weights: dict[int, int] = {}

@@ -8,6 +8,7 @@ pass as `Segments`: the parts in program order. See docs/validation.md, "FlightL
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
 
@@ -125,10 +126,42 @@ def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) ->
     return tuple(hardware_layers(graph, prefill=False))
 
 
-@lru_cache(maxsize=160)
-def _part(keys: tuple, layers: tuple[HwLayer, ...], rates: Rates, masks: MaskSet | None,
-          names: tuple[str, ...]) -> Program:
-    return compile_part(list(layers), rates, masks, list(names))
+#: compiled parts kept across passes, least recently used first out, up to this many rows
+#: in all (about 70 bytes each): sweeps over contexts or verify lengths reuse the projections
+PART_CACHE_ROWS = 4_000_000
+
+
+class _PartCache:
+    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows."""
+
+    def __init__(self, budget_rows: int) -> None:
+        self.budget = budget_rows
+        self.rows = 0
+        self.items: OrderedDict[tuple, Program] = OrderedDict()
+
+    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
+                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
+        key = (keys, rates, masks)
+        part = self.items.get(key)
+        if part is not None:
+            self.items.move_to_end(key)
+            return part
+        part = compile_part(list(layers), rates, masks, list(names))
+        n = len(part.instrs)
+        if n <= self.budget:
+            self.items[key] = part
+            self.rows += n
+            while self.rows > self.budget:
+                _, old = self.items.popitem(last=False)
+                self.rows -= len(old.instrs)
+        return part
+
+    def cache_clear(self) -> None:
+        self.items.clear()
+        self.rows = 0
+
+
+_part = _PartCache(PART_CACHE_ROWS)
 
 
 def _short(name: str) -> str:

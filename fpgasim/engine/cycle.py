@@ -3,17 +3,18 @@
 Execution semantics (both engines implement exactly this; time is integer cycles):
 each unit (LD, ST, MPE, SFU) runs its queue in program order. At every cycle t at which
 something finishes, first all instructions finishing at t complete (they free the buffer
-space and port they hold; order among them does not matter), then the idle units try to
-start their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
-An instruction starts when every row it waits on has finished, its channel-group port is
-free and its buffer has room; it then holds the port and the buffer space, and finishes
-`cycles` later (always >= 1, so nothing started at t finishes at t).
+space they hold; order among them does not matter), then the idle units try to start
+their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
+An instruction starts when every row it waits on has finished and its buffer has room; it
+then holds the buffer space and finishes `cycles` later (always >= 1, so nothing started
+at t finishes at t). Channel-group ports are not arbitrated: each serves one unit
+(`check_runnable`), so a transfer never finds its port held.
 
 Windowing: every layer block is identical, so an engine may simulate W < N layers and
 extrapolate, but only after proving the steady state: at the cycle t_m at which the MPE
 starts layer m, the machine state is each unit's position in its queue relative to layer m
 plus its remaining busy cycles (completed instructions are exactly the queue prefixes, so
-buffer levels and port holders follow; levels are compared too). If the state at t_{a+1}
+buffer levels follow; levels are compared too). If the state at t_{a+1}
 equals the state at t_a, with every position inside the layer blocks, the future is the
 same sequence shifted by one layer and delta = t_{a+1} - t_a cycles, hence
 T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N layers.
@@ -32,6 +33,7 @@ from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
     N_BUFFERS,
     OPCODE_NAMES,
+    PORT_NAMES,
     TRAFFIC_ACT,
     TRAFFIC_KV,
     TRAFFIC_NONE,
@@ -56,7 +58,7 @@ class DeadlockError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Timeline:
     """Start and finish cycle of every instruction of a simulated program."""
 
     program: Program
@@ -69,11 +71,10 @@ class Schedule:
 
 
 def check_runnable(program: Program) -> None:
-    """Rows take >= 1 cycle; >= 0 only in tick-based programs without ports and buffers.
-
-    A zero-length row (FlightLLM's 0-byte concat store) is safe when starts depend on waits
-    and unit order only: its start and finish coincide and nothing contends for it.
-    """
+    """Engines accept only programs whose rows all take at least one cycle (zero in
+    tick-based programs without ports and buffers: FlightLLM's 0-byte concat store, safe
+    since starts then depend on waits and unit order only) and whose channel-group ports
+    each serve one unit (so no port is ever contended: see event.py)."""
     ins = program.instrs
     if not len(ins):
         return
@@ -81,13 +82,18 @@ def check_runnable(program: Program) -> None:
     least = 1 if shared or program.ticks_per_cycle == 1 else 0
     if int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
+    for port in np.unique(ins["chan"][ins["chan"] >= 0]):
+        units = np.unique(ins["unit"][ins["chan"] == port])
+        if len(units) > 1:
+            names = [program.unit_names[u] for u in units]
+            raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
 # --------------------------------------------------------------------------- steady state
 
 
 def _snapshot(
-    program: Program, sched: Schedule, queues: list[np.ndarray], counts: np.ndarray, m: int
+    program: Program, sched: Timeline, queues: list[np.ndarray], counts: np.ndarray, m: int
 ) -> tuple[int, tuple, tuple, int, int] | None:
     """(t_m, relative unit state, buffer levels, lowest and highest layer of any position)."""
     head, per = counts[0], counts[1]
@@ -116,7 +122,7 @@ def _snapshot(
     return t, tuple(state), tuple(levels), lo, hi
 
 
-def steady_state(sched: Schedule) -> tuple[int, int] | None:
+def steady_state(sched: Timeline) -> tuple[int, int] | None:
     """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None."""
     program = sched.program
     if program.layers < 3:
@@ -159,7 +165,7 @@ class CycleEngine:
         self.last_method = ""
 
     # subclasses implement this
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         raise NotImplementedError
 
     @property
@@ -229,15 +235,15 @@ class CycleEngine:
             self._last_rows = hit[1]
         return hit[0]
 
-    def schedule(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Schedule:
+    def timeline(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Timeline:
         """Every instruction's start/finish of a target pass (all layers simulated)."""
         template = lower(PassSpec("target", verify_len, context), board, model)
         return self.simulate(full(template))
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        sched = self.schedule(board, model, verify_len, context)
-        return chrome_trace(sched, board.clock_mhz * board.duration_divisor)
+        timeline = self.timeline(board, model, verify_len, context)
+        return chrome_trace(timeline, board.clock_mhz * board.duration_divisor)
 
     def trace(
         self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
@@ -358,7 +364,7 @@ def _segments_timing(prog: Segments, ticks: int, board: Board) -> tuple[Timing, 
 # --------------------------------------------------------------------------- trace
 
 
-def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
+def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
     """Chrome trace-event object: one thread per unit, an X event per instruction (us).
 
     `clock_mhz` is the clock times the board's duration divisor; a tick-based program's
@@ -412,7 +418,7 @@ def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 
-def _buffer_counters(sched: Schedule, scale: float, pid: int) -> list[dict]:
+def _buffer_counters(sched: Timeline, scale: float, pid: int) -> list[dict]:
     """Counter tracks of on-chip buffer occupancy (bytes) over time."""
     ins = sched.program.instrs
     out = []

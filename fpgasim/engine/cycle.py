@@ -36,7 +36,6 @@ from fpgasim.dataflow.instructions import (
     PORT_NAMES,
     TRAFFIC_ACT,
     TRAFFIC_KV,
-    TRAFFIC_NONE,
     TRAFFIC_STORE,
     TRAFFIC_WEIGHT,
     UNIT_MPE,
@@ -299,7 +298,10 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
 
 
 def segments_totals(prog: Segments) -> dict[str, int]:
-    """Busy ticks per unit and bytes per traffic kind of a segmented pass (no simulation)."""
+    """Busy ticks per unit and bytes per traffic kind of a segmented pass (no simulation).
+
+    Bytes are the instructions' byte counts (FlightLLM: int8 weights, although their loads
+    are timed as int4)."""
     out: dict[str, int] = {f"busy_{name}": 0 for name in prog.unit_names}
     for key in ("weight_bytes", "act_load_bytes", "act_store_bytes", "macs", "misc_elements"):
         out[key] = 0
@@ -309,9 +311,8 @@ def segments_totals(prog: Segments) -> dict[str, int]:
         for u, name in enumerate(prog.unit_names):
             out[f"busy_{name}"] += count * int(cyc[unit == u].sum())
         out["weight_bytes"] += count * int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
-        loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV) | (
-            (traffic == TRAFFIC_NONE) & (unit == 0)
-        )
+        # zero-fill LDs (traffic NONE) write on chip and move no off-chip bytes
+        loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
         out["act_load_bytes"] += count * int(nbytes[loads].sum())
         out["act_store_bytes"] += count * int(nbytes[traffic == TRAFFIC_STORE].sum())
         for u, name in enumerate(prog.unit_names):

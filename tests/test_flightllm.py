@@ -536,3 +536,23 @@ def test_longspec_draft_pass_in_flightllm_layers() -> None:
     assert EventEngine().run_pass(spec, BOARD, MODEL, drafter).cycles == fast.cycles
     with pytest.raises(InputError, match="longspec"):
         lower(PassSpec("eagle3", 1, 1023), BOARD, MODEL, load_algorithm("eagle3").drafter)
+
+
+def test_live_prefill_output_credit_never_moves_qk() -> None:
+    """FLIGHTLLM.md 7.10: QK^T's output credit is live for L > 1024 but does not move time."""
+    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.flightllm.compiler import compile_part
+    from fpgasim.dataflow.flightllm.masks import mask_set
+
+    masks = mask_set("flightllm-llama2-7b", 32, 32, 64)
+    qk = [x for x in hardware_layers_of(MODEL, "prefill", 2048, 2048)
+          if x.kind == "attention_qk"][0]
+    ticks = []
+    for depth in (512, 8192):  # credit 4 tiles (live) vs 64 (never reached)
+        fl = BOARD.flightllm
+        glob = fl.buffers.global_.model_copy(update={"depth": depth})
+        board = _with(flightllm=fl.model_copy(
+            update={"buffers": fl.buffers.model_copy(update={"global_": glob})}))
+        part = compile_part([qk], Rates.of(board, extras_of(MODEL)), masks, ["qk"])
+        ticks.append(FastEngine().part_ticks(part))
+    assert ticks[0] == ticks[1]

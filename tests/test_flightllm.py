@@ -556,3 +556,32 @@ def test_live_prefill_output_credit_never_moves_qk() -> None:
         part = compile_part([qk], Rates.of(board, extras_of(MODEL)), masks, ["qk"])
         ticks.append(FastEngine().part_ticks(part))
     assert ticks[0] == ticks[1]
+
+
+def test_whole_decode_pass_equals_the_literal_profiler() -> None:
+    """The full stream (every part, SYS tokens across parts) in section 3's float profiler."""
+    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.flightllm.compiler import emit_part
+
+    hw = hardware_layers_of(MODEL, "decode", 1, 144)
+    rates = Rates.of(BOARD, extras_of(MODEL))
+    groups, cur = [], []
+    for x in hw:
+        cur.append(x)
+        if x.kind != "concat":
+            groups.append(cur)
+            cur = []
+    cols = [[], [], [], []]
+    for g, group in enumerate(groups):
+        unit, cyc, _, _, _, wait, rel, _ = emit_part(group, rates, None)
+        wait, rel = wait.copy(), rel.copy()
+        if g > 0:
+            wait[0] |= 1 << SYS
+        if g < len(groups) - 1:
+            rel[-1] |= 1 << LD
+        for col, a in zip(cols, (unit, cyc, wait, rel), strict=True):
+            col.append(a)
+    unit, cyc, wait, rel = (np.concatenate(c) for c in cols)
+    expect_s = _profiler(unit, cyc, wait, rel, 3.2) / F_HZ
+    got_s = FastEngine().run_pass(PassSpec("target", 1, 143), BOARD, MODEL).seconds
+    assert got_s == pytest.approx(expect_s, rel=1e-10)

@@ -212,8 +212,8 @@ class Board(Strict):
         allow_inf_nan=False,
         description="every duration is divided by this (FlightLLM's profiler: 3.2)",
     )
-    max_context_tokens: PosInt | None = Field(
-        None, le=1 << 24, description="longest context the board runs (null: no limit)"
+    max_context_tokens: int | None = Field(
+        None, ge=1, le=10**7, description="longest sequence (tokens attended) the board runs"
     )
     flightllm: FlightLLMBoard | None = Field(
         None, description="FlightLLM compiler parameters (required when lowering is flightllm)"

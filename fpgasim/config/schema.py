@@ -87,8 +87,15 @@ class Precision(Strict):
 
 
 class Padding(Strict):
-    decode_multiple: PosInt = Field(le=4096, description="MM token counts are padded to this")
-    prefill_multiple: PosInt = Field(le=65536, description="prefill token padding")
+    """Three different roundings, one field each (FLIGHTLLM.md 4.8, 2.3)."""
+
+    mm_token_multiple: PosInt = Field(
+        le=4096, description="MM-mode token rows are padded to this (the study lowering's MM tile)"
+    )
+    decode_multiple: PosInt = Field(
+        le=4096, description="decode context alignment: a step attends ceil_m(P + i + 1) tokens"
+    )
+    prefill_multiple: PosInt = Field(le=65536, description="prefill length is padded to this")
 
 
 # --------------------------------------------------------------------------- FlightLLM-style

@@ -15,7 +15,7 @@ Realistic mode (board.overlap == "realistic"):
   attention.py); a load takes its buffer space when it starts and the MPE tile that
   consumes it frees it;
 - MPE tiles run in MV mode for one token (mv_macs_per_cycle) and in MM mode otherwise, with
-  tokens padded to padding.decode_multiple and matrix dimensions rounded up to the PE array
+  tokens padded to padding.mm_token_multiple and matrix dimensions rounded up to the PE array
   (a few tokens run as repeated MV passes when that is cheaper than one padded MM tile);
 - the SFU runs norms, softmax and element-wise ops (MISC), one per op or per weight tile;
 - an op's operand load waits for the stores of the ops producing its inputs, as the pass's

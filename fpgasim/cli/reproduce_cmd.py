@@ -12,6 +12,8 @@ from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
 from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
 from fpgasim.engine import ENGINES, get_engine
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_output_path
+from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
     RunContext,
@@ -69,6 +71,8 @@ def reproduce(
             "to write each NAME.csv",
         )
     out_dir = None if csv_stdout else (out or DEFAULT_OUT)
+    if out_dir is not None:
+        check_output_path(out_dir, "--out", folder=True)
     if engine not in ENGINES:
         raise InputError("--engine", engine, f"one of {', '.join(sorted(ENGINES))}")
     ctx = RunContext(None, check_aat_dir(aat_dir))
@@ -97,10 +101,10 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     """The experiments asked for, in order, loaded (and validated) before any work."""
     wanted: list[str] = []
     for item in names:
-        for name in (n.strip() for n in item.split(",")):
+        for name in split_items(item, "NAME", "table1,fig4"):
             if name == "all":
                 wanted.extend(experiment_names())
-            elif name:
+            else:
                 wanted.append(name)
     if not wanted:
         raise InputError("NAME", " ".join(names), "an experiment name or all")
@@ -121,7 +125,11 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
 def _run(
     experiments: list[AnyExperiment], ctx: RunContext, out_dir: Path | None, progress: bool
 ) -> list[tuple[ExperimentResult, list[Path]]]:
-    """Run each experiment (a progress bar on stderr), writing its files as it finishes."""
+    """Run each experiment (a progress bar on stderr), staging its files as it finishes.
+
+    The files are written only when every experiment succeeded (the CLI's output
+    transaction, fpgasim.fileio), so a failing experiment leaves no files of the others.
+    """
     bar = (
         Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -21,6 +22,7 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.schedule import DraftTree, default_tree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
+from fpgasim.fileio import atomic_write_bytes, check_output_path
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.shapes import parse_shape
 
@@ -87,6 +89,8 @@ def simulate(
 
     Example: fpgasim simulate --board u280 --model llama-3.1-8b --context 256 --verify-len 1
     """
+    if trace is not None:
+        check_output_path(trace, "--trace")
     b = load_board(board)
     if overlap is not None:
         if overlap not in ("realistic", "ideal"):
@@ -99,12 +103,13 @@ def simulate(
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
     eng = get_engine(engine)
     if trace is not None:
-        if not hasattr(eng, "trace"):
+        if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
     row["clock_mhz"] = b.clock_mhz
     if trace is not None:
-        eng.trace(b, m, verify_len, context, trace)
+        events = eng.trace_events(b, m, verify_len, context)
+        atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     if output_format is JsonTable.json:
         print(dumps_json(row))

@@ -92,11 +92,9 @@ def load_traces(path: Path, context: int | None = None) -> Traces:
 
 def write_traces(traces: Traces, path: Path) -> None:
     """Write traces in the documented format (.csv or .parquet)."""
-    frame = traces.to_frame()
-    if Path(path).suffix.lower() == ".csv":
-        frame.to_csv(path, index=False)
-    else:
-        frame.to_parquet(path, index=False)
+    from fpgasim.fileio import write_frame
+
+    write_frame(traces.to_frame(), Path(path))
 
 
 def _read_frame(path: Path) -> pd.DataFrame:

@@ -49,7 +49,7 @@ def sweep(out: Path, cache: Path, *extra: str, slow: float = 0.0, **kw) -> subpr
 
 
 def stored(cache: Path) -> int:
-    if not (cache / "v1" / "points.sqlite").exists():
+    if not SweepCache(cache).path.exists():
         return 0
     with SweepCache(cache) as c:
         return len(c)

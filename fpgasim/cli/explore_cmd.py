@@ -12,6 +12,7 @@ from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
     cache_dir_option,
+    cache_limit_option,
     check_executor,
     check_png,
     contexts_option,
@@ -69,6 +70,7 @@ def explore_cmd(
     scheduler: str | None = scheduler_option("Dask scheduler address (--executor dask)."),
     cache_dir: Path | None = cache_dir_option("Result cache folder."),
     no_cache: bool = no_cache_option(),
+    cache_limit_mb: int | None = cache_limit_option(),
 ) -> None:
     """Explore hypothetical boards: "more DSPs or more bandwidth?"
 
@@ -95,7 +97,7 @@ def explore_cmd(
     algo = load_algorithm(algorithm)
     ctxs = parse_contexts(contexts)
     progress = RichProgress(f"explore ({engine}, {executor})")
-    with open_cache(cache_dir, no_cache) as cache, progress:
+    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = explore(
             base,
             arrays,

@@ -21,6 +21,7 @@ from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path
 from fpgasim.lists import split_items
 from fpgasim.sweep import DEFAULT_EXECUTOR, EXECUTORS, SweepCache
+from fpgasim.sweep.cache import DEFAULT_LIMIT_MB, LIMIT_ENV, MAX_LIMIT_MB
 
 #: Largest context length L an argument accepts.
 MAX_CONTEXT = 10_000_000
@@ -253,13 +254,28 @@ def no_cache_option() -> Any:
     return typer.Option(False, "--no-cache", help="Neither read nor write the result cache.")
 
 
+def cache_limit_option() -> Any:
+    """--cache-limit-mb: the cache's size limit (default $FPGASIM_CACHE_LIMIT_MB, else 1024)."""
+    return typer.Option(
+        None,
+        "--cache-limit-mb",
+        min=1,
+        max=MAX_LIMIT_MB,
+        help=f"Result cache size limit in MiB of stored rows; least recently used rows are evicted (default: ${LIMIT_ENV}, else {DEFAULT_LIMIT_MB}).",
+    )
+
+
 @contextmanager
-def open_cache(cache_dir: Path | None, no_cache: bool) -> Iterator[SweepCache | None]:
+def open_cache(
+    cache_dir: Path | None, no_cache: bool, limit_mb: float | None = None
+) -> Iterator[SweepCache | None]:
     """The result cache at `cache_dir` (None with --no-cache), closed on the way out.
 
-    The cache connects on first use, as the runner reads it, not here.
+    The cache connects on first use, as the runner reads it; its folder is checked here.
     """
-    cache = None if no_cache else SweepCache(cache_dir)
+    cache = None if no_cache else SweepCache(cache_dir, limit_mb)
+    if cache is not None:
+        cache.check_layout()
     try:
         yield cache
     finally:

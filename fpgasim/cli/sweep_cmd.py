@@ -16,6 +16,7 @@ from fpgasim.cli.options import (
     algorithm_option,
     board_option,
     cache_dir_option,
+    cache_limit_option,
     check_executor,
     contexts_option,
     engine_option,
@@ -74,6 +75,7 @@ def sweep(
         "Result cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgasim)."
     ),
     no_cache: bool = no_cache_option(),
+    cache_limit_mb: int | None = cache_limit_option(),
 ) -> None:
     """Simulate every (board, context, x) point and write one row per point.
 
@@ -96,7 +98,7 @@ def sweep(
         accepted=accepted,
     )
     progress = RichProgress(f"sweep ({engine}, {executor})")
-    with open_cache(cache_dir, no_cache) as cache, progress:
+    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = run_sweep(
             grid,
             engine,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.schedule import DraftTree, draft_passes
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
-from fpgasim.errors import InputError
+from fpgasim.errors import ConfigError, InputError
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,54 @@ class Point:
             raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
         if self.accepted < 1:
             raise InputError("--accepted", self.accepted, "at least 1")
+        if self.algorithm is not None and self.accepted > self.verify_len:
+            raise InputError(
+                "--accepted",
+                self.accepted,
+                f"at most the verification length x = {self.verify_len} (an iteration "
+                "accepts at most the x tokens it verifies)",
+            )
+
+
+def target_weight_count(model: TargetModel) -> int:
+    """Target parameters from the shapes: attention, SwiGLU MLP, untied embedding and LM head.
+
+    Llama-3.1-8B: 8.03e9, its published count (norm weights, <0.01 %, are left out).
+    """
+    kv_width = model.kv_heads * model.head_dim
+    attention = 2 * model.hidden * model.hidden + 2 * model.hidden * kv_width
+    mlp = 3 * model.hidden * model.intermediate
+    return model.layers * (attention + mlp) + 2 * model.vocab * model.hidden
+
+
+def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int) -> int:
+    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens.
+
+    At the board's weight and KV precisions. The drafter's weights and KV are not counted
+    (a lower bound; EAGLE-3's and LongSpec's drafters add a few % of the target).
+    """
+    weights = target_weight_count(model) * board.precision.weight_bits // 8
+    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim
+    kv = kv_per_token * (context + verify_len) * board.precision.kv_bits // 8
+    return weights + kv
+
+
+def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int) -> bool:
+    """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
+    return memory_bytes(board, model, context, verify_len) <= board.memory.capacity_gib * 2**30
+
+
+def check_finite_row(row: dict, point: Point) -> None:
+    """No NaN or inf leaves a simulated point: an overflow is an error naming the inputs."""
+    for key, value in row.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                config_source(point.board),
+                key,
+                value,
+                f"a finite result; the board's numbers overflow at context {point.context}, "
+                f"x = {point.verify_len}",
+            )
 
 
 def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
@@ -75,8 +124,20 @@ def draft_timing(
 
 
 def simulate_point(engine: Engine, point: Point) -> dict:
-    """A flat result row: the point's inputs, then verify (and draft) timing."""
+    """A flat result row: the point's inputs, then verify (and draft) timing.
+
+    Errors the engines raise about the board (`board NAME`) name the board's file instead.
+    """
     point.check()
+    try:
+        return _simulate_point(engine, point)
+    except ConfigError as exc:
+        if exc.source != f"board {point.board.name}":
+            raise
+        raise ConfigError(config_source(point.board), exc.field, exc.value, exc.allowed) from None
+
+
+def _simulate_point(engine: Engine, point: Point) -> dict:
     tv = verify_timing(
         engine, point.board, point.model, point.verify_len, point.context, point.tree
     )
@@ -100,6 +161,8 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "weight_bytes": tv.weight_bytes,
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
+        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len),
+        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len),
     }
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
@@ -118,4 +181,5 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
+    check_finite_row(row, point)
     return row

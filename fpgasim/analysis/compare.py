@@ -46,6 +46,7 @@ COMPARE_COLUMNS = [
     "ori_verify_len",
     "ori_aat",
     "ori_speedup",
+    "fits_memory",
     "rank",
 ]
 
@@ -115,6 +116,7 @@ def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
                 "ori_verify_len": s["ori_verify_len"],
                 "ori_aat": s["ori_aat"],
                 "ori_speedup": s["ori_speedup"],
+                "fits_memory": bool(s["fits_memory"]),
             }
         )
     return out

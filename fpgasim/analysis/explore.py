@@ -43,6 +43,7 @@ EXPLORE_COLUMNS = [
     "best_tokens_per_s",
     "speedup",
     "decision",
+    "fits_memory",
 ]
 
 
@@ -174,6 +175,7 @@ def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str)
                 "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
                 "speedup": speedup,
                 "decision": "use SD" if speedup > 1 else "use AD",
+                "fits_memory": bool(best["fits_memory"]),
             }
         )
     return pd.DataFrame(out, columns=EXPLORE_COLUMNS)

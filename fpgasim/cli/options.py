@@ -120,8 +120,8 @@ def parse_int_list(text: str, argument: str, minimum: int = 1, maximum: int = 10
 
 
 def parse_name_list(text: str, argument: str = "--board") -> list[str]:
-    """'u280,v80' -> ['u280', 'v80'] (order kept, duplicates dropped); empty items are errors."""
-    return list(dict.fromkeys(split_items(text, argument, "u280,v80")))
+    """'u280,v80' -> ['u280', 'v80'] (order and duplicates kept); empty items are errors."""
+    return split_items(text, argument, "u280,v80")
 
 
 def parse_float_list(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.common import console, dumps_json, err_console, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     accepted_option,
@@ -19,12 +19,47 @@ from fpgasim.cli.options import (
     model_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import config_source
 from fpgasim.dataflow.schedule import DraftTree, default_tree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.shapes import parse_shape
+
+
+def tree_verify_len(
+    algorithm, draft_tree: DraftTree, verify_len: int | None, given_tree: bool
+) -> int:
+    """x for a draft tree: its node count + 1 by default; a given --verify-len must agree.
+
+    A shaped tree verifies all its nodes plus the root, so x = nodes + 1 exactly. EAGLE-3
+    keeps x - 1 of the nodes its depth x top-k passes draft (the default: total_tokens).
+    """
+    where = "--tree" if given_tree else f"the default tree of {config_source(algorithm)}"
+    if draft_tree.shape is not None:
+        nodes = sum(draft_tree.shape)
+        if verify_len is not None and verify_len != nodes + 1:
+            raise InputError(
+                "--verify-len",
+                verify_len,
+                f"{nodes + 1}: {where} ({draft_tree.describe()}) has {nodes} draft nodes + "
+                f"the root; give a --tree of {verify_len - 1} nodes or leave --verify-len out",
+            )
+        return nodes + 1
+    drafted = draft_tree.top_k * (draft_tree.depth + 1)
+    total = algorithm.default_tree.total_tokens
+    x = verify_len if verify_len is not None else min(total or drafted, drafted) + 1
+    if x - 1 > drafted:
+        raise InputError(
+            "--verify-len",
+            x,
+            f"at most {drafted + 1}: depth {draft_tree.depth} x top-k {draft_tree.top_k} "
+            f"({where}) drafts {drafted} nodes to keep x - 1 of",
+        )
+    if x < 2:
+        raise InputError("--verify-len", x, "at least 2 with an algorithm (x = 1 is AD)")
+    return x
 
 
 def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> DraftTree:
@@ -47,13 +82,13 @@ def simulate(
     board: str = board_option(),
     model: str = model_option("llama-3.1-8b"),
     context: int = context_option(..., "Context length L (cached tokens)."),
-    verify_len: int = typer.Option(
-        1,
+    verify_len: int | None = typer.Option(
+        None,
         "--verify-len",
         "-x",
         min=1,
         max=65536,
-        help="Tokens verified per pass, x (1 = plain autoregressive decoding).",
+        help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
     ),
     algorithm: str | None = algorithm_option(
         None, "SD algorithm (longspec, eagle3) to also cost the draft phase."
@@ -101,12 +136,25 @@ def simulate(
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
+    if algo is not None:
+        given = tree is not None or depth is not None or top_k is not None
+        verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
+    elif verify_len is None:
+        verify_len = 1
     eng = get_engine(engine)
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
     row["clock_mhz"] = b.clock_mhz
+    if not row["fits_memory"]:
+        err_console.print(
+            f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
+            f"(weights + KV cache at L={context}) but {b.name} has "
+            f"{b.memory.capacity_gib:g} GiB (memory.capacity_gib); the timing assumes it fits",
+            highlight=False,
+            soft_wrap=True,
+        )
     if trace is not None:
         events = eng.trace_events(b, m, verify_len, context)
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 #: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
@@ -31,6 +31,18 @@ class Strict(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    #: The file the object was loaded from ('' when built in code); errors name it.
+    _source: str = PrivateAttr("")
+
+
+def config_source(obj: BaseModel) -> str:
+    """How errors name a config object: its file when loaded from one, else `KIND NAME`."""
+    source = getattr(obj, "_source", "")
+    if source:
+        return source
+    name = getattr(obj, "name", None) or getattr(obj, "id", "")
+    return f"{type(obj).__name__.lower()} {name}".strip()
 
 
 # --------------------------------------------------------------------------- boards
@@ -314,3 +326,21 @@ class Algorithm(Strict):
     @property
     def kind(self) -> str:
         return self.drafter.kind
+
+    @model_validator(mode="after")
+    def _default_tree_drafts(self) -> Algorithm:
+        """The default tree must be draftable, so its errors name this file, not --tree."""
+        tree = self.default_tree
+        if self.kind == "eagle3":
+            if tree.depth is None or tree.top_k is None:
+                raise ValueError("default_tree: EAGLE-3 needs depth and top_k")
+            return self
+        shape = tree.shape or []
+        if not shape or shape[0] < 1:
+            raise ValueError(
+                f"default_tree.shape = {shape}: level widths with at least 1 node on the first "
+                "level, e.g. [4, 16, 16, 16, 16]"
+            )
+        if 0 in shape and any(shape[shape.index(0) :]):
+            raise ValueError(f"default_tree.shape = {shape}: no level after an empty (0) level")
+        return self

@@ -28,7 +28,13 @@ EXPLORE = ["explore", "--base-board", "v80", "--pe-arrays", "64x48", "--bandwidt
            "--executor", "inprocess"]
 SOLVE = ["solve", "-b", "v80", "-m", "llama-3.1-8b", "-a", "longspec", "--contexts", "1024"]
 COMPARE = ["compare-algorithms", "-b", "v80", "-m", "vicuna-7b-v1.5", "--contexts", "512"]
+HETERO = ["hetero", "solve", "-p", "rtx4090", "-m", "llama2-chat-7b"]
 TREE_CMP = ["tree", "compare", "-a", "longspec", "--sizes", "2-4", "--iterations", "10"]
+
+
+def sim_board(name: str) -> list[str]:
+    """`simulate` on the board file `name` of the scratch folder's inputs."""
+    return ["simulate", "-b", "{w}/in/" + name, *SIM[3:]]
 
 
 def with_value(base: list[str], option: str, value: str) -> list[str]:
@@ -51,10 +57,11 @@ def board_file(name: str, text: str | None = None, **changes: object) -> tuple[s
     return name, yaml.safe_dump(data)
 
 
+DUP_ROWS = "  rows: 64\n  rows: 8\n"  # pe_array.rows twice
 INPUTS = dict(
     [
         board_file("dup.yaml", BOARD_TEXT + "clock_mhz: 300\n"),
-        board_file("dup_nested.yaml", BOARD_TEXT.replace("  rows: 64\n", "  rows: 64\n  rows: 8\n")),
+        board_file("dup_nested.yaml", BOARD_TEXT.replace("  rows: 64\n", DUP_ROWS)),
         board_file("bool_clock.yaml", clock_mhz=True),
         board_file("bool_rows.yaml", **{"pe_array.rows": True}),
         board_file("bool_eff.yaml", **{"memory.weight_group.load_efficiency": False}),
@@ -114,8 +121,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*COMPARE, "--algorithms", "longspec,,eagle3"], ["--algorithms", "empty"]),
     ([*COMPARE, "--algorithms", ","], ["--algorithms", "empty"]),
     ([*SOLVE, "--task", "a,,b"], ["--task", "empty"]),
-    (["hetero", "solve", "-p", "rtx4090", "-m", "llama2-chat-7b", "--gammas", "2,,4"], ["--gammas", "empty"]),
-    (["hetero", "solve", "-p", "rtx4090", "-m", "llama2-chat-7b", "--blocks", "1,"], ["--blocks", "empty"]),
+    ([*HETERO, "--gammas", "2,,4"], ["--gammas", "empty"]),
+    ([*HETERO, "--blocks", "1,"], ["--blocks", "empty"]),
     (with_value(TREE_CMP, "--sizes", "2,,5"), ["--sizes", "empty"]),
     (["tree", "optimal", "-p", ".6,,.1", "-n", "8"], ["--acceptance-vector", "empty"]),
     (["tree", "optimal", "-p", ".6;;.1", "-n", "8"], ["--acceptance-vector"]),
@@ -129,15 +136,15 @@ CASES: list[tuple[list[str], list[str]]] = [
     (with_value(EXPLORE, "--bandwidths", "inf"), ["--bandwidths"]),
     ([*with_value(SWEEP, "--contexts", "99999999999"), "--out", "{w}/o.csv"], ["--contexts"]),
     # ---- board files: duplicate keys, booleans, out-of-range numbers (named by file)
-    (["simulate", "-b", "{w}/in/dup.yaml", *SIM[3:]], ["dup.yaml", "clock_mhz", "line", "duplicate"]),
-    (["simulate", "-b", "{w}/in/dup_nested.yaml", *SIM[3:]], ["dup_nested.yaml", "rows", "duplicate"]),
-    (["simulate", "-b", "{w}/in/bool_clock.yaml", *SIM[3:]], ["bool_clock.yaml", "clock_mhz"]),
-    (["simulate", "-b", "{w}/in/bool_rows.yaml", *SIM[3:]], ["bool_rows.yaml", "pe_array.rows"]),
-    (["simulate", "-b", "{w}/in/bool_eff.yaml", *SIM[3:]], ["bool_eff.yaml", "load_efficiency"]),
-    (["simulate", "-b", "{w}/in/tiny_clock.yaml", *SIM[3:]], ["tiny_clock.yaml", "clock_mhz"]),
-    (["simulate", "-b", "{w}/in/tiny_bw.yaml", *SIM[3:]], ["tiny_bw.yaml", "bandwidth_gb_s"]),
-    (["simulate", "-b", "{w}/in/huge_bw.yaml", *SIM[3:]], ["huge_bw.yaml", "bandwidth_gb_s"]),
-    (["simulate", "-b", "{w}/in/str_clock.yaml", *SIM[3:]], ["str_clock.yaml", "clock_mhz"]),
+    (sim_board("dup.yaml"), ["dup.yaml", "clock_mhz", "line", "duplicate"]),
+    (sim_board("dup_nested.yaml"), ["dup_nested.yaml", "rows", "duplicate"]),
+    (sim_board("bool_clock.yaml"), ["bool_clock.yaml", "clock_mhz"]),
+    (sim_board("bool_rows.yaml"), ["bool_rows.yaml", "pe_array.rows"]),
+    (sim_board("bool_eff.yaml"), ["bool_eff.yaml", "load_efficiency"]),
+    (sim_board("tiny_clock.yaml"), ["tiny_clock.yaml", "clock_mhz"]),
+    (sim_board("tiny_bw.yaml"), ["tiny_bw.yaml", "bandwidth_gb_s"]),
+    (sim_board("huge_bw.yaml"), ["huge_bw.yaml", "bandwidth_gb_s"]),
+    (sim_board("str_clock.yaml"), ["str_clock.yaml", "clock_mhz"]),
     (["sweep", "-b", "u280,{w}/in/dup.yaml", *SWEEP[3:], "--out", "{w}/o.csv"], ["dup.yaml"]),
     (with_value(EXPLORE, "--base-board", "{w}/in/bool_clock.yaml"), ["bool_clock.yaml"]),
     # ---- a board that fails at run time names its file, not its `name:`

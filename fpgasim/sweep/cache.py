@@ -298,6 +298,7 @@ class SweepCache:
             checksum = row_checksum(key, engine, text)
             size = len(key) + len(text) + len(checksum)
             records.append((key, engine, text, checksum, size, now, now))
+        evicted_before = self.evicted
         try:
             with db:
                 db.executemany(
@@ -308,8 +309,9 @@ class SweepCache:
                 if total > self.limit_bytes:
                     total = self._evict(db)
                 self._total = total
-            if self.evicted:
+            if self.evicted > evicted_before:  # give the freed pages back to the disk
                 db.execute("PRAGMA incremental_vacuum")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 

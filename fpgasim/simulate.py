@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
@@ -92,6 +94,17 @@ def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | N
     return TokenTree.from_shape(tree.shape).parents
 
 
+@contextmanager
+def errors_name_the_file(board: Board) -> Iterator[None]:
+    """Errors the engines raise about a board (source `board NAME`) name its file instead."""
+    try:
+        yield
+    except ConfigError as exc:
+        if exc.source != f"board {board.name}" or not getattr(board, "_source", ""):
+            raise
+        raise ConfigError(config_source(board), exc.field, exc.value, exc.allowed) from None
+
+
 def verify_timing(
     engine: Engine,
     board: Board,
@@ -106,7 +119,8 @@ def verify_timing(
     tiles; the analytic engine charges the dense block, as the study does.
     """
     spec = PassSpec("target", verify_len, context, tree_parents=tree_parents(tree, verify_len))
-    return engine.run_pass(spec, board, model)
+    with errors_name_the_file(board):
+        return engine.run_pass(spec, board, model)
 
 
 def draft_timing(
@@ -120,24 +134,13 @@ def draft_timing(
 ) -> Timing:
     """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence."""
     passes = draft_passes(algorithm, tree, accepted, context)
-    return combine(engine.run_pass(p, board, model, algorithm.drafter) for p in passes)
+    with errors_name_the_file(board):
+        return combine([engine.run_pass(p, board, model, algorithm.drafter) for p in passes])
 
 
 def simulate_point(engine: Engine, point: Point) -> dict:
-    """A flat result row: the point's inputs, then verify (and draft) timing.
-
-    Errors the engines raise about the board (`board NAME`) name the board's file instead.
-    """
+    """A flat result row: the point's inputs, then verify (and draft) timing."""
     point.check()
-    try:
-        return _simulate_point(engine, point)
-    except ConfigError as exc:
-        if exc.source != f"board {point.board.name}":
-            raise
-        raise ConfigError(config_source(point.board), exc.field, exc.value, exc.allowed) from None
-
-
-def _simulate_point(engine: Engine, point: Point) -> dict:
     tv = verify_timing(
         engine, point.board, point.model, point.verify_len, point.context, point.tree
     )

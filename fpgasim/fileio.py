@@ -52,6 +52,12 @@ def check_name_lengths(text: str, argument: str) -> None:
             raise InputError(argument, text, f"file and folder names of at most {NAME_MAX} bytes")
 
 
+def check_input_path(path: Path | str | None, argument: str) -> None:
+    """Refuse, before the file system is touched, an input path the OS cannot even look up."""
+    if path is not None:
+        check_name_lengths(str(path), argument)
+
+
 def check_output_path(path: Path | str, argument: str, *, folder: bool = False) -> Path:
     """Fail before any work when `path` cannot receive a file (a folder, with `folder`).
 

@@ -93,6 +93,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("fpgasim: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:  # a path the OS refuses (too long, a loop, no permission, ...)
+        if debug:
+            raise
+        where = f"{str(exc.filename)[:80]}: " if exc.filename else ""
+        reason = exc.strerror or type(exc).__name__
+        print(f"fpgasim: error: {where}{reason} (check the paths given)", file=sys.stderr)
+        sys.exit(2)
     except Exception as exc:  # last resort: never show a traceback to a user
         if debug:
             raise

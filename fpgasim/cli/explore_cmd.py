@@ -31,7 +31,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
@@ -86,6 +86,7 @@ def explore_cmd(
     check_out_path(out, "--out")
     png = plot or out.with_suffix(".png")
     check_png(png, "--plot" if plot else "--out")
+    check_input_path(aat_dir, "--aat-dir")
     check_executor(executor, scheduler)
     if task and aat_dir is None:
         raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")

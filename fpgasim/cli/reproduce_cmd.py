@@ -12,7 +12,7 @@ from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
 from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
 from fpgasim.engine import ENGINES, get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_output_path
+from fpgasim.fileio import check_input_path, check_output_path
 from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -61,6 +61,7 @@ def reproduce(
 
     Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
     """
+    check_input_path(aat_dir, "--aat-dir")
     experiments = _experiments(names)
     csv_stdout = output_format is TableMdCsv.csv and out is None
     if csv_stdout and len(experiments) > 1:

@@ -32,7 +32,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes, check_output_path
+from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 
 
 class AatSource(StrEnum):
@@ -113,6 +113,7 @@ def solve(
     --task gov_report --contexts 128,512,2048 --aat-dir ../shared/reference/aat
     """
     check_png(plot)
+    check_input_path(aat_dir, "--aat-dir")
     if schedule_out is not None:
         if schedule_out.suffix.lower() not in (".yaml", ".yml"):
             raise InputError("--schedule-out", str(schedule_out), "a file ending in .yaml")

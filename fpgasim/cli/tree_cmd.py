@@ -23,7 +23,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_out_path, write_figure, write_frame
+from fpgasim.fileio import check_input_path, check_out_path, write_figure, write_frame
 from fpgasim.lists import split_items
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
@@ -228,6 +228,7 @@ def search(
     from fpgasim.tree.traces import load_traces
 
     check_out_path(out, "--out")
+    check_input_path(traces, "--traces")
     logged = load_traces(traces, context)
     model = None
     shape = parse_shape(max_tree, "--max-tree") if max_tree else None
@@ -273,6 +274,7 @@ def calibrate(
     from fpgasim.tree.calibrate import calibrate as run_calibration
     from fpgasim.tree.embedded import default_tree_aat
 
+    check_input_path(aat_dir, "--aat-dir")
     algo = load_algorithm(algorithm)
     if aat_dir is not None and not aat_dir.is_dir():
         raise InputError("--aat-dir", str(aat_dir), "a folder of measured AAT tables")

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from fpgasim.config.validate import ValidationFailed, validate_files
+from fpgasim.fileio import check_input_path
 
 
 def validate(
@@ -24,6 +25,8 @@ def validate(
 
     Example: fpgasim validate boards workloads ../shared/reference/aat
     """
+    for name in files:
+        check_input_path(name, "FILE")
     reports = validate_files(files)
     if not reports:
         raise ValidationFailed("no YAML, CSV or Parquet files found in the given folders")

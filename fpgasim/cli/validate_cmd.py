@@ -20,8 +20,9 @@ def validate(
     """Check files without running anything: every problem on its own line, then exit 2.
 
     Each problem line reads FILE: FIELD = VALUE: ALLOWED. A valid file prints one
-    "FILE: ok (KIND)" line. When any file has a problem, every line goes to stderr. The kind is told by the folder (boards/, models/, algorithms/,
-    experiments/), else by the fields or the table columns.
+    "FILE: ok (KIND)" line. When any file has a problem, every line goes to stderr. The
+    kind is told by the folder (boards/, models/, algorithms/, experiments/), else by the
+    fields or the table columns.
 
     Example: fpgasim validate boards workloads ../shared/reference/aat
     """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -149,12 +150,39 @@ def _run(
         for exp in experiments:
             if progress:
                 bar.update(task, description=exp.name)
-            result = run_experiment(exp, ctx=ctx)
+            result = flag_memory(exp, run_experiment(exp, ctx=ctx))
             paths = write_outputs(result, out_dir) if out_dir is not None else []
             results.append((result, paths))
             if progress:
                 bar.advance(task)
     return results
+
+
+def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
+    """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
+    exceed the board's memory; the study simulates them anyway and so does reproduce."""
+    from fpgasim.config import load_board, load_model
+    from fpgasim.simulate import fits_memory
+
+    unfit = []
+    for workload in getattr(exp, "workloads", None) or []:
+        for board_name in workload.boards:
+            board = load_board(board_name)
+            for model_name in workload.models:
+                model = load_model(model_name)
+                over = [c for c in workload.contexts if not fits_memory(board, model, c, 1)]
+                if over:
+                    unfit.append(
+                        f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
+                        f"L = {', '.join(map(str, over))}"
+                    )
+    if not unfit:
+        return result
+    note = (
+        "does not fit the board's memory (weights + KV cache, fits_memory = False), "
+        f"simulated anyway as in the study: {'; '.join(unfit)}"
+    )
+    return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:

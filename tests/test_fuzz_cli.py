@@ -189,9 +189,30 @@ def dump(data: dict) -> bytes:
     return yaml.safe_dump(data, allow_unicode=True).encode()
 
 
+def duplicate_keys(root: yaml.Node | None) -> bool:
+    """Whether a composed YAML document repeats a key in one mapping (YAML requires unique
+    keys; fpgasim refuses them instead of keeping the last value)."""
+    seen_nodes, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+            if len(keys) != len(set(keys)):
+                return True
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return False
+
+
 def oracle_valid(kind: str, text: bytes) -> bool:
     """Is the file a valid `kind` per YAML + schema (the CLI must exit 0 exactly then)?"""
     try:
+        if duplicate_keys(yaml.compose(text.decode("utf-8"), Loader=yaml.SafeLoader)):
+            return False
         data = yaml.safe_load(text.decode("utf-8"))
         if not isinstance(data, dict) or count_values(data, MAX_VALUES) > MAX_VALUES:
             return False

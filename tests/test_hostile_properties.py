@@ -283,3 +283,15 @@ def test_ctrl_c_stops_within_2_s_and_keeps_the_cache_consistent(tmp_path: Path) 
     with SweepCache(cache) as c:  # every stored row passes its checksum
         keys = [k for (k,) in sqlite3.connect(path).execute("SELECT key FROM points")]
         assert len(c.get_many(keys)) == len(keys) and c.refused == 0
+
+
+def test_explore_plot_into_a_missing_folder_writes_both(tmp_path: Path, capsys) -> None:
+    """The missing folder is created when the files are written (not refused, not half)."""
+    out, png = tmp_path / "a" / "e.csv", tmp_path / "b" / "c" / "e.png"
+    res = run_cli(capsys, "explore", "--base-board", "v80", "--pe-arrays", "64x48",
+                  "--bandwidths", "460", "-m", "llama-3.1-8b", "-a", "longspec", "--contexts",
+                  "1024", "--no-cache", "--executor", "inprocess", "--out", str(out),
+                  "--plot", str(png))
+    assert res.code == 0, res.err
+    assert out.stat().st_size > 0 and png.read_bytes()[:4] == b"\x89PNG"
+    assert "fits_memory" in out.read_text().splitlines()[0]

@@ -20,11 +20,12 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import config_source
-from fpgasim.dataflow.schedule import DraftTree, default_tree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
-from fpgasim.simulate import Point, simulate_point
+from fpgasim.simulate import Point, point_graphs, simulate_point
+from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
 
@@ -78,6 +79,20 @@ def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None
     return default_tree(algorithm)
 
 
+def print_graphs(point: Point) -> None:
+    """Print each pass's graph dump (plain text: tensor lists contain brackets)."""
+    for k, (spec, graph, layers) in enumerate(point_graphs(point)):
+        if k:
+            print()
+        blocks = min(layers, 2)
+        shown = ", ".join(f"L{b}" for b in range(blocks))
+        print(
+            f"# {spec.kind} pass {k}: {spec.tokens} tokens at context {spec.context}; "
+            f"{layers} layer block(s), {shown} shown (the lowering's template)"
+        )
+        print(graph.dump())
+
+
 def simulate(
     board: str = board_option(),
     model: str = model_option("llama-3.1-8b"),
@@ -106,7 +121,7 @@ def simulate(
         "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
     ),
     engine: str = engine_option(
-        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
+        "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
     ),
     overlap: str | None = typer.Option(
         None,
@@ -118,6 +133,11 @@ def simulate(
         None,
         "--trace",
         help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
+    ),
+    dump_graph: bool = typer.Option(
+        False,
+        "--dump-graph",
+        help="Print the dataflow graph of the verify pass (and, with --algorithm, of each draft pass) instead of timing it.",
     ),
 ) -> None:
     """Time one verification pass (and the draft phase) on a board.
@@ -141,11 +161,15 @@ def simulate(
         verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
     elif verify_len is None:
         verify_len = 1
+    point = Point(b, m, context, verify_len, algo, draft_tree, accepted)
+    if dump_graph:
+        print_graphs(point)
+        return
     eng = get_engine(engine)
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
-    row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
+    row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
     if not row["fits_memory"]:
         err_console.print(

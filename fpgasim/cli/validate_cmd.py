@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from fpgasim.config.validate import ValidationFailed, validate_files
+from fpgasim.cli.validate_files import ValidationFailed, validate_files
 from fpgasim.fileio import check_input_path
 
 

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis import AatCurve, fit_curve
+from fpgasim.analysis.aat import tree_of_row
+from fpgasim.analysis.aat_curves import max_verify_len
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.reproduce.rendered import (
     Rendered,
@@ -22,6 +24,7 @@ from fpgasim.reproduce.rendered import (
 )
 from fpgasim.reproduce.schema import Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, restrict, solve
+from fpgasim.tree.method_curves import compare_curves
 
 SETS = ("ori", "naive", "best")
 
@@ -131,9 +134,6 @@ def embedded_method_curves(
     exp: Experiment, algorithm: Algorithm, context: int, methods: list[str]
 ) -> dict[str, AatCurve]:
     """Width/depth/prior-score trees under the embedded acceptance model (exact AAT)."""
-    from fpgasim.analysis.aat import tree_of_row
-    from fpgasim.analysis.curves import max_verify_len
-    from fpgasim.tree.compare import compare_curves
 
     top = max_verify_len(algorithm)
     hi = min(top, exp.verify_lens.max or top)

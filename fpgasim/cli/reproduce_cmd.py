@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
 from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
+from fpgasim.config import load_board, load_model
 from fpgasim.engine import ENGINES, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_output_path
@@ -29,6 +30,7 @@ from fpgasim.reproduce import (
 from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
 from fpgasim.reproduce.output import source_line
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+from fpgasim.simulate import fits_memory
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40
@@ -161,9 +163,6 @@ def _run(
 def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
     """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
     exceed the board's memory; the study simulates them anyway and so does reproduce."""
-    from fpgasim.config import load_board, load_model
-    from fpgasim.simulate import fits_memory
-
     unfit = []
     for workload in getattr(exp, "workloads", None) or []:
         for board_name in workload.boards:

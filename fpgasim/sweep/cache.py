@@ -42,6 +42,7 @@ from pydantic import BaseModel
 
 import fpgasim
 from fpgasim.errors import FpgasimError
+from fpgasim.fileio import NAME_MAX, PATH_MAX
 
 #: Bump when the key document or the stored row format changes; old caches are then ignored.
 CACHE_FORMAT = "v2"
@@ -202,8 +203,6 @@ class SweepCache:
 
     def check_layout(self) -> None:
         """Refuse a cache folder (or its format folder or database) that is the wrong kind."""
-        from fpgasim.fileio import NAME_MAX, PATH_MAX
-
         text = str(self.path)
         if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in self.path.parts):
             raise CacheError(f"cache {self.directory}: path too long; choose another --cache-dir")

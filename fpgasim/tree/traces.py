@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.errors import ConfigError
+from fpgasim.fileio import write_frame
 
 #: Deepest path and largest rank a trace file may hold.
 MAX_DEPTH = 64
@@ -92,8 +93,6 @@ def load_traces(path: Path, context: int | None = None) -> Traces:
 
 def write_traces(traces: Traces, path: Path) -> None:
     """Write traces in the documented format (.csv or .parquet)."""
-    from fpgasim.fileio import write_frame
-
     write_frame(traces.to_frame(), Path(path))
 
 

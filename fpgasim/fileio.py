@@ -75,6 +75,8 @@ def check_output_path(path: Path | str, argument: str, *, folder: bool = False) 
                 raise InputError(argument, text, "a folder (this is a file)")
             if not folder and path.is_dir():
                 raise InputError(argument, text, "a file path, not a folder")
+            if not folder and not path.is_file():  # a device, socket or fifo: never replaced
+                raise InputError(argument, text, "a regular file path (this is a special file)")
         nearest = path if folder and path.is_dir() else path.parent
         while not nearest.exists() and nearest != nearest.parent:
             nearest = nearest.parent

@@ -90,6 +90,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*SWEEP, "--out", "/sys/x.csv"], ["--out"]),
     ([*SWEEP, "--out", "{w}/" + "n" * 300 + ".csv"], ["--out", "255"]),
     ([*SWEEP, "--out", "{w}/x.xlsx"], ["--out", ".csv"]),
+    ([*SWEEP, "--out", "{w}/fifo.csv"], ["--out", "special file"]),
+    ([*SIM, "-e", "event", "--trace", "{w}/fifo.csv"], ["--trace", "special file"]),
     ([*EXPLORE, "--out", "{w}/plain/e.csv"], ["--out"]),
     ([*EXPLORE, "--out", "{w}/e.csv", "--plot", "{w}/plain/e.png"], ["--plot"]),
     ([*EXPLORE, "--out", "{w}/e.csv", "--plot", "/proc/e.png"], ["--plot"]),
@@ -197,6 +199,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
     (root / "plain").write_text("a regular file\n")
     (root / "folder.csv").mkdir()
+    os.mkfifo(root / "fifo.csv")  # an existing special file is never replaced
     (root / "empty").mkdir()
     (root / "in").mkdir()
     for name, text in INPUTS.items():

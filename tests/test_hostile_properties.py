@@ -128,6 +128,27 @@ def test_numeric_fields_refuse_or_give_finite_results(field: str, value: object)
     assert all(math.isfinite(v) for v in row.values() if isinstance(v, float)), row
 
 
+MODEL_BASE = yaml.safe_load((REPO / "workloads/models/llama-3.1-8b.yaml").read_text())
+MODEL_FIELDS = ["hidden", "intermediate", "layers", "heads", "kv_heads", "head_dim", "vocab",
+                "params_b"]
+
+
+@PROPS
+@given(field=st.sampled_from(MODEL_FIELDS), value=HOSTILE_NUMBERS)
+def test_model_fields_refuse_or_give_finite_results(field: str, value: object) -> None:
+    from fpgasim.config.schema import TargetModel
+
+    data = {**MODEL_BASE, field: value}
+    try:
+        model = validate_mapping(TargetModel, data, "m.yaml")
+    except ConfigError as exc:
+        assert str(exc).startswith("m.yaml: ")
+        return
+    assert not isinstance(value, bool), f"{field} accepted a boolean"
+    row = simulate_point(get_engine("analytic"), Point(U280, model, 1024, 8))
+    assert all(math.isfinite(v) for v in row.values() if isinstance(v, float)), row
+
+
 def _model():
     from fpgasim.config import load_model
 
@@ -135,6 +156,7 @@ def _model():
 
 
 MODEL = _model()
+U280 = validate_mapping(Board, BASE, "u280.yaml")
 
 
 # --------------------------------------------------------------------------- output paths

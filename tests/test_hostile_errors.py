@@ -84,8 +84,10 @@ def failing_board(tmp_path: Path) -> Path:
 ACTIVATION_KIB = 16
 
 
-@pytest.mark.parametrize("executor", ["process", "inprocess"])
+@pytest.mark.parametrize("executor", ["process", "inprocess", "dask"])
 def test_failing_point_in_a_pool_is_one_line(tmp_path: Path, capsys, executor: str) -> None:
+    if executor == "dask":
+        pytest.importorskip("distributed")
     board = failing_board(tmp_path)
     out = tmp_path / "o.csv"
     res = run_cli(

@@ -35,7 +35,7 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, tree_parents, verify_timing
+from fpgasim.simulate import draft_timing, fits_memory, tree_parents, verify_timing
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -70,6 +70,7 @@ SUMMARY_COLUMNS = [
     "naive_speedup",
     "naive_threshold",
     "decision",
+    "fits_memory",
     "regime",
     "regime_reason",
     "x_ridge",
@@ -295,6 +296,7 @@ def solve_curve(
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
         "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
+        "fits_memory": fits_memory(board, model, context, int(best["verify_len"])),
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": roof_fit.x_ridge,

@@ -4,18 +4,45 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-#: Positive quantities; every field adds its own upper bound (Field(le=...)).
+#: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
 PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Efficiency = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+#: A fraction of a link's peak: below 1 % no design streams data (FlightLLM: 0.35 to 0.7).
+Efficiency = Annotated[float, Field(ge=0.01, le=1, allow_inf_nan=False)]
+
+#: Accelerator clock range, MHz: FPGA fabrics close timing between tens of MHz and about
+#: 1 GHz (Versal DSP58 engines ~1 GHz); 1 MHz to 5 GHz leaves room for hypothetical boards
+#: and refuses values (e.g. 5e-324) whose cycle counts overflow to inf.
+CLOCK_MHZ = (1.0, 5000.0)
+#: Off-chip bandwidth range, GB/s: one DDR4 channel is ~19 GB/s, an HBM3e stack ~1.2 TB/s;
+#: 1 GB/s to 100 TB/s covers every board and the explore grids (77 to 1638 GB/s).
+BANDWIDTH_GB_S = (1.0, 100_000.0)
+#: Off-chip capacity range, GiB: 64 MiB (the smallest DDR part) to 4 TiB.
+CAPACITY_GIB = (0.0625, 4096.0)
 
 
 class Strict(BaseModel):
-    """Base: immutable, unknown fields are errors, no NaN/inf."""
+    """Base: immutable, unknown fields are errors, no NaN/inf, no type coercion.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    `strict` refuses booleans (and strings) for numeric fields, so `clock_mhz: true` is an
+    error instead of 1 MHz; whole numbers stay valid for float fields.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    #: The file the object was loaded from ('' when built in code); errors name it.
+    _source: str = PrivateAttr("")
+
+
+def config_source(obj: BaseModel) -> str:
+    """How errors name a config object: its file when loaded from one, else `KIND NAME`."""
+    source = getattr(obj, "_source", "")
+    if source:
+        return source
+    name = getattr(obj, "name", None) or getattr(obj, "id", "")
+    return f"{type(obj).__name__.lower()} {name}".strip()
 
 
 # --------------------------------------------------------------------------- boards
@@ -38,8 +65,18 @@ class ChannelGroup(Strict):
 
 class Memory(Strict):
     kind: str = Field(min_length=1, max_length=64, description="technology, e.g. HBM2")
-    capacity_gib: PosFloat = Field(le=1e6, description="off-chip capacity used for weights+KV, GiB")
-    bandwidth_gb_s: PosFloat = Field(le=1e6, description="published peak bandwidth, GB/s")
+    capacity_gib: float = Field(
+        allow_inf_nan=False,
+        ge=CAPACITY_GIB[0],
+        le=CAPACITY_GIB[1],
+        description="off-chip capacity used for weights+KV, GiB",
+    )
+    bandwidth_gb_s: float = Field(
+        allow_inf_nan=False,
+        ge=BANDWIDTH_GB_S[0],
+        le=BANDWIDTH_GB_S[1],
+        description="published peak bandwidth, GB/s",
+    )
     bandwidth_is_gib: bool = Field(
         True, description="treat the published figure as GiB/s (the study's convention)"
     )
@@ -73,8 +110,9 @@ class Sfu(Strict):
 
 
 class Buffers(Strict):
-    weight_kib: PosInt = Field(le=10**7, description="on-chip weight buffer, KiB")
-    activation_kib: PosInt = Field(le=10**7, description="on-chip activation/KV buffer, KiB")
+    # at most 1 GiB each: the largest FPGAs hold about 64 MiB of on-chip RAM
+    weight_kib: PosInt = Field(le=1 << 20, description="on-chip weight buffer, KiB")
+    activation_kib: PosInt = Field(le=1 << 20, description="on-chip activation/KV buffer, KiB")
     prefetch_depth: PosInt = Field(
         le=64, description="weight tiles that may be loaded ahead of the MPE (2 = double buffer)"
     )
@@ -186,7 +224,9 @@ class Board(Strict):
 
     name: str = Field(min_length=1, max_length=64, description="short id, e.g. u280")
     description: str = Field("", max_length=500, description="human-readable name")
-    clock_mhz: PosFloat = Field(le=5000, description="accelerator clock, MHz")
+    clock_mhz: float = Field(
+        allow_inf_nan=False, ge=CLOCK_MHZ[0], le=CLOCK_MHZ[1], description="accelerator clock, MHz"
+    )
     pe_array: PeArray
     mv_macs_per_cycle: PosInt = Field(
         le=10**7, description="MPE throughput in matrix-vector (one token) mode, MAC/cycle"
@@ -197,7 +237,7 @@ class Board(Strict):
     luts_k: PosInt | None = Field(None, le=10**6, description="LUTs, thousands")
     bram36: int | None = Field(None, ge=0, le=10**6, description="36 Kb block RAMs")
     uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
-    onchip_mb: PosFloat | None = Field(None, le=1e7, description="total on-chip RAM, Mb")
+    onchip_mb: PosFloat | None = Field(None, le=1e5, description="total on-chip RAM, Mb")
     memory: Memory
     sfu: Sfu
     buffers: Buffers
@@ -361,7 +401,12 @@ class TargetModel(Strict):
     kv_heads: PosInt = Field(le=1024, description="key/value heads (GQA)")
     head_dim: PosInt = Field(le=4096, description="dimension of one head")
     vocab: PosInt = Field(le=1 << 22, description="vocabulary V")
-    params_b: PosFloat = Field(le=1e5, description="published parameter count, billions")
+    params_b: float = Field(
+        allow_inf_nan=False,
+        ge=0.001,
+        le=1e5,
+        description="published parameter count, billions (1 M to 100 T)",
+    )
     flightllm: FlightLLMModel | None = Field(
         None, description="precision, sparsity and biases on a FlightLLM board (null: plain int8)"
     )
@@ -490,12 +535,23 @@ class Algorithm(Strict):
 
     @model_validator(mode="after")
     def _default_tree_fits_drafter(self) -> Algorithm:
+        """The default tree must be draftable, so its errors name this file, not --tree."""
         d = self.default_tree
-        if self.kind == "eagle3" and (d.depth is None or d.top_k is None):
-            raise ValueError(
-                "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
-                "(and total_tokens, the tokens kept after reranking)"
-            )
-        if self.kind != "eagle3" and not d.shape:
+        if self.kind == "eagle3":
+            if d.depth is None or d.top_k is None:
+                raise ValueError(
+                    "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
+                    "(and total_tokens, the tokens kept after reranking)"
+                )
+            return self
+        if not d.shape:
             raise ValueError(f"default_tree: {self.kind} drafts a static tree; give its shape")
+        shape = d.shape
+        if shape[0] < 1:
+            raise ValueError(
+                f"default_tree.shape = {shape}: level widths with at least 1 node on the first "
+                "level, e.g. [4, 16, 16, 16, 16]"
+            )
+        if 0 in shape and any(shape[shape.index(0) :]):
+            raise ValueError(f"default_tree.shape = {shape}: no level after an empty (0) level")
         return self

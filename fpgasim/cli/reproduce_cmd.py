@@ -3,6 +3,7 @@ the study's accounting and the simulator side by side."""
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Future
 from contextlib import nullcontext
 from pathlib import Path
@@ -19,10 +20,13 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
+from fpgasim.config import load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_input_path, check_output_path
+from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
     RunContext,
@@ -39,6 +43,7 @@ from fpgasim.reproduce.output import figure_png, source_line
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
+from fpgasim.simulate import fits_memory
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
 #: Rows shown in the terminal table (the files hold every row).
@@ -86,6 +91,7 @@ def reproduce(
 
     Example: fpgasim reproduce table4 --engine analytic
     """
+    check_input_path(aat_dir, "--aat-dir")
     experiments = _experiments(names)
     csv_stdout = output_format is TableMdCsv.csv and out is None
     if csv_stdout and len(experiments) > 1:
@@ -96,6 +102,8 @@ def reproduce(
             "to write each NAME.csv",
         )
     out_dir = None if csv_stdout else (out or DEFAULT_OUT)
+    if out_dir is not None:
+        check_output_path(out_dir, "--out", folder=True)
     if engine not in ENGINES:
         raise InputError("--engine", engine, f"one of {', '.join(sorted(ENGINES))}")
     ctx = RunContext(None, aat_folder(aat, aat_dir))
@@ -125,10 +133,10 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     """The experiments asked for, in order, loaded (and validated) before any work."""
     wanted: list[str] = []
     for item in names:
-        for name in (n.strip() for n in item.split(",")):
+        for name in split_items(item, "NAME", "table1,fig4"):
             if name == "all":
                 wanted.extend(experiment_names())
-            elif name:
+            else:
                 wanted.append(name)
     if not wanted:
         raise InputError("NAME", " ".join(names), "an experiment name or all")
@@ -156,7 +164,9 @@ def _run(
     """Run the experiments on a pool of `workers` processes (default: every core; a progress
     bar on stderr): the simulator's passes of the whole run first, each computed once
     (`prefetch`), then the experiments (each figure drawn on a worker meanwhile), then
-    the files."""
+    the files. The files are written only when every experiment succeeded (the CLI's
+    output transaction, fpgasim.fileio), so a failing experiment leaves no files.
+    """
     bar = (
         Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),
@@ -189,7 +199,7 @@ def _run(
         for exp in experiments:
             if progress:
                 bar.update(task, description=exp.name)
-            result = run_experiment(exp, ctx=ctx)
+            result = flag_memory(exp, run_experiment(exp, ctx=ctx))
             # its figure is drawn on a worker while the next experiment is computed
             drawing = pool.submit(figure_png, result) if result.figure and out_dir else None
             done.append((result, drawing))
@@ -214,6 +224,30 @@ def _warm(sim: Engine) -> None:
     """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
     if isinstance(sim, FastEngine):
         _kernel()
+
+
+def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
+    """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
+    exceed the board's memory; the study simulates them anyway and so does reproduce."""
+    unfit = []
+    for workload in getattr(exp, "workloads", None) or []:
+        for board_name in workload.boards:
+            board = load_board(board_name)
+            for model_name in workload.models:
+                model = load_model(model_name)
+                over = [c for c in workload.contexts if not fits_memory(board, model, c, 1)]
+                if over:
+                    unfit.append(
+                        f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
+                        f"L = {', '.join(map(str, over))}"
+                    )
+    if not unfit:
+        return result
+    note = (
+        "does not fit the board's memory (weights + KV cache, fits_memory = False), "
+        f"simulated anyway as in the study: {'; '.join(unfit)}"
+    )
+    return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:

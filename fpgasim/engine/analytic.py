@@ -11,6 +11,7 @@ import numpy as np
 from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine.timing import Timing, bound_of
+from fpgasim.errors import ConfigError
 
 Counts = dict[str, np.ndarray]
 
@@ -187,6 +188,13 @@ class AnalyticEngine:
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one pass (cached per instance; the tree mask is ignored, as the study)."""
+        if board.lowering != "study":
+            raise ConfigError(
+                f"board {board.name}",
+                "lowering",
+                board.lowering,
+                "the analytic engine models only the study lowering; use --engine event or fast",
+            )
         key = (spec.kind, spec.tokens, spec.context, spec.first, spec.mask_block, board, model)
         key += (drafter,)
         hit = self._cache.get(key)
@@ -207,4 +215,5 @@ class AnalyticEngine:
             act_load_bytes=int(round(float(u["act_load_bytes"]))),
             act_store_bytes=int(round(float(u["act_store_bytes"]))),
             bound=bound_of(ld, st, comp),
+            duration_divisor=board.duration_divisor,
         )

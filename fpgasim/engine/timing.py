@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 class Timing:
     """Cycles of one or more forward passes, the per-unit work behind them and the bound.
 
-    cycles            wall-clock cycles of the pass(es)
+    cycles            wall-clock cycles of the pass(es), of the configured clock and before the
+                      board's duration_divisor (whole numbers on the study lowering; multiples
+                      of 2**-24 on FlightLLM's, whose durations are fractional)
     ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
                       compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
     weight_bytes      bytes streamed over the weight channel group
@@ -24,27 +26,29 @@ class Timing:
     macs              MACs of the MPE work (event/fast engines; 0 where not counted)
     mv_cycles, mv_macs  the part of compute_cycles / macs run in MV mode (event/fast), so
                       MPE time splits into MV-rate and padded-MM excess over the array rate
+    duration_divisor  the board's duration_divisor: seconds = cycles / (clock_hz * divisor)
     """
 
-    cycles: int
+    cycles: float
     clock_hz: float
-    ld_cycles: int
-    st_cycles: int
-    compute_cycles: int
-    sfu_cycles: int = 0
+    ld_cycles: float
+    st_cycles: float
+    compute_cycles: float
+    sfu_cycles: float = 0
     weight_bytes: int = 0
     act_load_bytes: int = 0
     act_store_bytes: int = 0
     bound: str = "load"
-    unit_busy_cycles: dict[str, int] = field(default_factory=dict)
+    unit_busy_cycles: dict[str, float] = field(default_factory=dict)
     passes: int = 1
     macs: int = 0
     mv_cycles: int = 0
     mv_macs: int = 0
+    duration_divisor: float = 1.0
 
     @property
     def seconds(self) -> float:
-        return self.cycles / self.clock_hz
+        return self.cycles / (self.clock_hz * self.duration_divisor)
 
 
 ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)
@@ -78,6 +82,7 @@ def combine(timings: Iterable[Timing]) -> Timing:
         macs=sum(t.macs for t in items),
         mv_cycles=sum(t.mv_cycles for t in items),
         mv_macs=sum(t.mv_macs for t in items),
+        duration_divisor=items[0].duration_divisor,
     )
 
 

@@ -326,8 +326,9 @@ def _pass_chunk(task: tuple[tuple, list[PassKey]]) -> list[tuple[Timing, list[di
 
 @lru_cache(maxsize=256)
 def architecture(model: TargetModel) -> TargetModel:
-    """The model without its labels (id, hf_name): what the lowering depends on."""
-    return model.model_copy(update={"id": "", "hf_name": ""})
+    """The model without its labels (id, hf_name, the file it came from): what the lowering
+    depends on."""
+    return type(model).model_construct(**(dict(model) | {"id": "", "hf_name": ""}))
 
 
 def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[dict]]:

@@ -184,8 +184,12 @@ def _run(
     prefetch = ctx.sim is not None and hasattr(ctx.sim, "prefetch")
     if prefetch:
         _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
-    done: list[tuple[ExperimentResult, Future | None]] = []
+    drawn = out_dir is not None and any(e.figure for e in experiments)
+    done: dict[int, tuple[ExperimentResult, Future | None]] = {}
     with bar, pool:
+        if drawn:  # workers import matplotlib while this process plans and computes
+            for _ in range(n):
+                pool.submit(_import_matplotlib, None)
         if prefetch:
             keys = simulator_passes(experiments, ctx)
             passes = bar.add_task(f"{ctx.sim.name} passes", total=len(keys)) if progress else None
@@ -196,21 +200,28 @@ def _run(
 
             ctx.sim.prefetch(keys, pool, progress=advance)
         task = bar.add_task("", total=len(experiments)) if progress else None
-        for exp in experiments:
+        # figures first: each is drawn on a worker while the next experiment is computed
+        order = sorted(range(len(experiments)), key=lambda i: not experiments[i].figure)
+        for i in order:
+            exp = experiments[i]
             if progress:
                 bar.update(task, description=exp.name)
             result = flag_memory(exp, run_experiment(exp, ctx=ctx))
-            # its figure is drawn on a worker while the next experiment is computed
             drawing = pool.submit(figure_png, result) if result.figure and out_dir else None
-            done.append((result, drawing))
+            done[i] = (result, drawing)
             if progress:
                 bar.advance(task)
         results = []
-        for result, drawing in done:
+        for result, drawing in (done[i] for i in range(len(experiments))):
             png = drawing.result() if drawing is not None else None
             paths = write_outputs(result, out_dir, png) if out_dir is not None else []
             results.append((result, paths))
     return results
+
+
+def _import_matplotlib(_: object) -> None:
+    """Pool warm-up: import matplotlib's Agg backend before the first figure arrives."""
+    import matplotlib.backends.backend_agg  # noqa: F401
 
 
 def simulator(name: str) -> Engine:

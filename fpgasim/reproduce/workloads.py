@@ -205,20 +205,8 @@ def curves(
         *(exp.verify_lens.max, algorithm.id, model.id, tuple(contexts), tuple(tasks or ())),
         method,
     )
-    if key not in ctx._curves:
-        ctx._curves[key] = _curves(exp, ctx, algorithm, model, contexts, tasks, method)
-    return ctx._curves[key]
-
-
-def _curves(
-    exp: Experiment,
-    ctx: RunContext,
-    algorithm: Algorithm,
-    model: TargetModel,
-    contexts: Sequence[int],
-    tasks: Sequence[str] | None,
-    method: str | None,
-) -> list[AatCurve]:
+    if key in ctx._curves:
+        return ctx._curves[key]
     if ctx.measured:
         out = measured_curves(
             ctx.tables(exp.aat.files),
@@ -234,7 +222,8 @@ def _curves(
         out = embedded_curves(algorithm, list(contexts), x_max=exp.verify_lens.max)
         if exp.aat.fit_points is not None:
             out = [_refit(c, exp) for c in out]
-    return [restrict(c, exp) for c in out]
+    ctx._curves[key] = [restrict(c, exp) for c in out]
+    return ctx._curves[key]
 
 
 def _refit(curve: AatCurve, exp: Experiment) -> AatCurve:

@@ -101,9 +101,9 @@ def fit_table(exp: Experiment, ctx: RunContext) -> Rendered:
 def aat_curves(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per (tree-construction method, x): the AAT of that method's tree."""
     rows = []
-    for w, _board, model, algorithm in each_workload(exp):
+    for w, board, model, algorithm in each_workload(exp):
         for task, context in task_contexts(w, ctx):
-            for m, c in method_curves(exp, ctx, algorithm, model, context, task).items():
+            for m, c in method_curves(exp, ctx, algorithm, model, context, task, board).items():
                 for p in c.points.to_dict("records"):
                     rows.append(
                         {

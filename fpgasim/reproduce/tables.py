@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis import AatCurve, fit_curve
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.errors import InputError
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -115,16 +117,39 @@ def method_curves(
     model: TargetModel,
     context: int,
     task: str | None,
+    board: Board | None = None,
 ) -> dict[str, AatCurve]:
-    """One AAT curve per tree-construction method: measured tables or the embedded model."""
+    """One AAT curve per tree-construction method: measured tables or the embedded model.
+
+    Methods of `analysis.COSTED_TREE_METHODS` (e.g. throughput) design their trees on
+    `board` with the run's engine (default engine for untimed kinds); methods no table
+    measures (`MODEL_TREE_METHODS`) always come from the embedded model.
+    """
+    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
+
     methods = list(exp.tree_methods or ["prior_score"])
+    costed = [m for m in methods if m in COSTED_TREE_METHODS]
+    plain = [m for m in methods if m not in COSTED_TREE_METHODS]
+    out: dict[str, AatCurve] = {}
     if ctx.measured:
-        out = {}
-        for m in methods:
+        for m in plain:
+            if m in MODEL_TREE_METHODS:
+                continue
             (curve,) = curves(exp, ctx, algorithm, model, [context], [task] if task else None, m)
             out[m] = curve
-        return out
-    return embedded_method_curves(exp, algorithm, context, methods)
+        modelled = [m for m in plain if m in MODEL_TREE_METHODS]
+        if modelled:
+            out |= embedded_method_curves(exp, algorithm, context, modelled)
+    elif plain:
+        out |= embedded_method_curves(exp, algorithm, context, plain)
+    for m in costed:
+        if board is None:
+            raise InputError("tree_methods", m, "a workload board to design the tree on")
+        engine = ctx.engine or get_engine(DEFAULT_ENGINE)
+        hi = exp.verify_lens.max
+        curve = COSTED_TREE_METHODS[m](engine, board, model, algorithm, context, x_max=hi)
+        out[m] = restrict(curve, exp)
+    return {m: out[m] for m in methods}
 
 
 def embedded_method_curves(
@@ -170,7 +195,7 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
     rows, notes = [], list(embedded_task_note(exp, ctx))
     for w, board, model, algorithm in each_workload(exp):
         for task, context in task_contexts(w, ctx):
-            by_method = method_curves(exp, ctx, algorithm, model, context, task)
+            by_method = method_curves(exp, ctx, algorithm, model, context, task, board)
             first = True
             for m, curve in by_method.items():
                 s = solve(exp, ctx, board, model, algorithm, [curve]).summary.iloc[0].to_dict()

@@ -1,0 +1,279 @@
+"""Hardware-aware tree design: per (board, target, algorithm, context) the tree of highest
+tokens/s, AAT / (T_v + T_d), with T_v and T_d from an engine (issue 14, docs/trees.md).
+
+`EngineTreeCosts` feeds `fpgasim.tree.throughput` with the engine's cycles, one engine
+call per distinct pass (cached): the target pass at each x, the drafter's first pass over
+the accepted tokens, and the pass that feeds each block of levels. The draft passes are
+the ones `dataflow.schedule.draft_passes` lists (tested: the sum equals `draft_timing`).
+T_v(x) is costed with the tree mask of a chain of x tokens: every BFS-ordered tree of
+x <= 2 x pe_array.cols tokens needs exactly the same attention tiles (tested), and above
+that a chain is the densest mask, so the search never under-costs a tree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.schedule import DraftTree, draft_passes
+from fpgasim.engine import Engine
+from fpgasim.errors import InputError
+from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.embedded import embedded_max_depth
+from fpgasim.tree.optimal import greedy_tree
+from fpgasim.tree.throughput import (
+    Design,
+    SearchResult,
+    ShapeSpace,
+    design_of,
+    dynamic_designs,
+    search_shapes,
+    shape_aat,
+)
+from fpgasim.tree.token_tree import TokenTree
+
+#: EAGLE-3 top-k searched when the algorithm file gives none (its GPU default).
+EAGLE3_TOP_K = 10
+
+
+class EngineTreeCosts:
+    """TreeCosts of one (engine, board, target, algorithm, context), cached per pass."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        board: Board,
+        model: TargetModel,
+        algorithm: Algorithm,
+        context: int,
+    ) -> None:
+        if context < 1:
+            raise InputError("--context", context, "a context length >= 1")
+        self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        self.context = context
+        kind = algorithm.kind
+        self.levels_per_pass = algorithm.drafter.tokens_per_pass if kind == "falcon" else 1
+        self._cache: dict[tuple, int] = {}
+        self._clock: float | None = None
+        self.calls = 0
+
+    def _cycles(self, key: tuple, spec: PassSpec, drafter: bool) -> int:
+        if key not in self._cache:
+            t = self.engine.run_pass(
+                spec, self.board, self.model, self.algorithm.drafter if drafter else None
+            )
+            self.calls += 1
+            self._clock = t.clock_hz
+            self._cache[key] = int(t.cycles)
+        return self._cache[key]
+
+    def verify_cycles(self, verify_len: int) -> int:
+        """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
+        chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
+        spec = PassSpec("target", verify_len, self.context, tree_parents=chain)
+        return self._cycles(("v", verify_len), spec, False)
+
+    def verify_tree_cycles(self, tree: TokenTree) -> int:
+        """T_v of this very tree (its own mask)."""
+        parents = tree.parents if tree.size > 1 else None
+        spec = PassSpec("target", tree.size, self.context, tree_parents=parents)
+        return self._cycles(("vt", tree.parents), spec, False)
+
+    def _schedule_tree(self, widths: tuple[int, ...]) -> DraftTree:
+        if self.algorithm.kind == "eagle3":
+            return DraftTree(depth=1, top_k=widths[0])
+        return DraftTree(shape=(*widths, *(1,) * self.levels_per_pass))
+
+    def first_cycles(self, accepted: int) -> int:
+        """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
+        spec = draft_passes(
+            self.algorithm, self._schedule_tree((1,) * self.levels_per_pass), accepted, self.context
+        )[0]
+        return self._cycles(("f", accepted), spec, True)
+
+    def block_cycles(self, widths: tuple[int, ...]) -> int:
+        """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
+        spec = draft_passes(self.algorithm, self._schedule_tree(widths), 1, self.context)[1]
+        return self._cycles(("b", widths), spec, True)
+
+    def clock_hz(self) -> float:
+        if self._clock is None:
+            self.verify_cycles(1)
+        assert self._clock is not None
+        return self._clock
+
+
+@dataclass(frozen=True)
+class TreeDesignResult:
+    """The throughput-optimal tree of one context and the AAT-optimal tree of equal size."""
+
+    best: Design
+    best_tree: TokenTree
+    aat_optimal: Design
+    aat_optimal_tree: TokenTree
+    search: SearchResult
+    engine_calls: int
+    seconds: float
+
+
+def search_space(algorithm: Algorithm, max_verify_len: int | None = None) -> ShapeSpace:
+    """The drafter's shapes: LongSpec/Falcon level widths capped by the maximal tree."""
+    from fpgasim.analysis.curves import max_verify_len as curve_max
+
+    caps = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
+    if not caps:
+        raise InputError(
+            "--algorithm", algorithm.id, "an algorithm with max_tree or a default tree shape"
+        )
+    top = max_verify_len or curve_max(algorithm)
+    depth = min(len(caps), embedded_max_depth(algorithm)) if algorithm.acceptance else len(caps)
+    return ShapeSpace(caps[:depth], min(top, sum(caps[:depth]) + 1))
+
+
+def design_trees(
+    model: PositionalModel,
+    costs: EngineTreeCosts,
+    max_verify_len: int | None = None,
+    per_size: bool = True,
+) -> SearchResult:
+    """Per x the throughput-optimal tree the algorithm's drafter can build."""
+    algorithm = costs.algorithm
+    if algorithm.kind == "eagle3":
+        from fpgasim.analysis.curves import max_verify_len as curve_max
+
+        d = algorithm.default_tree
+        depth = embedded_max_depth(algorithm) - 1 if algorithm.acceptance else (d.depth or 6)
+        top_k = d.top_k or EAGLE3_TOP_K
+        return dynamic_designs(
+            model, costs, max_verify_len or curve_max(algorithm), max(1, depth), top_k
+        )
+    return search_shapes(model, costs, search_space(algorithm, max_verify_len), per_size)
+
+
+def tree_of(model: PositionalModel, design: Design) -> TokenTree:
+    """The tree of a design (level widths on their most probable slots)."""
+    return TokenTree.from_shape(design.shape, model)
+
+
+def design_tree(
+    model: PositionalModel,
+    costs: EngineTreeCosts,
+    max_verify_len: int | None = None,
+) -> TreeDesignResult:
+    """The tree of highest tokens/s over every x, and the AAT-optimal tree of that x."""
+    t0 = time.perf_counter()
+    result = design_trees(model, costs, max_verify_len, per_size=False)
+    best = result.best
+    best_tree = tree_of(model, best)
+    depth = len(best.shape) if costs.algorithm.kind == "eagle3" else None
+    space_depth = (
+        len(search_space(costs.algorithm, max_verify_len).level_caps)
+        if costs.algorithm.kind != "eagle3"
+        else embedded_max_depth(costs.algorithm)
+    )
+    aat_tree = greedy_tree(model, best.verify_len, depth or space_depth).tree
+    aat_design = design_of(costs, aat_tree.level_widths(), model.expected_aat(aat_tree))
+    if costs.algorithm.kind == "eagle3":
+        from fpgasim.tree.builders import dynamic_params
+
+        dd, tk = dynamic_params(aat_tree)
+        draft = costs.first_cycles(aat_design.accepted) + dd * costs.block_cycles((tk,))
+        aat_design = Design(
+            aat_design.shape,
+            aat_design.verify_len,
+            aat_design.aat,
+            aat_design.accepted,
+            aat_design.verify_cycles,
+            draft,
+            aat_design.aat * costs.clock_hz() / (aat_design.verify_cycles + draft),
+            dd,
+            tk,
+        )
+    return TreeDesignResult(
+        best,
+        best_tree,
+        aat_design,
+        aat_tree,
+        result,
+        costs.calls,
+        time.perf_counter() - t0,
+    )
+
+
+def design_frame(
+    model: PositionalModel, result: SearchResult, costs: EngineTreeCosts
+) -> pd.DataFrame:
+    """Per x: the throughput-optimal tree's shape, AAT, cycles and tokens/s."""
+    clock = costs.clock_hz()
+    rows = [
+        {
+            "verify_len": d.verify_len,
+            "tree_shape": " ".join(map(str, d.shape)),
+            "aat": d.aat,
+            "accepted": d.accepted,
+            "verify_s": d.verify_cycles / clock,
+            "draft_s": d.draft_cycles / clock,
+            "tokens_per_s": d.tokens_per_s,
+            "draft_depth": d.draft_depth,
+            "draft_top_k": d.draft_top_k,
+        }
+        for d in result.by_verify_len.values()
+    ]
+    return pd.DataFrame(rows)
+
+
+def check_shape_aat(model: PositionalModel, shapes: Sequence[tuple[int, ...]]) -> list[float]:
+    """Expected AAT of each shape's best tree (helper for reports)."""
+    return [shape_aat(model, s) for s in shapes]
+
+
+def throughput_curve(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    context: int,
+    x_min: int = 2,
+    x_max: int | None = None,
+):
+    """The `throughput` tree method: per x the tree of highest tokens/s on this board under
+    the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
+    from fpgasim.analysis.aat_model import fit_curve
+    from fpgasim.analysis.curves import AatCurve
+    from fpgasim.tree.embedded import embedded_model
+
+    acceptance = embedded_model(algorithm, context)
+    costs = EngineTreeCosts(engine, board, model, algorithm, context)
+    result = design_trees(acceptance, costs, x_max, per_size=True)
+    designs = [d for x, d in result.by_verify_len.items() if x >= x_min]
+    if not designs:
+        raise InputError("verify_lens", (x_min, x_max), "a range holding some x >= 2")
+    trees = [
+        DraftTree(depth=d.draft_depth, top_k=d.draft_top_k)
+        if d.draft_depth is not None
+        else DraftTree(shape=d.shape)
+        for d in designs
+    ]
+    points = pd.DataFrame(
+        {
+            "verify_len": [d.verify_len for d in designs],
+            "aat": [d.aat for d in designs],
+            "tree": trees,
+            "tree_source": "throughput",
+        }
+    )
+    measured = points[["verify_len", "aat"]]
+    fit = fit_curve(measured["verify_len"], measured["aat"])
+    return AatCurve("embedded", context, "embedded", points, measured, fit, None)
+
+
+#: Tree methods whose trees depend on the board's costs: name -> curve builder
+#: (engine, board, model, algorithm, context, x_max=...) -> AatCurve.
+COSTED_TREE_METHODS = {"throughput": throughput_curve}
+#: Tree methods no measured table holds: always from the embedded acceptance model.
+MODEL_TREE_METHODS = frozenset({"optimal", "throughput"})

@@ -115,11 +115,18 @@ def aat_curves(exp: Experiment, ctx: RunContext) -> Rendered:
                             "model": model.id,
                             "task": c.task,
                             "tree": p["tree"].describe(),
-                            "aat_source": source_name(exp, ctx),
+                            "aat_source": "embedded"
+                            if c.aat_source == "embedded"
+                            else source_name(exp, ctx),
                             "aat_file": c.aat_file,
                         }
                     )
     notes = list(embedded_task_note(exp, ctx))
+    if "throughput" in (exp.tree_methods or []):
+        notes.append(
+            "throughput: per x the tree of highest tokens/s on the workload's board (embedded "
+            "acceptance model; costs from the run's engine, the default engine when untimed)"
+        )
     if not ctx.measured:
         notes.append(
             "embedded: exact expected AAT of each method's tree under the positional model "

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis import AatCurve, fit_curve
+from fpgasim.analysis.tree_design import MODEL_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
@@ -125,7 +126,7 @@ def method_curves(
     `board` with the run's engine (default engine for untimed kinds); methods no table
     measures (`MODEL_TREE_METHODS`) always come from the embedded model.
     """
-    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
+    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 
     methods = list(exp.tree_methods or ["prior_score"])
     costed = [m for m in methods if m in COSTED_TREE_METHODS]
@@ -203,7 +204,15 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
                 if first:
                     rows.append(_ad_row(common, s))
                     first = False
-                rows.append(_set_row(common, s, "best", m))
+                row = _set_row(common, s, "best", m)
+                if ctx.measured and m in MODEL_TREE_METHODS:
+                    row["aat_source"], row["aat_file"] = "embedded", ""
+                rows.append(row)
+    if ctx.measured and any(m in MODEL_TREE_METHODS for m in exp.tree_methods or []):
+        notes.append(
+            "optimal/throughput rows: trees and AAT from the embedded acceptance model (no "
+            "table measures them), so they compare with each other, not with measured rows"
+        )
     if not ctx.measured:
         notes.append(
             "embedded: AAT of each method's tree is the positional model's exact expectation; "

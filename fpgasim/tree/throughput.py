@@ -42,6 +42,9 @@ MAX_SEARCH_VERIFY_LEN = 512
 MAX_SEARCH_DEPTH = 16
 #: Branch-and-bound states explored before the search gives up with an InputError.
 MAX_STATES = 2_000_000
+#: Per-x search (every x exact, for curves): at most this many level-width shapes in the
+#: space (product of cap + 1); LongSpec's 4 16 16 16 16 16 has 7.1e6, Falcon's 8 levels 7e9.
+MAX_PER_SIZE_SHAPES = 100_000_000
 
 
 class TreeCosts(Protocol):
@@ -376,6 +379,14 @@ def search_shapes(
     """
     space.check()
     _check_model(model)
+    shapes = math.prod(c + 1 for c in space.level_caps)
+    if per_size and shapes > MAX_PER_SIZE_SHAPES:
+        raise InputError(
+            "--max-tree",
+            " ".join(map(str, space.level_caps)),
+            f"at most {MAX_PER_SIZE_SHAPES:.0e} level-width shapes for an exact per-x curve "
+            f"(this maximal tree has {shapes:.1e}); ask for the overall best tree instead",
+        )
     t0 = time.perf_counter()
     s = _Search(model, costs, space, per_size)
     s.run()
@@ -410,7 +421,7 @@ def dynamic_designs(
         )
     t0 = time.perf_counter()
     clock = costs.clock_hz()
-    best: dict[int, Design] = {}
+    best: dict[int, tuple[float, int, int, float, int, int]] = {}
     leaves = 0
     for depth in range(1, max_depth + 1):
         for top_k in range(1, max_top_k + 1):
@@ -425,21 +436,15 @@ def dynamic_designs(
                 aat = float(aats[n - 1])
                 tv = costs.verify_cycles(n + 1)
                 td = costs.first_cycles(accepted_of(aat)) + passes
-                d = Design(
-                    dynamic_tree(model, n, depth, top_k).level_widths(),
-                    n + 1,
-                    aat,
-                    accepted_of(aat),
-                    tv,
-                    td,
-                    aat * clock / (tv + td),
-                    depth,
-                    top_k,
-                )
+                tokens_per_s = aat * clock / (tv + td)
                 old = best.get(n + 1)
-                if old is None or d.tokens_per_s > old.tokens_per_s:
-                    best[n + 1] = d
-    return SearchResult(dict(sorted(best.items())), 0, leaves, time.perf_counter() - t0)
+                if old is None or tokens_per_s > old[0]:
+                    best[n + 1] = (tokens_per_s, depth, top_k, aat, tv, td)
+    designs = {}
+    for x, (tps, depth, top_k, aat, tv, td) in sorted(best.items()):
+        shape = dynamic_tree(model, x - 1, depth, top_k).level_widths()
+        designs[x] = Design(shape, x, aat, accepted_of(aat), tv, td, tps, depth, top_k)
+    return SearchResult(designs, 0, leaves, time.perf_counter() - t0)
 
 
 def enumerate_trees(max_nodes: int, max_depth: int | None = None):

@@ -43,7 +43,7 @@ MAX_SEARCH_DEPTH = 16
 #: Branch-and-bound states explored before the search gives up with an InputError.
 MAX_STATES = 2_000_000
 #: Per-x search (every x exact, for curves): at most this many level-width shapes in the
-#: space (product of cap + 1); LongSpec's 4 16 16 16 16 16 has 7.1e6, Falcon's 8 levels 7e9.
+#: space (`count_shapes`); LongSpec's 4 16 16 16 16 16 has 4.5e6, Falcon's 8 levels 3.7e9.
 MAX_PER_SIZE_SHAPES = 100_000_000
 
 
@@ -366,6 +366,22 @@ class _Search:
         return False
 
 
+def count_shapes(space: ShapeSpace) -> int:
+    """Level-width shapes of the space: widths 1..cap per level, x <= max_verify_len."""
+    top = space.max_verify_len - 1
+    ways = [1] + [0] * top  # ways[n]: prefixes with n nodes
+    total = 0
+    for cap in space.level_caps:
+        nxt = [0] * (top + 1)
+        for n, count in enumerate(ways):
+            if count:
+                for w in range(1, min(cap, top - n) + 1):
+                    nxt[n + w] += count
+        ways = nxt
+        total += sum(ways)
+    return total
+
+
 def search_shapes(
     model: PositionalModel,
     costs: TreeCosts,
@@ -379,7 +395,7 @@ def search_shapes(
     """
     space.check()
     _check_model(model)
-    shapes = math.prod(c + 1 for c in space.level_caps)
+    shapes = count_shapes(space)
     if per_size and shapes > MAX_PER_SIZE_SHAPES:
         raise InputError(
             "--max-tree",

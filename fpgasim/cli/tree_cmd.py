@@ -190,6 +190,13 @@ def optimal(
     """
     if context is not None and algorithm is None:
         raise InputError("--context", context, "only with --algorithm")
+    explicit = acceptance_vector is not None or iid_rate is not None
+    if objective is Objective.aat and explicit and algorithm is not None:
+        raise InputError(
+            "--acceptance-vector/--iid-rate/--algorithm",
+            algorithm,
+            "one acceptance model for --objective aat: a vector or rate, or an algorithm",
+        )
     model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm, context)
     if objective is Objective.throughput:
         row = _throughput_row(model, board, model_name, algorithm, context, size, max_depth, engine)

@@ -267,3 +267,14 @@ def test_eagle3_enumeration_respects_depth_and_top_k() -> None:
         assert d.draft_depth is not None and 1 <= d.draft_depth <= 7
         assert d.draft_top_k is not None and 1 <= d.draft_top_k <= 10
         assert len(d.shape) <= d.draft_depth + 1 and sum(d.shape) == x - 1
+
+
+def test_solve_throughput_curve_beats_embedded_optimal() -> None:
+    """`solve --curve-method throughput`: the Best set is at least the AAT-optimal curve's."""
+    from fpgasim.analysis.solver import solve
+
+    b, m, a = load_board("v80"), load_model("llama-3.1-8b"), load_algorithm("longspec")
+    hw = solve(b, m, a, [1024], engine="analytic", curve_method="throughput").summary.iloc[0]
+    opt = solve(b, m, a, [1024], engine="analytic").summary.iloc[0]
+    assert hw["best_tokens_per_s"] >= opt["best_tokens_per_s"]
+    assert hw["ori_verify_len"] == 69  # the Ori set stays the GPU default tree

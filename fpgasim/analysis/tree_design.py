@@ -244,7 +244,7 @@ def throughput_curve(
     """The `throughput` tree method: per x the tree of highest tokens/s on this board under
     the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
     from fpgasim.analysis.aat_model import fit_curve
-    from fpgasim.analysis.curves import AatCurve
+    from fpgasim.analysis.curves import AatCurve, _embedded_ori
     from fpgasim.tree.embedded import embedded_model
 
     acceptance = embedded_model(algorithm, context)
@@ -269,7 +269,8 @@ def throughput_curve(
     )
     measured = points[["verify_len", "aat"]]
     fit = fit_curve(measured["verify_len"], measured["aat"])
-    return AatCurve("embedded", context, "embedded", points, measured, fit, None)
+    ori = _embedded_ori(algorithm, context)  # the GPU default tree, for the Ori set
+    return AatCurve("embedded", context, "embedded", points, measured, fit, ori)
 
 
 #: Tree methods whose trees depend on the board's costs: name -> curve builder

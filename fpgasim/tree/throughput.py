@@ -198,7 +198,9 @@ class _Search:
         self.verify = np.array(
             [0] + [costs.verify_cycles(x) for x in range(1, self.x_max + 1)], dtype=np.float64
         )
-        first = [costs.first_cycles(a) for a in range(1, self.x_max + 1)]
+        # AAT <= 1 + depth (one accepted token per level at most): floor(AAT) <= depth + 1
+        self.a_max = min(self.x_max, self.depth_max + 1)
+        first = [costs.first_cycles(a) for a in range(1, self.a_max + 1)]
         self.first = np.array([first[0], *first], dtype=np.float64)  # index = accepted
         # a lower bound of first_cycles(a) over every a >= floor(AAT): suffix minimum
         self.first_min_from = np.minimum.accumulate(self.first[::-1])[::-1]
@@ -304,7 +306,7 @@ class _Search:
         aats = aat + gains
         xs = nodes + widths + 1
         accepted = np.maximum(1, np.floor(aats)).astype(np.int64)
-        accepted = np.minimum(accepted, self.x_max)
+        accepted = np.minimum(accepted, self.a_max)
         cycles = self.verify[xs] + self.first[accepted] + fixed
         ratios = aats / cycles
         self.leaves += cap
@@ -340,7 +342,7 @@ class _Search:
         if budget < 1 or levels_left < 1:
             return False
         threshold = self._threshold()
-        first_lb = self.first_min_from[min(accepted_of(aat), self.x_max)]
+        first_lb = self.first_min_from[min(accepted_of(aat), self.a_max)]
         base = fixed + first_lb
         r = np.arange(1, budget + 1)
         x_final = nodes + 1 + r

@@ -13,7 +13,6 @@ that a chain is the densest mask, so the search never under-costs a tree.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -33,7 +32,6 @@ from fpgasim.tree.throughput import (
     design_of,
     dynamic_designs,
     search_shapes,
-    shape_aat,
 )
 from fpgasim.tree.token_tree import TokenTree
 
@@ -170,13 +168,11 @@ def design_tree(
     result = design_trees(model, costs, max_verify_len, per_size=False)
     best = result.best
     best_tree = tree_of(model, best)
-    depth = len(best.shape) if costs.algorithm.kind == "eagle3" else None
-    space_depth = (
-        len(search_space(costs.algorithm, max_verify_len).level_caps)
-        if costs.algorithm.kind != "eagle3"
-        else embedded_max_depth(costs.algorithm)
-    )
-    aat_tree = greedy_tree(model, best.verify_len, depth or space_depth).tree
+    if costs.algorithm.kind == "eagle3":
+        depth = embedded_max_depth(costs.algorithm)
+    else:
+        depth = len(search_space(costs.algorithm, max_verify_len).level_caps)
+    aat_tree = greedy_tree(model, best.verify_len, depth).tree
     aat_design = design_of(costs, aat_tree.level_widths(), model.expected_aat(aat_tree))
     if costs.algorithm.kind == "eagle3":
         from fpgasim.tree.builders import dynamic_params
@@ -203,33 +199,6 @@ def design_tree(
         costs.calls,
         time.perf_counter() - t0,
     )
-
-
-def design_frame(
-    model: PositionalModel, result: SearchResult, costs: EngineTreeCosts
-) -> pd.DataFrame:
-    """Per x: the throughput-optimal tree's shape, AAT, cycles and tokens/s."""
-    clock = costs.clock_hz()
-    rows = [
-        {
-            "verify_len": d.verify_len,
-            "tree_shape": " ".join(map(str, d.shape)),
-            "aat": d.aat,
-            "accepted": d.accepted,
-            "verify_s": d.verify_cycles / clock,
-            "draft_s": d.draft_cycles / clock,
-            "tokens_per_s": d.tokens_per_s,
-            "draft_depth": d.draft_depth,
-            "draft_top_k": d.draft_top_k,
-        }
-        for d in result.by_verify_len.values()
-    ]
-    return pd.DataFrame(rows)
-
-
-def check_shape_aat(model: PositionalModel, shapes: Sequence[tuple[int, ...]]) -> list[float]:
-    """Expected AAT of each shape's best tree (helper for reports)."""
-    return [shape_aat(model, s) for s in shapes]
 
 
 def throughput_curve(

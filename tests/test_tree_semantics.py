@@ -136,6 +136,9 @@ def test_cli_throughput_json(capsys) -> None:
         ("--objective", "throughput", "-b", "v80", "-a", "longspec"),  # no context
         ("--size", "10", "--iid-rate", "0.5", "-p", ".5"),  # two acceptance inputs
         ("--size", "10", "--iid-rate", "1.5"),
+        ("--objective", "throughput", "-b", "v80", "-a", "longspec", "-L", "1024", "-n", "4096"),
+        ("--objective", "throughput", "-b", "v80", "-a", "eagle3", "-L", "1024", "-n", "4096"),
+        ("--objective", "throughput", "-b", "v80", "-a", "longspec", "-L", "1024", "-n", "1"),
         ("-a", "longspec", "--marginal-rate", "0.0"),
     ],
 )

@@ -128,9 +128,16 @@ def search_space(algorithm: Algorithm, max_verify_len: int | None = None) -> Sha
         raise InputError(
             "--algorithm", algorithm.id, "an algorithm with max_tree or a default tree shape"
         )
-    top = max_verify_len or curve_max(algorithm)
     depth = min(len(caps), embedded_max_depth(algorithm)) if algorithm.acceptance else len(caps)
-    return ShapeSpace(caps[:depth], min(top, sum(caps[:depth]) + 1))
+    largest = sum(caps[:depth]) + 1
+    if max_verify_len is not None and max_verify_len > largest:
+        raise InputError(
+            "--size",
+            max_verify_len,
+            f"at most {largest}: the largest tree {algorithm.id}'s maximal tree "
+            f"{' '.join(map(str, caps[:depth]))} holds",
+        )
+    return ShapeSpace(caps[:depth], min(max_verify_len or curve_max(algorithm), largest))
 
 
 def design_trees(

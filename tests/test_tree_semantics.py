@@ -136,6 +136,8 @@ def test_cli_throughput_json(capsys) -> None:
         ("--objective", "throughput", "-b", "v80", "-a", "longspec"),  # no context
         ("--size", "10", "--iid-rate", "0.5", "-p", ".5"),  # two acceptance inputs
         ("--size", "10", "--iid-rate", "1.5"),
+        ("--objective", "throughput", "-b", "v80", "-a", "longspec", "-L", "9", "--method", "dp"),
+        ("--objective", "throughput", "-b", "v80", "-a", "falcon", "-L", "9", "-p", ".5,.6"),
         ("--objective", "throughput", "-b", "v80", "-a", "longspec", "-L", "1024", "-n", "4096"),
         ("--objective", "throughput", "-b", "v80", "-a", "eagle3", "-L", "1024", "-n", "4096"),
         ("--objective", "throughput", "-b", "v80", "-a", "longspec", "-L", "1024", "-n", "1"),

@@ -199,6 +199,8 @@ def optimal(
         )
     model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm, context)
     if objective is Objective.throughput:
+        if method is not SolveMethod.auto:
+            raise InputError("--method", method.value, "only with --objective aat")
         row = _throughput_row(model, board, model_name, algorithm, context, size, max_depth, engine)
         title = f"throughput-optimal tree on {board}, L={context}"
     else:

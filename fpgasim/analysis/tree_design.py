@@ -12,6 +12,7 @@ that a chain is the densest mask, so the search never under-costs a tree.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -23,12 +24,15 @@ from fpgasim.dataflow.schedule import DraftTree, draft_passes
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth
-from fpgasim.tree.optimal import greedy_tree
 from fpgasim.tree.throughput import (
+    MAX_PER_SIZE_SHAPES,
     Design,
     SearchResult,
     ShapeSpace,
+    TableCosts,
+    count_shapes,
     design_of,
     dynamic_designs,
     search_shapes,
@@ -161,8 +165,40 @@ def design_trees(
 
 
 def tree_of(model: PositionalModel, design: Design) -> TokenTree:
-    """The tree of a design (level widths on their most probable slots)."""
+    """The tree of a design: EAGLE-3's dynamic tree, else the widths on their best slots."""
+    if design.draft_depth is not None and design.draft_top_k is not None:
+        return dynamic_tree(model, design.verify_len - 1, design.draft_depth, design.draft_top_k)
     return TokenTree.from_shape(design.shape, model)
+
+
+def aat_optimal_design(model: PositionalModel, costs: EngineTreeCosts, verify_len: int) -> Design:
+    """The tree of highest expected AAT with x = verify_len that the drafter can build
+    (LongSpec/Falcon: within the maximal tree's level widths; EAGLE-3: over depth/top-k),
+    costed on the board. The same searches with unit costs: tokens/s = AAT."""
+    unit = TableCosts(lambda x: 1, lambda a: 0, lambda w: 0, costs.levels_per_pass)
+    if costs.algorithm.kind == "eagle3":
+        d = costs.algorithm.default_tree
+        depth = embedded_max_depth(costs.algorithm) - 1
+        top = dynamic_designs(model, unit, verify_len, depth, d.top_k or EAGLE3_TOP_K)
+        pick = top.by_verify_len[verify_len]
+        assert pick.draft_depth is not None and pick.draft_top_k is not None
+        draft = costs.first_cycles(pick.accepted) + pick.draft_depth * costs.block_cycles(
+            (pick.draft_top_k,)
+        )
+        tv = costs.verify_cycles(verify_len)
+        return dataclasses.replace(
+            pick,
+            verify_cycles=tv,
+            draft_cycles=draft,
+            tokens_per_s=pick.aat * costs.clock_hz() / (tv + draft),
+        )
+    space = search_space(costs.algorithm, verify_len)
+    # exact per x where the space allows it (LongSpec always); past MAX_PER_SIZE_SHAPES
+    # (Falcon at large x) the best AAT found, at least the capped greedy/breadth-first tree's
+    exact = count_shapes(space) <= MAX_PER_SIZE_SHAPES
+    top = search_shapes(model, unit, space, per_size=exact)
+    pick = top.by_verify_len[verify_len]
+    return design_of(costs, pick.shape, pick.aat)
 
 
 def design_tree(
@@ -174,29 +210,8 @@ def design_tree(
     t0 = time.perf_counter()
     result = design_trees(model, costs, max_verify_len, per_size=False)
     best = result.best
-    best_tree = tree_of(model, best)
-    if costs.algorithm.kind == "eagle3":
-        depth = embedded_max_depth(costs.algorithm)
-    else:
-        depth = len(search_space(costs.algorithm, max_verify_len).level_caps)
-    aat_tree = greedy_tree(model, best.verify_len, depth).tree
-    aat_design = design_of(costs, aat_tree.level_widths(), model.expected_aat(aat_tree))
-    if costs.algorithm.kind == "eagle3":
-        from fpgasim.tree.builders import dynamic_params
-
-        dd, tk = dynamic_params(aat_tree)
-        draft = costs.first_cycles(aat_design.accepted) + dd * costs.block_cycles((tk,))
-        aat_design = Design(
-            aat_design.shape,
-            aat_design.verify_len,
-            aat_design.aat,
-            aat_design.accepted,
-            aat_design.verify_cycles,
-            draft,
-            aat_design.aat * costs.clock_hz() / (aat_design.verify_cycles + draft),
-            dd,
-            tk,
-        )
+    aat_design = aat_optimal_design(model, costs, best.verify_len)
+    best_tree, aat_tree = tree_of(model, best), tree_of(model, aat_design)
     return TreeDesignResult(
         best,
         best_tree,

@@ -278,3 +278,26 @@ def test_solve_throughput_curve_beats_embedded_optimal() -> None:
     opt = solve(b, m, a, [1024], engine="analytic").summary.iloc[0]
     assert hw["best_tokens_per_s"] >= opt["best_tokens_per_s"]
     assert hw["ori_verify_len"] == 69  # the Ori set stays the GPU default tree
+
+
+def test_aat_optimal_comparison_respects_the_maximal_tree() -> None:
+    """The CLI's AAT-optimal tree of equal size: the best AAT over LongSpec's capped shapes."""
+    import itertools
+
+    from fpgasim.analysis.tree_design import aat_optimal_design
+
+    a = load_algorithm("longspec")
+    model = embedded_model(a, 256)
+    costs = EngineTreeCosts(
+        get_engine("analytic"), load_board("u250"), load_model("llama-3.1-8b"), a, 256
+    )
+    caps = tuple(a.max_tree)
+    for x in (6, 10):
+        best = 0.0
+        for levels in range(1, len(caps) + 1):
+            for widths in itertools.product(*(range(1, c + 1) for c in caps[:levels])):
+                if sum(widths) == x - 1:
+                    best = max(best, shape_aat(model, widths))
+        d = aat_optimal_design(model, costs, x)
+        assert d.verify_len == x and d.aat == pytest.approx(best, rel=1e-12)
+        assert all(w <= c for w, c in zip(d.shape, caps, strict=False))

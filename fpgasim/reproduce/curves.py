@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -123,9 +124,10 @@ def aat_curves(exp: Experiment, ctx: RunContext) -> Rendered:
                     )
     notes = list(embedded_task_note(exp, ctx))
     if "throughput" in (exp.tree_methods or []):
+        engine_name = ctx.engine.name if ctx.engine is not None else DEFAULT_ENGINE
         notes.append(
             "throughput: per x the tree of highest tokens/s on the workload's board (embedded "
-            "acceptance model; costs from the run's engine, the default engine when untimed)"
+            f"acceptance model; costs from the {engine_name} engine)"
         )
     if not ctx.measured:
         notes.append(

@@ -62,8 +62,14 @@ def output_columns(exp: Experiment) -> list[str]:
 
 
 def needs_engine(exp: AnyExperiment) -> bool:
-    """Whether the experiment's numbers come from an engine."""
-    return isinstance(exp, Experiment) and exp.kind in TIMED_KINDS
+    """Whether the experiment's numbers come from an engine (its kind is timed, or one of
+    its tree methods designs trees on the board's costs, e.g. throughput)."""
+    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
+
+    if not isinstance(exp, Experiment):
+        return False
+    costed = any(m in COSTED_TREE_METHODS for m in exp.tree_methods or [])
+    return exp.kind in TIMED_KINDS or costed
 
 
 def check_inputs(exp: AnyExperiment, ctx: RunContext) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.schedule import DraftTree, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
+from fpgasim.dataflow.graph import Graph
+from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
 from fpgasim.errors import InputError
@@ -38,9 +39,7 @@ def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | N
     holds exactly verify_len - 1 nodes; None (dense attention) otherwise."""
     if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
         return None
-    from fpgasim.tree.token_tree import TokenTree
-
-    return TokenTree.from_shape(tree.shape).parents
+    return block_parents((1, *tree.shape))  # the root, then the levels round robin
 
 
 def verify_timing(
@@ -119,3 +118,24 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             step_s=tv.seconds + td.seconds,
         )
     return row
+
+
+def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:
+    """The dataflow graph of every pass of the point: the verify pass, then the draft passes.
+
+    Each entry is (pass, its template graph, the pass's layer count): the graph holds the
+    head, the first min(layers, 2) layer blocks and the tail, as the lowering sees it.
+    """
+    point.check()
+    specs: list[tuple[PassSpec, object]] = [
+        (PassSpec("target", point.verify_len, point.context), None)
+    ]
+    if point.algorithm is not None and point.tree is not None:
+        drafter = point.algorithm.drafter
+        passes = draft_passes(point.algorithm, point.tree, point.accepted, point.context)
+        specs += [(p, drafter) for p in passes]
+    out = []
+    for spec, drafter in specs:
+        ops = lower_pass(spec, point.board, point.model, drafter)
+        out.append((spec, ops.graph, ops.layers))
+    return out

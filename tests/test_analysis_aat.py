@@ -16,7 +16,7 @@ from fpgasim.analysis.aat import (
     tree_of_row,
     workload_rows,
 )
-from fpgasim.dataflow.schedule import DraftTree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.errors import ConfigError, InputError
 
 HEADER = ",".join(AAT_COLUMNS)

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
 from fpgasim.dataflow.passes import PassSpec, lower_pass
-from fpgasim.dataflow.schedule import DraftTree, draft_passes
 from fpgasim.engine import get_engine
 from fpgasim.engine.analytic import counts_for
 from fpgasim.simulate import draft_timing, verify_timing
@@ -79,11 +79,14 @@ def test_verify_time_monotone(x: int, context: int, dx: int, dl: int, board: str
 def test_draft_time_grows_with_depth() -> None:
     b = BOARDS["v80"]
     shapes = [(4,), (4, 4), (4, 4, 4), (4, 4, 4, 4), (4, 4, 4, 4, 4)]
-    times = [draft_timing(ENGINE, b, LLAMA, LONGSPEC, DraftTree(shape=s), 2, 1024).cycles
-             for s in shapes]
+    times = [
+        draft_timing(ENGINE, b, LLAMA, LONGSPEC, DraftTree(shape=s), 2, 1024).cycles for s in shapes
+    ]
     assert all(a < c for a, c in zip(times, times[1:], strict=False))
-    eagle = [draft_timing(ENGINE, b, LLAMA, EAGLE3, DraftTree(depth=d, top_k=8), 2, 1024).cycles
-             for d in range(1, 8)]
+    eagle = [
+        draft_timing(ENGINE, b, LLAMA, EAGLE3, DraftTree(depth=d, top_k=8), 2, 1024).cycles
+        for d in range(1, 8)
+    ]
     assert all(a < c for a, c in zip(eagle, eagle[1:], strict=False))
 
 

@@ -20,13 +20,14 @@ from fpgasim.dataflow.instructions import (
     UNIT_ST,
     Program,
     full,
+    window,
 )
 from fpgasim.dataflow.lowering import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.cycle import DeadlockError, steady_state
-from fpgasim.engine.event import EventEngine
+from fpgasim.engine.event import EventEngine, stall_counts
 from fpgasim.engine.fast import FastEngine, run_loop
 from tests.cli_helpers import run_cli
 
@@ -104,14 +105,41 @@ def test_bounded_buffer_gives_back_pressure(runner) -> None:
 
 
 def test_same_cycle_tie_break_is_unit_order(runner) -> None:
-    # ST has waited for the port since cycle 0; LD becomes ready when it frees at cycle 5.
+    # ST has waited for buffer room since cycle 0, LD since cycle 1; both could start when
+    # the MPE frees 60 bytes at cycle 6, and the room fits one of them.
+    rows = [
+        {"unit": UNIT_LD, "cycles": 1, "acq": (0, 60)},
+        {"unit": UNIT_MPE, "cycles": 5, "wait": (0,), "rel": (0, 60)},
+        {"unit": UNIT_ST, "cycles": 4, "acq": (0, 60)},
+        {"unit": UNIT_LD, "cycles": 3, "acq": (0, 60)},
+        {"unit": UNIT_MPE, "cycles": 2, "wait": (3,), "rel": (0, 60)},
+    ]
+    sched = runner(program(rows, buffers=(100, -1)))
+    assert sched.start.tolist() == [0, 1, 11, 6, 9]  # LD wins cycle 6 although ST asked first
+
+
+def test_a_port_serves_one_unit(runner) -> None:
+    # ports are not arbitrated: a program sharing one between two units is refused
     rows = [
         {"unit": UNIT_LD, "cycles": 5, "chan": PORT_ACT_LOAD},
         {"unit": UNIT_ST, "cycles": 4, "chan": PORT_ACT_LOAD},
-        {"unit": UNIT_LD, "cycles": 3, "chan": PORT_ACT_LOAD},
     ]
-    sched = runner(program(rows))
-    assert sched.start.tolist() == [0, 8, 5]  # LD wins cycle 5 although ST asked first
+    with pytest.raises(ValueError, match="used by units"):
+        runner(program(rows))
+
+
+def test_stalls_by_kind_no_port_stalls() -> None:
+    # docs/engines.md quotes these counts: waits and buffers stall units, ports never do
+    for spec, board in (
+        (PassSpec("target", 16, 4096), "v80"),
+        (PassSpec("target", 64, 1024), "u280"),
+    ):
+        template = lower(spec, BOARDS[board], LLAMA)
+        stalls = stall_counts(window(template, 4))
+        assert stalls["port"] == 0
+        assert stalls["dependency"] > 0 and stalls["buffer"] > 0
+        plain = EventEngine().simulate(window(template, 4))
+        assert plain.makespan == FastEngine().simulate(window(template, 4)).makespan
 
 
 def test_deadlock_and_bad_rows_are_errors(runner) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.compare import compare_algorithms, comparison_markdown
+from fpgasim.analysis.algorithm_comparison import compare_algorithms, comparison_markdown
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.tree.sar import falcon_calibration_markdown
 

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.compare import (
+from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.algorithm_comparison import (
     COMPARE_COLUMNS,
     WINNER_COLUMNS,
     compare_algorithms,
     tree_depth,
 )
-from fpgasim.analysis.curves import embedded_curves
 from fpgasim.analysis.solver import solve_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine

@@ -10,7 +10,7 @@ import pytest
 
 import fpgasim
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.schedule import DraftTree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.simulate import Point
 from fpgasim.sweep import CacheError, Grid, SweepCache, default_cache_dir, point_key, run_sweep
 from tests.cli_helpers import run_cli

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from fpgasim.config import load_algorithm
-from fpgasim.dataflow.schedule import tree_for_verify_len
 from fpgasim.errors import ConfigError
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.calibrate import SPECS, calibrate, eagle1_depth_profile
+from fpgasim.tree.draft_trees import tree_for_verify_len
 from fpgasim.tree.embedded import (
     default_tree_aat,
     embedded_curve,

@@ -8,15 +8,15 @@ import pytest
 
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree, design_trees
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.schedule import DraftTree
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, verify_timing
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import depth_tree, width_tree
-from fpgasim.tree.compare import compare_curves
 from fpgasim.tree.embedded import default_token_tree, embedded_model
+from fpgasim.tree.method_curves import compare_curves
 from fpgasim.tree.optimal import greedy_tree
 from fpgasim.tree.throughput import (
     ShapeSpace,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.config.validate import check_file, trace_loader, validate_files
+from fpgasim.cli.validate_files import check_file, validate_files
 from tests.cli_helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,13 +165,13 @@ def test_parquet_and_tree_tables(tmp_path: Path) -> None:
 def test_unrecognised_table(tmp_path: Path, capsys) -> None:
     path = tmp_path / "other.csv"
     path.write_text("a,b\n1,2\n")
+    # neither an AAT nor a per-x tree table: checked as a trace table, which needs `ranks`
     report = check_file(path)
-    if trace_loader() is None:
-        assert report.skipped and "trace loader" in report.skipped
-        res = run_cli(capsys, "validate", str(path))
-        assert res.code == 0 and "skipped" in res.out
-    else:
-        assert report.kind == "trace table"
+    assert report.kind == "trace table"
+    (problem,) = report.problems
+    assert problem.field == "ranks"
+    res = run_cli(capsys, "validate", str(path))
+    assert res.code == 2 and "ranks" in res.err + res.out
 
 
 def test_problems_are_capped(tmp_path: Path) -> None:
@@ -187,8 +187,6 @@ def test_experiment_files(tmp_path: Path) -> None:
     data["context"] = 0
     data["rows"][0]["omega"] = "fast"
     report = check_file(write_yaml(tmp_path / "elsewhere.yaml", data))
-    if report.skipped:  # fpgasim.heterogeneous not in this checkout
-        return
     assert report.kind == "experiment dovetail1"
     assert sorted(p.field for p in report.problems) == ["context", "rows.0.omega"]
 
@@ -200,8 +198,6 @@ def test_library_keeps_order(tmp_path: Path) -> None:
 
 
 def test_shipped_platforms_validate(repo) -> None:
-    from fpgasim.config.validate import check_file
-
     paths = sorted((repo / "platforms").glob("*.yaml"))
     assert paths
     for path in paths:

@@ -4,8 +4,7 @@ Entry point: `solve(board, model, algorithm, contexts, ...) -> Solution` (tidy D
 """
 
 from fpgasim.analysis.aat import AatTables, load_aat_tables
-from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
-from fpgasim.analysis.curves import (
+from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
     OriPoint,
@@ -13,8 +12,9 @@ from fpgasim.analysis.curves import (
     mean_curve,
     measured_curves,
 )
+from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
+from fpgasim.analysis.dynamic_schedule import build_schedule, lookup, schedule_yaml
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
-from fpgasim.analysis.schedule import build_schedule, lookup, schedule_yaml
 from fpgasim.analysis.solver import (
     CURVE_COLUMNS,
     NAIVE_THRESHOLD,

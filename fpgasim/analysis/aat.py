@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.config.loader import check_file_size
-from fpgasim.dataflow.schedule import DraftTree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
 

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.schedule import accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor

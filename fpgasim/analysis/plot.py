@@ -14,7 +14,7 @@ MAX_PANELS = 12
 MARKERS = {
     "best": ("*", "tab:green", 16),
     "ori": ("X", "tab:red", 11),
-    "naive": ("D", "tab:purple", 9),
+    "naive": ("D", "tab:brown", 9),
 }
 
 
@@ -55,8 +55,14 @@ def _curve(solution: Solution, s: dict) -> pd.DataFrame:
 def _rooflines(ax, solution: Solution, s: dict) -> None:
     roof = solution.rooflines[solution.rooflines["context"] == s["context"]]
     curve = _curve(solution, s)
-    ax.plot(
-        roof["verify_len"], roof["p_tokens_per_s"], color="tab:blue", lw=2, label="P(x) = x/T_v"
+    draw_rooflines(
+        ax,
+        roof["verify_len"],
+        roof["p_tokens_per_s"],
+        (curve["verify_len"], curve["p_disc_tokens_per_s"]),
+        (curve["verify_len"], curve["p_eff_tokens_per_s"]),
+        s["ad_tokens_per_s"],
+        ad_label=f"AD = P(1) = {s['ad_tokens_per_s']:.1f} tok/s",
     )
     ax.plot(
         roof["verify_len"],
@@ -65,28 +71,6 @@ def _rooflines(ax, solution: Solution, s: dict) -> None:
         ls=":",
         lw=1,
         label=f"piecewise fit, x_R = {s['x_ridge']}",
-    )
-    ax.plot(
-        curve["verify_len"],
-        curve["p_disc_tokens_per_s"],
-        color="tab:orange",
-        lw=1.5,
-        label="P_disc(x) = x/(T_v+T_d)",
-    )
-    ax.plot(
-        curve["verify_len"],
-        curve["p_eff_tokens_per_s"],
-        color="tab:green",
-        lw=2,
-        marker=".",
-        label="P_eff(x) = AAT/(T_v+T_d)",
-    )
-    ax.axhline(
-        s["ad_tokens_per_s"],
-        color="grey",
-        ls="--",
-        lw=1,
-        label=f"AD = P(1) = {s['ad_tokens_per_s']:.1f} tok/s",
     )
     for name in ("best", "ori", "naive"):
         x, y = s[f"{name}_verify_len"], s[f"{name}_tokens_per_s"]
@@ -102,30 +86,21 @@ def _rooflines(ax, solution: Solution, s: dict) -> None:
             ls="none",
             label=f"{name}: x={int(x)}, {y:.1f} tok/s ({s[f'{name}_speedup']:.2f}x)",
         )
-    from matplotlib.ticker import FuncFormatter
-
-    ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
-    ax.tick_params(axis="y", which="minor", labelsize=7)
-    ax.set_xlabel("verification length x (tokens)")
-    ax.set_ylabel("tokens/s (log scale)")
     ax.set_title(f"{s['task']}, context {s['context']}: {s['regime']}, {s['decision']}")
-    ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center right", framealpha=0.85)
 
 
 def _aat(ax, solution: Solution, s: dict) -> None:
     curve = _curve(solution, s)
+    twin = draw_aat_ar(ax, curve["verify_len"], curve["aat"], curve["ar"])
     xs = np.linspace(max(1.0, curve["verify_len"].min()), curve["verify_len"].max(), 200)
     fit = s["aat_a"] + s["aat_b"] * np.log(xs - s["aat_c"])
-    ax.plot(curve["verify_len"], curve["aat"], "o", ms=3.5, color="tab:blue", label="AAT(x)")
     ax.plot(
         xs,
         fit,
-        color="tab:blue",
+        color=AAT_STYLE["color"],
         lw=1,
+        ls=":",
         label=(
             f"fit {s['aat_a']:.2f} + {s['aat_b']:.2f}·ln(x − {s['aat_c']:.2f}), "
             f"R² {s['aat_r2_fit']:.3f} fit / {s['aat_r2_all']:.3f} all"
@@ -139,16 +114,72 @@ def _aat(ax, solution: Solution, s: dict) -> None:
         ax.plot(
             [x], [y], marker=marker, color=color, ms=size, ls="none", label=f"{name} x={int(x)}"
         )
-    ax.set_xlabel("verification length x (tokens)")
-    ax.set_ylabel("AAT (accepted tokens / iteration)")
     ax.set_title(f"AAT and acceptance rate, context {s['context']} ({s['aat_source']})")
+    legend_with_twin(ax, twin, fontsize=7.5, loc="center right")
+
+
+# --------------------------------------------------------------------------- shared drawing
+# The roofline / P_eff panels of `fpgasim solve --plot` and of `fpgasim reproduce fig2`.
+
+X_LABEL = "verification length x (tokens per verification)"
+ROOFLINE_STYLE: dict[str, dict] = {
+    "p": {"color": "tab:blue", "lw": 2, "label": "P(x) = x / T_v: primary roofline"},
+    "p_disc": {
+        "color": "tab:orange",
+        "lw": 1.8,
+        "ls": "--",
+        "label": "P_disc(x) = x / (T_v + T_d): discounted roofline",
+    },
+    "p_eff": {"color": "tab:green", "lw": 2.2, "label": "P_eff(x) = AAT / (T_v + T_d): combined"},
+}
+AAT_STYLE = {"color": "tab:purple", "lw": 2, "label": "AAT(x): accepted tokens / iteration"}
+AR_STYLE = {"color": "tab:red", "lw": 1.4, "ls": "--", "label": "AR(x) = AAT / x: acceptance rate"}
+
+
+def draw_rooflines(
+    ax, x, p, p_disc, p_eff, ad_tokens_per_s: float, ad_label: str = "AD speed P(1)"
+) -> None:
+    """P(x), P_disc(x), P_eff(x) on a log throughput axis, and the AD speed P(1).
+
+    `p` is over `x`; `p_disc` and `p_eff` are each an (x, y) pair or, like `p`, over `x`.
+    """
+    for key, y in (("p", p), ("p_disc", p_disc), ("p_eff", p_eff)):
+        xs, ys = y if isinstance(y, tuple) else (x, y)
+        ax.plot(xs, ys, **ROOFLINE_STYLE[key])
+    ax.axhline(
+        ad_tokens_per_s,
+        color="black",
+        ls=":",
+        lw=1,
+        label=ad_label,
+    )
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    ax.set_xlabel(X_LABEL)
+    ax.set_ylabel("throughput (tokens/s, log scale)")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def draw_aat_ar(ax, x, aat, ar):
+    """AAT(x) on `ax` and AR(x) = AAT/x on a right-hand twin axis (returned)."""
+    ax.plot(x, aat, marker=".", ms=3.5, **AAT_STYLE)
+    ax.set_xlabel(X_LABEL)
+    ax.set_ylabel("AAT (accepted tokens / iteration)")
     ax.grid(True, alpha=0.3)
     twin = ax.twinx()
-    twin.plot(
-        curve["verify_len"], curve["ar"], color="tab:brown", lw=1, ls="--", label="AR = AAT/x"
-    )
-    twin.set_ylabel("AR (accepted / verified)", color="tab:brown")
+    twin.plot(x, ar, **AR_STYLE)
+    twin.set_ylabel("AR (accepted / verified)", color=AR_STYLE["color"])
     twin.set_ylim(0, 1.05)
+    return twin
+
+
+def legend_with_twin(ax, twin, **kwargs) -> None:
+    """One legend for the lines of an axis and of its twin."""
     lines = ax.get_legend_handles_labels()
     more = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7.5, loc="center right")
+    ax.legend(lines[0] + more[0], lines[1] + more[1], **kwargs)

@@ -20,19 +20,20 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.aat_model import naive_verify_len
-from fpgasim.analysis.curves import (
+from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
     embedded_curves,
     mean_curve,
     measured_curves,
 )
+from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
-from fpgasim.analysis.schedule import build_schedule
 from fpgasim.analysis.tasks import unified_table
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, tree_parents, verify_timing
@@ -347,7 +348,7 @@ class Solution:
     context, x), CURVE_COLUMNS. rooflines: one row per (context, x): T_v, P, fitted P.
     unified: with >= 2 tasks, one row per (context, task): best vs unified x (else empty).
     unified_summary: the solution of the mean curve per context (else empty).
-    schedule: context ranges -> (x, tree) (see analysis.schedule).
+    schedule: context ranges -> (x, tree) (see analysis.dynamic_schedule).
     """
 
     summary: pd.DataFrame
@@ -431,8 +432,6 @@ def solve(
                 ",".join(tasks),
                 "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
             )
-        from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
-
         if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
             build = COSTED_TREE_METHODS[curve_method]
             curves = [build(eng, board, model, algorithm, c) for c in contexts]

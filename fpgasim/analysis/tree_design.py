@@ -4,7 +4,7 @@ tokens/s, AAT / (T_v + T_d), with T_v and T_d from an engine (issue 14, docs/tre
 `EngineTreeCosts` feeds `fpgasim.tree.throughput` with the engine's cycles, one engine
 call per distinct pass (cached): the target pass at each x, the drafter's first pass over
 the accepted tokens, and the pass that feeds each block of levels. The draft passes are
-the ones `dataflow.schedule.draft_passes` lists (tested: the sum equals `draft_timing`).
+the ones `dataflow.draft_passes.draft_passes` lists (tested: the sum equals `draft_timing`).
 T_v(x) is costed with the tree mask of a chain of x tokens: every BFS-ordered tree of
 x <= 2 x pe_array.cols tokens needs exactly the same attention tiles (tested), and above
 that a chain is the densest mask, so the search never under-costs a tree.
@@ -18,14 +18,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
+from fpgasim.analysis.aat_curves import max_verify_len as curve_max
+from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.schedule import DraftTree, draft_passes
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
-from fpgasim.tree.embedded import embedded_max_depth
+from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.throughput import (
     MAX_PER_SIZE_SHAPES,
     Design,
@@ -125,8 +128,6 @@ class TreeDesignResult:
 
 def search_space(algorithm: Algorithm, max_verify_len: int | None = None) -> ShapeSpace:
     """The drafter's shapes: LongSpec/Falcon level widths capped by the maximal tree."""
-    from fpgasim.analysis.curves import max_verify_len as curve_max
-
     caps = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
     if not caps:
         raise InputError(
@@ -153,8 +154,6 @@ def design_trees(
     """Per x the throughput-optimal tree the algorithm's drafter can build."""
     algorithm = costs.algorithm
     if algorithm.kind == "eagle3":
-        from fpgasim.analysis.curves import max_verify_len as curve_max
-
         d = algorithm.default_tree
         depth = embedded_max_depth(algorithm) - 1 if algorithm.acceptance else (d.depth or 6)
         top_k = d.top_k or EAGLE3_TOP_K
@@ -234,10 +233,6 @@ def throughput_curve(
 ):
     """The `throughput` tree method: per x the tree of highest tokens/s on this board under
     the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
-    from fpgasim.analysis.aat_model import fit_curve
-    from fpgasim.analysis.curves import AatCurve, _embedded_ori
-    from fpgasim.tree.embedded import embedded_model
-
     acceptance = embedded_model(algorithm, context)
     costs = EngineTreeCosts(engine, board, model, algorithm, context)
     result = design_trees(acceptance, costs, x_max, per_size=True)

@@ -10,10 +10,9 @@ from fpgasim.config.schema import Board
 
 def board_row(b: Board) -> dict:
     """Summary facts of one board, including the one-token-per-MAC ridge point."""
-    wg = b.memory.weight_group
-    weight_elems_per_cycle = (
-        b.bytes_per_cycle * wg.channels / b.memory.channels * wg.load_efficiency
-    ) / (b.precision.weight_bits / 8)
+    weight_elems_per_cycle = b.group_bytes_per_cycle("weight", "load") / (
+        b.precision.weight_bits / 8
+    )
     return {
         "board": b.name,
         "description": b.description,

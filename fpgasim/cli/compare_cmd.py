@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.compare import compare_algorithms as compare_workload
+from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
+from fpgasim.analysis.algorithm_comparison import plot_comparison
 from fpgasim.cli.common import dumps_json, json_records, parse_name_list, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
@@ -62,8 +63,6 @@ def compare_algorithms(
     algos = [load_algorithm(n) for n in names]
     result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)
     if plot is not None:
-        from fpgasim.analysis.compare import plot_comparison
-
         plot_comparison(result, plot)
     if output_format is TableCsvJson.csv:
         print(result.table.to_csv(index=False), end="")

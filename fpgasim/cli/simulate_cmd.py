@@ -18,10 +18,11 @@ from fpgasim.cli.options import (
     model_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.schedule import DraftTree, default_tree
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import Point, simulate_point
+from fpgasim.simulate import Point, point_graphs, simulate_point
+from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
 
@@ -39,6 +40,20 @@ def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None
         base = default_tree(algorithm)
         return DraftTree(depth=depth or base.depth, top_k=top_k or base.top_k)
     return default_tree(algorithm)
+
+
+def print_graphs(point: Point) -> None:
+    """Print each pass's graph dump (plain text: tensor lists contain brackets)."""
+    for k, (spec, graph, layers) in enumerate(point_graphs(point)):
+        if k:
+            print()
+        blocks = min(layers, 2)
+        shown = ", ".join(f"L{b}" for b in range(blocks))
+        print(
+            f"# {spec.kind} pass {k}: {spec.tokens} tokens at context {spec.context}; "
+            f"{layers} layer block(s), {shown} shown (the lowering's template)"
+        )
+        print(graph.dump())
 
 
 def simulate(
@@ -69,7 +84,7 @@ def simulate(
         "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
     ),
     engine: str = engine_option(
-        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
+        "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
     ),
     overlap: str | None = typer.Option(
         None,
@@ -81,6 +96,11 @@ def simulate(
         None,
         "--trace",
         help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
+    ),
+    dump_graph: bool = typer.Option(
+        False,
+        "--dump-graph",
+        help="Print the dataflow graph of the verify pass (and, with --algorithm, of each draft pass) instead of timing it.",
     ),
 ) -> None:
     """Time one verification pass (and the draft phase) on a board.
@@ -97,11 +117,15 @@ def simulate(
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
+    point = Point(b, m, context, verify_len, algo, draft_tree, accepted)
+    if dump_graph:
+        print_graphs(point)
+        return
     eng = get_engine(engine)
     if trace is not None:
         if not hasattr(eng, "trace"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
-    row = simulate_point(eng, Point(b, m, context, verify_len, algo, draft_tree, accepted))
+    row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
     if trace is not None:
         eng.trace(b, m, verify_len, context, trace)

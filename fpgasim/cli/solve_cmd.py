@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from fpgasim.analysis.compare import tree_depth
-from fpgasim.analysis.schedule import schedule_yaml
+from fpgasim.analysis.algorithm_comparison import tree_depth
+from fpgasim.analysis.dynamic_schedule import schedule_yaml
+from fpgasim.analysis.plot import plot_solution
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
 from fpgasim.cli.common import dumps_json, json_records, parse_int_list, rich_table, wide_console
@@ -132,8 +133,6 @@ def solve(
         mean=mean.value,
     )
     if plot is not None:
-        from fpgasim.analysis.plot import plot_solution
-
         plot_solution(solution, plot)
     if schedule_out is not None:
         meta = _meta(solution)

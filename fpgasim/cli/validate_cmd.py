@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fpgasim.config.validate import ValidationFailed, validate_files
+from fpgasim.cli.validate_files import ValidationFailed, validate_files
 
 
 def validate(

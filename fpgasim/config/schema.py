@@ -133,6 +133,20 @@ class Board(Strict):
     def clock_hz(self) -> float:
         return self.clock_mhz * 1e6
 
+    def group_bytes_per_cycle(
+        self, group: Literal["weight", "activation"], direction: Literal["load", "store"]
+    ) -> float:
+        """Sustained bytes per cycle of a channel group in one direction: the group's share
+        of the peak (channels / memory.channels) times its load or store efficiency.
+
+        The one definition of a channel rate (ACCOUNTING.md, Bandwidth): the analytic
+        engine, the lowering and `fpgasim boards` all use it.
+        """
+        mem = self.memory
+        g = mem.weight_group if group == "weight" else mem.activation_group
+        eff = g.load_efficiency if direction == "load" else g.store_efficiency
+        return self.bytes_per_cycle * g.channels / mem.channels * eff
+
     @model_validator(mode="after")
     def _mv_not_above_mm(self) -> Board:
         if self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:
@@ -281,3 +295,15 @@ class Algorithm(Strict):
     @property
     def kind(self) -> str:
         return self.drafter.kind
+
+    @model_validator(mode="after")
+    def _default_tree_fits_drafter(self) -> Algorithm:
+        d = self.default_tree
+        if self.kind == "eagle3" and (d.depth is None or d.top_k is None):
+            raise ValueError(
+                "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
+                "(and total_tokens, the tokens kept after reranking)"
+            )
+        if self.kind != "eagle3" and not d.shape:
+            raise ValueError(f"default_tree: {self.kind} drafts a static tree; give its shape")
+        return self

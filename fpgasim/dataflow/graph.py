@@ -100,6 +100,7 @@ class Graph:
     inputs: tuple[str, ...]
     nodes: tuple[Node, ...]
     _producer: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _ancestors: list[frozenset[int]] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         producer: dict[str, int] = {}
@@ -147,6 +148,26 @@ class Graph:
         """Indices of the ops whose outputs op `index` reads (sorted, without repeats)."""
         found = {self._producer[t] for t in self.nodes[index].inputs if t in self._producer}
         return tuple(sorted(found))
+
+    def ancestors(self, index: int) -> frozenset[int]:
+        """Indices of every op that op `index` depends on, directly or through other ops."""
+        if not self._ancestors:
+            found: list[frozenset[int]] = []
+            for i in range(len(self.nodes)):
+                direct = self.producers(i)
+                found.append(frozenset(direct).union(*(found[p] for p in direct)))
+            object.__setattr__(self, "_ancestors", found)
+        return self._ancestors[index]
+
+    def direct_producers(self, index: int) -> tuple[int, ...]:
+        """`producers(index)` minus those another producer already depends on (sorted).
+
+        Waiting for these is waiting for all producers: the rest are implied (a transitive
+        reduction), e.g. a residual input whose producer the attention output depends on.
+        """
+        found = self.producers(index)
+        implied = frozenset().union(*(self.ancestors(p) for p in found))
+        return tuple(p for p in found if p not in implied)
 
     def consumers(self, tensor: str) -> tuple[int, ...]:
         """Indices of the ops that read `tensor`."""

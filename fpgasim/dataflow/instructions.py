@@ -1,11 +1,13 @@
 """The instruction stream: a FlightLLM-style program as an immutable NumPy structured array.
 
 One row per instruction: LD/ST (bytes over a channel group), MM/MV (a tile on the MPE), MISC
-(an SFU pass) or SYS. Each row names its unit (LD, ST, MPE, SFU), its duration in cycles
-(fixed at lowering), the rows it waits on (`wait`, up to MAX_WAIT indices) and the on-chip
-buffer space it takes when it starts (`acq_*`, loads) or frees when it finishes (`rel_*`,
-the consuming tiles). `fpgasim.dataflow.lowering` builds programs from a pass's ops; the
-engines execute them. See docs/engines.md.
+(an SFU pass) or SYS (a synchronisation point: the study-style lowering in
+`fpgasim.dataflow.lowering` never emits it, its dependencies are explicit `wait` rows; the
+FlightLLM-style lowering in `fpgasim.dataflow.flightllm` does). Each row names its unit
+(LD, ST, MPE, SFU), its duration in cycles (fixed at lowering), the rows it waits on
+(`wait`, up to MAX_WAIT indices) and the on-chip buffer space it takes when it starts
+(`acq_*`, loads) or frees when it finishes (`rel_*`, the consuming tiles). A lowering
+builds programs from a pass's graph; the engines execute them. See docs/engines.md.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ OPCODE_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 UNIT_LD, UNIT_ST, UNIT_MPE, UNIT_SFU = range(4)
 UNIT_NAMES = ("LD", "ST", "MPE", "SFU")
 N_UNITS = 4
-# channel groups (bandwidth) and their ports (resources held by one transfer at a time)
+# channel groups (bandwidth) and their ports: each port is used by one unit only (checked by
+# engine.cycle.check_runnable), so a port is never contended and engines do not arbitrate it
 GROUP_WEIGHT, GROUP_ACT = 0, 1
 GROUP_NAMES = ("weight", "activation")
 PORT_WEIGHT_LOAD, PORT_ACT_LOAD, PORT_ACT_STORE = range(3)
@@ -45,7 +48,7 @@ INSTR_DTYPE = np.dtype(
         ("work", np.int64),  # MM/MV: accounted MACs; MISC: SFU element-passes
         ("traffic", np.uint8),  # TRAFFIC_* of LD/ST rows
         ("group", np.int8),  # bandwidth group of LD/ST rows (-1: none)
-        ("chan", np.int8),  # channel-group port held while running (PORT_*, -1: none)
+        ("chan", np.int8),  # channel-group port the transfer uses (PORT_*, -1: none)
         ("acq_buf", np.int8),  # buffer whose space this row takes when it starts (-1: none)
         ("acq_bytes", np.int64),
         ("rel_buf", np.int8),  # buffer whose space this row frees when it finishes (-1: none)

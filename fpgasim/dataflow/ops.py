@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from fpgasim.dataflow.graph import Graph
+
 OpKind = Literal["norm", "linear", "attn_qk", "softmax", "attn_pv", "silu_mul", "lm_head"]
 
 
@@ -43,15 +45,31 @@ class Op:
 
 @dataclass(frozen=True)
 class PassOps:
-    """A forward pass: `layer` ops repeated `layers` times, then `tail` ops once."""
+    """A forward pass: `head` ops once, `layer` ops repeated `layers` times, `tail` ops once.
+
+    `graph` is the pass's dataflow graph as the lowering instantiates it: the head, the first
+    min(layers, 2) layer blocks (nodes prefixed `L0.`, `L1.`; later blocks repeat block 1)
+    and the tail. Its nodes are in the order of `template_ops()`, one op per node, and every
+    dependency the lowering uses comes from its tensors.
+    """
 
     kind: str
     tokens: int
     context: int
     layers: int
+    head: tuple[Op, ...]
     layer: tuple[Op, ...]
     tail: tuple[Op, ...]
-    head: tuple[Op, ...] = ()
+    graph: Graph
+
+    @property
+    def template_blocks(self) -> int:
+        """Layer blocks in the template graph (and program): min(layers, 2)."""
+        return min(self.layers, 2)
+
+    def template_ops(self) -> list[Op]:
+        """The ops of the template, aligned with `graph.nodes`: head, blocks x layer, tail."""
+        return [*self.head, *(self.layer * self.template_blocks), *self.tail]
 
     def totals(self) -> dict[str, int]:
         """Summed element counts over the whole pass."""

@@ -1,17 +1,27 @@
-"""Lowering of target and draft forward passes to ops (ACCOUNTING.md, item by item).
+"""Lowering of target and draft forward passes to ops and their dataflow graph (ACCOUNTING.md).
 
 Symbols: n tokens of the pass, L cached context, h hidden, i intermediate, H heads,
 kv = kv_heads*head_dim (= s*h), V vocabulary. Weights are reread every
 `weight_reuse_tokens` input tokens. Every op carries exactly the accounting's elements,
 so `PassOps.totals()` equals the closed form of the `analytic` engine.
+
+Each op is also a node of the pass's `Graph`: it names the tensors it reads and writes
+(weights, KV cache, activations in off-chip memory), and the lowering takes every
+dependency from those names. Two choices of the study's schedule are visible in the graph:
+- the SwiGLU product SiLU(gate) * up is charged to `up` (its SFU work and the n*i gate
+  elements in its activation loads, ACCOUNTING.md), but `up` reads only the normed input:
+  up streams beside gate, and `down` waits for both;
+- norms have no weight tensor: the accounting does not count their h gains.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Board, Eagle3Drafter, FalconDrafter, LongSpecDrafter, TargetModel
+from fpgasim.dataflow.graph import GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 
 
@@ -36,44 +46,119 @@ def weight_reads(n: int, reuse_tokens: int) -> int:
     return max(1, math.ceil(n / reuse_tokens))
 
 
-def _norm(name: str, n: int, width: int, passes: int) -> Op:
-    return Op(
-        name, "norm", n, act_elems=n * width, store_elems=n * width, sfu_elems=n * width * passes
-    )
+#: dtype of each element width a board's `precision` allows
+_DTYPES = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
 
-def _linear(
-    name: str,
-    n: int,
-    d_in: int,
-    d_out: int,
-    reads: int,
-    act_elems: int,
-    mac_factor: int = 1,
-    sfu_elems: int = 0,
-) -> Op:
-    return Op(
-        name,
-        "linear",
-        n,
-        weight_elems=d_in * d_out * reads,
-        act_elems=act_elems,
-        store_elems=n * d_out,
-        macs=n * d_in * d_out * mac_factor,
-        sfu_elems=sfu_elems,
-        in_dim=d_in,
-        out_dim=d_out,
-    )
+class _Net:
+    """Builds a pass's ops and its graph together; `prefix` names the current layer block."""
 
+    def __init__(self, name: str, m: TargetModel, n: int, board: Board) -> None:
+        self.g = GraphBuilder(name)
+        self.m, self.n, self.board = m, n, board
+        self.reads = weight_reads(n, board.weight_reuse_tokens)
+        self.norm_passes = board.sfu.norm_passes
+        self.softmax_passes = board.sfu.softmax_passes
+        p = board.precision
+        self.act_dtype = _DTYPES[p.activation_bits]
+        self.weight_dtype = _DTYPES[p.weight_bits]
+        self.kv_dtype = _DTYPES[p.kv_bits]
+        self.prefix = ""
+        self.ops: list[Op] = []
 
-def _attention(
-    prefix: str, n: int, keys: int, cached: int, m: TargetModel, softmax_passes: int
-) -> list[Op]:
-    """QK^T, softmax and PV of n queries over `keys` keys, `cached` of them read from the cache."""
-    h, kv, heads = m.hidden, m.kv_heads * m.head_dim, m.heads
-    scores = n * keys * heads
-    return [
-        Op(
+    # ---------------------------------------------------------------- tensors
+
+    def act(self, name: str, *shape: int) -> str:
+        """An activation tensor written by an op (off-chip: stored and reloaded)."""
+        return self.g.tensor(self.prefix + name, shape, self.act_dtype, "hbm")
+
+    def act_input(self, name: str, *shape: int) -> str:
+        """An activation the pass receives (embeddings, hidden states of an earlier pass)."""
+        return self.g.input(self.prefix + name, shape, self.act_dtype, "hbm")
+
+    def weight(self, name: str, *shape: int) -> str:
+        return self.g.input(self.prefix + name, shape, self.weight_dtype, "weights")
+
+    def cache(self, name: str, *shape: int) -> str:
+        """A KV-cache tensor (this block's own, or `name` unprefixed if it starts with '/')."""
+        full = name[1:] if name.startswith("/") else self.prefix + name
+        return self.g.input(full, shape, self.kv_dtype, "kv_cache")
+
+    def add(self, op: Op, inputs: list[str], outputs: list[str]) -> None:
+        """Record `op` and its graph node (named prefix + op name)."""
+        self.ops.append(op)
+        self.g.op(self.prefix + op.name, op.kind, inputs, outputs)
+
+    # ---------------------------------------------------------------- ops
+
+    def norm(self, name: str, x: str, width: int) -> str:
+        n = self.n
+        out = self.act(f"{name}.out", n, width)
+        op = Op(
+            name,
+            "norm",
+            n,
+            act_elems=n * width,
+            store_elems=n * width,
+            sfu_elems=n * width * self.norm_passes,
+        )
+        self.add(op, [x], [out])
+        return out
+
+    def linear(
+        self,
+        name: str,
+        inputs: list[str],
+        d_in: int,
+        d_out: int,
+        act_elems: int,
+        mac_factor: int = 1,
+        sfu_elems: int = 0,
+        out: str | None = None,
+    ) -> str:
+        """x @ W (d_in x d_out) over the n tokens; `inputs` are the activations it reads."""
+        n, reads = self.n, self.reads
+        w = self.weight(f"{name}.w", d_in, d_out)
+        y = self.act(out or f"{name}.out", n, d_out)
+        op = Op(
+            name,
+            "linear",
+            n,
+            weight_elems=d_in * d_out * reads,
+            act_elems=act_elems,
+            store_elems=n * d_out,
+            macs=n * d_in * d_out * mac_factor,
+            sfu_elems=sfu_elems,
+            in_dim=d_in,
+            out_dim=d_out,
+        )
+        self.add(op, [*inputs, w], [y])
+        return y
+
+    def attention(
+        self,
+        prefix: str,
+        q: str,
+        k_new: str | None,
+        v_new: str | None,
+        keys: int,
+        cached: int,
+        cache: str = "",
+    ) -> str:
+        """QK^T, softmax and PV of n queries over `keys` keys, `cached` of them from the cache.
+
+        `k_new`/`v_new` are this pass's new keys and values (None: all keys are cached);
+        `cache` names a KV cache outside this block (LongSpec's cross-attention reads the
+        target's), default this block's own `{prefix}.k_cache`/`{prefix}.v_cache`.
+        """
+        m, n = self.m, self.n
+        h, kv, heads = m.hidden, m.kv_heads * m.head_dim, m.heads
+        scores = n * keys * heads
+        where = f"/{cache}" if cache else f"{prefix}"
+        k_cache = self.cache(f"{where}.k_cache", cached, kv)
+        v_cache = self.cache(f"{where}.v_cache", cached, kv)
+        s = self.act(f"{prefix}.scores", heads, n, keys)
+        qk = Op(
             f"{prefix}.qk",
             "attn_qk",
             n,
@@ -84,16 +169,20 @@ def _attention(
             keys=keys,
             heads=heads,
             in_dim=h,
-        ),
-        Op(
+        )
+        self.add(qk, [q, *([k_new] if k_new else []), k_cache], [s])
+        p = self.act(f"{prefix}.probs", heads, n, keys)
+        softmax = Op(
             f"{prefix}.softmax",
             "softmax",
             n,
-            sfu_elems=scores * softmax_passes,
+            sfu_elems=scores * self.softmax_passes,
             keys=keys,
             heads=heads,
-        ),
-        Op(
+        )
+        self.add(softmax, [s], [p])
+        out = self.act(f"{prefix}.out", n, h)
+        pv = Op(
             f"{prefix}.pv",
             "attn_pv",
             n,
@@ -104,100 +193,173 @@ def _attention(
             keys=keys,
             heads=heads,
             in_dim=h,
-        ),
-    ]
+        )
+        self.add(pv, [p, *([v_new] if v_new else []), v_cache], [out])
+        return out
+
+    def self_attention(
+        self, prefix: str, x: str, width: int, keys: int, cached: int, q_factor: int = 1
+    ) -> str:
+        """q, k, v projections of the normed `x` (`width` wide), then attention over the cache."""
+        m, n = self.m, self.n
+        h, kv = m.hidden, m.kv_heads * m.head_dim
+        dot = f"{prefix}." if prefix else ""
+        q = self.linear(f"{dot}q", [x], width, h, act_elems=n * width, mac_factor=q_factor)
+        k = self.linear(f"{dot}k", [x], width, kv, act_elems=n * width)
+        v = self.linear(f"{dot}v", [x], width, kv, act_elems=n * width)
+        return self.attention(prefix or "attn", q, k, v, keys, cached)
+
+    def out_proj(self, name: str, attn: str, residual: str) -> str:
+        """o projection plus the residual add (its SFU pass and the residual's load)."""
+        n, h = self.n, self.m.hidden
+        return self.linear(name, [attn, residual], h, h, act_elems=2 * n * h, sfu_elems=n * h)
+
+    def mlp(self, prefix: str, x: str) -> str:
+        """post-norm, gate, up (charged the SiLU-multiply), down (plus the residual add)."""
+        m, n = self.m, self.n
+        h, i = m.hidden, m.intermediate
+        xn = self.norm(f"{prefix}.post_norm", x, h)
+        gate = self.linear(f"{prefix}.gate", [xn], h, i, act_elems=n * h)
+        up = self.linear(f"{prefix}.up", [xn], h, i, act_elems=n * h + n * i, sfu_elems=2 * n * i)
+        return self.linear(
+            f"{prefix}.down", [gate, up, x], i, h, act_elems=n * i + n * h, sfu_elems=n * h
+        )
+
+    def lm_head(self, x: str, rows: int, vocab: int) -> None:
+        """The LM head over `rows` positions (its weights read like every linear's)."""
+        h, reads = self.m.hidden, self.reads
+        w = self.weight("lm_head.w", h, vocab)
+        logits = self.act("logits", rows, vocab)
+        op = Op(
+            "lm_head",
+            "lm_head",
+            rows,
+            weight_elems=h * vocab * reads,
+            act_elems=rows * h,
+            store_elems=rows * vocab,
+            macs=rows * h * vocab,
+            in_dim=h,
+            out_dim=vocab,
+        )
+        self.add(op, [x, w], [logits])
+
+    # ---------------------------------------------------------------- the pass
+
+    def build(
+        self,
+        kind: str,
+        context: int,
+        layers: int,
+        head: Callable[[str], str],
+        layer: Callable[[str], str],
+        tail: Callable[[str], None],
+        x: str,
+    ) -> PassOps:
+        """Run the part builders: head once, min(layers, 2) layer blocks, tail once.
+
+        Each builder takes the incoming activation tensor and returns its output tensor;
+        `layer` is called once per block with `prefix` set to the block's name.
+        """
+        head_start = len(self.ops)
+        x = head(x)
+        head_ops = tuple(self.ops[head_start:])
+        blocks = min(layers, 2)
+        block_ops: tuple[Op, ...] = ()
+        for b in range(blocks):
+            self.prefix = f"L{b}."
+            start = len(self.ops)
+            x = layer(x)
+            if b == 0:
+                block_ops = tuple(self.ops[start:])
+        self.prefix = ""
+        tail_start = len(self.ops)
+        tail(x)
+        tail_ops = tuple(self.ops[tail_start:])
+        return PassOps(kind, self.n, context, layers, head_ops, block_ops, tail_ops, self.g.build())
 
 
-def _mlp(prefix: str, n: int, m: TargetModel, reads: int, norm_passes: int) -> list[Op]:
-    h, i = m.hidden, m.intermediate
-    return [
-        _norm(f"{prefix}.post_norm", n, h, norm_passes),
-        _linear(f"{prefix}.gate", n, h, i, reads, act_elems=n * h),
-        _linear(f"{prefix}.up", n, h, i, reads, act_elems=n * h + n * i, sfu_elems=2 * n * i),
-        _linear(f"{prefix}.down", n, i, h, reads, act_elems=n * i + n * h, sfu_elems=n * h),
-    ]
-
-
-def _lm_head(n: int, h: int, vocab: int, reads: int) -> Op:
-    return Op(
-        "lm_head",
-        "lm_head",
-        n,
-        weight_elems=h * vocab * reads,
-        act_elems=n * h,
-        store_elems=n * vocab,
-        macs=n * h * vocab,
-        in_dim=h,
-        out_dim=vocab,
-    )
+def _none(x: str) -> str:
+    return x
 
 
 def target_pass(m: TargetModel, n: int, context: int, board: Board) -> PassOps:
     """Target forward pass over n tree tokens at context L (n = 1 is AD)."""
-    h, kv = m.hidden, m.kv_heads * m.head_dim
-    reads = weight_reads(n, board.weight_reuse_tokens)
-    np_, sp = board.sfu.norm_passes, board.sfu.softmax_passes
-    layer = [
-        _norm("attn_norm", n, h, np_),
-        _linear("q", n, h, h, reads, act_elems=n * h),
-        _linear("k", n, h, kv, reads, act_elems=n * h),
-        _linear("v", n, h, kv, reads, act_elems=n * h),
-        *_attention("attn", n, n + context, context, m, sp),
-        _linear("o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
-        *_mlp("mlp", n, m, reads, np_),
-    ]
-    tail = [_norm("final_norm", n, h, np_), _lm_head(n, h, m.vocab, reads)]
-    return PassOps("target", n, context, m.layers, tuple(layer), tuple(tail))
+    net = _Net(f"target n={n} L={context}", m, n, board)
+    h = m.hidden
+
+    def layer(x: str) -> str:
+        xn = net.norm("attn_norm", x, h)
+        attn = net.self_attention("", xn, h, n + context, context)
+        return net.mlp("mlp", net.out_proj("o", attn, x))
+
+    def tail(x: str) -> None:
+        net.lm_head(net.norm("final_norm", x, h), n, m.vocab)
+
+    x = net.act_input("embeddings", n, h)
+    return net.build("target", context, m.layers, _none, layer, tail, x)
 
 
 def longspec_pass(
     m: TargetModel, d: LongSpecDrafter, n: int, context: int, board: Board
 ) -> PassOps:
     """One LongSpec draft pass: windowed self-attention, cross-attention over the target KV, MLP."""
-    h, kv = m.hidden, m.kv_heads * m.head_dim
-    reads = weight_reads(n, board.weight_reuse_tokens)
-    np_, sp = board.sfu.norm_passes, board.sfu.softmax_passes
+    net = _Net(f"longspec n={n} L={context}", m, n, board)
+    h = m.hidden
     window = min(d.window_tokens, n + context)
-    ops = [
-        _norm("self.norm", n, h, np_),
-        _linear("self.q", n, h, h, reads, act_elems=n * h),
-        _linear("self.k", n, h, kv, reads, act_elems=n * h),
-        _linear("self.v", n, h, kv, reads, act_elems=n * h),
-        *_attention("self", n, window, window, m, sp),
-        _linear("self.o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
-        _norm("cross.norm", n, h, np_),
-        _linear("cross.q", n, h, h, reads, act_elems=n * h),
-        *_attention("cross", n, n + context, context, m, sp),
-        _linear("cross.o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
-        *_mlp("mlp", n, m, reads, np_),
-    ]
-    return PassOps("longspec", n, context, 1, tuple(ops), (_lm_head(n, h, m.vocab, reads),))
+
+    def layer(x: str) -> str:
+        xn = net.norm("self.norm", x, h)
+        h1 = net.out_proj("self.o", net.self_attention("self", xn, h, window, window), x)
+        cn = net.norm("cross.norm", h1, h)
+        q = net.linear("cross.q", [cn], h, h, act_elems=n * h)
+        cross = net.attention("cross", q, None, None, n + context, context, cache="target")
+        return net.mlp("mlp", net.out_proj("cross.o", cross, h1))
+
+    def tail(x: str) -> None:
+        net.lm_head(x, n, m.vocab)
+
+    x = net.act_input("hidden", n, h)
+    return net.build("longspec", context, 1, _none, layer, tail, x)
 
 
 def eagle3_pass(
     m: TargetModel, d: Eagle3Drafter, n: int, context: int, board: Board, first: bool
 ) -> PassOps:
     """One EAGLE-3 draft pass (fc on the first pass), its own KV cache over the context."""
-    h, kv = m.hidden, m.kv_heads * m.head_dim
-    reads = weight_reads(n, board.weight_reuse_tokens)
-    np_, sp = board.sfu.norm_passes, board.sfu.softmax_passes
+    net = _Net(f"eagle3 n={n} L={context}{' first' if first else ''}", m, n, board)
+    h = m.hidden
     wide = d.input_multiple * h
-    q_factor = 2 if d.q_charged_twice else 1
-    head: tuple[Op, ...] = ()
-    if first:
+    embed = net.act_input("embeddings", n, wide - h)
+
+    def head(x: str) -> str:
+        if not first:
+            return x
         fused = d.fused_layers * h
-        head = (_linear("fc", n, fused, h, reads, act_elems=n * fused),)
-    ops = [
-        _norm("norm", n, wide, np_),
-        _linear("q", n, wide, h, reads, act_elems=n * wide, mac_factor=q_factor),
-        _linear("k", n, wide, kv, reads, act_elems=n * wide),
-        _linear("v", n, wide, kv, reads, act_elems=n * wide),
-        *_attention("attn", n, n + context, context, m, sp),
-        _linear("o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
-        *_mlp("mlp", n, m, reads, np_),
-    ]
-    vocab = d.draft_vocab or m.vocab
-    return PassOps("eagle3", n, context, 1, tuple(ops), (_lm_head(n, h, vocab, reads),), head)
+        return net.linear("fc", [x], fused, h, act_elems=n * fused, out="feature")
+
+    def layer(x: str) -> str:
+        xn = net.g.tensor(f"{net.prefix}norm.out", (n, wide), net.act_dtype, "hbm")
+        op = Op(
+            "norm",
+            "norm",
+            n,
+            act_elems=n * wide,
+            store_elems=n * wide,
+            sfu_elems=n * wide * net.norm_passes,
+        )
+        net.add(op, [embed, x], [xn])  # norm over concat(embedding, feature)
+        q_factor = 2 if d.q_charged_twice else 1  # the study charges q's MACs twice
+        attn = net.self_attention("", xn, wide, n + context, context, q_factor)
+        return net.mlp("mlp", net.out_proj("o", attn, x))
+
+    def tail(x: str) -> None:
+        net.lm_head(x, n, d.draft_vocab or m.vocab)
+
+    if first:
+        x = net.act_input("target_features", n, d.fused_layers * h)
+    else:
+        x = net.act_input("feature", n, h)
+    return net.build("eagle3", context, 1, head, layer, tail, x)
 
 
 def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
@@ -209,39 +371,36 @@ def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: B
     position of a k-block predicts one token of the next block). docs/falcon.md has the
     element-by-element accounting.
     """
-    h, kv = m.hidden, m.kv_heads * m.head_dim
+    net = _Net(f"falcon n={n} L={context}", m, n, board)
+    h = m.hidden
     k = d.tokens_per_pass
-    reads = weight_reads(n, board.weight_reuse_tokens)
-    np_, sp = board.sfu.norm_passes, board.sfu.softmax_passes
-    ops: list[Op] = []
-    d_in = 2 * h
-    for layer in range(d.lstm_layers):
-        # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
-        ops.append(
-            _linear(
-                f"lstm{layer}",
-                n,
+
+    def layer(x: str) -> str:
+        d_in = 2 * h
+        for i in range(d.lstm_layers):
+            # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
+            state = net.act_input(f"lstm{i}.state", n, h)
+            x = net.linear(
+                f"lstm{i}",
+                [x, state],
                 d_in + h,
                 4 * h,
-                reads,
                 act_elems=n * (d_in + h) + n * h,
                 sfu_elems=n * 4 * h + 3 * n * h,
+                out=f"lstm{i}.h",
             )
-        )
-        d_in = h
-    ops += [
-        _norm("norm", n, h, np_),
-        _linear("q", n, h, h, reads, act_elems=n * h),
-        _linear("k", n, h, kv, reads, act_elems=n * h),
-        _linear("v", n, h, kv, reads, act_elems=n * h),
-        *_attention("attn", n, n + context, context, m, sp),
-        _linear("o", n, h, h, reads, act_elems=2 * n * h, sfu_elems=n * h),
-        *_mlp("mlp", n, m, reads, np_),
-    ]
-    # position j of a k-block predicts the token k places on (the next block): one LM-head
-    # row per position, and at least k rows so that a pass always emits a full k-block
-    lm = _lm_head(max(n, k), h, m.vocab, reads)
-    return PassOps("falcon", n, context, 1, tuple(ops), (lm,))
+            d_in = h
+        xn = net.norm("norm", x, h)
+        attn = net.self_attention("", xn, h, n + context, context)
+        return net.mlp("mlp", net.out_proj("o", attn, x))
+
+    def tail(x: str) -> None:
+        # position j of a k-block predicts the token k places on (the next block): one
+        # LM-head row per position, and at least k rows so that a pass always emits a block
+        net.lm_head(x, max(n, k), m.vocab)
+
+    x = net.act_input("embedding_feature", n, 2 * h)
+    return net.build("falcon", context, 1, _none, layer, tail, x)
 
 
 def lower_pass(

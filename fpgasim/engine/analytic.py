@@ -129,15 +129,12 @@ def eagle3_counts(
 
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
     """Fractional LD/ST/compute cycles from element counts (ACCOUNTING.md, Bandwidth)."""
-    bpc = board.bytes_per_cycle
-    mem = board.memory
     wbytes = board.precision.weight_bits / 8
     abytes = board.precision.activation_bits / 8
     kvbytes = board.precision.kv_bits / 8
-    wg, ag = mem.weight_group, mem.activation_group
-    w_rate = bpc * wg.channels / mem.channels * wg.load_efficiency
-    a_rate = bpc * ag.channels / mem.channels * ag.load_efficiency
-    s_rate = bpc * ag.channels / mem.channels * ag.store_efficiency
+    w_rate = board.group_bytes_per_cycle("weight", "load")
+    a_rate = board.group_bytes_per_cycle("activation", "load")
+    s_rate = board.group_bytes_per_cycle("activation", "store")
     weight_bytes = counts["weight"] * wbytes
     act_bytes = counts["act"] * abytes + counts["kv"] * kvbytes
     store_bytes = counts["store"] * abytes
@@ -169,9 +166,13 @@ def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Cou
         # Falcon is not in the study; its accounting is the same element-by-element style,
         # taken from the lowered ops (docs/falcon.md)
         t = lower_pass(spec, board, model, drafter).totals()
-        return {"weight": np.float64(t["weight_elems"]), "act": np.float64(t["act_elems"]),
-                "kv": np.float64(t["kv_elems"]), "store": np.float64(t["store_elems"]),
-                "macs": np.float64(t["macs"])}
+        return {
+            "weight": np.float64(t["weight_elems"]),
+            "act": np.float64(t["act_elems"]),
+            "kv": np.float64(t["kv_elems"]),
+            "store": np.float64(t["store_elems"]),
+            "macs": np.float64(t["macs"]),
+        }
     raise ValueError(f"the analytic engine has no accounting for pass kind {spec.kind!r}")
 
 

@@ -3,17 +3,18 @@
 Execution semantics (both engines implement exactly this; time is integer cycles):
 each unit (LD, ST, MPE, SFU) runs its queue in program order. At every cycle t at which
 something finishes, first all instructions finishing at t complete (they free the buffer
-space and port they hold; order among them does not matter), then the idle units try to
-start their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
-An instruction starts when every row it waits on has finished, its channel-group port is
-free and its buffer has room; it then holds the port and the buffer space, and finishes
-`cycles` later (always >= 1, so nothing started at t finishes at t).
+space they hold; order among them does not matter), then the idle units try to start
+their next instruction in the fixed order LD, ST, MPE, SFU (the same-cycle tie-break).
+An instruction starts when every row it waits on has finished and its buffer has room; it
+then holds the buffer space and finishes `cycles` later (always >= 1, so nothing started
+at t finishes at t). Channel-group ports are not arbitrated: each serves one unit
+(`check_runnable`), so a transfer never finds its port held.
 
 Windowing: every layer block is identical, so an engine may simulate W < N layers and
 extrapolate, but only after proving the steady state: at the cycle t_m at which the MPE
 starts layer m, the machine state is each unit's position in its queue relative to layer m
 plus its remaining busy cycles (completed instructions are exactly the queue prefixes, so
-buffer levels and port holders follow; levels are compared too). If the state at t_{a+1}
+buffer levels follow; levels are compared too). If the state at t_{a+1}
 equals the state at t_a, with every position inside the layer blocks, the future is the
 same sequence shifted by one layer and delta = t_{a+1} - t_a cycles, hence
 T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N layers.
@@ -33,6 +34,7 @@ from fpgasim.dataflow.instructions import (
     N_BUFFERS,
     N_UNITS,
     OPCODE_NAMES,
+    PORT_NAMES,
     UNIT_MPE,
     UNIT_NAMES,
     Program,
@@ -50,7 +52,7 @@ class DeadlockError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Timeline:
     """Start and finish cycle of every instruction of a simulated program."""
 
     program: Program
@@ -63,16 +65,23 @@ class Schedule:
 
 
 def check_runnable(program: Program) -> None:
-    """Engines accept only programs whose rows all take at least one cycle."""
-    if len(program.instrs) and int(program.instrs["cycles"].min()) < 1:
+    """Engines accept only programs whose rows all take at least one cycle and whose
+    channel-group ports each serve one unit (so no port is ever contended: see event.py)."""
+    ins = program.instrs
+    if len(ins) and int(ins["cycles"].min()) < 1:
         raise ValueError("every instruction must take >= 1 cycle")
+    for port in np.unique(ins["chan"][ins["chan"] >= 0]):
+        units = np.unique(ins["unit"][ins["chan"] == port])
+        if len(units) > 1:
+            names = [UNIT_NAMES[u] for u in units]
+            raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
 # --------------------------------------------------------------------------- steady state
 
 
 def _snapshot(
-    program: Program, sched: Schedule, queues: list[np.ndarray], counts: np.ndarray, m: int
+    program: Program, sched: Timeline, queues: list[np.ndarray], counts: np.ndarray, m: int
 ) -> tuple[int, tuple, tuple, int, int] | None:
     """(t_m, relative unit state, buffer levels, lowest and highest layer of any position)."""
     head, per = counts[0], counts[1]
@@ -101,7 +110,7 @@ def _snapshot(
     return t, tuple(state), tuple(levels), lo, hi
 
 
-def steady_state(sched: Schedule) -> tuple[int, int] | None:
+def steady_state(sched: Timeline) -> tuple[int, int] | None:
     """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None."""
     program = sched.program
     if program.layers < 3:
@@ -143,7 +152,7 @@ class CycleEngine:
         self.last_method = ""
 
     # subclasses implement this
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         raise NotImplementedError
 
     @property
@@ -186,14 +195,14 @@ class CycleEngine:
             self._last_rows = hit[1]
         return hit[0]
 
-    def schedule(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Schedule:
+    def timeline(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Timeline:
         """Every instruction's start/finish of a target pass (all layers simulated)."""
         template = lower(PassSpec("target", verify_len, context), board, model)
         return self.simulate(full(template))
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        return chrome_trace(self.schedule(board, model, verify_len, context), board.clock_mhz)
+        return chrome_trace(self.timeline(board, model, verify_len, context), board.clock_mhz)
 
     def trace(
         self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
@@ -250,7 +259,7 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
 # --------------------------------------------------------------------------- trace
 
 
-def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
+def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
     """Chrome trace-event object: one thread per unit, an X event per instruction (us)."""
     program = sched.program
     ins = program.instrs
@@ -300,7 +309,7 @@ def chrome_trace(sched: Schedule, clock_mhz: float) -> dict:
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 
-def _buffer_counters(sched: Schedule, scale: float, pid: int) -> list[dict]:
+def _buffer_counters(sched: Timeline, scale: float, pid: int) -> list[dict]:
     """Counter tracks of on-chip buffer occupancy (bytes) over time."""
     ins = sched.program.instrs
     out = []

@@ -1,45 +1,39 @@
-"""The `event` engine: the instruction stream run on simpy, one process per hardware unit.
+"""The `event` engine: a discrete-event list scheduler over the units' in-order queues.
 
-`env.now` is in cycles (integers). Each unit (LD, ST, MPE, SFU) is a process that executes
-its queue in order; the load and store ports of the channel groups are `simpy.Resource`s
-(capacity 1: one transfer at a time per port), on-chip buffers are `simpy.Container`s of
-bytes (bounded in realistic mode).
-The same-cycle tie-break of `fpgasim.engine.cycle` is enforced with event priorities:
-completions (priority 0) are processed before start attempts, and start attempts run in unit
-order (priority 10 + unit index), independent of event creation order.
+`now` is in cycles (integers). The event list holds two kinds of events: an instruction
+completing, and a unit trying to start its next instruction. Completions at a cycle are
+processed before start attempts (priority COMPLETE < PHASE), and start attempts in unit
+order LD, ST, MPE, SFU (priority PHASE + unit index): the same-cycle tie-break of
+`fpgasim.engine.cycle`, independent of the order in which events were created.
+
+An instruction starts when every row it waits on has finished and its on-chip buffer has
+room for the bytes it takes (buffers are byte counters, bounded in realistic mode). A unit
+that cannot start is parked and retried at the next completion. Channel-group ports are not
+arbitrated: each port has exactly one in-order unit (`check_runnable`), so a transfer never
+finds its port busy; `stall_counts` measures this on real programs (docs/engines.md).
 """
 
 from __future__ import annotations
 
-import numpy as np
-import simpy
+import heapq
 
-from fpgasim.dataflow.instructions import N_BUFFERS, N_PORTS, N_UNITS, UNIT_NAMES, Program
-from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
+import numpy as np
+
+from fpgasim.dataflow.instructions import N_BUFFERS, N_UNITS, UNIT_NAMES, Program
+from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
 COMPLETE = 0  # priority of instruction completions
 PHASE = 10  # priority of start attempts: PHASE + unit index
 
-
-class _At(simpy.Event):
-    """An event that fires `delay` cycles from now with an explicit same-cycle priority.
-
-    Built like simpy's own Timeout, whose priority is fixed.
-    """
-
-    def __init__(self, env: simpy.Environment, delay: int, priority: int) -> None:
-        super().__init__(env)
-        self._ok = True
-        self._value = None
-        env.schedule(self, priority, delay)
+#: why a start attempt failed (the first reason found, in this order)
+STALL_KINDS = ("dependency", "buffer", "port")
 
 
-class _Machine:
-    """Shared state of one simulation: completion times, ports, buffers, blocked units."""
+class _Run:
+    """State of one simulation: the event list, unit positions, buffer levels, stalls."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, count_stalls: bool = False) -> None:
         ins = program.instrs
-        self.env = simpy.Environment()
         self.cycles = ins["cycles"].tolist()
         self.chan = ins["chan"].tolist()
         self.acq_buf = ins["acq_buf"].tolist()
@@ -50,86 +44,85 @@ class _Machine:
         n = len(ins)
         self.start = [-1] * n
         self.finish = [-1] * n
-        self.ports = [simpy.Resource(self.env, capacity=1) for _ in range(N_PORTS)]
-        self.buffers: list[simpy.Container | None] = [
-            simpy.Container(self.env, capacity=cap) if cap >= 0 else None
-            for cap in program.buffer_bytes[:N_BUFFERS]
-        ]
-        self.requests: dict[int, simpy.resources.resource.Request] = {}
-        self.blocked: list[tuple[int, simpy.Event]] = []
-        queues = program.unit_queues()
-        self.units = [_Unit(self, u, queues[u].tolist()) for u in range(N_UNITS)]
+        self.capacity = [cap for cap in program.buffer_bytes[:N_BUFFERS]]
+        self.level = [0] * N_BUFFERS
+        self.queues = [q.tolist() for q in program.unit_queues()]
+        self.pos = [0] * N_UNITS  # next queue position of each unit
+        self.running = [-1] * N_UNITS  # row each unit executes, -1 when idle
+        self.parked: list[int] = []  # units whose next row could not start
+        self.events: list[tuple[int, int, int, int]] = []  # (cycle, priority, seq, unit/row)
+        self.seq = 0
+        self.now = 0
+        self.count_stalls = count_stalls
+        self.stalls = dict.fromkeys(STALL_KINDS, 0)
 
-    def ready(self, i: int) -> bool:
-        now = self.env.now
-        finish = self.finish
+    def push(self, cycle: int, priority: int, what: int) -> None:
+        heapq.heappush(self.events, (cycle, priority, self.seq, what))
+        self.seq += 1
+
+    def blocker(self, i: int) -> str | None:
+        """Why row i cannot start now (None: it can)."""
+        now, finish = self.now, self.finish
         for d in self.wait[i]:
             f = finish[d]
             if f < 0 or f > now:
-                return False
-        c = self.chan[i]
-        if c >= 0 and self.ports[c].users:
-            return False
+                return "dependency"
         b = self.acq_buf[i]
         if b >= 0:
-            buf = self.buffers[b]
-            if buf is not None and buf.level + self.acq_bytes[i] > buf.capacity:
-                return False
-        return True
+            cap = self.capacity[b]
+            if cap >= 0 and self.level[b] + self.acq_bytes[i] > cap:
+                return "buffer"
+        if self.count_stalls:  # measured, not enforced: see the module docstring
+            c = self.chan[i]
+            if c >= 0 and any(r >= 0 and self.chan[r] == c for r in self.running):
+                return "port"
+        return None
 
-    def begin(self, i: int) -> None:
-        now = self.env.now
-        self.start[i] = now
-        self.finish[i] = now + self.cycles[i]
-        c = self.chan[i]
-        if c >= 0:
-            self.requests[i] = self.ports[c].request()  # free: granted at once
+    def attempt(self, unit: int) -> None:
+        """Start the unit's next row if it can; otherwise park the unit."""
+        if self.running[unit] >= 0 or self.pos[unit] >= len(self.queues[unit]):
+            return
+        i = self.queues[unit][self.pos[unit]]
+        why = self.blocker(i)
+        if why is not None:
+            self.stalls[why] += 1
+            self.parked.append(unit)
+            return
+        self.start[i] = self.now
+        self.finish[i] = self.now + self.cycles[i]
+        self.running[unit] = i
         b = self.acq_buf[i]
-        if b >= 0 and self.buffers[b] is not None:
-            self.buffers[b].put(self.acq_bytes[i])  # room checked: done at once
+        if b >= 0 and self.capacity[b] >= 0:
+            self.level[b] += self.acq_bytes[i]
+        self.push(self.finish[i], COMPLETE, unit)
 
-    def end(self, i: int) -> None:
-        c = self.chan[i]
-        if c >= 0:
-            self.ports[c].release(self.requests.pop(i))
+    def complete(self, unit: int) -> None:
+        """The unit's row finishes: free its buffer space; it and the parked units retry."""
+        i = self.running[unit]
         b = self.rel_buf[i]
-        if b >= 0 and self.buffers[b] is not None:
-            self.buffers[b].get(self.rel_bytes[i])
-        for unit, event in self.blocked:  # something changed: blocked units retry this cycle
-            event._ok = True
-            event._value = None
-            self.env.schedule(event, PHASE + unit, 0)
-        self.blocked.clear()
+        if b >= 0 and self.capacity[b] >= 0:
+            self.level[b] -= self.rel_bytes[i]
+        self.running[unit] = -1
+        self.pos[unit] += 1
+        self.push(self.now, PHASE + unit, unit)
+        for u in self.parked:
+            self.push(self.now, PHASE + u, u)
+        self.parked.clear()
 
-    def block(self, unit: int) -> simpy.Event:
-        event = simpy.Event(self.env)
-        self.blocked.append((unit, event))
-        return event
-
-
-class _Unit:
-    """One hardware unit: a simpy process executing its instruction queue in order."""
-
-    def __init__(self, machine: _Machine, index: int, queue: list[int]) -> None:
-        self.machine = machine
-        self.index = index
-        self.queue = queue
-        self.process = machine.env.process(self.run())
-
-    def run(self):
-        m, env, u = self.machine, self.machine.env, self.index
-        yield _At(env, 0, PHASE + u)
-        for i in self.queue:
-            while not m.ready(i):
-                yield m.block(u)
-            m.begin(i)
-            yield _At(env, m.cycles[i], COMPLETE)
-            m.end(i)
-            yield _At(env, 0, PHASE + u)
+    def run(self) -> None:
+        for u in range(N_UNITS):
+            self.push(0, PHASE + u, u)
+        while self.events:
+            cycle, priority, _, unit = heapq.heappop(self.events)
+            self.now = cycle
+            if priority == COMPLETE:
+                self.complete(unit)
+            else:
+                self.attempt(unit)
 
 
 class EventEngine(CycleEngine):
-    """The reference simulator: simpy processes per unit over the instruction stream."""
+    """The reference simulator: a discrete-event list over the units' instruction queues."""
 
     name = "event"
     version = "2"  # 2: cheaper-of MV/MM for a few tokens, tree-aware masks
@@ -137,14 +130,27 @@ class EventEngine(CycleEngine):
     def __init__(self, window: bool = True, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)
 
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         """Run every instruction; start/finish cycle of each."""
-        check_runnable(program)
-        m = _Machine(program)
-        m.env.run()
-        if any(f < 0 for f in m.finish):
-            stuck = [UNIT_NAMES[u.index] for u in m.units if u.process.is_alive]
-            raise DeadlockError(
-                f"{program.label}: deadlock at cycle {m.env.now}; units waiting: {stuck}"
-            )
-        return Schedule(program, np.asarray(m.start, np.int64), np.asarray(m.finish, np.int64))
+        return _simulate(program, count_stalls=False)[0]
+
+
+def _simulate(program: Program, count_stalls: bool) -> tuple[Timeline, dict[str, int]]:
+    check_runnable(program)
+    run = _Run(program, count_stalls)
+    run.run()
+    if any(f < 0 for f in run.finish):
+        stuck = [UNIT_NAMES[u] for u in range(N_UNITS) if run.pos[u] < len(run.queues[u])]
+        raise DeadlockError(f"{program.label}: deadlock at cycle {run.now}; units waiting: {stuck}")
+    timeline = Timeline(program, np.asarray(run.start, np.int64), np.asarray(run.finish, np.int64))
+    return timeline, run.stalls
+
+
+def stall_counts(program: Program) -> dict[str, int]:
+    """Failed start attempts of a full run by reason: dependency, buffer, port.
+
+    A port stall would be a transfer whose channel-group port another running transfer
+    holds; the engine does not arbitrate ports, so a nonzero count would mean the program
+    breaks the one-unit-per-port rule. The schedule is the same as `simulate`'s.
+    """
+    return _simulate(program, count_stalls=True)[1]

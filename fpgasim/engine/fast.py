@@ -15,17 +15,14 @@ import numpy as np
 from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
-    N_PORTS,
     N_UNITS,
     UNIT_NAMES,
     Program,
 )
-from fpgasim.engine.cycle import CycleEngine, DeadlockError, Schedule, check_runnable
+from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
 
-def _loop(
-    unit_ptr, unit_idx, cycles, chan, acq_buf, acq_bytes, rel_buf, rel_bytes, wait, cap, n_ports
-):
+def _loop(unit_ptr, unit_idx, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes, wait, cap):
     """Start/finish of every instruction; status 0 = done, 1 = deadlock (see module doc)."""
     n = cycles.shape[0]
     n_units = unit_ptr.shape[0] - 1
@@ -34,19 +31,16 @@ def _loop(
     pc = np.zeros(n_units, np.int64)
     cur = np.full(n_units, -1, np.int64)
     level = np.zeros(cap.shape[0], np.int64)
-    port_busy = np.zeros(n_ports, np.bool_)
     remaining = n
     t = 0
     big = np.iinfo(np.int64).max
     while remaining > 0:
-        # completions at t: free buffer space and ports
+        # completions at t: free buffer space
         for u in range(n_units):
             i = cur[u]
             if i >= 0 and finish[i] == t:
                 if rel_buf[i] >= 0 and cap[rel_buf[i]] >= 0:
                     level[rel_buf[i]] -= rel_bytes[i]
-                if chan[i] >= 0:
-                    port_busy[chan[i]] = False
                 cur[u] = -1
                 pc[u] += 1
                 remaining -= 1
@@ -61,8 +55,6 @@ def _loop(
                 if d >= 0 and (finish[d] < 0 or finish[d] > t):
                     ok = False
                     break
-            if ok and chan[i] >= 0 and port_busy[chan[i]]:
-                ok = False
             b = acq_buf[i]
             if ok and b >= 0 and cap[b] >= 0 and level[b] + acq_bytes[i] > cap[b]:
                 ok = False
@@ -70,8 +62,6 @@ def _loop(
                 start[i] = t
                 finish[i] = t + cycles[i]
                 cur[u] = i
-                if chan[i] >= 0:
-                    port_busy[chan[i]] = True
                 if b >= 0 and cap[b] >= 0:
                     level[b] += acq_bytes[i]
         if remaining == 0:
@@ -94,7 +84,7 @@ def _kernel():
     return numba.njit(cache=True, nogil=True)(_loop)
 
 
-def run_loop(program: Program, compiled: bool = True) -> Schedule:
+def run_loop(program: Program, compiled: bool = True) -> Timeline:
     """Simulate a program with the numba loop (or the same loop in Python if not compiled)."""
     check_runnable(program)
     ins = program.instrs
@@ -107,14 +97,12 @@ def run_loop(program: Program, compiled: bool = True) -> Schedule:
         ptr,
         order,
         np.ascontiguousarray(ins["cycles"], np.int64),
-        np.ascontiguousarray(ins["chan"], np.int64),
         np.ascontiguousarray(ins["acq_buf"], np.int64),
         np.ascontiguousarray(ins["acq_bytes"], np.int64),
         np.ascontiguousarray(ins["rel_buf"], np.int64),
         np.ascontiguousarray(ins["rel_bytes"], np.int64),
         np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT),
         cap,
-        N_PORTS,
     )
     fn = _kernel() if compiled else _loop
     start, finish, t, status = fn(*args)
@@ -123,7 +111,7 @@ def run_loop(program: Program, compiled: bool = True) -> Schedule:
             UNIT_NAMES[u] for u in range(N_UNITS) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()
         ]
         raise DeadlockError(f"{program.label}: deadlock at cycle {t}; units waiting: {stuck}")
-    return Schedule(program, start, finish)
+    return Timeline(program, start, finish)
 
 
 class FastEngine(CycleEngine):
@@ -135,5 +123,5 @@ class FastEngine(CycleEngine):
     def __init__(self, window: bool = False, window_layers: tuple[int, ...] | None = None) -> None:
         super().__init__(window=window, window_layers=window_layers)
 
-    def simulate(self, program: Program) -> Schedule:
+    def simulate(self, program: Program) -> Timeline:
         return run_loop(program)

@@ -16,7 +16,9 @@ class Timing:
     weight_bytes      bytes streamed over the weight channel group
     act_load_bytes    activation + KV bytes loaded over the activation group
     act_store_bytes   bytes stored over the activation group
-    bound             "load", "store" or "compute": the unit whose work sets the time
+    bound             the unit with the most work: "load", "store" or "compute" (ties in that
+                      order); the cycle-level engines also report "sfu" when the SFU's busy
+                      cycles exceed all three (the analytic engine does not charge the SFU)
     unit_busy_cycles  per-unit busy cycles (event/fast engines)
     passes            number of forward passes summed
     """

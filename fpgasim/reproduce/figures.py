@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.plot import draw_aat_ar, draw_rooflines, legend_with_twin
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -170,29 +172,8 @@ def rooflines(result: ExperimentResult) -> Figure:
         part = full[full["context"] == context].sort_values("verify_len")
         s = summary[summary["context"] == context].iloc[0]
         top: Axes = axes[0, j]
-        top.plot(
-            part["verify_len"],
-            part["p"],
-            color="tab:blue",
-            lw=2,
-            label="P(x) = x / T_v: primary roofline",
-        )
-        top.plot(
-            part["verify_len"],
-            part["p_disc"],
-            color="tab:orange",
-            lw=2,
-            ls="--",
-            label="P_disc(x) = x / (T_v + T_d): discounted roofline",
-        )
-        top.plot(
-            part["verify_len"],
-            part["p_eff"],
-            color="tab:green",
-            lw=2.2,
-            label="P_eff(x) = AAT / (T_v + T_d): combined model",
-        )
-        top.axhline(s["ad_tokens_per_s"], color="black", lw=1, ls=":", label="AD speed P(1)")
+        x = part["verify_len"]
+        draw_rooflines(top, x, part["p"], part["p_disc"], part["p_eff"], s["ad_tokens_per_s"])
         bx, by = int(s["best_verify_len"]), float(s["best_tokens_per_s"])
         top.plot(
             bx,
@@ -212,33 +193,11 @@ def rooflines(result: ExperimentResult) -> Figure:
             textcoords="offset points",
             fontsize=8,
         )
-        top.set_yscale("log")
-        _plain_log_ticks(top)
-        top.set(title=_label_ctx(context), xlabel=X_LABEL, ylabel=f"throughput ({TOKS}, log)")
-        top.grid(alpha=0.3, which="both")
+        top.set_title(_label_ctx(context))
         bottom: Axes = axes[1, j]
-        bottom.plot(
-            part["verify_len"],
-            part["aat"],
-            color="tab:purple",
-            lw=2,
-            label="AAT(x): accepted tokens / iteration",
-        )
+        right = draw_aat_ar(bottom, x, part["aat"], part["ar"])
         bottom.axvline(bx, color="tab:green", lw=1, ls=":", label=f"best x = {bx}")
-        bottom.set(xlabel=X_LABEL, ylabel="AAT (accepted tokens / iteration)")
-        right = bottom.twinx()
-        right.plot(
-            part["verify_len"],
-            part["ar"],
-            color="tab:red",
-            lw=1.6,
-            ls="--",
-            label="AR(x) = AAT / x: acceptance rate",
-        )
-        right.set(ylabel="AR (acceptance rate, fraction)", ylim=(0, 1.05))
-        bottom.grid(alpha=0.3)
-        lines = bottom.get_lines() + right.get_lines()
-        bottom.legend(lines, [ln.get_label() for ln in lines], fontsize=8, loc="center right")
+        legend_with_twin(bottom, right, fontsize=8, loc="center right")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
     _suptitle(fig, result)

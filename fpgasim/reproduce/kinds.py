@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.reproduce import curves, figures, tables
+from fpgasim.reproduce import curve_renderers, figures, tables
 from fpgasim.reproduce.rendered import Rendered
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
@@ -39,15 +39,21 @@ EXPERIMENT_KINDS: dict[str, ExperimentKind] = {
         "best x per model on the AAT fitted from sparse points (Fig. 4)",
     ),
     "speedup_curve": ExperimentKind(
-        curves.speedup_curve, figures.speedup_curve, "speedup over AD vs x, and AAT (Fig. 1)"
+        curve_renderers.speedup_curve,
+        figures.speedup_curve,
+        "speedup over AD vs x, and AAT (Fig. 1)",
     ),
     "rooflines": ExperimentKind(
-        curves.rooflines, figures.rooflines, "P, P_disc, AAT/AR and P_eff vs x (Fig. 2)"
+        curve_renderers.rooflines, figures.rooflines, "P, P_disc, AAT/AR and P_eff vs x (Fig. 2)"
     ),
     "fit_table": ExperimentKind(
-        curves.fit_table, figures.fit_table, "AAT model fitted on a few points, R² (Fig. 5)"
+        curve_renderers.fit_table,
+        figures.fit_table,
+        "AAT model fitted on a few points, R² (Fig. 5)",
     ),
     "aat_curves": ExperimentKind(
-        curves.aat_curves, figures.aat_curves, "AAT vs x per tree-construction method (Fig. 6)"
+        curve_renderers.aat_curves,
+        figures.aat_curves,
+        "AAT vs x per tree-construction method (Fig. 6)",
     ),
 }

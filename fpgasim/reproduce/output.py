@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.fileio import atomic_write_bytes
+from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.runner import ExperimentResult
 
 FLOAT_FMT = "{:.4g}"
@@ -71,7 +73,6 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
     """Write NAME.csv, NAME.md and (figures) NAME.png into out_dir; the paths written."""
-    from fpgasim.fileio import atomic_write_bytes
 
     out_dir = Path(out_dir)
     written = []
@@ -89,8 +90,6 @@ def write_outputs(result: ExperimentResult, out_dir: Path) -> list[Path]:
 
 def save_figure(result: ExperimentResult, path: Path) -> None:
     """Draw the experiment's figure and save it as a PNG (atomically)."""
-    from fpgasim.fileio import atomic_write_bytes
-    from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 
     plot = EXPERIMENT_KINDS[result.kind].plot
     if plot is None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.loader import (
@@ -64,8 +65,6 @@ def output_columns(exp: Experiment) -> list[str]:
 def needs_engine(exp: AnyExperiment) -> bool:
     """Whether the experiment's numbers come from an engine (its kind is timed, or one of
     its tree methods designs trees on the board's costs, e.g. throughput)."""
-    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
-
     if not isinstance(exp, Experiment):
         return False
     costed = any(m in COSTED_TREE_METHODS for m in exp.tree_methods or [])

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis import AatCurve, fit_curve
-from fpgasim.analysis.tree_design import MODEL_TREE_METHODS
+from fpgasim.analysis.aat import tree_of_row
+from fpgasim.analysis.aat_curves import max_verify_len
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
@@ -25,6 +27,7 @@ from fpgasim.reproduce.rendered import (
 )
 from fpgasim.reproduce.schema import Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, restrict, solve
+from fpgasim.tree.method_curves import compare_curves
 
 SETS = ("ori", "naive", "best")
 
@@ -126,8 +129,6 @@ def method_curves(
     `board` with the run's engine (default engine for untimed kinds); methods no table
     measures (`MODEL_TREE_METHODS`) always come from the embedded model.
     """
-    from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
-
     methods = list(exp.tree_methods or ["prior_score"])
     costed = [m for m in methods if m in COSTED_TREE_METHODS]
     plain = [m for m in methods if m not in COSTED_TREE_METHODS]
@@ -157,9 +158,6 @@ def embedded_method_curves(
     exp: Experiment, algorithm: Algorithm, context: int, methods: list[str]
 ) -> dict[str, AatCurve]:
     """Width/depth/prior-score trees under the embedded acceptance model (exact AAT)."""
-    from fpgasim.analysis.aat import tree_of_row
-    from fpgasim.analysis.curves import max_verify_len
-    from fpgasim.tree.compare import compare_curves
 
     top = max_verify_len(algorithm)
     hi = min(top, exp.verify_lens.max or top)

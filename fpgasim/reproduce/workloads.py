@@ -21,6 +21,7 @@ from fpgasim.analysis import (
     AatTables,
     Solution,
     embedded_curves,
+    fit_curve,
     load_aat_tables,
     measured_curves,
     solve_curves,
@@ -167,7 +168,6 @@ def curves(
 
 
 def _refit(curve: AatCurve, exp: Experiment) -> AatCurve:
-    from fpgasim.analysis import fit_curve
 
     xs = [int(x) for x in curve.measured["verify_len"]]
     points = embedded_fit_points(exp, xs)

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.schedule import DraftTree, tree_for_verify_len
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import Engine
 from fpgasim.simulate import Point, simulate_point
+from fpgasim.tree.draft_trees import tree_for_verify_len
 
 #: Column order of sweep results: inputs first, then verify timing, then draft timing.
 SWEEP_COLUMNS = [

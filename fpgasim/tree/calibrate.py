@@ -20,7 +20,7 @@ from scipy.optimize import brentq, minimize_scalar
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.errors import ConfigError
 from fpgasim.tree.acceptance import PositionalModel
-from fpgasim.tree.embedded import default_token_tree, embedded_curve
+from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_curve
 
 #: Sequoia, Llama3-70B target / Llama3-8B draft, CNN: P(rank r is accepted) (MODELS.md).
 SEQUOIA_LLAMA3 = (0.7732, 0.1039, 0.0402, 0.0206, 0.0128, 0.0081, 0.0064, 0.0043, 0.0035, 0.0026)
@@ -264,7 +264,6 @@ def agreement_markdown(algorithm: Algorithm, aat_dir: Path) -> str:
 
 def calibration_markdown(algorithms: list[Algorithm]) -> str:
     """The shipped models' key numbers as Markdown (the block docs/trees.md carries)."""
-    from fpgasim.tree.embedded import default_tree_aat
 
     lines = [
         "| algorithm | alpha = p(1, 0) | context_ref | context_decay | tau published "

@@ -46,7 +46,7 @@ def embedded_max_depth(algorithm: Algorithm) -> int:
         return len(algorithm.max_tree)
     if algorithm.default_tree.shape:
         return len(algorithm.default_tree.shape)
-    return (algorithm.default_tree.depth or 6) + 1
+    return algorithm.default_tree.depth + 1  # EAGLE-3: the schema requires depth
 
 
 def default_token_tree(algorithm: Algorithm, model: PositionalModel) -> TokenTree:
@@ -61,8 +61,20 @@ def default_token_tree(algorithm: Algorithm, model: PositionalModel) -> TokenTre
         return TokenTree.from_shape(d.shape)
     if d.depth is None or d.top_k is None:
         raise ConfigError(algorithm.id, "default_tree", d, "a shape, or depth and top_k")
-    nodes = d.total_tokens or min(d.top_k * d.top_k * d.depth, 60)
-    return dynamic_tree(model, nodes, d.depth, d.top_k)
+    return dynamic_tree(model, dynamic_tree_nodes(algorithm), d.depth, d.top_k)
+
+
+#: Draft tokens EAGLE's dynamic tree keeps after reranking when an algorithm file gives no
+#: `default_tree.total_tokens`: the EAGLE-2/EAGLE-3 reference default `total_token=60`
+#: (cited in workloads/algorithms/eagle3.yaml, which sets it explicitly).
+DEFAULT_TOTAL_TOKENS = 60
+
+
+def dynamic_tree_nodes(algorithm: Algorithm) -> int:
+    """Draft nodes of a dynamic default tree: `total_tokens`, else what depth x top_k^2
+    can hold, at most DEFAULT_TOTAL_TOKENS."""
+    d = algorithm.default_tree
+    return d.total_tokens or min(d.top_k * d.top_k * d.depth, DEFAULT_TOTAL_TOKENS)
 
 
 def default_tree_aat(algorithm: Algorithm, context: int | None = None) -> float:

@@ -18,11 +18,18 @@ So AAT(x = 1) = 1, a chain whose every token is accepted gives x, and beta exclu
 
 from __future__ import annotations
 
-from scipy.optimize import brentq
-
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.token_tree import TokenTree
+
+
+def brentq(*args, **kwargs) -> float:
+    """scipy's root finder, imported on first use (scipy.optimize costs about 0.3 s and the
+    CLI imports this module at start-up)."""
+    from scipy.optimize import brentq as root
+
+    return float(root(*args, **kwargs))
+
 
 #: Ranks an i.i.d. model lists explicitly (the drafter's top candidates).
 IID_RANKS = 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fpgasim.dataflow.draft_passes import check_shape
 from fpgasim.errors import InputError
 
 
@@ -18,23 +19,6 @@ def parse_shape(text: str, argument: str = "--tree") -> tuple[int, ...]:
         ) from None
     check_shape(widths, argument)
     return widths
-
-
-def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
-    """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
-    if not widths or widths[0] < 1:
-        raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")
-    if any(w < 0 or w > 4096 for w in widths):
-        raise InputError(argument, " ".join(map(str, widths)), "widths between 0 and 4096")
-    seen_zero = False
-    for w in widths:
-        if seen_zero and w > 0:
-            raise InputError(
-                argument,
-                " ".join(map(str, widths)),
-                "a level cannot have nodes below an empty level",
-            )
-        seen_zero = seen_zero or w == 0
 
 
 def width_based(nodes: int, max_tree: tuple[int, ...]) -> tuple[int, ...]:

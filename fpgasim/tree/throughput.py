@@ -34,6 +34,8 @@ import numpy as np
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
+from fpgasim.tree.optimal import greedy_parents
+from fpgasim.tree.shapes import width_based
 from fpgasim.tree.token_tree import TokenTree
 
 #: Largest verification length the throughput search explores (beyond: refused up front).
@@ -246,8 +248,6 @@ class _Search:
     def _seed(self) -> None:
         """Incumbents before the search: the greedy (AAT-optimal) shape of every size that
         fits the caps, and the breadth-first fill of the caps."""
-        from fpgasim.tree.optimal import greedy_parents
-
         parents = greedy_parents(self.model, self.x_max, self.depth_max)
         for x in range(2, self.x_max + 1):
             tree = TokenTree.from_parents(parents[:x])
@@ -255,8 +255,6 @@ class _Search:
             if any(w > c for w, c in zip(shape, self.space.level_caps, strict=False)):
                 continue
             self._offer(tuple(shape), shape_aat(self.model, shape))
-        from fpgasim.tree.shapes import width_based
-
         caps = self.space.level_caps
         for n in range(1, min(sum(caps), self.x_max - 1) + 1):  # breadth-first fills
             shape = width_based(n, caps)

@@ -10,8 +10,7 @@ tree of the algorithm's maximal tree.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,11 +27,12 @@ from fpgasim.analysis.aat import (
 )
 from fpgasim.analysis.aat_model import AatFit, fit_curve
 from fpgasim.config.schema import Algorithm
-from fpgasim.dataflow.schedule import DraftTree, default_tree, tree_for_verify_len
+from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.errors import ConfigError, InputError
+from fpgasim.tree.draft_trees import default_tree, tree_for_verify_len
+from fpgasim.tree.embedded import default_tree_aat, dynamic_tree_nodes, embedded_curve
 
 AAT_SOURCES = ("measured", "fitted", "embedded")
-EMBEDDED_MODULE = "fpgasim.tree.embedded"
 
 
 @dataclass(frozen=True)
@@ -64,42 +64,22 @@ class AatCurve:
 
 
 def max_verify_len(algorithm: Algorithm, tree_table: pd.DataFrame | None = None) -> int:
-    """Largest x searched for modelled curves: the per-x table's, else the maximal tree's."""
+    """Largest x searched for modelled curves: the per-x table's, else the maximal tree's,
+    else the default tree's (static shape, or the nodes a dynamic tree keeps)."""
     if tree_table is not None and not tree_table.empty:
         return int(tree_table["verify_len"].max())
     if algorithm.max_tree:
         return sum(algorithm.max_tree) + 1
     d = algorithm.default_tree
-    if d.total_tokens:
-        return d.total_tokens + 1
     if d.shape:
         return sum(d.shape) + 1
-    return algorithm.ori_verify_len or 85
-
-
-def load_embedded() -> Callable[..., pd.DataFrame]:
-    """fpgasim.tree.embedded.embedded_curve, or an InputError asking for --aat-dir."""
-    try:
-        module = importlib.import_module(EMBEDDED_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != EMBEDDED_MODULE:
-            raise
-        module = None
-    func = getattr(module, "embedded_curve", None)
-    if func is None:
-        raise InputError(
-            "--aat-dir",
-            None,
-            "the embedded acceptance model is not available in this build; pass --aat-dir "
-            "DIR with measured AAT tables (e.g. ../shared/reference/aat)",
-        )
-    return func
+    return dynamic_tree_nodes(algorithm) + 1  # EAGLE-3's dynamic default tree
 
 
 def _embedded_trees(algorithm: Algorithm, context: int, xs: Sequence[int]) -> dict[int, DraftTree]:
     """Trees of the embedded model at x, or {} when it is not available."""
     try:
-        frame = load_embedded()(algorithm, context, list(xs))
+        frame = embedded_curve(algorithm, context, list(xs))
     except (InputError, ConfigError):  # no embedded model for this algorithm: next fallback
         return {}
     out = {}
@@ -170,12 +150,10 @@ def _ori_fallback(
 
 def _embedded_ori(algorithm: Algorithm, context: int) -> OriPoint | None:
     """The Ori set under the embedded model: the default tree's own expected AAT."""
-    module = importlib.import_module(EMBEDDED_MODULE)
-    aat_of_default = getattr(module, "default_tree_aat", None)
     x = algorithm.ori_verify_len
-    if aat_of_default is None or x is None:
+    if x is None:
         return None
-    aat = float(aat_of_default(algorithm, context))
+    aat = float(default_tree_aat(algorithm, context))
     return OriPoint(x, aat, default_tree(algorithm), "embedded (default tree)")
 
 
@@ -256,11 +234,10 @@ def embedded_curves(
     x_max: int | None = None,
 ) -> list[AatCurve]:
     """Curves from the embedded acceptance model (task-agnostic: task = 'embedded')."""
-    func = load_embedded()
     top = x_max or max_verify_len(algorithm)
     out = []
     for context in contexts:
-        frame = func(algorithm, context, list(range(2, top + 1)))
+        frame = embedded_curve(algorithm, context, list(range(2, top + 1)))
         frame = frame.sort_values("verify_len", ignore_index=True)
         frame = frame[frame["verify_len"] >= 2]
         if frame.empty:

@@ -2,13 +2,12 @@
 
 The kind of a file is told by its folder (`boards/`, `models/`, `algorithms/`,
 `experiments/`), else by its fields (YAML) or columns (CSV/Parquet tables): board, model,
-algorithm, experiment, AAT table, per-x tree table, or trace table. Kinds whose loader does
-not exist yet in this checkout are reported as skipped, not as problems.
+algorithm, experiment, AAT table, per-x tree table, or trace table. It knows every stage's
+file formats, so it sits at the top with the CLI (config stays the bottom layer).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +15,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fpgasim.analysis import aat
 from fpgasim.config import schema as schemas
 from fpgasim.config.loader import describe_error, read_yaml_mapping
 from fpgasim.errors import ConfigError, FpgasimError
+from fpgasim.heterogeneous.inputs import Dovetail1Inputs
+from fpgasim.heterogeneous.platform import HeterogeneousPlatform
+from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.schema import Experiment
+from fpgasim.tree.traces import load_traces
 
 #: At most this many problems are listed per file (a count of the rest follows).
 MAX_PROBLEMS = 100
@@ -34,18 +39,13 @@ FOLDER_KINDS = {
 }
 
 
-#: Experiment kinds with their own file schema ("module:Schema"), beside reproduce's kinds.
-OTHER_EXPERIMENT_SCHEMAS = {"dovetail1": "fpgasim.heterogeneous.inputs:Dovetail1Inputs"}
+#: Experiment kinds with their own file schema, beside reproduce's kinds.
+OTHER_EXPERIMENT_SCHEMAS: dict[str, type[BaseModel]] = {"dovetail1": Dovetail1Inputs}
 
 
-def experiment_schemas() -> dict[str, str]:
-    """Experiment `kind` -> "module:Schema": every kind of `fpgasim reproduce`, plus others."""
-    from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
-
-    return {
-        **OTHER_EXPERIMENT_SCHEMAS,
-        **dict.fromkeys(EXPERIMENT_KINDS, "fpgasim.reproduce.schema:Experiment"),
-    }
+def experiment_schemas() -> dict[str, type[BaseModel]]:
+    """Experiment `kind` -> its schema: every kind of `fpgasim reproduce`, plus others."""
+    return {**OTHER_EXPERIMENT_SCHEMAS, **dict.fromkeys(EXPERIMENT_KINDS, Experiment)}
 
 
 class ValidationFailed(FpgasimError):
@@ -54,12 +54,11 @@ class ValidationFailed(FpgasimError):
 
 @dataclass(frozen=True)
 class Report:
-    """The outcome of checking one file: its kind, its problems, or why it was skipped."""
+    """The outcome of checking one file: its kind and its problems."""
 
     path: str
     kind: str
     problems: list[ConfigError] = field(default_factory=list)
-    skipped: str = ""
 
     @property
     def ok(self) -> bool:
@@ -67,9 +66,7 @@ class Report:
 
     def lines(self) -> list[str]:
         """What `fpgasim validate` prints for this file (each problem on one line)."""
-        if self.skipped:
-            lines = [f"{self.path}: skipped ({self.kind}): {self.skipped}"]
-        elif self.ok:
+        if self.ok:
             lines = [f"{self.path}: ok ({self.kind})"]
         else:
             lines = [str(p) for p in self.problems]
@@ -80,26 +77,19 @@ class Report:
 
 
 def _schema_for(kind: str) -> type[BaseModel]:
-    if kind == "platform":
-        from fpgasim.heterogeneous.platform import HeterogeneousPlatform
-
-        return HeterogeneousPlatform
-    return {"board": schemas.Board, "model": schemas.TargetModel, "algorithm": schemas.Algorithm}[
-        kind
-    ]
+    return {
+        "board": schemas.Board,
+        "model": schemas.TargetModel,
+        "algorithm": schemas.Algorithm,
+        "platform": HeterogeneousPlatform,
+    }[kind]
 
 
 def experiment_schema(kind: object) -> type[BaseModel] | str:
-    """The schema of an experiment file's `kind`, or why there is none (a message)."""
+    """The schema of an experiment file's `kind`, or the allowed kinds (a message)."""
     known = experiment_schemas()
-    target = known.get(kind) if isinstance(kind, str) else None
-    if target is None:
-        return f"one of {', '.join(known)}"
-    module_name, _, attr = target.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError):
-        return ""
+    schema = known.get(kind) if isinstance(kind, str) else None
+    return f"one of {', '.join(known)}" if schema is None else schema
 
 
 def yaml_kind(path: Path, data: dict) -> str | None:
@@ -157,8 +147,6 @@ def check_yaml(path: Path) -> Report:
         return Report(source, kind, schema_problems(_schema_for(kind), data, source))
     model = experiment_schema(data.get("kind"))
     if isinstance(model, str):
-        if not model:
-            return Report(source, kind, skipped=f"the {data['kind']} loader is not installed")
         return Report(source, kind, [ConfigError(source, "kind", data.get("kind"), model)])
     return Report(f"{source}", f"experiment {data['kind']}", schema_problems(model, data, source))
 
@@ -197,8 +185,6 @@ def _rowwise(
 
 def _column_problems(source: str, columns: list[str], kind: str) -> list[ConfigError]:
     """One problem per missing or unknown column of an AAT or per-x tree table."""
-    from fpgasim.analysis import aat
-
     if kind == "tree table":
         required, allowed = aat.TREE_TABLE_COLUMNS, aat.TREE_TABLE_COLUMNS
     else:
@@ -218,8 +204,6 @@ def _column_problems(source: str, columns: list[str], kind: str) -> list[ConfigE
 
 def check_table(path: Path) -> Report:
     """An AAT or per-x tree table (fpgasim.analysis.aat), or a trace table (fpgasim.tree)."""
-    from fpgasim.analysis import aat
-
     source = str(path)
     try:
         frame = aat.read_raw(path)
@@ -249,31 +233,10 @@ def check_table(path: Path) -> Report:
     return Report(source, kind)
 
 
-def trace_loader() -> Callable[[Path], Any] | None:
-    """`load_trace(path)` of fpgasim.tree (or fpgasim.tree.trace), if this checkout has one."""
-    for module_name in ("fpgasim.tree", "fpgasim.tree.trace"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        loader = getattr(module, "load_trace", None)
-        if callable(loader):
-            return loader
-    return None
-
-
 def check_trace(path: Path) -> Report:
-    """A trace table through fpgasim.tree's loader, or skipped when there is none yet."""
-    loader = trace_loader()
-    if loader is None:
-        return Report(
-            str(path),
-            "table",
-            skipped="not an AAT or per-x tree table, and fpgasim.tree has no trace loader "
-            "yet to check it as a trace table",
-        )
+    """A trace table, checked by fpgasim.tree.traces.load_traces (docs/trees.md)."""
     try:
-        loader(path)
+        load_traces(path)
     except ConfigError as exc:
         return Report(str(path), "trace table", [exc])
     except FpgasimError as exc:

@@ -1,7 +1,7 @@
 """Engines side by side: every timed experiment under two engines, flagged differences, and
 the T_v / T_d breakdown behind them (the generated part of docs/reproduction.md).
 
-    python -m fpgasim.reproduce.compare --aat-dir ../shared/reference/aat \
+    python -m fpgasim.reproduce.engine_comparison --aat-dir ../shared/reference/aat \
         --engines analytic,event --update docs/reproduction.md
 
 A row is flagged when its best x differs by more than 1 or its speedup by more than 3%.
@@ -18,14 +18,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fpgasim.config import load_board, load_model
+from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import get_engine
 from fpgasim.reproduce.loader import experiment_names, load_experiment
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, load_inputs
+from fpgasim.simulate import draft_timing, verify_timing
 
-BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.reproduce.compare -->"
+BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.reproduce.engine_comparison -->"
 END = "<!-- END GENERATED -->"
 MAX_DX = 1
 MAX_REL = 0.03
@@ -98,8 +101,6 @@ def breakdown(result: ExperimentResult, engines: Sequence[str]) -> pd.DataFrame:
     T_v/T_d in ms under every engine (T_v of that tree, as the solver costs it), with the
     event engine's busiest unit (LD, MPE, SFU).
     """
-    from fpgasim.dataflow.schedule import DraftTree, accepted_from_aat
-    from fpgasim.simulate import draft_timing, verify_timing
 
     engs = {name: get_engine(name) for name in engines}
     rows = []
@@ -134,8 +135,6 @@ def verify_sweep(engines: Sequence[str], model: str = "llama-3.1-8b") -> pd.Data
 
     With the second engine's busy cycles per unit as a share of its pass time.
     """
-    from fpgasim.config import load_board, load_model
-    from fpgasim.simulate import verify_timing
 
     first, second = (get_engine(e) for e in engines)
     target = load_model(model)

@@ -1,4 +1,4 @@
-"""Draft schedules: which forward passes a drafter runs to build a tree (ACCOUNTING.md)."""
+"""Draft passes: which forward passes a drafter runs to build a tree (ACCOUNTING.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from dataclasses import dataclass
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import InputError
-from fpgasim.tree.builders import dynamic_params
-from fpgasim.tree.embedded import embedded_tree
-from fpgasim.tree.shapes import check_shape, depth_based, width_based
 
 
 @dataclass(frozen=True)
@@ -31,46 +28,21 @@ class DraftTree:
         return sum(self.shape) if self.shape is not None else None
 
 
-TREE_METHODS = ("width", "depth", "default", "optimal")
-
-
-def default_tree(algorithm: Algorithm) -> DraftTree:
-    """The algorithm's GPU default tree (its Ori set)."""
-    d = algorithm.default_tree
-    if algorithm.kind == "eagle3":
-        return DraftTree(depth=d.depth, top_k=d.top_k)
-    return DraftTree(shape=tuple(d.shape or ()))
-
-
-def tree_for_verify_len(
-    algorithm: Algorithm, verify_len: int, method: str = "width", context: int | None = None
-) -> DraftTree:
-    """A draft tree of verify_len-1 nodes built by `method` (width, depth) from the max tree.
-
-    `optimal`: the optimal tree under the algorithm's embedded acceptance model at
-    `context` (default: the model's reference context); EAGLE-3 gets a depth/top-k
-    whose dynamic tree holds it.
-    """
-    if verify_len < 2:
-        raise InputError("--verify-len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
-    nodes = verify_len - 1
-    if method == "optimal":
-        tree = embedded_tree(algorithm, verify_len, context)
-        if algorithm.kind == "eagle3":
-            depth, top_k = dynamic_params(tree)
-            return DraftTree(depth=depth, top_k=top_k)
-        return DraftTree(shape=tree.level_widths())
-    if algorithm.kind == "eagle3":
-        d = algorithm.default_tree
-        return DraftTree(depth=min(d.depth or 6, nodes), top_k=min(d.top_k or 10, nodes))
-    if method == "default":
-        return default_tree(algorithm)
-    max_tree = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
-    if method == "width":
-        return DraftTree(shape=width_based(nodes, max_tree))
-    if method == "depth":
-        return DraftTree(shape=depth_based(nodes, max_tree))
-    raise InputError("--tree-method", method, f"one of {', '.join(TREE_METHODS)}")
+def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
+    """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
+    if not widths or widths[0] < 1:
+        raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")
+    if any(w < 0 or w > 4096 for w in widths):
+        raise InputError(argument, " ".join(map(str, widths)), "widths between 0 and 4096")
+    seen_zero = False
+    for w in widths:
+        if seen_zero and w > 0:
+            raise InputError(
+                argument,
+                " ".join(map(str, widths)),
+                "a level cannot have nodes below an empty level",
+            )
+        seen_zero = seen_zero or w == 0
 
 
 def draft_passes(

@@ -1,0 +1,150 @@
+"""One-way layering: every fpgasim import, read from the source with `ast`, goes downwards.
+
+Stages run config -> dataflow -> engine -> sweep -> analysis -> reproduce -> cli
+(docs/architecture.md). A module may import its own package and any lower layer; an
+import of a higher layer, or of another package on the same layer, is a back-edge and
+fails. Function-local imports of fpgasim modules fail too unless they are listed in
+LOCAL_IMPORTS with the reason (an optional or heavy dependency behind them).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "fpgasim"
+
+#: Layer of each top-level module or package of fpgasim (lower imports nothing higher).
+LAYERS: dict[str, int] = {
+    "errors": 0,  # exceptions every layer raises
+    "fileio": 0,  # atomic writes, used by every layer that writes files
+    "config": 1,  # schemas and loaders of boards, models, algorithms
+    "dataflow": 2,  # passes as graphs, their lowering to instruction programs
+    "engine": 3,  # analytic / event / fast: a pass -> Timing
+    "tree": 4,  # acceptance models and draft-tree choice (config + dataflow's DraftTree)
+    "simulate": 5,  # one point: verify pass and draft passes
+    "sweep": 6,  # grids of points, caching, executors
+    "analysis": 7,  # AAT curves, rooflines, the solver
+    "heterogeneous": 7,  # the GPU+FPGA platform model (beside analysis, independent of it)
+    "reproduce": 8,  # the paper's experiments
+    "cli": 9,  # the typer commands, and `fpgasim validate` (knows every file format)
+    "__main__": 10,
+    "__init__": 0,  # fpgasim/__init__.py: only __version__, imports nothing
+}
+
+#: (module, imported module) -> why the import stays inside a function.
+LOCAL_IMPORTS: dict[tuple[str, str], str] = {
+    ("fpgasim.cli.tree_cmd", "fpgasim.tree.calibrate"): (
+        "imports scipy.optimize (about 0.3 s); only `fpgasim tree calibrate` needs it, and "
+        "every command module is imported at CLI start-up"
+    ),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str | None = None) -> list[tuple[str, int, bool]]:
+    """(imported fpgasim module, line, inside a function?) of every import in the file.
+
+    `module` is the file's dotted name (default: from its place in the package).
+    """
+    tree = ast.parse(path.read_text())
+    out: list[tuple[str, int, bool]] = []
+    package = module or _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+
+    def visit(node: ast.AST, local: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.split(".")[0] == "fpgasim":
+                        out.append((alias.name, child.lineno, local))
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:  # relative: resolve against the package
+                    base = package.split(".")
+                    base = base[: len(base) - child.level + 1]
+                    name = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    name = child.module or ""
+                if name.split(".")[0] == "fpgasim":
+                    if name == "fpgasim" or (child.module is None and child.level):
+                        # `from fpgasim import x` / `from . import x`: x is a module
+                        for alias in child.names:
+                            out.append((f"{name}.{alias.name}", child.lineno, local))
+                    else:
+                        out.append((name, child.lineno, local))
+            visit(child, inner)
+
+    visit(tree, False)
+    return out
+
+
+def _layer_key(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _all_imports() -> list[tuple[str, str, int, bool]]:
+    rows = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        me = _module_name(path)
+        for target, line, local in _imports(path):
+            rows.append((me, target, line, local))
+    return rows
+
+
+def test_every_module_has_a_layer() -> None:
+    keys = {_layer_key(_module_name(p)) for p in PACKAGE.rglob("*.py")}
+    assert keys <= set(LAYERS), f"add to LAYERS: {sorted(keys - set(LAYERS))}"
+
+
+def test_no_back_edges() -> None:
+    bad = []
+    for me, target, line, _ in _all_imports():
+        a, b = _layer_key(me), _layer_key(target)
+        if a == b:
+            continue
+        if LAYERS[b] > LAYERS[a] or (LAYERS[b] == LAYERS[a] and LAYERS[a] != 0):
+            bad.append(f"{me}:{line} imports {target} ({a} layer {LAYERS[a]} -> {b} {LAYERS[b]})")
+    assert not bad, "back-edges:\n" + "\n".join(bad)
+
+
+def test_function_local_imports_are_listed_with_a_reason() -> None:
+    local = {(me, target): line for me, target, line, is_local in _all_imports() if is_local}
+    unlisted = [
+        f"{me}:{line} imports {t} inside a function"
+        for (me, t), line in local.items()
+        if (me, t) not in LOCAL_IMPORTS
+    ]
+    assert not unlisted, "\n".join(unlisted)
+    stale = [key for key in LOCAL_IMPORTS if key not in local]
+    assert not stale, f"LOCAL_IMPORTS entries with no such import: {stale}"
+    assert all(len(reason) > 20 for reason in LOCAL_IMPORTS.values())
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from fpgasim.cli import main\n", [("fpgasim.cli", 1, False)]),
+        ("def f():\n    import fpgasim.analysis.aat\n", [("fpgasim.analysis.aat", 2, True)]),
+        ("from . import aat\n", [("fpgasim.analysis.aat", 1, False)]),
+        (
+            "class A:\n    def m(self):\n        from fpgasim import sweep\n",
+            [("fpgasim.sweep", 3, True)],
+        ),
+    ],
+)
+def test_the_import_reader_sees_every_form(tmp_path: Path, source: str, expected) -> None:
+    # the checks above are only as good as this reader: relative, aliased and nested forms
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    assert _imports(path, "fpgasim.analysis.probe") == expected

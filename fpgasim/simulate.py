@@ -1,7 +1,9 @@
-"""One simulated point: the target's verify pass and, with an algorithm, its draft phase."""
+"""One simulated point: the target's verify pass and, with an algorithm, its draft phase;
+or the prefill of a prompt."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
@@ -32,6 +34,7 @@ class Point:
             raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
         if self.accepted < 1:
             raise InputError("--accepted", self.accepted, "at least 1")
+        check_max_context(self.board, self.context + self.verify_len, "--context", self.context)
 
 
 def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
@@ -117,6 +120,70 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
+    return row
+
+
+def align_up(tokens: int, multiple: int) -> int:
+    """`tokens` rounded up to a multiple of `multiple` (the board's token alignment)."""
+    return math.ceil(tokens / multiple) * multiple
+
+
+def check_max_context(board: Board, tokens: int, argument: str, value: object) -> None:
+    """A sequence of `tokens` tokens attended must fit the board's max_context_tokens."""
+    limit = board.max_context_tokens
+    if limit is not None and tokens > limit:
+        raise InputError(
+            argument,
+            value,
+            f"{tokens} tokens attended exceed the board's max_context_tokens = {limit} "
+            f"({board.name})",
+        )
+
+
+def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
+    """The prefill pass of `prompt_len` tokens: a target pass over the prompt rounded up to
+    `padding.prefill_multiple`, at context 0. On the study lowering it carries the causal
+    mask (a chain: token j sees tokens 0..j), which mask-aware engines use to skip tiles
+    above the diagonal; the analytic engine charges the dense block, as the study does."""
+    if prompt_len < 1:
+        raise InputError("--prompt-len", prompt_len, "at least 1 token")
+    tokens = align_up(prompt_len, board.padding.prefill_multiple)
+    check_max_context(board, tokens, "--prompt-len", prompt_len)
+    parents = tuple(range(-1, tokens - 1)) if board.lowering == "study" else None
+    return PassSpec("target", tokens, 0, tree_parents=parents, phase="prefill")
+
+
+def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
+    """The time to first token: one prefill pass over the aligned prompt."""
+    return engine.run_pass(prefill_spec(board, prompt_len), board, model)
+
+
+def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
+    """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
+    spec = prefill_spec(board, prompt_len)
+    t = engine.run_pass(spec, board, model)
+    row: dict = {
+        "board": board.name,
+        "model": model.id,
+        "phase": "prefill",
+        "prompt_len": prompt_len,
+        "prompt_len_aligned": spec.tokens,
+        "prefill_multiple": board.padding.prefill_multiple,
+        "engine": engine.name,
+        "prefill_cycles": t.cycles,
+        "prefill_s": t.seconds,
+        "prefill_tokens_per_s": prompt_len / t.seconds,
+        "ld_cycles": t.ld_cycles,
+        "st_cycles": t.st_cycles,
+        "compute_cycles": t.compute_cycles,
+        "sfu_cycles": t.sfu_cycles,
+        "bound": t.bound,
+        "weight_bytes": t.weight_bytes,
+        "act_load_bytes": t.act_load_bytes,
+        "act_store_bytes": t.act_store_bytes,
+    }
+    for unit, cycles in t.unit_busy_cycles.items():
+        row[f"busy_{unit.lower()}_cycles"] = cycles
     return row
 
 

@@ -15,6 +15,7 @@ from fpgasim.cli.boards_cmd import boards
 from fpgasim.cli.cache_cmd import cache_app
 from fpgasim.cli.compare_cmd import compare_algorithms
 from fpgasim.cli.explore_cmd import explore_cmd
+from fpgasim.cli.generate_cmd import generate_cmd
 from fpgasim.cli.hetero_cmd import hetero_app
 from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.simulate_cmd import simulate
@@ -38,6 +39,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command()(simulate)
+app.command(name="generate")(generate_cmd)
 app.command()(sweep)
 app.command(name="explore")(explore_cmd)
 app.command()(boards)

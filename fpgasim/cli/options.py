@@ -112,6 +112,11 @@ def context_option(default: Any, help_text: str, maximum: int | None = MAX_CONTE
     return typer.Option(default, "--context", "-L", min=1, max=maximum, help=help_text)
 
 
+def prompt_len_option(default: Any, help_text: str) -> Any:
+    """--prompt-len/-P: prompt tokens of a prefill, 1 to MAX_CONTEXT."""
+    return typer.Option(default, "--prompt-len", "-P", min=1, max=MAX_CONTEXT, help=help_text)
+
+
 def accepted_option(help_text: str) -> Any:
     """--accepted: tokens accepted in the last iteration (floor(AAT)), 1 to 4096."""
     return typer.Option(1, "--accepted", min=1, max=4096, help=help_text)

@@ -1,7 +1,9 @@
-"""`fpgasim simulate`: one point (verify pass, and the draft phase with an algorithm)."""
+"""`fpgasim simulate`: one point (verify pass, and the draft phase with an algorithm), or
+the prefill of a prompt (--phase prefill)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -16,14 +18,22 @@ from fpgasim.cli.options import (
     engine_option,
     format_option,
     model_option,
+    prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import Point, point_graphs, simulate_point
+from fpgasim.simulate import Point, point_graphs, simulate_point, simulate_prefill
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
+
+
+class Phase(StrEnum):
+    """--phase: decode (a verify pass at a context) or prefill (a prompt at context 0)."""
+
+    decode = "decode"
+    prefill = "prefill"
 
 
 def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> DraftTree:
@@ -59,7 +69,9 @@ def print_graphs(point: Point) -> None:
 def simulate(
     board: str = board_option(),
     model: str = model_option("llama-3.1-8b"),
-    context: int = context_option(..., "Context length L (cached tokens)."),
+    context: int | None = context_option(
+        None, "Context length L (cached tokens); required with --phase decode."
+    ),
     verify_len: int = typer.Option(
         1,
         "--verify-len",
@@ -91,6 +103,14 @@ def simulate(
         "--overlap",
         help="Override the board's overlap mode: realistic or ideal (event/fast engines).",
     ),
+    phase: Phase = typer.Option(
+        Phase.decode,
+        "--phase",
+        help="decode: one verify pass at --context (default); prefill: the prompt of --prompt-len tokens, rounded up to the board's padding.prefill_multiple, at context 0.",
+    ),
+    prompt_len: int | None = prompt_len_option(
+        None, "Prompt tokens P of the prefill (with --phase prefill)."
+    ),
     output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
     trace: Path | None = typer.Option(
         None,
@@ -106,12 +126,30 @@ def simulate(
     """Time one verification pass (and the draft phase) on a board.
 
     Example: fpgasim simulate --board u280 --model llama-3.1-8b --context 256 --verify-len 1
+
+    Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
-    b = load_board(board)
-    if overlap is not None:
-        if overlap not in ("realistic", "ideal"):
-            raise InputError("--overlap", overlap, "realistic or ideal")
-        b = b.model_copy(update={"overlap": overlap})
+    if phase is Phase.prefill:
+        if dump_graph:
+            raise InputError("--dump-graph", True, "only with --phase decode")
+        _prefill(
+            board,
+            model,
+            context,
+            verify_len,
+            algorithm,
+            engine,
+            overlap,
+            prompt_len,
+            output_format,
+            trace,
+        )
+        return
+    if prompt_len is not None:
+        raise InputError("--prompt-len", prompt_len, "only with --phase prefill")
+    if context is None:
+        raise InputError("--context", None, "required with --phase decode (cached tokens L >= 1)")
+    b = _board(board, overlap)
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
     if algo is None and (tree or depth or top_k):
@@ -143,3 +181,56 @@ def simulate(
     util = getattr(eng, "last_utilisation", None)
     if util:
         console.print(rich_table(util, title="per-unit utilisation (verify pass)"))
+
+
+def _board(board: str, overlap: str | None):
+    """The board file, with --overlap applied."""
+    b = load_board(board)
+    if overlap is not None:
+        if overlap not in ("realistic", "ideal"):
+            raise InputError("--overlap", overlap, "realistic or ideal")
+        b = b.model_copy(update={"overlap": overlap})
+    return b
+
+
+def _prefill(
+    board: str,
+    model: str,
+    context: int | None,
+    verify_len: int,
+    algorithm: str | None,
+    engine: str,
+    overlap: str | None,
+    prompt_len: int | None,
+    output_format: JsonTable,
+    trace: Path | None,
+) -> None:
+    """--phase prefill: time the prompt's prefill pass and print it."""
+    for flag, value, unset in (
+        ("--context", context, None),
+        ("--verify-len", verify_len, 1),
+        ("--algorithm", algorithm, None),
+        ("--trace", trace, None),
+    ):
+        if value != unset:
+            raise InputError(flag, str(value), "only with --phase decode")
+    if prompt_len is None:
+        raise InputError("--prompt-len", None, "required with --phase prefill (prompt tokens >= 1)")
+    b = _board(board, overlap)
+    m = load_model(model)
+    eng = get_engine(engine)
+    row = simulate_prefill(eng, b, m, prompt_len)
+    row["clock_mhz"] = b.clock_mhz
+    if output_format is JsonTable.json:
+        print(dumps_json(row))
+        return
+    console.print(
+        rich_table(
+            [{"quantity": k, "value": v} for k, v in row.items()],
+            title=f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})",
+            floatfmt="{:.6g}",
+        )
+    )
+    util = getattr(eng, "last_utilisation", None)
+    if util:
+        console.print(rich_table(util, title="per-unit utilisation (prefill pass)"))

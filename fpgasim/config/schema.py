@@ -119,6 +119,12 @@ class Board(Strict):
     overlap: Literal["realistic", "ideal"] = Field(
         "realistic", description="event engine mode: realistic, or ideal (analytic assumptions)"
     )
+    max_context_tokens: int | None = Field(
+        None, ge=1, le=10**7, description="longest sequence (tokens attended) the board runs"
+    )
+    lowering: Literal["study", "flightllm"] = Field(
+        "study", description="instruction-stream style: the study's generic lowering or FlightLLM's"
+    )
 
     @property
     def macs_per_cycle(self) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from fpgasim.config.schema import Board, Eagle3Drafter, FalconDrafter, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.graph import GraphBuilder
@@ -39,6 +40,7 @@ class PassSpec:
     #: levels per mask block: 1 = causal tree mask; k > 1 = Falcon's relaxed mask (a token
     #: also sees the rest of its own k-block); used with tree_parents (treemask.visibility)
     mask_block: int = 1
+    phase: Literal["decode", "prefill"] = "decode"
 
 
 def weight_reads(n: int, reuse_tokens: int) -> int:

@@ -1,0 +1,333 @@
+"""End-to-end generation: the prefill (time to first token), then decode steps, each at
+its own context with the board's token alignment; with an SD algorithm each step verifies
+the solver's best x at its context and advances by that x's expected accepted tokens.
+
+Decode step i (0-based) of plain decoding attends T_i = ceil_m(P + i + 1) tokens, m =
+`padding.decode_multiple` (FlightLLM: T = ceil16(P + i + 1)), so it runs the target pass
+over 1 token at context T_i - 1. Steps of one aligned context cost the same and are timed
+once.
+
+SD: g, the expected tokens generated so far, starts at 0. A step starts at g_k, runs at
+context ceil_m(P + floor(g_k) + 1) - 1 (floor: only whole accepted tokens are cached), and
+verifies the solver's best x there (`analysis.solver.solve_curve`, the draft tree at x with
+floor(AAT) accepted); g_(k+1) = g_k + AAT(x) exactly, in floating point, with no rounding
+between steps. Steps run while g_k < D; the last step is charged in full even when it
+overshoots D. Where the solver decides "use AD" (best speedup <= 1) the step is one AD
+step: x = 1, AAT = 1, no draft. With AAT = 1 everywhere the steps are exactly those of
+plain decoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import pandas as pd
+
+from fpgasim.analysis.aat import AatTables, curve_method, workload_rows
+from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.dynamic_schedule import boundaries
+from fpgasim.analysis.solver import Timer, solve_curve
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.engine import Engine
+from fpgasim.errors import InputError
+from fpgasim.simulate import align_up, check_max_context, prefill_spec, verify_timing
+
+#: Longest decode a command accepts, tokens.
+MAX_DECODE_LEN = 1_000_000
+
+STEP_COLUMNS = [
+    "step",
+    "generated_before",
+    "context",
+    "tokens_attended",
+    "verify_len",
+    "tree",
+    "aat",
+    "decision",
+    "verify_s",
+    "draft_s",
+    "step_s",
+    "elapsed_s",
+]
+
+SUMMARY_COLUMNS = [
+    "board",
+    "model",
+    "algorithm",
+    "engine",
+    "aat_source",
+    "task",
+    "prompt_len",
+    "prompt_len_aligned",
+    "decode_len",
+    "decode_multiple",
+    "prefill_cycles",
+    "ttft_s",
+    "decode_steps",
+    "decode_contexts",
+    "sd_steps",
+    "mean_verify_len",
+    "mean_aat",
+    "decode_s",
+    "total_s",
+    "decode_tokens_per_s",
+    "tpot_s",
+]
+
+#: The AAT curve (x -> AAT, tree) to solve at one context.
+CurveAt = Callable[[int], AatCurve]
+
+
+class ProgressSink(Protocol):
+    """What the generation reports progress to (cli.common.RichProgress fits)."""
+
+    def start(self, total: int, done: int) -> None: ...
+
+    def advance(self, points: int) -> None: ...
+
+
+GROUP_COLUMNS = [
+    "context",
+    "verify_len",
+    "tree",
+    "aat",
+    "decision",
+    "steps",
+    "step_s",
+    "group_s",
+]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """steps: one row per decode step (STEP_COLUMNS); summary: SUMMARY_COLUMNS."""
+
+    steps: pd.DataFrame
+    summary: dict
+
+    def groups(self) -> pd.DataFrame:
+        """One row per distinct decode step (context, x, ...): its count and time."""
+        keys = ["context", "verify_len", "tree", "aat", "decision", "step_s"]
+        out = (
+            self.steps.groupby(keys, sort=True)
+            .size()
+            .reset_index(name="steps")
+            .sort_values("context", kind="stable", ignore_index=True)
+        )
+        out["group_s"] = out["steps"] * out["step_s"]
+        return out[GROUP_COLUMNS]
+
+
+def decode_context(prompt_len: int, generated: int, multiple: int) -> int:
+    """Cached tokens of the decode step after `generated` tokens: ceil_m(P + g + 1) - 1."""
+    return align_up(prompt_len + generated + 1, multiple) - 1
+
+
+def embedded_curve_at(algorithm: Algorithm) -> CurveAt:
+    """AAT curves of the embedded acceptance model, at the step's own context."""
+
+    def curve_at(context: int) -> AatCurve:
+        return embedded_curves(algorithm, [context])[0]
+
+    return curve_at
+
+
+def measured_curve_at(
+    tables: AatTables,
+    algorithm: Algorithm,
+    model_id: str,
+    task: str,
+    aat_source: str = "measured",
+    method: str | None = None,
+) -> CurveAt:
+    """AAT curves of one task's measured tables. The tables hold a few contexts; a step
+    uses the measured context whose range holds its own (ranges split at the geometric
+    midpoints, as `analysis.schedule`), and is timed at its own context."""
+    rows = workload_rows(tables, algorithm.id, algorithm.kind, model_id)
+    chosen = curve_method(rows, method)
+    hit = rows[(rows["task"] == task) & (rows["method"] == chosen)]
+    measured = sorted({int(c) for c in hit["context"]})
+    if not measured:
+        known = ", ".join(sorted(set(rows.loc[rows["method"] == chosen, "task"])))
+        raise InputError("--task", task, f"tasks with a {chosen} curve: {known}")
+    starts = boundaries(measured)
+    cache: dict[int, AatCurve] = {}
+
+    def curve_at(context: int) -> AatCurve:
+        source = measured[max(i for i, s in enumerate(starts) if s <= context)]
+        if source not in cache:
+            cache[source] = measured_curves(
+                tables,
+                algorithm,
+                model_id,
+                [source],
+                [task],
+                aat_source=aat_source,
+                method=chosen,
+            )[0]
+        return dataclasses.replace(cache[source], context=context)
+
+    return curve_at
+
+
+def _check(board: Board, prompt_len: int, decode_len: int) -> None:
+    if prompt_len < 1:
+        raise InputError("--prompt-len", prompt_len, "at least 1 token")
+    if not 1 <= decode_len <= MAX_DECODE_LEN:
+        raise InputError("--decode-len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
+    last = align_up(prompt_len + decode_len, board.padding.decode_multiple)
+    check_max_context(board, last, "--decode-len", decode_len)
+
+
+def generate(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    prompt_len: int,
+    decode_len: int,
+    *,
+    algorithm: Algorithm | None = None,
+    curve_at: CurveAt | None = None,
+    aat_source: str = "",
+    task: str = "",
+    progress: ProgressSink | None = None,
+) -> Generation:
+    """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
+    with `algorithm` when given (AAT curves from `curve_at`, default: embedded model)."""
+    _check(board, prompt_len, decode_len)
+    prefill = engine.run_pass(prefill_spec(board, prompt_len), board, model)
+    if algorithm is None:
+        steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
+    else:
+        if curve_at is None:
+            curve_at, aat_source, task = embedded_curve_at(algorithm), "embedded", "embedded"
+        timer = Timer(engine, board, model, algorithm)
+        steps = _sd_steps(timer, curve_at, prompt_len, decode_len, progress)
+    frame = pd.DataFrame(steps, columns=STEP_COLUMNS)
+    frame["elapsed_s"] = prefill.seconds + frame["step_s"].cumsum()
+    decode_s = float(frame["step_s"].sum())
+    summary = {
+        "board": board.name,
+        "model": model.id,
+        "algorithm": algorithm.id if algorithm else "",
+        "engine": engine.name,
+        "aat_source": aat_source if algorithm else "",
+        "task": task if algorithm else "",
+        "prompt_len": prompt_len,
+        "prompt_len_aligned": align_up(prompt_len, board.padding.prefill_multiple),
+        "decode_len": decode_len,
+        "decode_multiple": board.padding.decode_multiple,
+        "prefill_cycles": prefill.cycles,
+        "ttft_s": prefill.seconds,
+        "decode_steps": len(frame),
+        "decode_contexts": int(frame["context"].nunique()),
+        "sd_steps": int((frame["verify_len"] > 1).sum()),
+        "mean_verify_len": float(frame["verify_len"].mean()),
+        "mean_aat": float(frame["aat"].mean()),
+        "decode_s": decode_s,
+        "total_s": prefill.seconds + decode_s,
+        "decode_tokens_per_s": decode_len / decode_s,
+        "tpot_s": decode_s / decode_len,
+    }
+    return Generation(frame, summary)
+
+
+def _ad_steps(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    prompt_len: int,
+    decode_len: int,
+    progress: ProgressSink | None,
+) -> list[dict]:
+    """Plain decoding: one target pass over 1 token per step, timed once per context."""
+    multiple = board.padding.decode_multiple
+    contexts = [decode_context(prompt_len, i, multiple) for i in range(decode_len)]
+    distinct = sorted(set(contexts))
+    if progress is not None:
+        progress.start(len(distinct), 0)
+    seconds: dict[int, float] = {}
+    for context in distinct:
+        seconds[context] = verify_timing(engine, board, model, 1, context).seconds
+        if progress is not None:
+            progress.advance(1)
+    return [
+        _row(i, float(i), c, 1, "", 1.0, "use AD", seconds[c], 0.0) for i, c in enumerate(contexts)
+    ]
+
+
+def _sd_steps(
+    timer: Timer,
+    curve_at: CurveAt,
+    prompt_len: int,
+    decode_len: int,
+    progress: ProgressSink | None,
+) -> list[dict]:
+    """SD: each step verifies the best x of its context and advances g by AAT(x)."""
+    board = timer.board
+    multiple = board.padding.decode_multiple
+    solved: dict[int, tuple[int, str, float, str, float, float]] = {}
+    rows: list[dict] = []
+    generated, shown = 0.0, 0
+    if progress is not None:
+        progress.start(decode_len, 0)
+    while generated < decode_len:
+        context = decode_context(prompt_len, math.floor(generated), multiple)
+        if context not in solved:
+            solved[context] = _best_step(timer, curve_at(context))
+        x, tree, aat, decision, verify_s, draft_s = solved[context]
+        check_max_context(board, context + x, "--decode-len", decode_len)
+        rows.append(_row(len(rows), generated, context, x, tree, aat, decision, verify_s, draft_s))
+        generated += aat
+        if progress is not None:
+            done = min(decode_len, math.floor(generated))
+            progress.advance(done - shown)
+            shown = done
+    return rows
+
+
+def _best_step(timer: Timer, curve: AatCurve) -> tuple[int, str, float, str, float, float]:
+    """(x, tree, AAT, decision, T_v s, T_d s) of the solver's best set at one context."""
+    solution = solve_curve(timer, curve)
+    if solution.summary["decision"] != "use SD":
+        return 1, "", 1.0, "use AD", timer.verify_s(1, curve.context), 0.0
+    best = solution.curve.loc[solution.curve["p_eff_tokens_per_s"].idxmax()]
+    return (
+        int(best["verify_len"]),
+        str(best["tree"]),
+        float(best["aat"]),
+        "use SD",
+        float(best["verify_s"]),
+        float(best["draft_s"]),
+    )
+
+
+def _row(
+    step: int,
+    generated: float,
+    context: int,
+    verify_len: int,
+    tree: str,
+    aat: float,
+    decision: str,
+    verify_s: float,
+    draft_s: float,
+) -> dict:
+    return {
+        "step": step,
+        "generated_before": generated,
+        "context": context,
+        "tokens_attended": context + verify_len,
+        "verify_len": verify_len,
+        "tree": tree,
+        "aat": aat,
+        "decision": decision,
+        "verify_s": verify_s,
+        "draft_s": draft_s,
+        "step_s": verify_s + draft_s,
+        "elapsed_s": 0.0,
+    }

@@ -1,0 +1,153 @@
+"""`fpgasim generate`: end-to-end generation time (prefill, then decode; optionally SD)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from fpgasim.analysis.aat import load_aat_tables
+from fpgasim.analysis.generation import (
+    MAX_DECODE_LEN,
+    Generation,
+    embedded_curve_at,
+    generate,
+    measured_curve_at,
+)
+from fpgasim.cli.common import RichProgress, dumps_json, json_records, json_row, rich_table
+from fpgasim.cli.common import console as out_console
+from fpgasim.cli.options import (
+    JsonTable,
+    aat_dir_option,
+    algorithm_option,
+    board_option,
+    check_writable,
+    engine_option,
+    format_option,
+    model_option,
+    out_option,
+    prompt_len_option,
+)
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import get_engine
+from fpgasim.errors import InputError
+from fpgasim.fileio import atomic_write_bytes
+
+
+class MeasuredSource(StrEnum):
+    """--aat-source with --aat-dir."""
+
+    measured = "measured"
+    fitted = "fitted"
+
+
+def generate_cmd(
+    board: str = board_option(),
+    model: str = model_option("llama2-chat-7b"),
+    prompt_len: int = prompt_len_option(..., "Prompt tokens P (prefilled first)."),
+    decode_len: int = typer.Option(
+        ...,
+        "--decode-len",
+        "-D",
+        min=1,
+        max=MAX_DECODE_LEN,
+        help="Tokens D to generate after the prompt.",
+    ),
+    algorithm: str | None = algorithm_option(
+        None,
+        "SD algorithm (longspec, eagle3, falcon, ...): each step verifies the solver's best x "
+        "at its context. Default: plain autoregressive decoding.",
+    ),
+    aat_dir: Path | None = aat_dir_option(
+        "Measured AAT tables (with --algorithm); a step uses the measured context nearest "
+        "its own (geometric midpoints). Default: the embedded acceptance model."
+    ),
+    task: str | None = typer.Option(
+        None, "--task", "-t", help="Task of the measured AAT tables (with --aat-dir)."
+    ),
+    aat_source: MeasuredSource = typer.Option(
+        MeasuredSource.measured,
+        "--aat-source",
+        help="With --aat-dir: measured (the measured x only) or fitted (the log model at every x).",
+    ),
+    engine: str = engine_option(
+        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
+    ),
+    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    steps_out: Path | None = out_option(
+        None, "Also write one CSV row per decode step to this file (docs/formats.md)."
+    ),
+) -> None:
+    """Time a whole generation: prefill of the prompt (TTFT), then D decode steps.
+
+    Step i attends T = ceil_m(P + i + 1) tokens, m = the board's padding.decode_multiple.
+    Steps at one aligned context are timed once.
+    With --algorithm, each step verifies the solver's best x at its context
+    and advances by that x's expected accepted tokens (AAT).
+
+    Example: fpgasim generate -b vhk158 -m llama2-chat-7b -P 128 -D 512 -a longspec
+    """
+    if steps_out is not None:
+        if steps_out.suffix.lower() != ".csv":
+            raise InputError("--out", str(steps_out), "a file ending in .csv")
+        check_writable(steps_out)
+    if algorithm is None and (aat_dir is not None or task is not None):
+        raise InputError("--aat-dir/--task", str(aat_dir or task), "only with --algorithm")
+    if aat_dir is None and task is not None:
+        raise InputError(
+            "--task", task, "only with --aat-dir (the embedded model is task-agnostic)"
+        )
+    if aat_dir is not None and task is None:
+        raise InputError("--task", None, "required with --aat-dir (one measured task)")
+    b, m = load_board(board), load_model(model)
+    algo = load_algorithm(algorithm) if algorithm else None
+    eng = get_engine(engine)
+    curve_at, source = None, ""
+    if algo is not None:
+        if aat_dir is not None:
+            tables = load_aat_tables(aat_dir)
+            curve_at = measured_curve_at(tables, algo, m.id, task, aat_source.value)
+            source = aat_source.value
+        else:
+            curve_at, source = embedded_curve_at(algo), "embedded"
+    what = f"generate ({engine}{', ' + algo.id if algo else ''})"
+    with RichProgress(what) as progress:
+        result = generate(
+            eng,
+            b,
+            m,
+            prompt_len,
+            decode_len,
+            algorithm=algo,
+            curve_at=curve_at,
+            aat_source=source,
+            task=task or ("embedded" if algo else ""),
+            progress=progress,
+        )
+    if steps_out is not None:
+        atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
+    _print(result, output_format, steps_out)
+
+
+def _print(result: Generation, output_format: JsonTable, steps_out: Path | None) -> None:
+    s = result.summary
+    if output_format is JsonTable.json:
+        print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
+        return
+    title = (
+        f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"
+        f" / {s['algorithm'] or 'AD'} / {s['engine']}"
+    )
+    out_console.print(
+        rich_table(
+            [{"quantity": k, "value": v} for k, v in s.items()], title=title, floatfmt="{:.6g}"
+        )
+    )
+    out_console.print(
+        rich_table(
+            json_records(result.groups()), title="decode steps by context", floatfmt="{:.4g}"
+        )
+    )
+    if steps_out is not None:
+        out_console.print(f"wrote {len(result.steps)} steps to {steps_out}", highlight=False)

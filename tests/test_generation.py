@@ -1,0 +1,221 @@
+"""End-to-end generation (analysis/generation.py), prefill, and their CLIs (`simulate --phase
+prefill`, `generate`): hand-checkable small cases on the analytic engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.generation import decode_context, generate
+from fpgasim.config import load_algorithm, load_board, load_model, resolve
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine import get_engine
+from fpgasim.errors import InputError
+from fpgasim.simulate import Point, prefill_spec, simulate_point
+from tests.cli_helpers import run_cli
+
+BOARD, MODEL = "vhk158", "llama2-chat-7b"
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return get_engine("analytic"), load_board(BOARD), load_model(MODEL)
+
+
+def test_decode_context_alignment() -> None:
+    # T = ceil16(P + i + 1), context = T - 1
+    assert decode_context(10, 0, 16) == 15
+    assert decode_context(10, 5, 16) == 15  # 16 tokens attended
+    assert decode_context(10, 6, 16) == 31  # 17 -> 32
+    assert decode_context(128, 0, 16) == 143
+    assert decode_context(128, 511, 16) == 639
+    assert decode_context(7, 3, 1) == 10  # no alignment: P + i
+
+
+def test_ad_groups_and_totals(setup) -> None:
+    engine, board, model = setup
+    gen = generate(engine, board, model, prompt_len=10, decode_len=20)
+    steps = gen.steps
+    # steps 0..5 attend 11..16 tokens -> T = 16; steps 6..19 attend 17..30 -> T = 32
+    assert list(steps["context"]) == [15] * 6 + [31] * 14
+    groups = gen.groups()
+    assert list(groups["context"]) == [15, 31] and list(groups["steps"]) == [6, 14]
+    # each group's step time is one AD pass at that context, computed independently
+    for context in (15, 31):
+        expect = engine.run_pass(PassSpec("target", 1, context), board, model).seconds
+        assert (steps.loc[steps["context"] == context, "step_s"] == expect).all()
+    s = gen.summary
+    assert s["decode_s"] == pytest.approx(steps["step_s"].sum(), rel=1e-12)
+    assert s["decode_s"] == pytest.approx(groups["group_s"].sum(), rel=1e-12)
+    assert s["total_s"] == pytest.approx(s["ttft_s"] + s["decode_s"], rel=1e-12)
+    assert s["tpot_s"] == pytest.approx(s["decode_s"] / 20, rel=1e-12)
+    assert s["decode_tokens_per_s"] == pytest.approx(20 / s["decode_s"], rel=1e-12)
+    assert s["decode_steps"] == 20 and s["decode_contexts"] == 2 and s["sd_steps"] == 0
+    assert steps["elapsed_s"].iloc[-1] == pytest.approx(s["total_s"], rel=1e-12)
+    # the prefill: 10 tokens aligned to 128, at context 0
+    assert s["prompt_len_aligned"] == 128
+    spec = prefill_spec(board, 10)
+    assert (spec.tokens, spec.context, spec.phase) == (128, 0, "prefill")
+    assert s["ttft_s"] == engine.run_pass(PassSpec("target", 128, 0), board, model).seconds
+
+
+def test_prefill_causal_mask_on_the_study_lowering(setup) -> None:
+    _, board, model = setup
+    spec = prefill_spec(board, 130)
+    assert spec.tokens == 256 and spec.tree_parents == tuple(range(-1, 255))
+    event = get_engine("event")
+    masked = event.run_pass(spec, board, model)
+    dense = event.run_pass(PassSpec("target", 256, 0), board, model)
+    # the mask skips attention tiles above the diagonal; the weights are the same
+    assert masked.cycles < dense.cycles
+    assert masked.weight_bytes == dense.weight_bytes
+
+
+def _constant_aat_curve(algorithm, aat: float):
+    """Embedded curves with AAT replaced by a constant at x = 3..8 (x = 2 dropped)."""
+
+    def curve_at(context: int):
+        curve = embedded_curves(algorithm, [context])[0]
+        pts = curve.points[(curve.points["verify_len"] >= 3) & (curve.points["verify_len"] <= 8)]
+        pts = pts.assign(aat=aat).reset_index(drop=True)
+        return dataclasses.replace(curve, points=pts)
+
+    return curve_at
+
+
+def test_sd_with_constant_aat(setup) -> None:
+    engine, board, model = setup
+    algorithm = load_algorithm("longspec")
+    gen = generate(
+        engine, board, model, prompt_len=125, decode_len=10, algorithm=algorithm,
+        curve_at=_constant_aat_curve(algorithm, 2.5),
+    )
+    steps = gen.steps
+    # g = 0, 2.5, 5, 7.5 (then 10 >= D): 4 steps; context = ceil16(125 + floor(g) + 1) - 1
+    assert list(steps["generated_before"]) == [0.0, 2.5, 5.0, 7.5]
+    assert list(steps["context"]) == [127, 127, 143, 143]
+    assert (steps["aat"] == 2.5).all() and (steps["decision"] == "use SD").all()
+    assert steps["verify_len"].between(3, 8).all()
+    assert (steps["step_s"] == steps["verify_s"] + steps["draft_s"]).all()
+    assert (steps["draft_s"] > 0).all()
+    s = gen.summary
+    assert s["decode_steps"] == 4 == math.ceil(10 / 2.5)
+    assert s["decode_s"] == pytest.approx(steps["step_s"].sum(), rel=1e-12)
+    assert s["tpot_s"] == pytest.approx(s["decode_s"] / 10, rel=1e-12)
+    assert s["sd_steps"] == 4 and s["mean_aat"] == 2.5
+
+
+def test_sd_that_never_pays_is_plain_decoding(setup) -> None:
+    engine, board, model = setup
+    algorithm = load_algorithm("longspec")
+    sd = generate(
+        engine, board, model, prompt_len=40, decode_len=30, algorithm=algorithm,
+        curve_at=_constant_aat_curve(algorithm, 1.0),
+    )
+    ad = generate(engine, board, model, prompt_len=40, decode_len=30)
+    assert (sd.steps["decision"] == "use AD").all()
+    cols = ["context", "verify_len", "aat", "step_s"]
+    pd.testing.assert_frame_equal(sd.steps[cols], ad.steps[cols])
+    assert sd.summary["decode_s"] == ad.summary["decode_s"]
+
+
+def test_max_context_tokens(setup) -> None:
+    engine, board, model = setup
+    small = board.model_copy(update={"max_context_tokens": 256})
+    with pytest.raises(InputError, match="--decode-len"):
+        generate(engine, small, model, prompt_len=200, decode_len=60)  # ceil16(260) = 272
+    generate(engine, small, model, prompt_len=200, decode_len=56)  # 256: fits
+    with pytest.raises(InputError, match="--prompt-len"):
+        prefill_spec(small, 257)  # aligned to 384
+    with pytest.raises(InputError, match="--context"):
+        simulate_point(engine, Point(small, model, 256, 1))
+    simulate_point(engine, Point(small, model, 255, 1))
+
+
+def test_simulate_prefill_cli(capsys) -> None:
+    res = run_cli(capsys, "simulate", "-b", BOARD, "-m", MODEL, "--phase", "prefill",
+                  "--prompt-len", "100", "--engine", "event", "--format", "json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["prompt_len_aligned"] == 128 and data["phase"] == "prefill"
+    assert data["prefill_s"] == pytest.approx(data["prefill_cycles"] / 225e6, rel=1e-12)
+    for unit in ("ld", "st", "mpe", "sfu"):
+        assert data[f"busy_{unit}_cycles"] > 0
+    assert data["busy_mpe_cycles"] <= data["prefill_cycles"]
+
+
+def test_simulate_decode_unchanged(capsys) -> None:
+    res = run_cli(capsys, "simulate", "-b", BOARD, "-m", MODEL, "-L", "300", "-x", "4",
+                  "--engine", "analytic", "--format", "json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    board, model = load_board(BOARD), load_model(MODEL)
+    row = simulate_point(get_engine("analytic"), Point(board, model, 300, 4))
+    assert data["verify_cycles"] == row["verify_cycles"]
+    assert "phase" not in data
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["simulate", "--phase", "prefill"], "--prompt-len"),
+        (["simulate", "--phase", "prefill", "--prompt-len", "0"], "--prompt-len"),
+        (["simulate", "--phase", "prefill", "--prompt-len", "8", "-L", "4"], "--context"),
+        (["simulate", "--phase", "prefill", "--prompt-len", "8", "-x", "4"], "--verify-len"),
+        (["simulate", "--phase", "nope", "--prompt-len", "8"], "--phase"),
+        (["simulate", "-L", "4", "--prompt-len", "8"], "--prompt-len"),
+        (["generate", "-P", "8"], "--decode-len"),
+        (["generate", "-P", "8", "-D", "0"], "--decode-len"),
+        (["generate", "-P", "0", "-D", "4"], "--prompt-len"),
+        (["generate", "-P", "8", "-D", "4", "--task", "qa"], "--aat-dir"),
+        (["generate", "-P", "8", "-D", "4", "-a", "longspec", "--task", "qa"], "--task"),
+        (["generate", "-P", "8", "-D", "4", "-o", "steps.txt"], "--out"),
+    ],
+)
+def test_bad_input_one_line(capsys, args, needle) -> None:
+    res = run_cli(capsys, *args[:1], "-b", BOARD, "-m", MODEL, *args[1:])
+    assert res.code == 2
+    assert needle in res.err and res.err.count("\n") == 1 and "Traceback" not in res.err
+
+
+def test_generate_cli(capsys, tmp_path) -> None:
+    out = tmp_path / "steps.csv"
+    res = run_cli(capsys, "generate", "-b", BOARD, "-m", MODEL, "-P", "30", "-D", "40",
+                  "--engine", "analytic", "--format", "json", "-o", str(out))
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    s = data["summary"]
+    for key in ("ttft_s", "decode_s", "total_s", "decode_tokens_per_s", "tpot_s"):
+        assert s[key] > 0
+    # P + i + 1 = 31..32 -> T = 32, 33..48 -> 48, 49..64 -> 64, 65..70 -> 80
+    assert [g["steps"] for g in data["contexts"]] == [2, 16, 16, 6]
+    steps = pd.read_csv(out)
+    assert len(steps) == 40 and steps["step_s"].sum() == pytest.approx(s["decode_s"])
+    res = run_cli(capsys, "generate", "-b", BOARD, "-m", MODEL, "-P", "30", "-D", "8",
+                  "-a", "longspec", "--engine", "analytic")
+    assert res.code == 0, res.err
+    assert "decode_tokens_per_s" in res.out and "use SD" in res.out
+
+
+def test_max_context_tokens_cli(capsys, tmp_path) -> None:
+    board = tmp_path / "small.yaml"
+    text = resolve("board", BOARD).read_text()
+    board.write_text(text + "max_context_tokens: 256\n")
+    for args, needle in (
+        (["simulate", "--phase", "prefill", "-P", "200"], "--prompt-len"),  # aligned to 256: ok
+        (["simulate", "--phase", "prefill", "-P", "300"], "--prompt-len"),  # 384 > 256
+        (["simulate", "-L", "256"], "--context"),  # 257 tokens attended
+        (["generate", "-P", "200", "-D", "60"], "--decode-len"),  # ceil16(260) = 272
+    ):
+        res = run_cli(capsys, args[0], "-b", str(board), "-m", MODEL, *args[1:],
+                      "--engine", "analytic", "--format", "json")
+        if args[-1] == "200":
+            assert res.code == 0, res.err
+            continue
+        assert res.code == 2 and needle in res.err and "max_context_tokens = 256" in res.err
+        assert res.err.count("\n") == 1

@@ -85,7 +85,7 @@ def single_changes(board_name: str) -> dict[str, dict]:
             "precision.kv_bits": cal["precision"]["kv_bits"],
         },
         "KV over 8 channels at 0.7": {"memory.activation_group": cal["memory"]["activation_group"]},
-        "128-token MM tile": {"padding.decode_multiple": cal["padding"]["decode_multiple"]},
+        "128-token MM tile": {"padding.mm_token_multiple": cal["padding"]["mm_token_multiple"]},
     }
     if (cal["pe_array"], cal["mv_macs_per_cycle"]) != (base["pe_array"], base["mv_macs_per_cycle"]):
         changes["FlightLLM's MM/MV arrays"] = {

@@ -78,8 +78,10 @@ def main() -> None:
         "free SFU (65536 elements/cycle)": v80.model_copy(
             update={"sfu": Sfu(elements_per_cycle=65536, softmax_passes=2, norm_passes=2)}
         ),
-        "no token padding (decode_multiple 1)": v80.model_copy(
-            update={"padding": Padding(decode_multiple=1, prefill_multiple=128)}
+        "no token padding (mm_token_multiple 1)": v80.model_copy(
+            update={
+                "padding": Padding(mm_token_multiple=1, decode_multiple=16, prefill_multiple=128)
+            }
         ),
         "MV at the full array (16384)": v80.model_copy(update={"mv_macs_per_cycle": 16384}),
         "prefetch depth 1": v80.model_copy(

@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 
+def _rebuild(cls: type, args: tuple, state: dict) -> FpgasimError:
+    """Unpickle an FpgasimError without calling its `__init__` (see `__reduce__`)."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class FpgasimError(Exception):
-    """Base class of errors the CLI reports as one line with exit status 2."""
+    """Base class of errors the CLI reports as one line with exit status 2.
+
+    Instances pickle by their message and attributes, not by re-calling `__init__` (whose
+    signature differs per subclass), so they cross process boundaries intact: a sweep
+    point failing in a pool worker reaches the parent as the same one-line error.
+    """
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 def shown_value(value: object) -> str:

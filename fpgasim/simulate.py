@@ -4,15 +4,17 @@ or the prefill of a prompt."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
-from fpgasim.errors import InputError
+from fpgasim.errors import ConfigError, InputError
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,55 @@ class Point:
             raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
         if self.accepted < 1:
             raise InputError("--accepted", self.accepted, "at least 1")
+        if self.algorithm is not None and self.accepted > self.verify_len:
+            raise InputError(
+                "--accepted",
+                self.accepted,
+                f"at most the verification length x = {self.verify_len} (an iteration "
+                "accepts at most the x tokens it verifies)",
+            )
         check_max_context(self.board, self.context + self.verify_len, "--context", self.context)
+
+
+def target_weight_count(model: TargetModel) -> int:
+    """Target parameters from the shapes: attention, SwiGLU MLP, untied embedding and LM head.
+
+    Llama-3.1-8B: 8.03e9, its published count (norm weights, <0.01 %, are left out).
+    """
+    kv_width = model.kv_heads * model.head_dim
+    attention = 2 * model.hidden * model.hidden + 2 * model.hidden * kv_width
+    mlp = 3 * model.hidden * model.intermediate
+    return model.layers * (attention + mlp) + 2 * model.vocab * model.hidden
+
+
+def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int) -> int:
+    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens.
+
+    At the board's weight and KV precisions. The drafter's weights and KV are not counted
+    (a lower bound; EAGLE-3's and LongSpec's drafters add a few % of the target).
+    """
+    weights = target_weight_count(model) * board.precision.weight_bits // 8
+    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim
+    kv = kv_per_token * (context + verify_len) * board.precision.kv_bits // 8
+    return weights + kv
+
+
+def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int) -> bool:
+    """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
+    return memory_bytes(board, model, context, verify_len) <= board.memory.capacity_gib * 2**30
+
+
+def check_finite_row(row: dict, point: Point) -> None:
+    """No NaN or inf leaves a simulated point: an overflow is an error naming the inputs."""
+    for key, value in row.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                config_source(point.board),
+                key,
+                value,
+                f"a finite result; the board's numbers overflow at context {point.context}, "
+                f"x = {point.verify_len}",
+            )
 
 
 def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
@@ -43,6 +93,17 @@ def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | N
     if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
         return None
     return block_parents((1, *tree.shape))  # the root, then the levels round robin
+
+
+@contextmanager
+def errors_name_the_file(board: Board) -> Iterator[None]:
+    """Errors the engines raise about a board (source `board NAME`) name its file instead."""
+    try:
+        yield
+    except ConfigError as exc:
+        if exc.source != f"board {board.name}" or not getattr(board, "_source", ""):
+            raise
+        raise ConfigError(config_source(board), exc.field, exc.value, exc.allowed) from None
 
 
 def verify_timing(
@@ -59,7 +120,8 @@ def verify_timing(
     tiles; the analytic engine charges the dense block, as the study does.
     """
     spec = PassSpec("target", verify_len, context, tree_parents=tree_parents(tree, verify_len))
-    return engine.run_pass(spec, board, model)
+    with errors_name_the_file(board):
+        return engine.run_pass(spec, board, model)
 
 
 def draft_timing(
@@ -73,7 +135,8 @@ def draft_timing(
 ) -> Timing:
     """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence."""
     passes = draft_passes(algorithm, tree, accepted, context)
-    return combine(engine.run_pass(p, board, model, algorithm.drafter) for p in passes)
+    with errors_name_the_file(board):
+        return combine([engine.run_pass(p, board, model, algorithm.drafter) for p in passes])
 
 
 def simulate_point(engine: Engine, point: Point) -> dict:
@@ -102,6 +165,8 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "weight_bytes": tv.weight_bytes,
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
+        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len),
+        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len),
     }
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
@@ -120,6 +185,7 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
+    check_finite_row(row, point)
     return row
 
 

@@ -47,7 +47,11 @@ def random_case(rng: np.random.Generator):
             ),
             "pe_array": PeArray(rows=int(rng.choice([16, 32, 64])), cols=int(rng.choice([16, 48]))),
             "mv_macs_per_cycle": int(rng.choice([64, 256])),
-            "padding": Padding(decode_multiple=int(rng.choice([1, 4, 16])), prefill_multiple=128),
+            "padding": Padding(
+                mm_token_multiple=int(rng.choice([1, 4, 16])),
+                decode_multiple=16,
+                prefill_multiple=128,
+            ),
             "overlap": str(rng.choice(["realistic", "realistic", "ideal"])),
         }
     )

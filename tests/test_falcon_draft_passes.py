@@ -30,7 +30,7 @@ def fine_board(overlap: str = "realistic"):
     """U280 with 4-token x 16-key tiles: fine enough for the mask to change the tile count."""
     return load_board("u280").model_copy(
         update={
-            "padding": Padding(decode_multiple=4, prefill_multiple=128),
+            "padding": Padding(mm_token_multiple=4, decode_multiple=16, prefill_multiple=128),
             "pe_array": PeArray(rows=64, cols=16),
             "mv_macs_per_cycle": 256,
             "overlap": overlap,

@@ -26,7 +26,7 @@ CHANGED = {
     "precision.weight_bits",
     "precision.activation_bits",
     "precision.kv_bits",
-    "padding.decode_multiple",
+    "padding.mm_token_multiple",
 }
 #: VHK158 is FlightLLM's own board: its MM and MV arrays are FlightLLM's (FLIGHTLLM.md §1)
 CHANGED_VHK158 = CHANGED | {"pe_array.cols", "mv_macs_per_cycle"}
@@ -64,7 +64,8 @@ def test_flightllm_values(name: str) -> None:
     assert cal.memory.activation_group.load_efficiency == 0.7
     assert (cal.precision.weight_bits, cal.precision.activation_bits) == (4, 8)
     assert cal.precision.kv_bits == 8
-    assert cal.padding.decode_multiple == 128  # FlightLLM's 128-row MM tile
+    assert cal.padding.mm_token_multiple == 128  # FlightLLM's 128-row MM tile
+    assert cal.padding.decode_multiple == 16  # FlightLLM's decode context alignment
     # the MV weight ring: 4 sets of 1M weights at the INT4 timing width
     assert cal.buffers.prefetch_depth == 4
     assert cal.buffers.weight_kib * 1024 * 8 // cal.precision.weight_bits == 4 * 2**20

@@ -154,7 +154,7 @@ def test_mv_for_one_token_mm_with_padding_for_more() -> None:
     w5 = five["cycles"][five_mpe]
     w16 = sixteen["cycles"][(sixteen["unit"] == UNIT_MPE) & np.isin(sixteen["op"], proj)]
     assert (w2 * 2 == w16).all()
-    # weight tiles of 5 tokens cost as much as 16 (padding to decode_multiple = 16)
+    # weight tiles of 5 tokens cost as much as 16 (padding to mm_token_multiple = 16)
     assert (w5 == w16).all()
     # ideal mode: no padding, full array rate
     ideal = lower(PassSpec("target", 2, 512), mode("v80", "ideal"), LLAMA).instrs

@@ -97,7 +97,7 @@ def test_rerun_reuses_every_point(grid: Grid, tmp_path: Path) -> None:
 def test_unreadable_rows_are_recomputed(grid: Grid, tmp_path: Path) -> None:
     with SweepCache(tmp_path) as cache:
         fresh = run_sweep(grid, "analytic", "inprocess", cache=cache).frame
-    with sqlite3.connect(tmp_path / "v1" / "points.sqlite") as db:
+    with sqlite3.connect(tmp_path / "v2" / "points.sqlite") as db:
         db.execute("UPDATE points SET row = 'not json' WHERE rowid % 3 = 0")
         db.execute("UPDATE points SET row = '[1, 2]' WHERE rowid % 3 = 1")
     with SweepCache(tmp_path) as cache:
@@ -107,7 +107,7 @@ def test_unreadable_rows_are_recomputed(grid: Grid, tmp_path: Path) -> None:
 
 
 def test_corrupt_database_is_one_clear_error(tmp_path: Path, capsys) -> None:
-    db = tmp_path / "v1" / "points.sqlite"
+    db = tmp_path / "v2" / "points.sqlite"
     db.parent.mkdir(parents=True)
     db.write_bytes(b"\x00junk" * 1000)
     with pytest.raises(CacheError, match="cache clear"):
@@ -167,7 +167,7 @@ def test_default_dir_and_env(monkeypatch, tmp_path: Path) -> None:
     assert default_cache_dir() == Path.home() / ".cache" / "fpgasim"
     monkeypatch.setenv("FPGASIM_CACHE_DIR", str(tmp_path / "c"))
     assert default_cache_dir() == tmp_path / "c"
-    assert SweepCache().path == tmp_path / "c" / "v1" / "points.sqlite"
+    assert SweepCache().path == tmp_path / "c" / "v2" / "points.sqlite"
 
 
 def test_cli_cache_flags_info_and_clear(monkeypatch, tmp_path: Path, capsys) -> None:

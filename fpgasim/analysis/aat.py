@@ -161,6 +161,19 @@ def _shape_cell(path: Path, i: int, col: str, value: object) -> str:
     return " ".join(map(str, shape))
 
 
+def _check_tree_fits(path: Path, i: int, col: str, shape: str, verify_len: int) -> None:
+    """An AAT row's tree (draft nodes + the root) cannot hold more tokens than its x."""
+    nodes = sum(int(w) for w in shape.split()) if shape else 0
+    if nodes + 1 > verify_len:
+        raise ConfigError(
+            str(path),
+            f"{_label(path, i)}, column {col}",
+            shape,
+            f"a tree of at most verify_len - 1 = {verify_len - 1} draft nodes "
+            f"(this one has {nodes})",
+        )
+
+
 def _check_columns(path: Path, frame: pd.DataFrame) -> str:
     """'aat' or 'tree_table' from the header; anything else is a ConfigError naming both."""
     cols = list(frame.columns)
@@ -214,6 +227,7 @@ def validate_aat_frame(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
             "file": path.name,
             "line": _label(path, i),
         }
+        _check_tree_fits(path, i, "tree_shape", rec["tree_shape"], verify_len)
         key = tuple(rec[c] for c in KEY_COLUMNS)
         if key in seen:
             raise ConfigError(
@@ -241,12 +255,12 @@ def validate_tree_table(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
         if x in seen:
             raise ConfigError(str(path), f"{_label(path, i)}, column verify_len", x, "each x once")
         seen[x] = i
+        # no _check_tree_fits here: the study's published x = 2 row drafts a '1 1' tree
+        shape = _shape_cell(path, i, "longspec_tree_shape", raw["longspec_tree_shape"])
         records.append(
             {
                 "verify_len": x,
-                "longspec_tree_shape": _shape_cell(
-                    path, i, "longspec_tree_shape", raw["longspec_tree_shape"]
-                ),
+                "longspec_tree_shape": shape,
                 "eagle3_depth": _opt_int_cell(path, i, "eagle3_depth", raw["eagle3_depth"], 1, 64),
                 "eagle3_top_k": _opt_int_cell(
                     path, i, "eagle3_top_k", raw["eagle3_top_k"], 1, 1024

@@ -22,6 +22,7 @@ from fpgasim.analysis.solver import Solution, solve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
+from fpgasim.fileio import write_figure
 
 #: One row per (context, algorithm); parameter columns first.
 COMPARE_COLUMNS = [
@@ -45,6 +46,7 @@ COMPARE_COLUMNS = [
     "ori_verify_len",
     "ori_aat",
     "ori_speedup",
+    "fits_memory",
     "rank",
 ]
 
@@ -114,6 +116,7 @@ def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
                 "ori_verify_len": s["ori_verify_len"],
                 "ori_aat": s["ori_aat"],
                 "ori_speedup": s["ori_speedup"],
+                "fits_memory": bool(s["fits_memory"]),
             }
         )
     return out
@@ -340,9 +343,7 @@ def plot_comparison(comparison: Comparison, path: Path) -> None:
         fontsize=13,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    write_figure(fig, Path(path))
 
 
 def comparison_markdown(comparison: Comparison) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
@@ -41,6 +43,7 @@ EXPLORE_COLUMNS = [
     "best_tokens_per_s",
     "speedup",
     "decision",
+    "fits_memory",
 ]
 
 
@@ -172,6 +175,7 @@ def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str)
                 "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
                 "speedup": speedup,
                 "decision": "use SD" if speedup > 1 else "use AD",
+                "fits_memory": bool(best["fits_memory"]),
             }
         )
     return pd.DataFrame(out, columns=EXPLORE_COLUMNS)
@@ -276,5 +280,4 @@ def plot_explore(summary: pd.DataFrame, path) -> None:
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    write_figure(fig, Path(path))

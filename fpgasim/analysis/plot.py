@@ -9,6 +9,7 @@ import pandas as pd
 
 from fpgasim.analysis.solver import Solution
 from fpgasim.errors import InputError
+from fpgasim.fileio import write_figure
 
 MAX_PANELS = 12
 MARKERS = {
@@ -42,9 +43,7 @@ def plot_solution(solution: Solution, path: Path) -> None:
         fontsize=13,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.98 if n > 2 else 0.95))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    write_figure(fig, Path(path))
 
 
 def _curve(solution: Solution, s: dict) -> pd.DataFrame:

@@ -36,7 +36,7 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, tree_parents, verify_timing
+from fpgasim.simulate import draft_timing, fits_memory, tree_parents, verify_timing
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -71,6 +71,7 @@ SUMMARY_COLUMNS = [
     "naive_speedup",
     "naive_threshold",
     "decision",
+    "fits_memory",
     "regime",
     "regime_reason",
     "x_ridge",
@@ -126,7 +127,10 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        # alpha's byte counts: the study's accounting, except on boards with another lowering
+        # (FlightLLM's), which the analytic engine does not model: there the engine's own
+        own = engine.name == "analytic" or board.lowering != "study"
+        self.analytic = engine if own else get_engine("analytic")
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
         self._target_weights: dict[int, int] = {}
@@ -293,6 +297,7 @@ def solve_curve(
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
         "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
+        "fits_memory": fits_memory(board, model, context, int(best["verify_len"])),
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": roof_fit.x_ridge,

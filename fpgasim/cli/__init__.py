@@ -24,6 +24,7 @@ from fpgasim.cli.sweep_cmd import sweep
 from fpgasim.cli.tree_cmd import tree_app
 from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
+from fpgasim.fileio import output_transaction
 
 app = typer.Typer(
     name="fpgasim",
@@ -62,9 +63,14 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]
     try:
-        # typer turns Ctrl-C and `typer.Exit` into a returned exit code when not standalone
-        code = app(args=args, prog_name="fpgasim", standalone_mode=False)
-        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        # every file the command writes is staged and written only when it succeeds
+        with output_transaction() as outputs:
+            # typer turns Ctrl-C and `typer.Exit` into a returned exit code (not standalone)
+            code = app(args=args, prog_name="fpgasim", standalone_mode=False)
+            failed = isinstance(code, int) and not isinstance(code, bool) and code != 0
+            if failed:
+                outputs.discard()
+        if failed:
             if code == 130:
                 print("fpgasim: interrupted", file=sys.stderr)
             sys.exit(code)
@@ -89,6 +95,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("fpgasim: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:  # a path the OS refuses (too long, a loop, no permission, ...)
+        if debug:
+            raise
+        where = f"{str(exc.filename)[:80]}: " if exc.filename else ""
+        reason = exc.strerror or type(exc).__name__
+        print(f"fpgasim: error: {where}{reason} (check the paths given)", file=sys.stderr)
+        sys.exit(2)
     except Exception as exc:  # last resort: never show a traceback to a user
         if debug:
             raise

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from fpgasim.cli.common import console, dumps_json
-from fpgasim.cli.options import cache_dir_option, json_option
+from fpgasim.cli.options import cache_dir_option, cache_limit_option, json_option
 from fpgasim.sweep import SweepCache
 
 cache_app = typer.Typer(
@@ -23,10 +23,11 @@ CACHE_DIR_HELP = "Cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgas
 @cache_app.command("info")
 def info(
     cache_dir: Path | None = cache_dir_option(CACHE_DIR_HELP),
+    cache_limit_mb: int | None = cache_limit_option(),
     as_json: bool = json_option("Print JSON instead of text."),
 ) -> None:
-    """Where the cache is, how many points it holds (per engine) and its size on disk."""
-    cache = SweepCache(cache_dir)
+    """Where the cache is, its rows (per engine), size on disk, size limit and eviction policy."""
+    cache = SweepCache(cache_dir, cache_limit_mb)
     try:
         facts = cache.info()
     finally:
@@ -38,18 +39,24 @@ def info(
                     "path": str(facts.path),
                     "points": facts.points,
                     "size_bytes": facts.size_bytes,
+                    "row_bytes": facts.row_bytes,
+                    "limit_bytes": facts.limit_bytes,
+                    "policy": facts.policy,
                     "by_engine": facts.by_engine,
                 }
             )
         )
         return
     engines = ", ".join(f"{k}: {v}" for k, v in facts.by_engine.items()) or "none"
-    console.print(f"cache: {facts.path}", highlight=False, soft_wrap=True)
-    console.print(
-        f"points: {facts.points} ({engines}); size: {facts.size_bytes / 2**20:.2f} MiB",
-        highlight=False,
-        soft_wrap=True,
-    )
+    lines = [
+        f"cache: {facts.path}",
+        f"points: {facts.points} ({engines})",
+        f"size: {facts.size_bytes / 2**20:.2f} MiB on disk, {facts.row_bytes / 2**20:.2f} MiB "
+        f"of rows; limit: {facts.limit_bytes / 2**20:g} MiB of rows",
+        f"policy: {facts.policy}",
+    ]
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 @cache_app.command("clear")

@@ -1,4 +1,4 @@
-"""Shared CLI helpers: list parsing, output writing, consoles, the progress bar."""
+"""Shared CLI helpers: consoles, tables, JSON, the progress bar (list parsers: options.py)."""
 
 from __future__ import annotations
 
@@ -9,55 +9,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from fpgasim.errors import InputError
+from fpgasim.cli.options import parse_int_list, parse_name_list  # noqa: F401 (re-exported)
 
 console = Console()
 err_console = Console(stderr=True)
-
-MAX_LIST = 100_000
 
 
 def wide_console() -> Console:
     """The shared console on a terminal; a wide one when piped, so tables never wrap."""
     return console if console.is_terminal else Console(width=200)
-
-
-def parse_int_list(text: str, argument: str, minimum: int = 1, maximum: int = 10**7) -> list[int]:
-    """'1-5,8,16' -> [1, 2, 3, 4, 5, 8, 16] (sorted, unique), each within [minimum, maximum]."""
-    values: set[int] = set()
-    for part in str(text).replace(" ", "").split(","):
-        if not part:
-            continue
-        try:
-            if "-" in part[1:]:
-                lo_s, hi_s = part.split("-", 1) if not part.startswith("-") else (part, "")
-                lo, hi = int(lo_s), int(hi_s)
-                if hi < lo:
-                    raise InputError(argument, text, f"ranges go low-high, e.g. {hi}-{lo}")
-                if hi - lo > MAX_LIST:
-                    raise InputError(argument, text, f"at most {MAX_LIST} values")
-                values.update(range(lo, hi + 1))
-            else:
-                values.add(int(part))
-        except ValueError:
-            raise InputError(
-                argument, text, "whole numbers and ranges, e.g. 128,256 or 1-85"
-            ) from None
-    if not values:
-        raise InputError(argument, text, "at least one value, e.g. 128,256 or 1-85")
-    bad = [v for v in values if v < minimum or v > maximum]
-    if bad:
-        raise InputError(
-            argument,
-            min(bad) if min(bad) < minimum else max(bad),
-            f"every value between {minimum} and {maximum}",
-        )
-    return sorted(values)
-
-
-def parse_name_list(text: str) -> list[str]:
-    """'u280,v80' -> ['u280', 'v80']."""
-    return [p.strip() for p in str(text).split(",") if p.strip()]
 
 
 def rich_table(

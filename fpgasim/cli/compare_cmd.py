@@ -8,7 +8,7 @@ import typer
 
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
 from fpgasim.analysis.algorithm_comparison import plot_comparison
-from fpgasim.cli.common import dumps_json, json_records, parse_name_list, rich_table, wide_console
+from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
     board_option,
@@ -18,10 +18,10 @@ from fpgasim.cli.options import (
     format_option,
     model_option,
     parse_contexts,
+    parse_name_list,
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.errors import InputError
 
 
 def compare_algorithms(
@@ -56,9 +56,7 @@ def compare_algorithms(
     --algorithms falcon,eagle3,longspec --contexts 512,2048,8192 --engine analytic
     """
     check_png(plot)
-    names = parse_name_list(algorithms)
-    if not names:
-        raise InputError("--algorithms", algorithms, "one or more names, e.g. falcon,eagle3")
+    names = parse_name_list(algorithms, "--algorithms")
     b, m = load_board(board), load_model(model)
     algos = [load_algorithm(n) for n in names]
     result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)

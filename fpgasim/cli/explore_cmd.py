@@ -12,9 +12,9 @@ from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
     cache_dir_option,
+    cache_limit_option,
     check_executor,
     check_png,
-    check_writable,
     contexts_option,
     engine_option,
     executor_option,
@@ -23,34 +23,23 @@ from fpgasim.cli.options import (
     open_cache,
     out_option,
     parse_contexts,
+    parse_float_list,
     plot_option,
     scheduler_option,
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import BANDWIDTH_GB_S
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
 
 
 def parse_bandwidths(text: str) -> list[float]:
-    """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, each > 0)."""
-    out = []
-    for part in str(text).replace(" ", "").split(","):
-        if not part:
-            continue
-        try:
-            value = float(part)
-        except ValueError:
-            raise InputError("--bandwidths", text, "numbers in GB/s, e.g. 77,460,819") from None
-        if not 0 < value <= 1e6:
-            raise InputError("--bandwidths", value, "each between 0 and 1e6 GB/s")
-        out.append(value)
-    if not out:
-        raise InputError("--bandwidths", text, "at least one bandwidth in GB/s")
-    return sorted(set(out))
+    """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, within the board schema's range)."""
+    return parse_float_list(text, "--bandwidths", *BANDWIDTH_GB_S, "GB/s")
 
 
 def explore_cmd(
@@ -81,6 +70,7 @@ def explore_cmd(
     scheduler: str | None = scheduler_option("Dask scheduler address (--executor dask)."),
     cache_dir: Path | None = cache_dir_option("Result cache folder."),
     no_cache: bool = no_cache_option(),
+    cache_limit_mb: int | None = cache_limit_option(),
 ) -> None:
     """Explore hypothetical boards: "more DSPs or more bandwidth?"
 
@@ -93,10 +83,10 @@ def explore_cmd(
     Example: fpgasim explore --base-board v80 --pe-arrays 64x48,128x64,128x128,256x128
     --bandwidths 77,460,819,1638 --model llama-3.1-8b --algorithm longspec --contexts 1024
     """
-    check_out_path(out)
-    check_writable(out)
+    check_out_path(out, "--out")
     png = plot or out.with_suffix(".png")
-    check_png(png)
+    check_png(png, "--plot" if plot else "--out")
+    check_input_path(aat_dir, "--aat-dir")
     check_executor(executor, scheduler)
     if task and aat_dir is None:
         raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")
@@ -108,7 +98,7 @@ def explore_cmd(
     algo = load_algorithm(algorithm)
     ctxs = parse_contexts(contexts)
     progress = RichProgress(f"explore ({engine}, {executor})")
-    with open_cache(cache_dir, no_cache) as cache, progress:
+    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = explore(
             base,
             arrays,

@@ -10,10 +10,15 @@ from fpgasim.cli.common import (
     dumps_json,
     json_records,
     json_row,
-    parse_int_list,
     rich_table,
 )
-from fpgasim.cli.options import TableJsonCsv, context_option, format_option, model_option
+from fpgasim.cli.options import (
+    TableJsonCsv,
+    context_option,
+    format_option,
+    model_option,
+    parse_int_list,
+)
 from fpgasim.config import available, load_model
 from fpgasim.heterogeneous import (
     best_config,

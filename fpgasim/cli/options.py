@@ -8,7 +8,6 @@ their member order is the order `--help` lists the choices in.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -17,10 +16,12 @@ from typing import Any
 
 import typer
 
-from fpgasim.cli.common import parse_int_list
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_output_path
+from fpgasim.lists import split_items
 from fpgasim.sweep import DEFAULT_EXECUTOR, EXECUTORS, SweepCache
+from fpgasim.sweep.cache import DEFAULT_LIMIT_MB, LIMIT_ENV, MAX_LIMIT_MB
 
 #: Largest context length L an argument accepts.
 MAX_CONTEXT = 10_000_000
@@ -76,6 +77,67 @@ def format_option(default: StrEnum, help_text: str) -> Any:
 def json_option(help_text: str) -> Any:
     """--json: a flag that prints JSON instead of the human-readable output."""
     return typer.Option(False, "--json", help=help_text)
+
+
+# ---------------------------------------------------------------- lists
+
+#: Most values one range item (e.g. 1-100000) may expand to.
+MAX_LIST = 100_000
+
+
+def parse_int_list(text: str, argument: str, minimum: int = 1, maximum: int = 10**7) -> list[int]:
+    """'1-5,8,16' -> [1, 2, 3, 4, 5, 8, 16] (sorted, unique), each within [minimum, maximum].
+
+    Items come from `split_items`, so empty items (`1,,2`, `128,`) are errors.
+    """
+    values: set[int] = set()
+    example = "e.g. 128,256 or 1-85"
+    for part in split_items(text, argument, "128,256 or 1-85"):
+        part = part.replace(" ", "")
+        try:
+            if "-" in part[1:]:
+                cut = part.index("-", 1)
+                lo, hi = int(part[:cut]), int(part[cut + 1 :])
+                if hi < lo:
+                    raise InputError(argument, text, f"ranges go low-high, e.g. {hi}-{lo}")
+                if hi - lo > MAX_LIST:
+                    raise InputError(argument, text, f"at most {MAX_LIST} values per range")
+                values.update(range(lo, hi + 1))
+                if len(values) > MAX_LIST:
+                    raise InputError(argument, text, f"at most {MAX_LIST} values in all")
+            else:
+                values.add(int(part))
+        except ValueError:
+            raise InputError(argument, text, f"whole numbers and ranges, {example}") from None
+    bad = [v for v in values if v < minimum or v > maximum]
+    if bad:
+        raise InputError(
+            argument,
+            min(bad) if min(bad) < minimum else max(bad),
+            f"every value between {minimum} and {maximum}",
+        )
+    return sorted(values)
+
+
+def parse_name_list(text: str, argument: str = "--board") -> list[str]:
+    """'u280,v80' -> ['u280', 'v80'] (order and duplicates kept); empty items are errors."""
+    return split_items(text, argument, "u280,v80")
+
+
+def parse_float_list(
+    text: str, argument: str, minimum: float, maximum: float, unit: str
+) -> list[float]:
+    """'77,460' -> [77.0, 460.0] (sorted, unique), each finite and within [minimum, maximum]."""
+    out = set()
+    for part in split_items(text, argument, "77,460,819"):
+        try:
+            value = float(part)
+        except ValueError:
+            raise InputError(argument, text, f"numbers in {unit}, e.g. 77,460,819") from None
+        if not minimum <= value <= maximum:  # also refuses nan
+            raise InputError(argument, value, f"each between {minimum:g} and {maximum:g} {unit}")
+        out.add(value)
+    return sorted(out)
 
 
 # ---------------------------------------------------------------- inputs
@@ -140,17 +202,9 @@ def out_option(default: Any, help_text: str) -> Any:
     return typer.Option(default, "--out", "-o", help=help_text)
 
 
-def check_writable(out: Path) -> None:
-    """Fail before any work when the output's folder cannot be created or written."""
-    folder = out.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError("--out", str(out), f"a writable path ({exc.strerror})") from None
-    if out.is_dir():
-        raise InputError("--out", str(out), "a file path, not a folder")
-    if not os.access(folder, os.W_OK):
-        raise InputError("--out", str(out), f"a path in a writable folder ({folder})")
+def check_writable(out: Path, argument: str = "--out") -> None:
+    """Fail before any work when `out` cannot receive a file (`fileio.check_output_path`)."""
+    check_output_path(out, argument)
 
 
 def plot_option(help_text: str) -> Any:
@@ -158,10 +212,13 @@ def plot_option(help_text: str) -> Any:
     return typer.Option(None, "--plot", help=help_text)
 
 
-def check_png(path: Path | None) -> None:
-    """The --plot file, when given, must end in .png."""
-    if path is not None and path.suffix.lower() != ".png":
-        raise InputError("--plot", str(path), "a file ending in .png")
+def check_png(path: Path | None, argument: str = "--plot") -> None:
+    """The --plot file, when given, must end in .png and be writable (before any work)."""
+    if path is None:
+        return
+    if path.suffix.lower() != ".png":
+        raise InputError(argument, str(path), "a file ending in .png")
+    check_output_path(path, argument)
 
 
 # ---------------------------------------------------------------- executors and the cache
@@ -202,13 +259,28 @@ def no_cache_option() -> Any:
     return typer.Option(False, "--no-cache", help="Neither read nor write the result cache.")
 
 
+def cache_limit_option() -> Any:
+    """--cache-limit-mb: the cache's size limit (default $FPGASIM_CACHE_LIMIT_MB, else 1024)."""
+    return typer.Option(
+        None,
+        "--cache-limit-mb",
+        min=1,
+        max=MAX_LIMIT_MB,
+        help=f"Result cache size limit in MiB of stored rows; least recently used rows are evicted (default: ${LIMIT_ENV}, else {DEFAULT_LIMIT_MB}).",
+    )
+
+
 @contextmanager
-def open_cache(cache_dir: Path | None, no_cache: bool) -> Iterator[SweepCache | None]:
+def open_cache(
+    cache_dir: Path | None, no_cache: bool, limit_mb: float | None = None
+) -> Iterator[SweepCache | None]:
     """The result cache at `cache_dir` (None with --no-cache), closed on the way out.
 
-    The cache connects on first use, as the runner reads it, not here.
+    The cache connects on first use, as the runner reads it; its folder is checked here.
     """
-    cache = None if no_cache else SweepCache(cache_dir)
+    cache = None if no_cache else SweepCache(cache_dir, limit_mb)
+    if cache is not None:
+        cache.check_layout()
     try:
         yield cache
     finally:

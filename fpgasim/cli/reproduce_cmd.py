@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -10,8 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
 from fpgasim.cli.options import TableMdCsv, aat_dir_option, engine_option, format_option, out_option
+from fpgasim.config import load_board, load_model
 from fpgasim.engine import ENGINES, get_engine
 from fpgasim.errors import InputError
+from fpgasim.fileio import check_input_path, check_output_path
+from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
     RunContext,
@@ -26,6 +30,7 @@ from fpgasim.reproduce import (
 from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
 from fpgasim.reproduce.output import source_line
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+from fpgasim.simulate import fits_memory
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40
@@ -59,6 +64,7 @@ def reproduce(
 
     Example: fpgasim reproduce table4 --aat-dir ../shared/reference/aat --engine analytic
     """
+    check_input_path(aat_dir, "--aat-dir")
     experiments = _experiments(names)
     csv_stdout = output_format is TableMdCsv.csv and out is None
     if csv_stdout and len(experiments) > 1:
@@ -69,6 +75,8 @@ def reproduce(
             "to write each NAME.csv",
         )
     out_dir = None if csv_stdout else (out or DEFAULT_OUT)
+    if out_dir is not None:
+        check_output_path(out_dir, "--out", folder=True)
     if engine not in ENGINES:
         raise InputError("--engine", engine, f"one of {', '.join(sorted(ENGINES))}")
     ctx = RunContext(None, check_aat_dir(aat_dir))
@@ -97,10 +105,10 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     """The experiments asked for, in order, loaded (and validated) before any work."""
     wanted: list[str] = []
     for item in names:
-        for name in (n.strip() for n in item.split(",")):
+        for name in split_items(item, "NAME", "table1,fig4"):
             if name == "all":
                 wanted.extend(experiment_names())
-            elif name:
+            else:
                 wanted.append(name)
     if not wanted:
         raise InputError("NAME", " ".join(names), "an experiment name or all")
@@ -121,7 +129,11 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
 def _run(
     experiments: list[AnyExperiment], ctx: RunContext, out_dir: Path | None, progress: bool
 ) -> list[tuple[ExperimentResult, list[Path]]]:
-    """Run each experiment (a progress bar on stderr), writing its files as it finishes."""
+    """Run each experiment (a progress bar on stderr), staging its files as it finishes.
+
+    The files are written only when every experiment succeeded (the CLI's output
+    transaction, fpgasim.fileio), so a failing experiment leaves no files of the others.
+    """
     bar = (
         Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),
@@ -140,12 +152,36 @@ def _run(
         for exp in experiments:
             if progress:
                 bar.update(task, description=exp.name)
-            result = run_experiment(exp, ctx=ctx)
+            result = flag_memory(exp, run_experiment(exp, ctx=ctx))
             paths = write_outputs(result, out_dir) if out_dir is not None else []
             results.append((result, paths))
             if progress:
                 bar.advance(task)
     return results
+
+
+def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
+    """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
+    exceed the board's memory; the study simulates them anyway and so does reproduce."""
+    unfit = []
+    for workload in getattr(exp, "workloads", None) or []:
+        for board_name in workload.boards:
+            board = load_board(board_name)
+            for model_name in workload.models:
+                model = load_model(model_name)
+                over = [c for c in workload.contexts if not fits_memory(board, model, c, 1)]
+                if over:
+                    unfit.append(
+                        f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
+                        f"L = {', '.join(map(str, over))}"
+                    )
+    if not unfit:
+        return result
+    note = (
+        "does not fit the board's memory (weights + KV cache, fits_memory = False), "
+        f"simulated anyway as in the study: {'; '.join(unfit)}"
+    )
+    return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:

@@ -3,12 +3,13 @@ the prefill of a prompt (--phase prefill)."""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.common import console, dumps_json, err_console, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     accepted_option,
@@ -21,12 +22,48 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import config_source
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
+from fpgasim.fileio import atomic_write_bytes, check_output_path
 from fpgasim.simulate import Point, point_graphs, simulate_point, simulate_prefill
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
+
+
+def tree_verify_len(
+    algorithm, draft_tree: DraftTree, verify_len: int | None, given_tree: bool
+) -> int:
+    """x for a draft tree: its node count + 1 by default; a given --verify-len must agree.
+
+    A shaped tree verifies all its nodes plus the root, so x = nodes + 1 exactly. EAGLE-3
+    keeps x - 1 of the nodes its depth x top-k passes draft (the default: total_tokens).
+    """
+    where = "--tree" if given_tree else f"the default tree of {config_source(algorithm)}"
+    if draft_tree.shape is not None:
+        nodes = sum(draft_tree.shape)
+        if verify_len is not None and verify_len != nodes + 1:
+            raise InputError(
+                "--verify-len",
+                verify_len,
+                f"{nodes + 1}: {where} ({draft_tree.describe()}) has {nodes} draft nodes + "
+                f"the root; give a --tree of {verify_len - 1} nodes or leave --verify-len out",
+            )
+        return nodes + 1
+    drafted = draft_tree.top_k * (draft_tree.depth + 1)
+    total = algorithm.default_tree.total_tokens
+    x = verify_len if verify_len is not None else min(total or drafted, drafted) + 1
+    if x - 1 > drafted:
+        raise InputError(
+            "--verify-len",
+            x,
+            f"at most {drafted + 1}: depth {draft_tree.depth} x top-k {draft_tree.top_k} "
+            f"({where}) drafts {drafted} nodes to keep x - 1 of",
+        )
+    if x < 2:
+        raise InputError("--verify-len", x, "at least 2 with an algorithm (x = 1 is AD)")
+    return x
 
 
 class Phase(StrEnum):
@@ -72,13 +109,13 @@ def simulate(
     context: int | None = context_option(
         None, "Context length L (cached tokens); required with --phase decode."
     ),
-    verify_len: int = typer.Option(
-        1,
+    verify_len: int | None = typer.Option(
+        None,
         "--verify-len",
         "-x",
         min=1,
         max=65536,
-        help="Tokens verified per pass, x (1 = plain autoregressive decoding).",
+        help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
     ),
     algorithm: str | None = algorithm_option(
         None, "SD algorithm (longspec, eagle3) to also cost the draft phase."
@@ -149,24 +186,40 @@ def simulate(
         raise InputError("--prompt-len", prompt_len, "only with --phase prefill")
     if context is None:
         raise InputError("--context", None, "required with --phase decode (cached tokens L >= 1)")
+    if trace is not None:
+        check_output_path(trace, "--trace")
     b = _board(board, overlap)
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
+    if algo is not None:
+        given = tree is not None or depth is not None or top_k is not None
+        verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
+    elif verify_len is None:
+        verify_len = 1
     point = Point(b, m, context, verify_len, algo, draft_tree, accepted)
     if dump_graph:
         print_graphs(point)
         return
     eng = get_engine(engine)
     if trace is not None:
-        if not hasattr(eng, "trace"):
+        if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
+    if not row["fits_memory"]:
+        err_console.print(
+            f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
+            f"(weights + KV cache at L={context}) but {b.name} has "
+            f"{b.memory.capacity_gib:g} GiB (memory.capacity_gib); the timing assumes it fits",
+            highlight=False,
+            soft_wrap=True,
+        )
     if trace is not None:
-        eng.trace(b, m, verify_len, context, trace)
+        events = eng.trace_events(b, m, verify_len, context)
+        atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     if output_format is JsonTable.json:
         print(dumps_json(row))
@@ -197,7 +250,7 @@ def _prefill(
     board: str,
     model: str,
     context: int | None,
-    verify_len: int,
+    verify_len: int | None,
     algorithm: str | None,
     engine: str,
     overlap: str | None,
@@ -208,7 +261,7 @@ def _prefill(
     """--phase prefill: time the prompt's prefill pass and print it."""
     for flag, value, unset in (
         ("--context", context, None),
-        ("--verify-len", verify_len, 1),
+        ("--verify-len", verify_len, None),
         ("--algorithm", algorithm, None),
         ("--trace", trace, None),
     ):

@@ -14,7 +14,7 @@ from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_solution
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import dumps_json, json_records, parse_int_list, rich_table, wide_console
+from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
 from fpgasim.cli.options import (
     TableJsonCsv,
     aat_dir_option,
@@ -26,12 +26,14 @@ from fpgasim.cli.options import (
     format_option,
     model_option,
     parse_contexts,
+    parse_int_list,
+    parse_name_list,
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes
+from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 
 
 class AatSource(StrEnum):
@@ -112,11 +114,14 @@ def solve(
     --task gov_report --contexts 128,512,2048 --aat-dir ../shared/reference/aat
     """
     check_png(plot)
-    if schedule_out is not None and schedule_out.suffix.lower() not in (".yaml", ".yml"):
-        raise InputError("--schedule-out", str(schedule_out), "a file ending in .yaml")
+    check_input_path(aat_dir, "--aat-dir")
+    if schedule_out is not None:
+        if schedule_out.suffix.lower() not in (".yaml", ".yml"):
+            raise InputError("--schedule-out", str(schedule_out), "a file ending in .yaml")
+        check_output_path(schedule_out, "--schedule-out")
     if not math.isfinite(naive_threshold) or naive_threshold <= 0:
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
-    tasks = [t.strip() for item in (task or []) for t in item.split(",") if t.strip()] or None
+    tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
     b, m, a = load_board(board), load_model(model), load_algorithm(algorithm)
     solution = solve_workload(
         b,

@@ -10,16 +10,14 @@ from fpgasim.cli.common import (
     RichProgress,
     console,
     err_console,
-    parse_int_list,
-    parse_name_list,
 )
 from fpgasim.cli.options import (
     accepted_option,
     algorithm_option,
     board_option,
     cache_dir_option,
+    cache_limit_option,
     check_executor,
-    check_writable,
     contexts_option,
     engine_option,
     executor_option,
@@ -28,11 +26,12 @@ from fpgasim.cli.options import (
     open_cache,
     out_option,
     parse_contexts,
+    parse_int_list,
+    parse_name_list,
     scheduler_option,
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
@@ -76,19 +75,17 @@ def sweep(
         "Result cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgasim)."
     ),
     no_cache: bool = no_cache_option(),
+    cache_limit_mb: int | None = cache_limit_option(),
 ) -> None:
     """Simulate every (board, context, x) point and write one row per point.
 
     Every row carries its inputs (board, model, algorithm, context, verify_len, engine,
     tree, accepted) followed by verify timing and, with --algorithm, draft timing.
     """
-    check_out_path(out)
-    check_writable(out)
+    check_out_path(out, "--out")
     check_executor(executor, scheduler)
     engine_version(engine)  # unknown engine: fail before loading anything
-    boards = [load_board(b) for b in parse_name_list(board)]
-    if not boards:
-        raise InputError("--board", board, "at least one board name or YAML path")
+    boards = [load_board(b) for b in parse_name_list(board, "--board")]
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
     grid = Grid(
@@ -101,7 +98,7 @@ def sweep(
         accepted=accepted,
     )
     progress = RichProgress(f"sweep ({engine}, {executor})")
-    with open_cache(cache_dir, no_cache) as cache, progress:
+    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = run_sweep(
             grid,
             engine,
@@ -112,9 +109,6 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    try:
-        write_frame(result.frame, out)
-    except OSError as exc:
-        raise InputError("--out", str(out), f"a writable path ({exc.strerror})") from None
+    write_frame(result.frame, out)
     err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
     console.print(f"wrote {len(result.frame)} rows to {out}", highlight=False, soft_wrap=True)

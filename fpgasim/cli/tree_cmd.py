@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
-from fpgasim.cli.common import console, dumps_json, parse_int_list, rich_table
+from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     JsonTableMarkdown,
@@ -20,12 +20,14 @@ from fpgasim.cli.options import (
     engine_option,
     format_option,
     out_option,
+    parse_int_list,
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.fileio import check_input_path, check_out_path, write_figure, write_frame
+from fpgasim.lists import split_items
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
@@ -55,16 +57,19 @@ class SolveMethod(StrEnum):
 def parse_vector(text: str, argument: str = "--acceptance-vector") -> list[list[float]]:
     """'0.6,0.1,0.05' -> one row; rows per depth separated by ';' ('0.8,0.1;0.7,0.1')."""
     rows = []
-    for part in text.split(";"):
-        items = [p for p in part.replace(" ", ",").split(",") if p]
+    for part in str(text).split(";"):
+        if not part.strip():
+            raise InputError(argument, text, "at least one probability per row (no empty rows)")
+        items = split_items(part, argument, ".63,.11,.06") if "," in part else part.split()
         try:
-            rows.append([float(p) for p in items])
+            row = [float(p) for p in items]
         except ValueError:
             raise InputError(
                 argument, text, "numbers separated by commas, e.g. .63,.11,.06"
             ) from None
-        if not items:
-            raise InputError(argument, text, "at least one probability per row")
+        if not all(0 <= p <= 1 for p in row):  # also refuses nan
+            raise InputError(argument, text, "probabilities between 0 and 1")
+        rows.append(row)
     return rows
 
 
@@ -326,7 +331,7 @@ def compare(
     """
 
     if out is not None:
-        check_out_path(out)
+        check_out_path(out, "--out")
     check_png(plot)
     algo = load_algorithm(algorithm)
     xs = parse_int_list(sizes, "--sizes", 2, 4096)
@@ -337,13 +342,9 @@ def compare(
     if out is not None:
         write_frame(frame, out)
     if plot is not None:
-        import matplotlib.pyplot as plt
-
         ctx = context or (algo.acceptance.context_ref if algo.acceptance else None)
         fig = plot_curves(frame, f"{algo.id}: embedded acceptance, context {ctx}")
-        plot.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(plot, dpi=120)
-        plt.close(fig)
+        write_figure(fig, plot, dpi=120)
     wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
     wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
     rows = wide.to_dict("records")
@@ -383,7 +384,8 @@ def search(
     tree_shape, parents, ranks.
     """
 
-    check_out_path(out)
+    check_out_path(out, "--out")
+    check_input_path(traces, "--traces")
     logged = load_traces(traces, context)
     model = None
     shape = parse_shape(max_tree, "--max-tree") if max_tree else None
@@ -431,6 +433,7 @@ def calibrate(
     )
     from fpgasim.tree.calibrate import calibrate as run_calibration
 
+    check_input_path(aat_dir, "--aat-dir")
     algo = load_algorithm(algorithm)
     if aat_dir is not None and not aat_dir.is_dir():
         raise InputError("--aat-dir", str(aat_dir), "a folder of measured AAT tables")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from fpgasim.cli.validate_files import ValidationFailed, validate_files
+from fpgasim.fileio import check_input_path
 
 
 def validate(
@@ -17,18 +20,21 @@ def validate(
     """Check files without running anything: every problem on its own line, then exit 2.
 
     Each problem line reads FILE: FIELD = VALUE: ALLOWED. A valid file prints one
-    "FILE: ok (KIND)" line. The kind is told by the folder (boards/, models/, algorithms/,
-    experiments/), else by the fields or the table columns.
+    "FILE: ok (KIND)" line. When any file has a problem, every line goes to stderr. The
+    kind is told by the folder (boards/, models/, algorithms/, experiments/), else by the
+    fields or the table columns.
 
     Example: fpgasim validate boards workloads ../shared/reference/aat
     """
+    for name in files:
+        check_input_path(name, "FILE")
     reports = validate_files(files)
     if not reports:
         raise ValidationFailed("no YAML, CSV or Parquet files found in the given folders")
-    for report in reports:
-        for line in report.lines():
-            print(line)
     bad = [r for r in reports if not r.ok]
+    for report in reports:  # findings of a failing run are diagnostics: stderr
+        for line in report.lines():
+            print(line, file=sys.stderr if bad else sys.stdout)
     if bad:
         count = sum(len(r.problems) for r in bad)
         raise ValidationFailed(

@@ -36,6 +36,7 @@ FOLDER_KINDS = {
     "algorithms": "algorithm",
     "experiments": "experiment",
     "platforms": "platform",
+    "masks": "masks",
 }
 
 
@@ -81,6 +82,7 @@ def _schema_for(kind: str) -> type[BaseModel]:
         "board": schemas.Board,
         "model": schemas.TargetModel,
         "algorithm": schemas.Algorithm,
+        "masks": schemas.MaskTable,
         "platform": HeterogeneousPlatform,
     }[kind]
 

@@ -16,6 +16,9 @@ T = TypeVar("T", bound=BaseModel)
 
 #: Maximum size of a config file we are willing to parse (bytes).
 MAX_FILE_BYTES = 1 << 20
+#: Longest file name (bytes) and path (characters) a name or path argument may have (Linux).
+MAX_NAME_BYTES = 255
+MAX_PATH_CHARS = 4096
 #: Maximum number of values in a parsed file, counting every use of a YAML alias (alias bombs).
 MAX_VALUES = 100_000
 
@@ -44,14 +47,29 @@ def available(kind: str) -> list[str]:
 def resolve(kind: str, name_or_path: str) -> Path:
     """A shipped name (`u280`) or a path to a YAML file -> the file's path."""
     text = str(name_or_path).strip()
+    if len(text) > MAX_PATH_CHARS or any(
+        len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in Path(text).parts
+    ):
+        raise ConfigError(
+            f"--{kind}",
+            "name",
+            text,
+            f"a {kind} name or YAML path (names of at most {MAX_NAME_BYTES} bytes, "
+            f"paths of at most {MAX_PATH_CHARS} characters)",
+        )
+    if "\0" in text:
+        raise ConfigError(f"--{kind}", "name", text, f"a {kind} name or YAML path (no NUL)")
     candidate = Path(text)
-    if text and (candidate.suffix in {".yaml", ".yml"} or os.sep in text):
-        if candidate.is_file():
-            return candidate
-        raise ConfigError(text, kind, text, "file not found")
-    shipped = data_root() / KIND_DIRS[kind] / f"{text}.yaml"
-    if text and shipped.is_file():
-        return shipped
+    try:
+        if text and (candidate.suffix in {".yaml", ".yml"} or os.sep in text):
+            if candidate.is_file():
+                return candidate
+            raise ConfigError(text, kind, text, "file not found")
+        shipped = data_root() / KIND_DIRS[kind] / f"{text}.yaml"
+        if text and shipped.is_file():
+            return shipped
+    except OSError as exc:
+        raise ConfigError(text, kind, text, f"a readable file ({exc.strerror})") from None
     names = ", ".join(available(kind)) or "none shipped"
     raise ConfigError(f"--{kind}", "name", text, f"unknown {kind}; choose one of: {names}")
 
@@ -66,14 +84,57 @@ def check_file_size(path: Path, limit: int) -> None:
         raise ConfigError(str(path), "file", f"{size} bytes", f"at most {limit} bytes")
 
 
+class DuplicateKey(yaml.YAMLError):
+    """A mapping of a YAML document holds the same key twice (the loader refuses it)."""
+
+    def __init__(self, key: object, line: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+        self.line = line
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error.
+
+    Plain `safe_load` keeps the last value silently (`clock_mhz` twice: the second wins).
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if duplicate:
+                raise DuplicateKey(key, key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml_text(text: str) -> object:
+    """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`)."""
+    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def read_yaml_mapping(path: Path) -> dict:
-    """Parse a YAML file whose top level must be a mapping."""
+    """Parse a YAML file whose top level must be a mapping (no key may repeat)."""
     check_file_size(path, MAX_FILE_BYTES)
     try:
         raw = path.read_bytes().decode("utf-8")
-        data = yaml.safe_load(raw)
+        data = load_yaml_text(raw)
     except UnicodeDecodeError:
         raise ConfigError(str(path), "file", "binary data", "a UTF-8 YAML text file") from None
+    except DuplicateKey as exc:
+        raise ConfigError(
+            str(path),
+            f"{str(exc.key)[:80]} (line {exc.line})",
+            "a duplicate key",
+            "each key at most once per mapping (else the last value would silently win)",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"
@@ -150,8 +211,10 @@ def validate_mapping(schema: type[T], data: dict, source: str) -> T:
 
 
 def load_file(schema: type[T], path: Path) -> T:
-    """Load one YAML file into a schema."""
-    return validate_mapping(schema, read_yaml_mapping(path), str(path))
+    """Load one YAML file into a schema; the object remembers its file (`config_source`)."""
+    obj = validate_mapping(schema, read_yaml_mapping(path), str(path))
+    obj._source = str(path)
+    return obj
 
 
 def load_board(name_or_path: str) -> Board:

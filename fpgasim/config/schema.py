@@ -4,18 +4,45 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-#: Positive quantities; every field adds its own upper bound (Field(le=...)).
+#: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
 PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Efficiency = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+#: A fraction of a link's peak: below 1 % no design streams data (FlightLLM: 0.35 to 0.7).
+Efficiency = Annotated[float, Field(ge=0.01, le=1, allow_inf_nan=False)]
+
+#: Accelerator clock range, MHz: FPGA fabrics close timing between tens of MHz and about
+#: 1 GHz (Versal DSP58 engines ~1 GHz); 1 MHz to 5 GHz leaves room for hypothetical boards
+#: and refuses values (e.g. 5e-324) whose cycle counts overflow to inf.
+CLOCK_MHZ = (1.0, 5000.0)
+#: Off-chip bandwidth range, GB/s: one DDR4 channel is ~19 GB/s, an HBM3e stack ~1.2 TB/s;
+#: 1 GB/s to 100 TB/s covers every board and the explore grids (77 to 1638 GB/s).
+BANDWIDTH_GB_S = (1.0, 100_000.0)
+#: Off-chip capacity range, GiB: 64 MiB (the smallest DDR part) to 4 TiB.
+CAPACITY_GIB = (0.0625, 4096.0)
 
 
 class Strict(BaseModel):
-    """Base: immutable, unknown fields are errors, no NaN/inf."""
+    """Base: immutable, unknown fields are errors, no NaN/inf, no type coercion.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    `strict` refuses booleans (and strings) for numeric fields, so `clock_mhz: true` is an
+    error instead of 1 MHz; whole numbers stay valid for float fields.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    #: The file the object was loaded from ('' when built in code); errors name it.
+    _source: str = PrivateAttr("")
+
+
+def config_source(obj: BaseModel) -> str:
+    """How errors name a config object: its file when loaded from one, else `KIND NAME`."""
+    source = getattr(obj, "_source", "")
+    if source:
+        return source
+    name = getattr(obj, "name", None) or getattr(obj, "id", "")
+    return f"{type(obj).__name__.lower()} {name}".strip()
 
 
 # --------------------------------------------------------------------------- boards
@@ -38,8 +65,18 @@ class ChannelGroup(Strict):
 
 class Memory(Strict):
     kind: str = Field(min_length=1, max_length=64, description="technology, e.g. HBM2")
-    capacity_gib: PosFloat = Field(le=1e6, description="off-chip capacity used for weights+KV, GiB")
-    bandwidth_gb_s: PosFloat = Field(le=1e6, description="published peak bandwidth, GB/s")
+    capacity_gib: float = Field(
+        allow_inf_nan=False,
+        ge=CAPACITY_GIB[0],
+        le=CAPACITY_GIB[1],
+        description="off-chip capacity used for weights+KV, GiB",
+    )
+    bandwidth_gb_s: float = Field(
+        allow_inf_nan=False,
+        ge=BANDWIDTH_GB_S[0],
+        le=BANDWIDTH_GB_S[1],
+        description="published peak bandwidth, GB/s",
+    )
     bandwidth_is_gib: bool = Field(
         True, description="treat the published figure as GiB/s (the study's convention)"
     )
@@ -73,8 +110,9 @@ class Sfu(Strict):
 
 
 class Buffers(Strict):
-    weight_kib: PosInt = Field(le=10**7, description="on-chip weight buffer, KiB")
-    activation_kib: PosInt = Field(le=10**7, description="on-chip activation/KV buffer, KiB")
+    # at most 1 GiB each: the largest FPGAs hold about 64 MiB of on-chip RAM
+    weight_kib: PosInt = Field(le=1 << 20, description="on-chip weight buffer, KiB")
+    activation_kib: PosInt = Field(le=1 << 20, description="on-chip activation/KV buffer, KiB")
     prefetch_depth: PosInt = Field(
         le=64, description="weight tiles that may be loaded ahead of the MPE (2 = double buffer)"
     )
@@ -87,8 +125,98 @@ class Precision(Strict):
 
 
 class Padding(Strict):
-    decode_multiple: PosInt = Field(le=4096, description="MM token counts are padded to this")
-    prefill_multiple: PosInt = Field(le=65536, description="prefill token padding")
+    """Three different roundings, one field each (FLIGHTLLM.md 4.8, 2.3)."""
+
+    mm_token_multiple: PosInt = Field(
+        le=4096, description="MM-mode token rows are padded to this (the study lowering's MM tile)"
+    )
+    decode_multiple: PosInt = Field(
+        le=4096, description="decode context alignment: a step attends ceil_m(P + i + 1) tokens"
+    )
+    prefill_multiple: PosInt = Field(le=65536, description="prefill length is padded to this")
+
+
+# --------------------------------------------------------------------------- FlightLLM-style
+
+
+class FlightBuffer(Strict):
+    """One on-chip buffer of FlightLLM's compiler: depth in rows (addresses)."""
+
+    depth: PosInt = Field(le=1 << 20, description="rows (addresses) of the buffer")
+
+
+class FlightBuffers(Strict):
+    """Buffer depths the compiler sizes K chunks and credits from (FLIGHTLLM.md section 1)."""
+
+    a: FlightBuffer = Field(description="A buffer: weights in MV mode, activations in MM mode")
+    b: FlightBuffer = Field(description="B buffer: the vector in MV mode, weights in MM mode")
+    global_: FlightBuffer = Field(
+        alias="global", description="global buffer: outputs, MISC operands"
+    )
+    meta: FlightBuffer = Field(description="sparse-index buffer (sets credits even when unused)")
+    fsb: FlightBuffer = Field(description="per-block N:16 code buffer")
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True
+    )
+
+
+class MiscRates(Strict):
+    """MISC throughput per op kind, elements/cycle; null = sfu.elements_per_cycle."""
+
+    eltwise: PosInt | None = Field(None, le=65536, description="add and mul")
+    silu: PosInt | None = Field(None, le=65536, description="SiLU")
+    softmax: PosInt | None = Field(None, le=65536, description="softmax (times sfu.softmax_passes)")
+    norm: PosInt | None = Field(None, le=65536, description="RMSnorm (times sfu.norm_passes)")
+
+
+class FlightLLMBoard(Strict):
+    """What FlightLLM's compiler and profiler need beyond the plain board fields (section 8)."""
+
+    block: Literal[16] = Field(16, description="FSB block (16x16); dims must be multiples of it")
+    mask_block: PosInt = Field(le=1024, description="attention-mask block, tokens (64)")
+    channels_a: PosInt = Field(
+        le=64, description="HBM channels of the A and global buffers (parallel factor of their LDs)"
+    )
+    same_channel_efficiency: Efficiency = Field(description="LD/ST within a buffer's channels")
+    cross_channel_efficiency: Efficiency = Field(description="LD into B/meta: crosses channels")
+    zero_fill_bytes_per_cycle: PosInt = Field(
+        le=1 << 20, description="zero-fill write rate per channel, bytes/cycle (256)"
+    )
+    mv_group_outputs: PosInt = Field(le=1 << 16, description="outputs of one MV (512)")
+    mm_tile_rows: PosInt = Field(
+        le=1 << 12, description="rows the compiler tiles M by: MM_PARALLEL_M (128)"
+    )
+    mm_start_rows: PosInt = Field(
+        le=1 << 12, description="rows one MM is charged for: MM_START_M_NUM (128)"
+    )
+    mm_tile_cols: PosInt = Field(
+        le=1 << 12, description="output columns one MM is charged for: MM_START_N_NUM (16)"
+    )
+    mv_start_rows: PosInt = Field(
+        1, le=1 << 12, description="rows one MV is charged for: MV_START_M_NUM (1)"
+    )
+    mv_k_chunk_blocks: PosInt = Field(
+        le=1 << 14, description="first-guess K chunk of linear_mv, 16-blocks (128)"
+    )
+    mm_k_chunk_blocks: PosInt = Field(
+        le=1 << 14, description="first-guess K chunk of linear_mm, 16-blocks (256)"
+    )
+    buffers: FlightBuffers
+    misc: MiscRates = MiscRates()
+
+    @model_validator(mode="after")
+    def _tiles(self) -> FlightLLMBoard:
+        for name in ("mask_block", "mv_group_outputs", "mm_tile_rows", "mm_tile_cols"):
+            value = getattr(self, name)
+            if value % self.block:
+                raise ValueError(f"{name} = {value} is not a multiple of block = {self.block}")
+        if (self.mv_group_outputs // self.block) % self.channels_a:
+            raise ValueError(
+                f"mv_group_outputs / block = {self.mv_group_outputs // self.block} is not a "
+                f"multiple of channels_a = {self.channels_a}"
+            )
+        return self
 
 
 class Board(Strict):
@@ -96,7 +224,9 @@ class Board(Strict):
 
     name: str = Field(min_length=1, max_length=64, description="short id, e.g. u280")
     description: str = Field("", max_length=500, description="human-readable name")
-    clock_mhz: PosFloat = Field(le=5000, description="accelerator clock, MHz")
+    clock_mhz: float = Field(
+        allow_inf_nan=False, ge=CLOCK_MHZ[0], le=CLOCK_MHZ[1], description="accelerator clock, MHz"
+    )
     pe_array: PeArray
     mv_macs_per_cycle: PosInt = Field(
         le=10**7, description="MPE throughput in matrix-vector (one token) mode, MAC/cycle"
@@ -107,7 +237,7 @@ class Board(Strict):
     luts_k: PosInt | None = Field(None, le=10**6, description="LUTs, thousands")
     bram36: int | None = Field(None, ge=0, le=10**6, description="36 Kb block RAMs")
     uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
-    onchip_mb: PosFloat | None = Field(None, le=1e7, description="total on-chip RAM, Mb")
+    onchip_mb: PosFloat | None = Field(None, le=1e5, description="total on-chip RAM, Mb")
     memory: Memory
     sfu: Sfu
     buffers: Buffers
@@ -119,11 +249,21 @@ class Board(Strict):
     overlap: Literal["realistic", "ideal"] = Field(
         "realistic", description="event engine mode: realistic, or ideal (analytic assumptions)"
     )
+    lowering: Literal["study", "flightllm"] = Field(
+        "study", description="instruction stream: the study's tiling, or FlightLLM's compiler"
+    )
+    duration_divisor: float = Field(
+        1.0,
+        ge=1,
+        le=100,
+        allow_inf_nan=False,
+        description="every duration is divided by this (FlightLLM's profiler: 3.2)",
+    )
     max_context_tokens: int | None = Field(
         None, ge=1, le=10**7, description="longest sequence (tokens attended) the board runs"
     )
-    lowering: Literal["study", "flightllm"] = Field(
-        "study", description="instruction-stream style: the study's generic lowering or FlightLLM's"
+    flightllm: FlightLLMBoard | None = Field(
+        None, description="FlightLLM compiler parameters (required when lowering is flightllm)"
     )
 
     @property
@@ -154,6 +294,12 @@ class Board(Strict):
         return self.bytes_per_cycle * g.channels / mem.channels * eff
 
     @model_validator(mode="after")
+    def _flightllm_fields(self) -> Board:
+        if self.lowering == "flightllm" and self.flightllm is None:
+            raise ValueError("lowering = flightllm needs the flightllm: section (FLIGHTLLM.md 8)")
+        return self
+
+    @model_validator(mode="after")
     def _mv_not_above_mm(self) -> Board:
         if self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:
             raise ValueError(
@@ -164,6 +310,83 @@ class Board(Strict):
 
 
 # --------------------------------------------------------------------------- models
+
+
+class FlightLinear(Strict):
+    """One linear layer as FlightLLM's model has it: sparsity ratio and bias."""
+
+    sparse_ratio: float = Field(
+        1.0, gt=0, le=1, allow_inf_nan=False, description="structured-sparse ratio (1 = dense)"
+    )
+    bias: bool = Field(False, description="an int32 bias is loaded")
+
+
+class FlightLLMModel(Strict):
+    """Per-tensor precision, sparsity and biases of a model on a FlightLLM board (section 8)."""
+
+    activation_bits: Literal[8, 16] = Field(8, description="activations, KV cache, probabilities")
+    weight_bits: Literal[4, 8, 16] = Field(8, description="weight bits as stored (byte counts)")
+    weight_timed_bits: Literal[4, 8, 16] = Field(
+        8, description="weight bits the load time is charged for (bandwidth_ratio = bits/timed)"
+    )
+    bias_bits: Literal[16, 32] = Field(32, description="bias element width")
+    q: FlightLinear = FlightLinear()
+    k: FlightLinear = FlightLinear()
+    v: FlightLinear = FlightLinear()
+    o: FlightLinear = FlightLinear()
+    gate: FlightLinear = FlightLinear()
+    up: FlightLinear = FlightLinear()
+    down: FlightLinear = FlightLinear()
+    lm_head: FlightLinear = FlightLinear()
+    prefill_mask: str = Field(
+        "causal",
+        min_length=1,
+        max_length=200,
+        description="block-sparse prefill masks: 'causal' (dense causal) or a masks/ table name",
+    )
+
+
+class MaskLayerSums(Strict):
+    """One layer's block-mask sums over heads (FLIGHTLLM.md 4.9); see workloads/masks/."""
+
+    S: list[Annotated[int, Field(ge=0, le=1 << 20)]] = Field(
+        min_length=2, max_length=4096, description="active blocks per mask row, over heads"
+    )
+    V: list[Annotated[int, Field(ge=0, le=1 << 20)]] = Field(
+        min_length=1, max_length=2048, description="blocks active in rows 2t or 2t+1"
+    )
+    C: list[Annotated[int, Field(ge=0, le=1 << 24)]] = Field(
+        min_length=1, max_length=2048, description="C(n) for n = 2, 4, ...: runs + partial rows"
+    )
+
+    @model_validator(mode="after")
+    def _lengths(self) -> MaskLayerSums:
+        if len(self.S) % 2 or len(self.V) != len(self.S) // 2 or len(self.C) != len(self.S) // 2:
+            raise ValueError(
+                f"S has {len(self.S)} rows, V {len(self.V)}, C {len(self.C)}; give an even "
+                f"number of S rows and half as many V and C entries"
+            )
+        return self
+
+
+class MaskTable(Strict):
+    """Per-layer sums of a model's prefill attention masks (workloads/masks/*.yaml)."""
+
+    mask_block: PosInt = Field(le=1024, description="tokens per mask block")
+    heads: PosInt = Field(le=1024, description="heads the sums run over")
+    layers: list[MaskLayerSums] = Field(min_length=1, max_length=1024)
+
+    @model_validator(mode="after")
+    def _ranges(self) -> MaskTable:
+        for k, layer in enumerate(self.layers):
+            rows = len(layer.S)
+            bad = [s for s in layer.S if not self.heads <= s <= self.heads * rows]
+            if bad:
+                raise ValueError(
+                    f"layers[{k}].S has {bad[0]}; each row sum is in {self.heads}.."
+                    f"{self.heads * rows} (no empty rows)"
+                )
+        return self
 
 
 class TargetModel(Strict):
@@ -178,7 +401,15 @@ class TargetModel(Strict):
     kv_heads: PosInt = Field(le=1024, description="key/value heads (GQA)")
     head_dim: PosInt = Field(le=4096, description="dimension of one head")
     vocab: PosInt = Field(le=1 << 22, description="vocabulary V")
-    params_b: PosFloat = Field(le=1e5, description="published parameter count, billions")
+    params_b: float = Field(
+        allow_inf_nan=False,
+        ge=0.001,
+        le=1e5,
+        description="published parameter count, billions (1 M to 100 T)",
+    )
+    flightllm: FlightLLMModel | None = Field(
+        None, description="precision, sparsity and biases on a FlightLLM board (null: plain int8)"
+    )
 
     @property
     def kv_ratio(self) -> float:
@@ -304,12 +535,23 @@ class Algorithm(Strict):
 
     @model_validator(mode="after")
     def _default_tree_fits_drafter(self) -> Algorithm:
+        """The default tree must be draftable, so its errors name this file, not --tree."""
         d = self.default_tree
-        if self.kind == "eagle3" and (d.depth is None or d.top_k is None):
-            raise ValueError(
-                "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
-                "(and total_tokens, the tokens kept after reranking)"
-            )
-        if self.kind != "eagle3" and not d.shape:
+        if self.kind == "eagle3":
+            if d.depth is None or d.top_k is None:
+                raise ValueError(
+                    "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
+                    "(and total_tokens, the tokens kept after reranking)"
+                )
+            return self
+        if not d.shape:
             raise ValueError(f"default_tree: {self.kind} drafts a static tree; give its shape")
+        shape = d.shape
+        if shape[0] < 1:
+            raise ValueError(
+                f"default_tree.shape = {shape}: level widths with at least 1 node on the first "
+                "level, e.g. [4, 16, 16, 16, 16]"
+            )
+        if 0 in shape and any(shape[shape.index(0) :]):
+            raise ValueError(f"default_tree.shape = {shape}: no level after an empty (0) level")
         return self

@@ -12,7 +12,8 @@ builds programs from a pass's graph; the engines execute them. See docs/engines.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -76,6 +77,14 @@ class Program:
     clock_hz: float
     ideal: bool
     label: str
+    #: names of the in-order units, indexed by the rows' `unit` (FlightLLM: six units)
+    unit_names: tuple[str, ...] = UNIT_NAMES
+    #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
+    ticks_per_cycle: int = 1
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_names)
 
     @property
     def tail_start(self) -> int:
@@ -84,16 +93,17 @@ class Program:
     def unit_queues(self) -> list[np.ndarray]:
         """Row indices of each unit's in-order queue."""
         unit = self.instrs["unit"]
-        return [np.flatnonzero(unit == u) for u in range(N_UNITS)]
+        return [np.flatnonzero(unit == u) for u in range(self.n_units)]
 
     def region_counts(self) -> np.ndarray:
         """[head, per layer, tail] row counts of each unit, shape (3, N_UNITS)."""
         unit = self.instrs["unit"]
-        out = np.zeros((3, N_UNITS), dtype=np.int64)
+        nu = self.n_units
+        out = np.zeros((3, nu), dtype=np.int64)
         bounds = (0, self.head_len, self.head_len + self.layer_len, self.tail_start, len(unit))
         regions = ((bounds[0], bounds[1]), (bounds[1], bounds[2]), (bounds[3], bounds[4]))
         for r, (lo, hi) in enumerate(regions):
-            out[r] = np.bincount(unit[lo:hi], minlength=N_UNITS)[:N_UNITS]
+            out[r] = np.bincount(unit[lo:hi], minlength=nu)[:nu]
         return out
 
 
@@ -126,18 +136,7 @@ def window(template: Program, layers: int) -> Program:
     tail_copy["layer"] = layers
     instrs = np.concatenate(parts + [tail_copy])
     instrs.flags.writeable = False
-    return Program(
-        instrs=instrs,
-        op_names=template.op_names,
-        head_len=h,
-        layer_len=lam,
-        layers=layers,
-        total_layers=template.total_layers,
-        buffer_bytes=template.buffer_bytes,
-        clock_hz=template.clock_hz,
-        ideal=template.ideal,
-        label=template.label,
-    )
+    return replace(template, instrs=instrs, layers=layers)
 
 
 def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
@@ -147,9 +146,85 @@ def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
     rows["wait"] = wait
 
 
-def full(template: Program) -> Program:
-    """The program with all of the pass's layers."""
+def full(template: Program | Segments) -> Program:
+    """The program with all of the pass's layers (segments: all parts concatenated)."""
+    if isinstance(template, Segments):
+        return template.concatenate()
     return window(template, template.total_layers)
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A pass as a sequence of barrier-separated parts (FlightLLM: one SYS barrier each).
+
+    Part `order[j]` runs j-th. Each part starts on an idle machine (its first row waits on
+    nothing) and ends with a barrier row (SYS) that finishes after every other row of the
+    part; in the whole program the next part's first row waits on that barrier. So the
+    pass's time is exactly the sum of the parts' makespans, and a part that appears many
+    times (identical layers) needs one simulation.
+    """
+
+    parts: tuple[Program, ...]
+    order: tuple[int, ...]
+    label: str
+    clock_hz: float
+    ticks_per_cycle: int
+    unit_names: tuple[str, ...]
+
+    def counts(self) -> list[int]:
+        """How often each part runs."""
+        out = [0] * len(self.parts)
+        for k in self.order:
+            out[k] += 1
+        return out
+
+    @property
+    def rows(self) -> int:
+        """Instructions of the whole pass."""
+        return sum(len(self.parts[k].instrs) for k in self.order)
+
+    def concatenate(self) -> Program:
+        """The whole pass as one program: parts in order, each chained to the previous barrier."""
+        pieces = []
+        names: list[str] = []
+        base = 0
+        prev_last = -1
+        for k in self.order:
+            rows = self.parts[k].instrs.copy()
+            rows["op"] += len(names)
+            names += self.parts[k].op_names
+            wait = rows["wait"]
+            wait[wait >= 0] += base
+            if prev_last >= 0:
+                free = np.flatnonzero(wait[0] < 0)
+                wait[0, free[0]] = prev_last
+            rows["wait"] = wait
+            pieces.append(rows)
+            base += len(rows)
+            prev_last = base - 1
+        instrs = np.concatenate(pieces) if pieces else np.zeros(0, INSTR_DTYPE)
+        instrs.flags.writeable = False
+        first = self.parts[0]
+        return replace(
+            first,
+            instrs=instrs,
+            op_names=tuple(names),
+            head_len=len(instrs),
+            layer_len=0,
+            layers=1,
+            total_layers=1,
+            label=self.label,
+        )
+
+
+def part_key(part: Program) -> bytes:
+    """Digest of what decides a part's schedule: units, durations and waits (not names)."""
+    ins = part.instrs
+    h = hashlib.blake2b(digest_size=20)
+    for col in ("unit", "cycles", "wait"):
+        h.update(np.ascontiguousarray(ins[col]).tobytes())
+    h.update(repr((part.unit_names, part.ticks_per_cycle)).encode())
+    return h.digest()
 
 
 def totals(template: Program) -> dict[str, int]:

@@ -40,6 +40,7 @@ class PassSpec:
     #: levels per mask block: 1 = causal tree mask; k > 1 = Falcon's relaxed mask (a token
     #: also sees the rest of its own k-block); used with tree_parents (treemask.visibility)
     mask_block: int = 1
+    #: decode (or verify) pass, or a prefill pass over `tokens` prompt tokens
     phase: Literal["decode", "prefill"] = "decode"
 
 

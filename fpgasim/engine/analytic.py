@@ -11,6 +11,7 @@ import numpy as np
 from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine.timing import Timing, bound_of
+from fpgasim.errors import ConfigError
 
 Counts = dict[str, np.ndarray]
 
@@ -183,6 +184,13 @@ class AnalyticEngine:
     version = "1"
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
+        if board.lowering != "study":
+            raise ConfigError(
+                f"board {board.name}",
+                "lowering",
+                board.lowering,
+                "the analytic engine models only the study lowering; use --engine event or fast",
+            )
         u = unit_cycles(counts_for(spec, board, model, drafter), board)
         ld, st, comp = (float(u[k]) for k in ("ld", "st", "compute"))
         return Timing(
@@ -195,4 +203,5 @@ class AnalyticEngine:
             act_load_bytes=int(round(float(u["act_load_bytes"]))),
             act_store_bytes=int(round(float(u["act_store_bytes"]))),
             bound=bound_of(ld, st, comp),
+            duration_divisor=board.duration_divisor,
         )

@@ -32,13 +32,18 @@ from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
     N_BUFFERS,
-    N_UNITS,
     OPCODE_NAMES,
     PORT_NAMES,
+    TRAFFIC_ACT,
+    TRAFFIC_KV,
+    TRAFFIC_STORE,
+    TRAFFIC_WEIGHT,
     UNIT_MPE,
     UNIT_NAMES,
     Program,
+    Segments,
     full,
+    part_key,
     totals,
     window,
 )
@@ -65,15 +70,21 @@ class Timeline:
 
 
 def check_runnable(program: Program) -> None:
-    """Engines accept only programs whose rows all take at least one cycle and whose
-    channel-group ports each serve one unit (so no port is ever contended: see event.py)."""
+    """Engines accept only programs whose rows all take at least one cycle (zero in
+    tick-based programs without ports and buffers: FlightLLM's 0-byte concat store, safe
+    since starts then depend on waits and unit order only) and whose channel-group ports
+    each serve one unit (so no port is ever contended: see event.py)."""
     ins = program.instrs
-    if len(ins) and int(ins["cycles"].min()) < 1:
-        raise ValueError("every instruction must take >= 1 cycle")
+    if not len(ins):
+        return
+    shared = bool((ins["chan"] >= 0).any() or (ins["acq_buf"] >= 0).any())
+    least = 1 if shared or program.ticks_per_cycle == 1 else 0
+    if int(ins["cycles"].min()) < least:
+        raise ValueError(f"every instruction must take >= {least} cycle(s)")
     for port in np.unique(ins["chan"][ins["chan"] >= 0]):
         units = np.unique(ins["unit"][ins["chan"] == port])
         if len(units) > 1:
-            names = [UNIT_NAMES[u] for u in units]
+            names = [program.unit_names[u] for u in units]
             raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
@@ -88,7 +99,7 @@ def _snapshot(
     mpe = queues[UNIT_MPE]
     t = int(sched.start[mpe[head[UNIT_MPE] + m * per[UNIT_MPE]]])
     state, lo, hi = [], program.layers, -1
-    for u in range(N_UNITS):
+    for u in range(program.n_units):
         q = queues[u]
         if len(q) == 0:
             continue
@@ -147,6 +158,7 @@ class CycleEngine:
         if window_layers is not None:
             self.window_layers = tuple(window_layers)
         self._cache: dict[tuple, tuple[Timing, list[dict]]] = {}
+        self._parts: dict[bytes, int] = {}
         self._last_rows: list[dict] = []
         #: how the cycles of the last pass were obtained ("full" or "window W, layer a")
         self.last_method = ""
@@ -182,14 +194,41 @@ class CycleEngine:
         self.last_method = "full"
         return self.simulate(full(template)).makespan
 
+    def part_ticks(self, part: Program) -> int:
+        """Makespan of one barrier-delimited part (cached by content across passes)."""
+        key = part_key(part)
+        ticks = self._parts.get(key)
+        if ticks is None:
+            sched = self.simulate(part)
+            ticks = sched.makespan
+            last = len(part.instrs) - 1
+            if int(sched.finish[last]) != ticks:
+                raise AssertionError(f"{part.label}: the final barrier is not the last to finish")
+            self._parts[key] = ticks
+        return ticks
+
+    def segments_ticks(self, prog: Segments) -> int:
+        """Time of a segmented pass: the sum of its parts' makespans.
+
+        Exact, not an extrapolation: each part starts when the previous part's barrier
+        (SYS) finishes and ends with its own, so the whole stream's makespan is the sum
+        (tests compare it with one simulation of `prog.concatenate()` on both engines).
+        """
+        self.last_method = "barrier parts"
+        counts = prog.counts()
+        return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
+
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one forward pass (cached per engine instance)."""
         key = (spec, board, model, drafter)
         hit = self._cache.get(key)
         if hit is None:
             template = lower(spec, board, model, drafter)
-            cycles = self.pass_cycles(template)
-            hit = _timing(template, cycles, board)
+            if isinstance(template, Segments):
+                hit = _segments_timing(template, self.segments_ticks(template), board)
+            else:
+                cycles = self.pass_cycles(template)
+                hit = _timing(template, cycles, board)
             self._cache[key] = hit
         if spec.kind == "target":
             self._last_rows = hit[1]
@@ -202,7 +241,8 @@ class CycleEngine:
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        return chrome_trace(self.timeline(board, model, verify_len, context), board.clock_mhz)
+        timeline = self.timeline(board, model, verify_len, context)
+        return chrome_trace(timeline, board.clock_mhz * board.duration_divisor)
 
     def trace(
         self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
@@ -231,6 +271,7 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         act_store_bytes=tot["act_store_bytes"],
         bound=bound,
         unit_busy_cycles=busy,
+        duration_divisor=board.duration_divisor,
     )
 
     def row(resource: str, busy_cycles: int, nbytes: int | None, work: int | None) -> dict:
@@ -256,18 +297,86 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
     return timing, rows
 
 
+def segments_totals(prog: Segments) -> dict[str, int]:
+    """Busy ticks per unit and bytes per traffic kind of a segmented pass (no simulation).
+
+    Bytes are the instructions' byte counts (FlightLLM: int8 weights, although their loads
+    are timed as int4)."""
+    out: dict[str, int] = {f"busy_{name}": 0 for name in prog.unit_names}
+    for key in ("weight_bytes", "act_load_bytes", "act_store_bytes", "macs", "misc_elements"):
+        out[key] = 0
+    for part, count in zip(prog.parts, prog.counts(), strict=True):
+        ins = part.instrs
+        unit, cyc, nbytes, traffic = ins["unit"], ins["cycles"], ins["nbytes"], ins["traffic"]
+        for u, name in enumerate(prog.unit_names):
+            out[f"busy_{name}"] += count * int(cyc[unit == u].sum())
+        out["weight_bytes"] += count * int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
+        # zero-fill LDs (traffic NONE) write on chip and move no off-chip bytes
+        loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
+        out["act_load_bytes"] += count * int(nbytes[loads].sum())
+        out["act_store_bytes"] += count * int(nbytes[traffic == TRAFFIC_STORE].sum())
+        for u, name in enumerate(prog.unit_names):
+            if name in ("MM", "MV"):
+                out["macs"] += count * int(ins["work"][unit == u].sum())
+            elif name == "MISC":
+                out["misc_elements"] += count * int(ins["work"][unit == u].sum())
+    return out
+
+
+def _segments_timing(prog: Segments, ticks: int, board: Board) -> tuple[Timing, list[dict]]:
+    """Timing of a FlightLLM pass: cycles are ticks / ticks_per_cycle (exact binary fractions)."""
+    tot = segments_totals(prog)
+    tpc = prog.ticks_per_cycle
+    busy = {name: tot[f"busy_{name}"] / tpc for name in prog.unit_names}
+    cycles = ticks / tpc
+    ld, st = busy.get("LD", 0.0), busy.get("ST", 0.0)
+    comp = busy.get("MM", 0.0) + busy.get("MV", 0.0)
+    misc = busy.get("MISC", 0.0)
+    bound = bound_of(ld, st, comp)
+    if misc > max(ld, st, comp):
+        bound = "sfu"
+    timing = Timing(
+        cycles=cycles,
+        clock_hz=board.clock_hz,
+        ld_cycles=ld,
+        st_cycles=st,
+        compute_cycles=comp,
+        sfu_cycles=misc,
+        weight_bytes=tot["weight_bytes"],
+        act_load_bytes=tot["act_load_bytes"],
+        act_store_bytes=tot["act_store_bytes"],
+        bound=bound,
+        unit_busy_cycles=busy,
+        duration_divisor=board.duration_divisor,
+    )
+    rows = [
+        {
+            "resource": name,
+            "busy_cycles": value,
+            "utilisation": value / cycles if cycles else 0.0,
+            "bytes": None,
+            "work": None,
+        }
+        for name, value in busy.items()
+    ]
+    return timing, rows
+
+
 # --------------------------------------------------------------------------- trace
 
 
 def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
-    """Chrome trace-event object: one thread per unit, an X event per instruction (us)."""
+    """Chrome trace-event object: one thread per unit, an X event per instruction (us).
+
+    `clock_mhz` is the clock times the board's duration divisor; a tick-based program's
+    times are divided by its ticks per cycle as well."""
     program = sched.program
     ins = program.instrs
     pid = 1
     events: list[dict] = [
         {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": program.label}},
     ]
-    for u, name in enumerate(UNIT_NAMES):
+    for u, name in enumerate(program.unit_names):
         events.append(
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": u, "args": {"name": name}}
         )
@@ -280,7 +389,8 @@ def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
                 "args": {"sort_index": u},
             }
         )
-    scale = 1.0 / clock_mhz
+    scale = 1.0 / (clock_mhz * program.ticks_per_cycle)
+    tpc = program.ticks_per_cycle
     last = program.layers
     for i in range(len(ins)):
         r = ins[i]
@@ -298,8 +408,8 @@ def chrome_trace(sched: Timeline, clock_mhz: float) -> dict:
                 "dur": round(float(r["cycles"]) * scale, 6),
                 "args": {
                     "layer": where,
-                    "cycles": int(r["cycles"]),
-                    "start_cycle": int(sched.start[i]),
+                    "cycles": int(r["cycles"]) / tpc if tpc > 1 else int(r["cycles"]),
+                    "start_cycle": int(sched.start[i]) / tpc if tpc > 1 else int(sched.start[i]),
                     "bytes": int(r["nbytes"]),
                     "work": int(r["work"]),
                 },

@@ -19,7 +19,7 @@ import heapq
 
 import numpy as np
 
-from fpgasim.dataflow.instructions import N_BUFFERS, N_UNITS, UNIT_NAMES, Program
+from fpgasim.dataflow.instructions import N_BUFFERS, Program
 from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
 COMPLETE = 0  # priority of instruction completions
@@ -47,13 +47,20 @@ class _Run:
         self.capacity = [cap for cap in program.buffer_bytes[:N_BUFFERS]]
         self.level = [0] * N_BUFFERS
         self.queues = [q.tolist() for q in program.unit_queues()]
-        self.pos = [0] * N_UNITS  # next queue position of each unit
-        self.running = [-1] * N_UNITS  # row each unit executes, -1 when idle
+        self.n_units = program.n_units
+        self.pos = [0] * self.n_units  # next queue position of each unit
+        self.running = [-1] * self.n_units  # row each unit executes, -1 when idle
         self.parked: list[int] = []  # units whose next row could not start
+        #: without buffer space to wait for (FlightLLM's programs), a unit blocked on a
+        #: dependency is parked on that row alone and retried when it completes (same starts,
+        #: far fewer retries); otherwise parked units retry at every completion
+        self.by_row = not (ins["acq_buf"] >= 0).any()
+        self.waiting: dict[int, list[int]] = {}
         self.events: list[tuple[int, int, int, int]] = []  # (cycle, priority, seq, unit/row)
         self.seq = 0
         self.now = 0
         self.count_stalls = count_stalls
+        self.pending = -1
         self.stalls = dict.fromkeys(STALL_KINDS, 0)
 
     def push(self, cycle: int, priority: int, what: int) -> None:
@@ -66,6 +73,7 @@ class _Run:
         for d in self.wait[i]:
             f = finish[d]
             if f < 0 or f > now:
+                self.pending = d
                 return "dependency"
         b = self.acq_buf[i]
         if b >= 0:
@@ -86,7 +94,10 @@ class _Run:
         why = self.blocker(i)
         if why is not None:
             self.stalls[why] += 1
-            self.parked.append(unit)
+            if self.by_row and why == "dependency":
+                self.waiting.setdefault(self.pending, []).append(unit)
+            else:
+                self.parked.append(unit)
             return
         self.start[i] = self.now
         self.finish[i] = self.now + self.cycles[i]
@@ -105,12 +116,14 @@ class _Run:
         self.running[unit] = -1
         self.pos[unit] += 1
         self.push(self.now, PHASE + unit, unit)
+        for u in self.waiting.pop(i, ()):
+            self.push(self.now, PHASE + u, u)
         for u in self.parked:
             self.push(self.now, PHASE + u, u)
         self.parked.clear()
 
     def run(self) -> None:
-        for u in range(N_UNITS):
+        for u in range(self.n_units):
             self.push(0, PHASE + u, u)
         while self.events:
             cycle, priority, _, unit = heapq.heappop(self.events)
@@ -140,7 +153,8 @@ def _simulate(program: Program, count_stalls: bool) -> tuple[Timeline, dict[str,
     run = _Run(program, count_stalls)
     run.run()
     if any(f < 0 for f in run.finish):
-        stuck = [UNIT_NAMES[u] for u in range(N_UNITS) if run.pos[u] < len(run.queues[u])]
+        names = program.unit_names
+        stuck = [names[u] for u in range(run.n_units) if run.pos[u] < len(run.queues[u])]
         raise DeadlockError(f"{program.label}: deadlock at cycle {run.now}; units waiting: {stuck}")
     timeline = Timeline(program, np.asarray(run.start, np.int64), np.asarray(run.finish, np.int64))
     return timeline, run.stalls

@@ -15,8 +15,6 @@ import numpy as np
 from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
-    N_UNITS,
-    UNIT_NAMES,
     Program,
 )
 from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
@@ -90,8 +88,9 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
     ins = program.instrs
     unit = ins["unit"].astype(np.int64)
     order = np.argsort(unit, kind="stable").astype(np.int64)
-    ptr = np.zeros(N_UNITS + 1, np.int64)
-    ptr[1:] = np.cumsum(np.bincount(unit, minlength=N_UNITS)[:N_UNITS])
+    nu = program.n_units
+    ptr = np.zeros(nu + 1, np.int64)
+    ptr[1:] = np.cumsum(np.bincount(unit, minlength=nu)[:nu])
     cap = np.asarray(program.buffer_bytes[:N_BUFFERS], np.int64)
     args = (
         ptr,
@@ -107,9 +106,8 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
     fn = _kernel() if compiled else _loop
     start, finish, t, status = fn(*args)
     if status:
-        stuck = [
-            UNIT_NAMES[u] for u in range(N_UNITS) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()
-        ]
+        names = program.unit_names
+        stuck = [names[u] for u in range(nu) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()]
         raise DeadlockError(f"{program.label}: deadlock at cycle {t}; units waiting: {stuck}")
     return Timeline(program, start, finish)
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 class Timing:
     """Cycles of one or more forward passes, the per-unit work behind them and the bound.
 
-    cycles            wall-clock cycles of the pass(es)
+    cycles            wall-clock cycles of the pass(es), of the configured clock and before the
+                      board's duration_divisor (whole numbers on the study lowering; multiples
+                      of 2**-24 on FlightLLM's, whose durations are fractional)
     ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
                       compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
     weight_bytes      bytes streamed over the weight channel group
@@ -21,24 +23,26 @@ class Timing:
                       cycles exceed all three (the analytic engine does not charge the SFU)
     unit_busy_cycles  per-unit busy cycles (event/fast engines)
     passes            number of forward passes summed
+    duration_divisor  the board's duration_divisor: seconds = cycles / (clock_hz * divisor)
     """
 
-    cycles: int
+    cycles: float
     clock_hz: float
-    ld_cycles: int
-    st_cycles: int
-    compute_cycles: int
-    sfu_cycles: int = 0
+    ld_cycles: float
+    st_cycles: float
+    compute_cycles: float
+    sfu_cycles: float = 0
     weight_bytes: int = 0
     act_load_bytes: int = 0
     act_store_bytes: int = 0
     bound: str = "load"
-    unit_busy_cycles: dict[str, int] = field(default_factory=dict)
+    unit_busy_cycles: dict[str, float] = field(default_factory=dict)
     passes: int = 1
+    duration_divisor: float = 1.0
 
     @property
     def seconds(self) -> float:
-        return self.cycles / self.clock_hz
+        return self.cycles / (self.clock_hz * self.duration_divisor)
 
 
 ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)
@@ -69,6 +73,7 @@ def combine(timings: Iterable[Timing]) -> Timing:
         bound=bound_of(ld, st, comp),
         unit_busy_cycles=busy,
         passes=sum(t.passes for t in items),
+        duration_divisor=items[0].duration_divisor,
     )
 
 

@@ -89,7 +89,7 @@ Kind = Literal[
 class Strict(BaseModel):
     """Base: immutable, unknown fields are errors, no NaN/inf."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class Workload(Strict):

@@ -1,15 +1,26 @@
 """The result cache: one row per simulated point, keyed by a hash of all of the point's inputs.
 
-Layout: `<cache dir>/v1/points.sqlite`, one table `points(key, engine, row, created)`. The
-key is the SHA-256 of a canonical JSON document holding the content hashes of the board,
-model and algorithm (their full validated contents, not their names), the context, x, the
-draft tree, the accepted-token count, the engine's name and version, fpgasim's version and
-a fingerprint of its source code (see `point_key`). The row is the JSON of
-`simulate_point`'s result.
+Layout: `<cache dir>/v2/points.sqlite`, one table
+`points(key, engine, row, checksum, bytes, created, used)`. The key is the SHA-256 of a
+canonical JSON document holding the content hashes of the board, model and algorithm
+(their full validated contents, not their names), the context, x, the draft tree, the
+accepted-token count, the engine's name and version, fpgasim's version and a fingerprint of
+its source code (see `point_key`). The row is the JSON of `simulate_point`'s result.
 
-SQLite makes every `put_many` one atomic transaction (write-ahead log): a process killed at
-any instant leaves the rows of every committed chunk and nothing torn. The sweeping process
-(not the workers) writes the cache, so workers on other machines need no shared disk.
+Guarantees (docs/scaling.md, "The result cache"):
+
+- **Honest.** Every row stores the SHA-256 of its key, engine and row text (`row_checksum`).
+  A row that fails it (altered or torn on disk) or is not a JSON object is refused: it
+  counts as missing, is deleted, recomputed and stored again, and the sweep's summary line
+  on stderr says how many rows were refused.
+- **Consistent.** SQLite makes every `put_many` one atomic transaction (write-ahead log): a
+  process killed at any instant leaves the rows of every committed chunk and nothing torn.
+  The sweeping process (not the workers) writes the cache, so workers on other machines
+  need no shared disk.
+- **Bounded.** The rows' bytes (key + row + checksum text) stay under a size limit
+  (`DEFAULT_LIMIT_MB`, else `$FPGASIM_CACHE_LIMIT_MB`, else `--cache-limit-mb`): after each
+  `put_many` the least recently used rows (by `used`, the last time a row was stored or
+  served) are evicted and their pages returned to the file system (incremental vacuum).
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import time
@@ -30,10 +42,18 @@ from pydantic import BaseModel
 
 import fpgasim
 from fpgasim.errors import FpgasimError
+from fpgasim.fileio import NAME_MAX, PATH_MAX
 
 #: Bump when the key document or the stored row format changes; old caches are then ignored.
-CACHE_FORMAT = "v1"
+CACHE_FORMAT = "v2"
 CACHE_ENV = "FPGASIM_CACHE_DIR"
+#: Environment variable and default of the cache's size limit, MiB of stored rows (about
+#: 1.7 million sweep rows of ~600 bytes each).
+LIMIT_ENV = "FPGASIM_CACHE_LIMIT_MB"
+DEFAULT_LIMIT_MB = 1024
+MAX_LIMIT_MB = 1 << 24
+#: What `cache info` reports as the eviction policy.
+POLICY = "LRU (least recently stored or served rows are evicted first)"
 DB_NAME = "points.sqlite"
 _BATCH = 500  # keys per SELECT (SQLite's host-parameter limit is at least 999)
 
@@ -117,6 +137,28 @@ def point_key(
 # --------------------------------------------------------------------------- store
 
 
+def row_checksum(key: str, engine: str, row_text: str) -> str:
+    """SHA-256 over a row's key, engine and stored JSON text (what a stored row must match)."""
+    return hashlib.sha256(f"{key}\n{engine}\n{row_text}".encode()).hexdigest()
+
+
+def limit_bytes(limit_mb: float | None = None) -> int:
+    """The size limit in bytes: `limit_mb`, else `$FPGASIM_CACHE_LIMIT_MB`, else the default."""
+    source, value = "--cache-limit-mb", limit_mb
+    if value is None:
+        text = os.environ.get(LIMIT_ENV)
+        if not text:
+            return DEFAULT_LIMIT_MB << 20
+        source = LIMIT_ENV
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+    if not (isinstance(value, int | float) and 1 <= value <= MAX_LIMIT_MB):  # refuses nan
+        raise CacheError(f"{source} = {value!r}: a size in MiB between 1 and {MAX_LIMIT_MB}")
+    return int(value * (1 << 20))
+
+
 @dataclass(frozen=True)
 class CacheInfo:
     """What `fpgasim cache info` shows."""
@@ -125,15 +167,26 @@ class CacheInfo:
     points: int
     size_bytes: int
     by_engine: dict[str, int]
+    row_bytes: int = 0
+    limit_bytes: int = DEFAULT_LIMIT_MB << 20
+    policy: str = POLICY
 
 
 class SweepCache:
-    """Rows of simulated points in `<directory>/v1/points.sqlite` (see the module docstring)."""
+    """Rows of simulated points in `<directory>/v2/points.sqlite` (see the module docstring).
 
-    def __init__(self, directory: Path | str | None = None) -> None:
+    `refused` counts the rows that failed their checksum and `evicted` the rows dropped by
+    the size limit, since the cache was opened.
+    """
+
+    def __init__(self, directory: Path | str | None = None, limit_mb: float | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.path = self.directory / CACHE_FORMAT / DB_NAME
+        self.limit_bytes = limit_bytes(limit_mb)
+        self.refused = 0
+        self.evicted = 0
         self._db: sqlite3.Connection | None = None
+        self._total: int | None = None
 
     def __enter__(self) -> SweepCache:
         self._connect()
@@ -148,19 +201,43 @@ class SweepCache:
             self._db.close()
             self._db = None
 
+    def check_layout(self) -> None:
+        """Refuse a cache folder (or its format folder or database) that is the wrong kind."""
+        text = str(self.path)
+        if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in self.path.parts):
+            raise CacheError(f"cache {self.directory}: path too long; choose another --cache-dir")
+        if self.path.exists():
+            if not self.path.is_file():
+                raise CacheError(
+                    f"cache {self.path}: not a file; remove it or choose another --cache-dir"
+                )
+            return
+        folder = self.path.parent  # the nearest existing folder on the way must be one
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise CacheError(
+                f"cache {self.directory}: {folder} is a file, not a folder; choose another "
+                "--cache-dir or remove the file"
+            )
+
     def _connect(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
+        self.check_layout()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=60.0)
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only takes effect on a new file
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS points ("
-                " key TEXT PRIMARY KEY, engine TEXT NOT NULL,"
-                " row TEXT NOT NULL, created REAL NOT NULL)"
+                " key TEXT PRIMARY KEY, engine TEXT NOT NULL, row TEXT NOT NULL,"
+                " checksum TEXT NOT NULL, bytes INTEGER NOT NULL,"
+                " created REAL NOT NULL, used REAL NOT NULL)"
             )
+            db.execute("CREATE INDEX IF NOT EXISTS points_used ON points(used)")
             db.commit()
         except (OSError, sqlite3.Error) as exc:
             raise self._error(exc) from None
@@ -175,36 +252,87 @@ class SweepCache:
         )
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
-        """The cached rows of those keys that are present (unreadable rows count as absent)."""
+        """The cached rows of those keys that are present and pass their checksum.
+
+        Rows that fail it (or are not JSON objects) are deleted and counted in `refused`,
+        so the caller recomputes them; the rows served are marked as used now (LRU).
+        """
         db = self._connect()
         found: dict[str, dict] = {}
+        refused: list[str] = []
         unique = list(dict.fromkeys(keys))
         try:
             for start in range(0, len(unique), _BATCH):
                 batch = unique[start : start + _BATCH]
                 marks = ",".join("?" * len(batch))
-                query = f"SELECT key, row FROM points WHERE key IN ({marks})"
-                for key, text in db.execute(query, batch):
-                    try:
-                        row = json.loads(text)
-                    except ValueError:
-                        continue
-                    if isinstance(row, dict):
+                query = f"SELECT key, engine, row, checksum FROM points WHERE key IN ({marks})"
+                for key, engine, text, checksum in db.execute(query, batch):
+                    row = _valid_row(key, engine, text, checksum)
+                    if row is None:
+                        refused.append(key)
+                    else:
                         found[key] = row
+            now = time.time()
+            with db:
+                served = list(found)
+                for start in range(0, len(served), _BATCH):
+                    batch = served[start : start + _BATCH]
+                    marks = ",".join("?" * len(batch))
+                    db.execute(f"UPDATE points SET used = ? WHERE key IN ({marks})", [now, *batch])
+                db.executemany("DELETE FROM points WHERE key = ?", [(k,) for k in refused])
         except sqlite3.Error as exc:
             raise self._error(exc) from None
+        self.refused += len(refused)
+        if refused:
+            self._total = None
         return found
 
     def put_many(self, items: Iterable[tuple[str, str, dict]]) -> None:
-        """Store (key, engine, row) triples in one atomic transaction."""
+        """Store (key, engine, row) triples in one atomic transaction, then keep the limit."""
         db = self._connect()
         now = time.time()
-        records = [(k, e, json.dumps(r, separators=(",", ":")), now) for k, e, r in items]
+        records = []
+        for key, engine, row in items:
+            text = json.dumps(row, separators=(",", ":"))
+            checksum = row_checksum(key, engine, text)
+            size = len(key) + len(text) + len(checksum)
+            records.append((key, engine, text, checksum, size, now, now))
+        evicted_before = self.evicted
         try:
             with db:
-                db.executemany("INSERT OR REPLACE INTO points VALUES (?, ?, ?, ?)", records)
+                db.executemany(
+                    "INSERT OR REPLACE INTO points VALUES (?, ?, ?, ?, ?, ?, ?)", records
+                )
+                total = self._stored_bytes(db) if self._total is None else self._total
+                total += sum(r[4] for r in records)
+                if total > self.limit_bytes:
+                    total = self._evict(db)
+                self._total = total
+            if self.evicted > evicted_before:  # give the freed pages back to the disk
+                db.execute("PRAGMA incremental_vacuum")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             raise self._error(exc) from None
+
+    @staticmethod
+    def _stored_bytes(db: sqlite3.Connection) -> int:
+        return int(db.execute("SELECT COALESCE(SUM(bytes), 0) FROM points").fetchone()[0])
+
+    def _evict(self, db: sqlite3.Connection) -> int:
+        """Delete least recently used rows until the stored bytes fit the limit; the total."""
+        total = self._stored_bytes(db)
+        excess = total - self.limit_bytes
+        if excess <= 0:
+            return total
+        victims, freed = [], 0
+        for key, size in db.execute("SELECT key, bytes FROM points ORDER BY used, key"):
+            victims.append((key,))
+            freed += size
+            if freed >= excess:
+                break
+        db.executemany("DELETE FROM points WHERE key = ?", victims)
+        self.evicted += len(victims)
+        return total - freed
 
     def __len__(self) -> int:
         try:
@@ -213,28 +341,35 @@ class SweepCache:
             raise self._error(exc) from None
 
     def info(self) -> CacheInfo:
-        """Number of points, bytes on disk and points per engine (nothing is created)."""
+        """Rows (per engine), bytes on disk and of rows, the limit and policy (creates nothing)."""
+        self.check_layout()
         if not self.path.exists():
-            return CacheInfo(self.path, 0, 0, {})
+            return CacheInfo(self.path, 0, 0, {}, 0, self.limit_bytes)
         try:
+            db = self._connect()
             by_engine = dict(
-                self._connect()
-                .execute("SELECT engine, COUNT(*) FROM points GROUP BY engine ORDER BY engine")
-                .fetchall()
+                db.execute(
+                    "SELECT engine, COUNT(*) FROM points GROUP BY engine ORDER BY engine"
+                ).fetchall()
             )
+            row_bytes = self._stored_bytes(db)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         size = sum(p.stat().st_size for p in self.path.parent.glob(DB_NAME + "*") if p.is_file())
-        return CacheInfo(self.path, sum(by_engine.values()), size, by_engine)
+        return CacheInfo(
+            self.path, sum(by_engine.values()), size, by_engine, row_bytes, self.limit_bytes
+        )
 
     def clear(self) -> int:
         """Delete every cached point (and files of older cache formats); return how many."""
         self.close()
+        self.check_layout()
         try:
             count = self.info().points if self.path.exists() else 0
         except CacheError:  # unreadable: delete it all the same
             count = 0
         self.close()
+        self._total = None
         if not self.directory.is_dir():
             return count
         try:
@@ -247,3 +382,14 @@ class SweepCache:
         except OSError as exc:
             raise self._error(exc) from None
         return count
+
+
+def _valid_row(key: str, engine: str, text: object, checksum: object) -> dict | None:
+    """The stored row as a dict when it passes its checksum and is a JSON object, else None."""
+    if not isinstance(text, str) or checksum != row_checksum(key, engine, text):
+        return None
+    try:
+        row = json.loads(text)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None

@@ -119,6 +119,11 @@ class ProcessExecutor:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._pool is not None:
+            if exc_type is not None:
+                # Ctrl-C or a failed point: the chunks in flight are not wanted, so stop their
+                # workers now instead of waiting for them (the parent stores nothing of them)
+                for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                    process.kill()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 

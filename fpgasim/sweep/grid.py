@@ -34,6 +34,8 @@ SWEEP_COLUMNS = [
     "weight_bytes",
     "act_load_bytes",
     "act_store_bytes",
+    "memory_bytes",
+    "fits_memory",
     "draft_cycles",
     "draft_s",
     "draft_passes",

@@ -71,6 +71,8 @@ class SweepStats:
     executor: str
     workers: int
     seconds: float
+    refused: int = 0
+    evicted: int = 0
 
     def summary(self) -> str:
         """One line, e.g. '510 points: 85 computed, 425 from the cache (1 chunk on ...)'."""
@@ -79,9 +81,18 @@ class SweepStats:
             if self.chunks
             else "nothing to simulate"
         )
+        notes = ""
+        if self.refused:
+            notes += (
+                f"; {self.refused} cached row{'s' * (self.refused != 1)} failed "
+                f"{'their' if self.refused != 1 else 'its'} checksum and "
+                f"{'were' if self.refused != 1 else 'was'} recomputed"
+            )
+        if self.evicted:
+            notes += f"; {self.evicted} least recently used rows evicted (cache size limit)"
         return (
             f"{self.points} points: {self.computed} computed, {self.cached} from the cache "
-            f"({where}, {self.seconds:.2f} s)"
+            f"({where}, {self.seconds:.2f} s){notes}"
         )
 
 
@@ -144,6 +155,8 @@ def run_points(
     memo: dict[int, str] = {}
     keys = [point_key(p, engine, version, memo) for p in points] if cache is not None else []
     rows: list[dict | None] = [None] * len(points)
+    refused_before = cache.refused if cache is not None else 0
+    evicted_before = cache.evicted if cache is not None else 0
     if cache is not None:
         found = cache.get_many(keys)
         for i, key in enumerate(keys):
@@ -197,6 +210,8 @@ def run_points(
         executor=ex.name,
         workers=ex.workers,
         seconds=time.perf_counter() - started,
+        refused=cache.refused - refused_before if cache is not None else 0,
+        evicted=cache.evicted - evicted_before if cache is not None else 0,
     )
     return [r for r in rows if r is not None], stats
 

@@ -11,23 +11,34 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from fpgasim.config.schema import Board
+from fpgasim.config.schema import Board, PeArray
 from fpgasim.errors import InputError
+from fpgasim.lists import split_items
 
 
 def parse_pe_arrays(text: str) -> list[tuple[int, int]]:
-    """'64x48,128x64' -> [(64, 48), (128, 64)] (rows x cols)."""
+    """'64x48,128x64' -> [(64, 48), (128, 64)] (rows x cols), each a valid `PeArray`."""
     out = []
-    for part in str(text).replace(" ", "").split(","):
-        if not part:
-            continue
-        rows, sep, cols = part.lower().partition("x")
-        if not sep or not rows.isdigit() or not cols.isdigit():
-            raise InputError("--pe-arrays", text, "ROWSxCOLS items, e.g. 64x48,128x128")
+    for part in split_items(text, "--pe-arrays", "64x48,128x128"):
+        rows, sep, cols = part.replace(" ", "").lower().partition("x")
+        if not sep or not rows.isdigit() or not cols.isdigit() or len(rows + cols) > 12:
+            raise InputError("--pe-arrays", part, "ROWSxCOLS items, e.g. 64x48,128x128")
+        try:
+            PeArray(rows=int(rows), cols=int(cols))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = f"pe_array.{err['loc'][0]}"
+            raise InputError("--pe-arrays", part, f"{where}: {err['msg']}") from None
         out.append((int(rows), int(cols)))
-    if not out:
-        raise InputError("--pe-arrays", text, "at least one ROWSxCOLS item, e.g. 128x128")
-    return out
+    return list(dict.fromkeys(out))
+
+
+#: The option a derived board's field comes from (errors name it, not the board field).
+FIELD_ARGUMENTS = {
+    "pe_array": "--pe-arrays",
+    "mv_macs_per_cycle": "--pe-arrays",
+    "memory": "--bandwidths",
+}
 
 
 def derive_board(base: Board, rows: int, cols: int, bandwidth_gb_s: float) -> Board:
@@ -51,7 +62,8 @@ def derive_board(base: Board, rows: int, cols: int, bandwidth_gb_s: float) -> Bo
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "board"
-        raise InputError(field, err.get("input"), err["msg"]) from None
+        argument = FIELD_ARGUMENTS.get(str(err["loc"][0]) if err["loc"] else "", "--base-board")
+        raise InputError(argument, err.get("input"), f"{field}: {err['msg']}") from None
 
 
 def derive_boards(

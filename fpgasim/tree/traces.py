@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.errors import ConfigError
+from fpgasim.fileio import write_frame
 
 #: Deepest path and largest rank a trace file may hold.
 MAX_DEPTH = 64
@@ -92,11 +93,7 @@ def load_traces(path: Path, context: int | None = None) -> Traces:
 
 def write_traces(traces: Traces, path: Path) -> None:
     """Write traces in the documented format (.csv or .parquet)."""
-    frame = traces.to_frame()
-    if Path(path).suffix.lower() == ".csv":
-        frame.to_csv(path, index=False)
-    else:
-        frame.to_parquet(path, index=False)
+    write_frame(traces.to_frame(), Path(path))
 
 
 def _read_frame(path: Path) -> pd.DataFrame:

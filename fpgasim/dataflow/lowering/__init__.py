@@ -15,7 +15,7 @@ Realistic mode (board.overlap == "realistic"):
   attention.py); a load takes its buffer space when it starts and the MPE tile that
   consumes it frees it;
 - MPE tiles run in MV mode for one token (mv_macs_per_cycle) and in MM mode otherwise, with
-  tokens padded to padding.decode_multiple and matrix dimensions rounded up to the PE array
+  tokens padded to padding.mm_token_multiple and matrix dimensions rounded up to the PE array
   (a few tokens run as repeated MV passes when that is cheaper than one padded MM tile);
 - the SFU runs norms, softmax and element-wise ops (MISC), one per op or per weight tile;
 - an op's operand load waits for the stores of the ops producing its inputs, as the pass's
@@ -34,8 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow import flightllm
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
+from fpgasim.dataflow.instructions import INSTR_DTYPE, Program, Segments
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
 from fpgasim.dataflow.lowering.emit import Emitter
@@ -155,8 +156,12 @@ def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)
 
 
-def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
+def lower(
+    spec: PassSpec, board: Board, model: TargetModel, drafter=None
+) -> Program | Segments:
     """Lower a PassSpec to its template program (see `window` for the layer count)."""
+    if board.lowering == "flightllm":
+        return flightllm.lower(spec, board, model, drafter)
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"
     try:

@@ -39,7 +39,7 @@ class Machine:
             rows=board.pe_array.rows,
             cols=board.pe_array.cols,
             mv_macs_per_cycle=board.mv_macs_per_cycle,
-            pad=board.padding.decode_multiple,
+            pad=board.padding.mm_token_multiple,
             reuse=board.weight_reuse_tokens,
             sfu_elements_per_cycle=board.sfu.elements_per_cycle,
             depth=board.buffers.prefetch_depth,
@@ -61,7 +61,7 @@ class Machine:
         """Cycles of n tokens x (k_dim -> out_dim) per head on the cheaper MPE mode.
 
         MV mode runs one token at a time at mv_macs_per_cycle (the weight tile stays on chip);
-        MM mode pads the tokens to padding.decode_multiple and rounds the matrix up to the PE
+        MM mode pads the tokens to padding.mm_token_multiple and rounds the matrix up to the PE
         array. One token always uses MV (as FlightLLM); a few tokens use n MV passes when that
         beats one padded MM tile, as a compiler for this ISA would schedule them.
         """

@@ -1,0 +1,85 @@
+"""FlightLLM benchmarks (issue 12): one decode pass, the 121 decode contexts, prefill P=512.
+
+Board flightllm-vhk158, model llama2-7b-flightllm. "cold" = the lowering caches cleared
+first (the pass compiles every layer type); "warm" = a new context after another pass in
+the same process (the projections' instructions are reused, only attention is compiled).
+Each engine instance caches part makespans by content, so a sweep simulates every distinct
+layer once. FlightLLM's own tool: about 8 s per decode pass, about 1 minute for a 128-token
+prefill on this 2-core machine (issue 12).
+"""
+
+from __future__ import annotations
+
+import time
+
+from fpgasim.config import load_board, load_model
+from fpgasim.dataflow import flightllm
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine.event import EventEngine
+from fpgasim.engine.fast import FastEngine
+
+
+def _clear() -> None:
+    flightllm.hardware_layers_of.cache_clear()
+    flightllm._part.cache_clear()
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _best(fn, repeat: int, cold: bool) -> float:
+    out = []
+    for _ in range(repeat):
+        if cold:
+            _clear()
+        out.append(_timed(fn))
+    return min(out)
+
+
+def run() -> list[dict]:
+    board = load_board("flightllm-vhk158")
+    model = load_model("llama2-7b-flightllm")
+    FastEngine().run_pass(PassSpec("target", 1, 15), board, model)  # numba JIT warm-up
+    rows = []
+
+    def row(name: str, seconds: float, target: float | None) -> None:
+        rows.append(
+            {
+                "benchmark": name,
+                "value": seconds * 1e3,
+                "unit": "ms",
+                "target": f"<= {target * 1e3:.0f} ms" if target else "",
+                "ok": (seconds <= target) if target else "",
+            }
+        )
+
+    spec = PassSpec("target", 1, 1023)
+    row("flightllm decode T=1024, event, cold", _best(
+        lambda: EventEngine().run_pass(spec, board, model), 3, True), 0.050)
+    row("flightllm decode T=1024, fast, cold", _best(
+        lambda: FastEngine().run_pass(spec, board, model), 3, True), 0.010)
+    warm = [PassSpec("target", 1, t - 1) for t in (1040, 1056, 1072)]
+    row("flightllm decode new T, event, warm", min(
+        _timed(lambda s=s: EventEngine().run_pass(s, board, model)) for s in warm), 0.050)
+    row("flightllm decode new T, fast, warm", min(
+        _timed(lambda s=s: FastEngine().run_pass(s, board, model)) for s in warm), 0.010)
+    contexts = [PassSpec("target", 1, t - 1) for t in range(144, 2049, 16)]
+    assert len(contexts) == 120  # 144..2048 step 16 is 120 contexts; 121 with T = 128
+    contexts.insert(0, PassSpec("target", 1, 127))
+    for name, cls in (("event", EventEngine), ("fast", FastEngine)):
+        _clear()
+        engine = cls()
+        row(f"flightllm 121 decode contexts, {name}", _timed(
+            lambda e=engine: [e.run_pass(s, board, model) for s in contexts]), 20.0)
+    pre = PassSpec("target", 512, 0, phase="prefill")
+    _clear()
+    row("flightllm prefill P=512, fast, cold", _timed(
+        lambda: FastEngine().run_pass(pre, board, model)), 2.0)
+    pre128 = PassSpec("target", 128, 0, phase="prefill")
+    _clear()
+    row("flightllm prefill P=128, event, cold", _timed(
+        lambda: EventEngine().run_pass(pre128, board, model)), None)
+    return rows

@@ -1,0 +1,256 @@
+"""FlightLLM's compiler as a second lowering style (board `lowering: flightllm`).
+
+`lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
+layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
+pass as `Segments`: the parts in program order. See docs/validation.md, "FlightLLM".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import replace
+from functools import lru_cache
+
+from fpgasim.config.schema import Board, FlightLLMModel, LongSpecDrafter, TargetModel
+from fpgasim.dataflow.flightllm.compiler import (
+    TICKS_PER_CYCLE,
+    UNIT_NAMES,
+    BufferTooSmall,
+    Rates,
+    compile_part,
+)
+from fpgasim.dataflow.flightllm.graph import build_graph, build_longspec_graph
+from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
+from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
+from fpgasim.dataflow.instructions import Program, Segments
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.errors import ConfigError, InputError
+
+__all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
+
+#: the largest tick count a part may reach (int64 with headroom)
+MAX_PART_TICKS = 1 << 62
+
+
+def extras_of(model: TargetModel) -> FlightLLMModel:
+    """The model's FlightLLM block, or plain int8 (no biases, dense, causal masks)."""
+    return model.flightllm or FlightLLMModel()
+
+
+def _check_model(model: TargetModel, block: int) -> None:
+    source = f"model {model.id}"
+    for name in ("hidden", "intermediate", "head_dim", "vocab"):
+        value = getattr(model, name)
+        if value % block:
+            raise ConfigError(source, name, value, f"a multiple of {block} (FlightLLM's blocks)")
+    if model.kv_heads != model.heads:
+        raise ConfigError(source, "kv_heads", model.kv_heads,
+                          f"equal to heads = {model.heads} (FlightLLM's graph has no GQA)")
+
+
+def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
+    """(phase, rows, context) of a pass after the board's alignment: decode T, prefill L.
+
+    Decode with T tokens is PassSpec(tokens=1, context=T-1); T is padded to
+    padding.decode_multiple. x > 1 new tokens (a verify pass) take the MM path with M = x
+    rows over T = context + x keys (an extension: FlightLLM's model decodes one token).
+    Prefill over P tokens is PassSpec(tokens=P, context=0, phase="prefill"); P is padded
+    to padding.prefill_multiple.
+    """
+    if spec.kind != "target":
+        raise InputError("pass", spec.kind, "FlightLLM's lowering runs the target model only")
+    limit = board.max_context_tokens
+    if spec.phase == "prefill":
+        if spec.context:
+            raise InputError("--context", spec.context, "0 for a prefill pass")
+        mult = board.padding.prefill_multiple
+        rows = math.ceil(spec.tokens / mult) * mult
+        if limit is not None and rows > limit:
+            raise InputError("--prompt-len", spec.tokens,
+                             f"at most {limit} after padding to {mult} (board max_context_tokens)")
+        return "prefill", rows, rows
+    mult = board.padding.decode_multiple
+    x = spec.tokens
+    t = math.ceil((spec.context + x) / mult) * mult
+    if limit is not None and t > limit:
+        raise InputError("--context", spec.context,
+                         f"context + {x} new token(s) = {spec.context + x} padded to {t} "
+                         f"exceeds the board's max_context_tokens = {limit}")
+    return "decode", x, t
+
+
+@lru_cache(maxsize=64)
+def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) -> tuple:
+    """The hardware layers of one pass shape, in program order.
+
+    The graph is built with one decoder layer (plus the final norm and LM head) and its
+    decoder-layer hardware layers are repeated `model.layers` times (the same objects,
+    named after layer 0), each prefill attention layer with its own mask index: every
+    decoder layer of the graph is identical but for names and that index
+    (`test_one_layer_graph_matches_the_full_graph` checks it).
+    """
+    graph = build_graph(model, extras_of(model), rows, context, phase, layers=1)
+    hw = hardware_layers(graph, prefill=phase == "prefill")
+    per = [x for x in hw if x.name.startswith("l0.")]
+    tail = hw[len(per):]
+    out = []
+    for layer in range(model.layers):
+        for x in per:
+            if x.mask_layer >= 0:
+                name = f"l{layer}." + x.name.removeprefix("l0.")
+                x = replace(x, name=name, mask_layer=layer)
+            out.append(x)
+    return tuple(out + list(tail))
+
+
+def longspec_shape(spec: PassSpec, board: Board, drafter: LongSpecDrafter) -> tuple[int, int, int]:
+    """(rows, window keys, target keys) of a LongSpec draft pass, padded to decode_multiple:
+    window W = min(window_tokens, n + L), the target's cache of L positions (at least one
+    block)."""
+    mult = board.padding.decode_multiple
+    n, ctx = spec.tokens, spec.context
+    window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
+    window = max(window, math.ceil(n / mult) * mult)
+    keys = max(mult, math.ceil(ctx / mult) * mult)
+    limit = board.max_context_tokens
+    if limit is not None and keys > limit:
+        raise InputError("--context", ctx, f"at most {limit} (board max_context_tokens)")
+    return n, window, keys
+
+
+@lru_cache(maxsize=64)
+def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) -> tuple:
+    """Hardware layers of one LongSpec draft pass (graph.build_longspec_graph)."""
+    graph = build_longspec_graph(model, extras_of(model), rows, window, keys)
+    return tuple(hardware_layers(graph, prefill=False))
+
+
+#: compiled parts kept across passes, least recently used first out, up to this many rows
+#: in all (about 70 bytes each): sweeps over contexts or verify lengths reuse the projections
+PART_CACHE_ROWS = 4_000_000
+
+
+class _PartCache:
+    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows."""
+
+    def __init__(self, budget_rows: int) -> None:
+        self.budget = budget_rows
+        self.rows = 0
+        self.items: OrderedDict[tuple, Program] = OrderedDict()
+
+    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
+                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
+        key = (keys, rates, masks)
+        part = self.items.get(key)
+        if part is not None:
+            self.items.move_to_end(key)
+            return part
+        part = compile_part(list(layers), rates, masks, list(names))
+        n = len(part.instrs)
+        if n <= self.budget:
+            self.items[key] = part
+            self.rows += n
+            while self.rows > self.budget:
+                _, old = self.items.popitem(last=False)
+                self.rows -= len(old.instrs)
+        return part
+
+    def cache_clear(self) -> None:
+        self.items.clear()
+        self.rows = 0
+
+
+_part = _PartCache(PART_CACHE_ROWS)
+
+
+def _short(name: str) -> str:
+    """The op name without its decoder-layer prefix (cosmetic: names are never matched)."""
+    head, _, rest = name.partition(".")
+    return rest if head.startswith("l") and head[1:].isdigit() and rest else name
+
+
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Segments:
+    """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
+    fl = board.flightllm
+    if fl is None:
+        raise ConfigError(f"board {board.name}", "flightllm", None, "required for this lowering")
+    _check_model(model, fl.block)
+    mult = board.padding.decode_multiple
+    if mult % fl.block or board.padding.prefill_multiple % fl.mm_tile_rows:
+        raise ConfigError(f"board {board.name}", "padding", board.padding.model_dump(),
+                          f"decode_multiple a multiple of {fl.block}, prefill_multiple of "
+                          f"{fl.mm_tile_rows}")
+    extras = extras_of(model)
+    rates = Rates.of(board, extras)
+    if drafter is not None or spec.kind != "target":
+        if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
+            raise InputError("--algorithm", spec.kind,
+                             "longspec (the one drafter FlightLLM's lowering models)")
+        shape = longspec_shape(spec, board, drafter)
+        hw = longspec_layers_of(model, *shape)
+        label = f"{board.name} {model.id} flightllm longspec rows={shape[0]} keys={shape[2]}"
+        return _segments(hw, rates, None, label, board, model)
+    phase, rows, context = pass_shape(spec, board)
+    masks = None
+    if phase == "prefill":
+        masks = mask_set(extras.prefill_mask, model.heads, context // fl.mask_block, fl.mask_block)
+        if masks.block_tokens != fl.mask_block:
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table of {fl.mask_block}-token blocks (the board's "
+                              f"flightllm.mask_block); it has {masks.block_tokens}")
+        if masks.heads != model.heads:
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table summed over {model.heads} heads (it has {masks.heads})")
+        if len(masks.layers) not in (1, model.layers):
+            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
+                              f"a table with {model.layers} layers")
+    hw = hardware_layers_of(model, phase, rows, context)
+    label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    return _segments(hw, rates, masks, label, board, model)
+
+
+def _segments(hw, rates: Rates, masks, label: str, board: Board, model: TargetModel) -> Segments:
+    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
+    groups: list[list[HwLayer]] = []
+    current: list[HwLayer] = []
+    for layer in hw:
+        current.append(layer)
+        if layer.kind != "concat":  # every layer but concat ends in a full barrier
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    parts: list[Program] = []
+    index: dict[tuple, int] = {}
+    order: list[int] = []
+    described: dict[int, tuple] = {}
+    try:
+        for group in groups:
+            for layer in group:
+                if id(layer) not in described:
+                    described[id(layer)] = (layer.key(), _short(layer.name))
+            names = tuple(described[id(layer)][1] for layer in group)
+            keys = (tuple(described[id(layer)][0] for layer in group), names)
+            k = index.get(keys)
+            if k is None:
+                part = _part(keys, tuple(group), rates, masks, names)
+                if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
+                    raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
+                                      board.memory.bandwidth_gb_s,
+                                      "too slow: a layer would exceed the simulator's time range")
+                k = index[keys] = len(parts)
+                parts.append(part)
+            order.append(k)
+    except BufferTooSmall as exc:
+        source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
+        field = exc.field.removeprefix("model.")
+        raise ConfigError(source, field, exc.value, exc.allowed) from None
+    return Segments(
+        parts=tuple(parts),
+        order=tuple(order),
+        label=label,
+        clock_hz=board.clock_hz,
+        ticks_per_cycle=TICKS_PER_CYCLE,
+        unit_names=UNIT_NAMES,
+    )

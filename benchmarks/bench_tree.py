@@ -1,4 +1,6 @@
-"""Tree benchmarks: prior-score search over 10^5 iterations, Sequoia's DP at N=128, D=10.
+"""Tree benchmarks: prior-score search over 10^5 iterations, Sequoia's DP at N=128, D=10
+(and the largest DP the limits accept: N=128, 128 ranks, 127 levels), and the
+throughput-optimal tree search (issue 14) on V80 at L = 1024 with cached engine costs.
 
 `run()` returns rows {benchmark, value, unit, target, ok}; timings are the best of three.
 """
@@ -49,6 +51,15 @@ def run() -> list[dict]:
         dp_model = PositionalModel.from_vector(vector)
         seconds = _best_of(lambda m=dp_model: SequoiaDP(m, 128, 10).tree(128))
         rows.append((f"Sequoia DP, N=128, D=10, {label}", seconds, 2.0))
+    wide = PositionalModel.from_vector(sequoia_128_ranks())
+    rows.append(
+        (
+            "Sequoia DP, N=128, 128 ranks, depth 256 (127 levels)",
+            _best_of(lambda: SequoiaDP(wide, 128, 256).tree(128), repeat=1),
+            10.0,
+        )
+    )
+    rows += throughput_rows()
     return [
         {
             "benchmark": name,
@@ -59,6 +70,47 @@ def run() -> list[dict]:
         }
         for name, value, limit in rows
     ]
+
+
+def throughput_rows() -> list[tuple[str, float, float]]:
+    """Throughput search, V80, L = 1024, fast engine: engine passes first, then the search
+    alone on cached costs (overall best, and the exact per-x curve)."""
+    from fpgasim.analysis.tree_design import EngineTreeCosts, design_trees
+    from fpgasim.config import load_board, load_model
+    from fpgasim.engine import get_engine
+
+    rows = []
+    for algorithm in ("longspec", "eagle3", "falcon"):
+        algo = load_algorithm(algorithm)
+        model = embedded_model(algo, 1024)
+        costs = EngineTreeCosts(
+            get_engine("fast"), load_board("v80"), load_model("llama-3.1-8b"), algo, 1024
+        )
+        start = time.perf_counter()
+        design_trees(model, costs, per_size=False)
+        rows.append(
+            (
+                f"throughput tree, {algorithm}, V80, engine passes + search",
+                time.perf_counter() - start,
+                30.0,
+            )
+        )
+        rows.append(
+            (
+                f"throughput tree, {algorithm}, cached costs, best over all x",
+                _best_of(lambda m=model, c=costs: design_trees(m, c, per_size=False)),
+                5.0,
+            )
+        )
+        if algorithm == "longspec":
+            rows.append(
+                (
+                    f"throughput tree, {algorithm}, cached costs, exact per-x curve",
+                    _best_of(lambda m=model, c=costs: design_trees(m, c, per_size=True), repeat=1),
+                    30.0,
+                )
+            )
+    return rows
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from fpgasim.analysis.aat_model import naive_verify_len
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
@@ -451,7 +452,8 @@ def solve(
     """Solve a workload at each context from measured (`aat_dir`) or embedded AAT.
 
     aat_source: measured (default with aat_dir), fitted (the log model at every x), or
-    embedded (default without aat_dir; task-agnostic).
+    embedded (default without aat_dir; task-agnostic). curve_method `throughput` (embedded
+    only): per x the tree of highest tokens/s on this board (analysis.tree_design).
     """
     eng = get_engine(engine) if isinstance(engine, str) else engine
     source = aat_source or ("measured" if aat_dir is not None else "embedded")
@@ -467,7 +469,11 @@ def solve(
                 ",".join(tasks),
                 "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
             )
-        curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
+        if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
+            build = COSTED_TREE_METHODS[curve_method]
+            curves = [build(eng, board, model, algorithm, c) for c in contexts]
+        else:
+            curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
     else:
         if aat_dir is None:
             raise InputError("--aat-source", source, "needs --aat-dir with measured AAT tables")

@@ -84,7 +84,7 @@ def solve(
     curve_method: str | None = typer.Option(
         None,
         "--curve-method",
-        help="Tree-construction method of the searched curve in the tables (prior_score, width, depth, eagle3_dynamic, chain). Default: prior_score, else eagle3_dynamic.",
+        help="Tree-construction method of the searched curve in the tables (prior_score, width, depth, eagle3_dynamic, chain). Default: prior_score, else eagle3_dynamic. Without --aat-dir: throughput = per x the tree of highest tokens/s on this board (docs/trees.md).",
     ),
     mean: Mean = typer.Option(
         Mean.geometric,

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import (
     JsonTable,
@@ -16,17 +17,20 @@ from fpgasim.cli.options import (
     algorithm_option,
     check_png,
     context_option,
+    engine_option,
     format_option,
     out_option,
     parse_int_list,
     plot_option,
 )
-from fpgasim.config import load_algorithm
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_out_path, write_figure, write_frame
 from fpgasim.lists import split_items
+from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
-from fpgasim.tree.embedded import default_tree_aat, embedded_model
+from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
 from fpgasim.tree.method_curves import compare_curves, plot_curves
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
@@ -69,27 +73,96 @@ def parse_vector(text: str, argument: str = "--acceptance-vector") -> list[list[
     return rows
 
 
+class Objective(StrEnum):
+    aat = "aat"
+    throughput = "throughput"
+
+
+def acceptance_model(
+    acceptance_vector: str | None,
+    iid_rate: float | None,
+    marginal_rate: float | None,
+    aat: float | None,
+    algorithm: str | None,
+    context: int | None,
+) -> PositionalModel:
+    """The positional model from exactly one acceptance input (docs/trees.md, semantics).
+
+    --acceptance-vector: positional p(d, r); --iid-rate: alpha for every candidate;
+    --marginal-rate / --aat: the i.i.d. rate / the scaled embedded model that give the
+    algorithm's default tree that per-token rate / expected AAT; none: the embedded model.
+    """
+    given = [
+        n
+        for n, v in (
+            ("--acceptance-vector", acceptance_vector),
+            ("--iid-rate", iid_rate),
+            ("--marginal-rate", marginal_rate),
+            ("--aat", aat),
+        )
+        if v is not None
+    ]
+    if len(given) > 1:
+        raise InputError("/".join(given), None, "at most one acceptance input")
+    if acceptance_vector is not None:
+        return PositionalModel.from_rows(parse_vector(acceptance_vector), "--acceptance-vector")
+    if iid_rate is not None:
+        return semantics.iid_model(iid_rate)
+    if algorithm is None:
+        raise InputError(
+            "--algorithm",
+            None,
+            "an algorithm (its embedded model or default tree), or --acceptance-vector / "
+            "--iid-rate",
+        )
+    algo = load_algorithm(algorithm)
+    model = embedded_model(algo, context)
+    reference = default_token_tree(algo, model)
+    if marginal_rate is not None:
+        return semantics.iid_model(semantics.iid_from_marginal(marginal_rate, reference))
+    if aat is not None:
+        return semantics.scaled_to_aat(model, reference, aat)
+    return model
+
+
 @tree_app.command("optimal")
 def optimal(
     acceptance_vector: str | None = typer.Option(
         None,
         "--acceptance-vector",
         "-p",
-        help="P(rank-r child is the accepted one), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
+        help="Positional acceptance: P(rank-r child is the accepted one | parent accepted), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
+    ),
+    iid_rate: float | None = typer.Option(
+        None,
+        "--iid-rate",
+        help="i.i.d. acceptance rate alpha: every candidate, in rank order, is accepted with probability alpha (p(d, r) = alpha (1 - alpha)^r).",
+    ),
+    marginal_rate: float | None = typer.Option(
+        None,
+        "--marginal-rate",
+        help="Marginal per-token rate: fraction of the algorithm's default tree's draft tokens accepted, (AAT - 1)/(x - 1); converted to an i.i.d. rate.",
+    ),
+    aat: float | None = typer.Option(
+        None,
+        "--aat",
+        help="Expected AAT (bonus included) of the algorithm's default tree: the embedded model scaled to reach it.",
     ),
     algorithm: str | None = algorithm_option(
-        None, "Use this algorithm's embedded acceptance model instead."
+        None,
+        "Algorithm: its embedded acceptance model (unless another input is given) and, for --objective throughput, its drafter and maximal tree.",
     ),
     context: int | None = context_option(
-        None, "Context length for --algorithm (default: the model's reference context)."
+        None,
+        "Context length (default: the embedded model's reference context; required for --objective throughput).",
     ),
-    size: int = typer.Option(
-        ...,
+    size: int | None = typer.Option(
+        None,
         "--size",
         "-n",
         min=1,
         max=4096,
-        help="Tree size N = verification length x, root included.",
+        help="Tree size N = verification length x, root included (--objective throughput: the largest x searched, default the algorithm's maximal tree).",
     ),
     max_depth: int | None = typer.Option(
         None,
@@ -104,35 +177,62 @@ def optimal(
         "--method",
         help="auto: greedy when p is non-increasing in rank (then optimal), else Sequoia's DP.",
     ),
+    objective: Objective = typer.Option(
+        Objective.aat,
+        "--objective",
+        help="aat: the tree of N nodes with the highest expected AAT; throughput: the tree of highest tokens/s AAT/(T_v+T_d) on --board over every x <= N.",
+    ),
+    board: str | None = typer.Option(
+        None, "--board", "-b", help="Board (--objective throughput), e.g. v80."
+    ),
+    model_name: str = typer.Option(
+        "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
+    ),
+    engine: str = engine_option("Engine costing T_v and T_d (--objective throughput)."),
     output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
 ) -> None:
-    """The tree of N nodes with the highest expected AAT (1 + sum of path products).
+    """The tree of N nodes with the highest expected AAT, or of highest tokens/s on a board.
 
     Example (Sequoia's published vector):
     fpgasim tree optimal -p .6342,.1079,.0570,.0225,.0195,.0150,.0045,.0030,.0120 --size 64 --max-depth 9
+
+    Example (hardware-aware): fpgasim tree optimal --objective throughput -b v80 -a longspec --context 1024
     """
-    if (acceptance_vector is None) == (algorithm is None):
-        raise InputError("--acceptance-vector/--algorithm", None, "give exactly one of the two")
-    if algorithm is not None:
-        model = embedded_model(load_algorithm(algorithm), context)
+    if context is not None and algorithm is None:
+        raise InputError("--context", context, "only with --algorithm")
+    explicit = acceptance_vector is not None or iid_rate is not None
+    if objective is Objective.aat and explicit and algorithm is not None:
+        raise InputError(
+            "--acceptance-vector/--iid-rate/--algorithm",
+            algorithm,
+            "one acceptance model for --objective aat: a vector or rate, or an algorithm",
+        )
+    model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm, context)
+    if objective is Objective.throughput:
+        if method is not SolveMethod.auto:
+            raise InputError("--method", method.value, "only with --objective aat")
+        row = _throughput_row(model, board, model_name, algorithm, context, size, max_depth, engine)
+        title = f"throughput-optimal tree on {board}, L={context}"
     else:
-        if context is not None:
-            raise InputError("--context", context, "only with --algorithm")
-        model = PositionalModel.from_rows(parse_vector(acceptance_vector), "--acceptance-vector")
-    solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
-    result = solver(model, size, max_depth)
-    t = result.tree
-    row = {
-        "expected_aat": result.expected_aat,
-        "size": t.size,
-        "max_depth": max_depth,
-        "depth": t.depth,
-        "method": result.method,
-        "monotone": model.is_monotone(),
-        "tree_shape": t.shape_str(),
-        "parents": list(t.parents),
-        "ranks": t.ranks.tolist(),
-    }
+        if size is None:
+            raise InputError("--size", None, "a tree size N for --objective aat")
+        if board is not None:
+            raise InputError("--board", board, "only with --objective throughput")
+        solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
+        result = solver(model, size, max_depth)
+        t = result.tree
+        row = {
+            "expected_aat": result.expected_aat,
+            "size": t.size,
+            "max_depth": max_depth,
+            "depth": t.depth,
+            "method": result.method,
+            "monotone": model.is_monotone(),
+            "tree_shape": t.shape_str(),
+            "parents": list(t.parents),
+            "ranks": t.ranks.tolist(),
+        }
+        title = f"optimal tree, N={size}"
     if output_format is JsonTable.json:
         print(dumps_json(row))
         return
@@ -140,7 +240,66 @@ def optimal(
         {"quantity": k, "value": " ".join(map(str, v)) if isinstance(v, list) else v}
         for k, v in row.items()
     ]
-    console.print(rich_table(shown, title=f"optimal tree, N={size}", floatfmt="{:.6g}"))
+    console.print(rich_table(shown, title=title, floatfmt="{:.6g}"))
+
+
+def _throughput_row(
+    model: PositionalModel,
+    board: str | None,
+    model_name: str,
+    algorithm: str | None,
+    context: int | None,
+    size: int | None,
+    max_depth: int | None,
+    engine: str,
+) -> dict:
+    """`tree optimal --objective throughput`: the best tree and the AAT-optimal one of its x."""
+    for name, value in (("--board", board), ("--algorithm", algorithm), ("--context", context)):
+        if value is None:
+            raise InputError(name, None, "required with --objective throughput")
+    if max_depth is not None:
+        raise InputError(
+            "--max-depth",
+            max_depth,
+            "not with --objective throughput (the drafter's maximal tree bounds the depth)",
+        )
+    assert board is not None and algorithm is not None and context is not None
+    eng = get_engine(engine)
+    costs = EngineTreeCosts(
+        eng, load_board(board), load_model(model_name), load_algorithm(algorithm), context
+    )
+    result = design_tree(model, costs, size)
+    clock = costs.clock_hz()
+    row: dict = {
+        "objective": "throughput",
+        "board": board,
+        "model": model_name,
+        "algorithm": algorithm,
+        "context": context,
+        "engine": eng.name,
+    }
+    for prefix, d, tree in (
+        ("", result.best, result.best_tree),
+        ("aat_optimal_", result.aat_optimal, result.aat_optimal_tree),
+    ):
+        row |= {
+            f"{prefix}verify_len": d.verify_len,
+            f"{prefix}tree_shape": tree.shape_str(),
+            f"{prefix}expected_aat": d.aat,
+            f"{prefix}accepted": d.accepted,
+            f"{prefix}verify_s": d.verify_cycles / clock,
+            f"{prefix}draft_s": d.draft_cycles / clock,
+            f"{prefix}tokens_per_s": d.tokens_per_s,
+        }
+        if d.draft_depth is not None:
+            row |= {f"{prefix}draft_depth": d.draft_depth, f"{prefix}draft_top_k": d.draft_top_k}
+        row |= {f"{prefix}parents": list(tree.parents), f"{prefix}ranks": tree.ranks.tolist()}
+    row["gain_vs_aat_optimal"] = result.best.tokens_per_s / result.aat_optimal.tokens_per_s
+    row["search_states"] = result.search.states
+    row["search_trees"] = result.search.leaves
+    row["engine_passes"] = result.engine_calls
+    row["search_s"] = result.seconds
+    return row
 
 
 @tree_app.command("compare")

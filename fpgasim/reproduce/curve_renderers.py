@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -101,9 +102,9 @@ def fit_table(exp: Experiment, ctx: RunContext) -> Rendered:
 def aat_curves(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per (tree-construction method, x): the AAT of that method's tree."""
     rows = []
-    for w, _board, model, algorithm in each_workload(exp):
+    for w, board, model, algorithm in each_workload(exp):
         for task, context in task_contexts(w, ctx):
-            for m, c in method_curves(exp, ctx, algorithm, model, context, task).items():
+            for m, c in method_curves(exp, ctx, algorithm, model, context, task, board).items():
                 for p in c.points.to_dict("records"):
                     rows.append(
                         {
@@ -115,11 +116,19 @@ def aat_curves(exp: Experiment, ctx: RunContext) -> Rendered:
                             "model": model.id,
                             "task": c.task,
                             "tree": p["tree"].describe(),
-                            "aat_source": source_name(exp, ctx),
+                            "aat_source": "embedded"
+                            if c.aat_source == "embedded"
+                            else source_name(exp, ctx),
                             "aat_file": c.aat_file,
                         }
                     )
     notes = list(embedded_task_note(exp, ctx))
+    if "throughput" in (exp.tree_methods or []):
+        engine_name = ctx.engine.name if ctx.engine is not None else DEFAULT_ENGINE
+        notes.append(
+            "throughput: per x the tree of highest tokens/s on the workload's board (embedded "
+            f"acceptance model; costs from the {engine_name} engine)"
+        )
     if not ctx.measured:
         notes.append(
             "embedded: exact expected AAT of each method's tree under the positional model "

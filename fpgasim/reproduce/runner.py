@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
 from fpgasim.reproduce.beside import beside, beside_columns
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
@@ -70,8 +71,12 @@ def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
 
 
 def needs_engine(exp: AnyExperiment) -> bool:
-    """Whether the experiment's numbers come from an engine."""
-    return isinstance(exp, Experiment) and exp.kind in TIMED_KINDS
+    """Whether the experiment's numbers come from an engine (its kind is timed, or one of
+    its tree methods designs trees on the board's costs, e.g. throughput)."""
+    if not isinstance(exp, Experiment):
+        return False
+    costed = any(m in COSTED_TREE_METHODS for m in exp.tree_methods or [])
+    return exp.kind in TIMED_KINDS or costed
 
 
 def check_inputs(exp: AnyExperiment, ctx: RunContext) -> None:

@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 Context = Annotated[int, Field(ge=1, le=10_000_000)]
 VerifyLen = Annotated[int, Field(ge=1, le=4096)]
-TreeMethod = Literal["prior_score", "width", "depth", "eagle3_dynamic", "chain"]
+TreeMethod = Literal[
+    "prior_score", "width", "depth", "eagle3_dynamic", "chain", "optimal", "throughput"
+]
 
 _SOURCE = ("aat_source", "aat_file")
 _TIMED = ("aat_source", "aat_file", "engine")
@@ -193,7 +195,7 @@ class Experiment(Strict):
     tree_methods: list[TreeMethod] | None = Field(
         None,
         min_length=1,
-        max_length=5,
+        max_length=7,
         description="tree-construction methods of the measured curves (table3/fig6 compare "
         "several); null: the table's searched curve (prior_score, else eagle3_dynamic)",
     )

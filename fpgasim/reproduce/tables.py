@@ -11,7 +11,10 @@ import pandas as pd
 from fpgasim.analysis import AatCurve, fit_curve
 from fpgasim.analysis.aat import tree_of_row
 from fpgasim.analysis.aat_curves import max_verify_len
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.errors import InputError
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -120,16 +123,37 @@ def method_curves(
     model: TargetModel,
     context: int,
     task: str | None,
+    board: Board | None = None,
 ) -> dict[str, AatCurve]:
-    """One AAT curve per tree-construction method: measured tables or the embedded model."""
+    """One AAT curve per tree-construction method: measured tables or the embedded model.
+
+    Methods of `analysis.COSTED_TREE_METHODS` (e.g. throughput) design their trees on
+    `board` with the run's engine (default engine for untimed kinds); methods no table
+    measures (`MODEL_TREE_METHODS`) always come from the embedded model.
+    """
     methods = list(exp.tree_methods or ["prior_score"])
+    costed = [m for m in methods if m in COSTED_TREE_METHODS]
+    plain = [m for m in methods if m not in COSTED_TREE_METHODS]
+    out: dict[str, AatCurve] = {}
     if ctx.measured:
-        out = {}
-        for m in methods:
+        for m in plain:
+            if m in MODEL_TREE_METHODS:
+                continue
             (curve,) = curves(exp, ctx, algorithm, model, [context], [task] if task else None, m)
             out[m] = curve
-        return out
-    return embedded_method_curves(exp, algorithm, context, methods)
+        modelled = [m for m in plain if m in MODEL_TREE_METHODS]
+        if modelled:
+            out |= embedded_method_curves(exp, algorithm, context, modelled)
+    elif plain:
+        out |= embedded_method_curves(exp, algorithm, context, plain)
+    for m in costed:
+        if board is None:
+            raise InputError("tree_methods", m, "a workload board to design the tree on")
+        engine = ctx.engine or get_engine(DEFAULT_ENGINE)
+        hi = exp.verify_lens.max
+        curve = COSTED_TREE_METHODS[m](engine, board, model, algorithm, context, x_max=hi)
+        out[m] = restrict(curve, exp)
+    return {m: out[m] for m in methods}
 
 
 def embedded_method_curves(
@@ -172,7 +196,7 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
     rows, notes = [], list(embedded_task_note(exp, ctx))
     for w, board, model, algorithm in each_workload(exp):
         for task, context in task_contexts(w, ctx):
-            by_method = method_curves(exp, ctx, algorithm, model, context, task)
+            by_method = method_curves(exp, ctx, algorithm, model, context, task, board)
             first = True
             for m, curve in by_method.items():
                 s = solve(exp, ctx, board, model, algorithm, [curve]).summary.iloc[0].to_dict()
@@ -180,7 +204,15 @@ def tree_methods(exp: Experiment, ctx: RunContext) -> Rendered:
                 if first:
                     rows.append(_ad_row(common, s))
                     first = False
-                rows.append(_set_row(common, s, "best", m))
+                row = _set_row(common, s, "best", m)
+                if ctx.measured and m in MODEL_TREE_METHODS:
+                    row["aat_source"], row["aat_file"] = "embedded", ""
+                rows.append(row)
+    if ctx.measured and any(m in MODEL_TREE_METHODS for m in exp.tree_methods or []):
+        notes.append(
+            "optimal/throughput rows: trees and AAT from the embedded acceptance model (no "
+            "table measures them), so they compare with each other, not with measured rows"
+        )
     if not ctx.measured:
         notes.append(
             "embedded: AAT of each method's tree is the positional model's exact expectation; "

@@ -22,6 +22,11 @@ from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.token_tree import TokenTree
 
 MAX_SIZE = 4096
+#: Sequoia's DP costs about depth x ranks x N^2 cell updates (numpy, 50-100 million a second
+#: on one core, benchmarks/bench_tree.py): larger problems are refused up front.
+DP_MAX_CELLS = 300_000_000
+#: Largest N for the DP: its N x N work arrays (8 bytes a cell, a few of them) stay < 200 MB.
+DP_MAX_SIZE = 2048
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,9 @@ class SequoiaDP:
     def __init__(self, model: PositionalModel, size: int, max_depth: int | None = None) -> None:
         self.model = model
         self.size = size
-        self.depth = _check(size, max_depth)
+        # a tree of N nodes has at most N - 1 levels: deeper bounds change nothing
+        self.depth = min(_check(size, max_depth), max(size - 1, 0))
+        check_dp_feasible(model, size, self.depth)
         n = size
         self.value = np.zeros((self.depth + 1, n + 1))
         self.best_k = np.zeros((self.depth + 1, n + 1), dtype=np.int64)
@@ -151,6 +158,44 @@ class SequoiaDP:
         while len(parents) < size:  # the DP keeps at most `size` nodes; extra slots gain 0
             parents.append(0)
         return _bfs(parents)
+
+
+def dp_cells(model: PositionalModel, size: int, depth: int) -> int:
+    """Cell updates of Sequoia's DP: levels x ranks with p > 0 (at most N - 1) x N^2."""
+    ranks = max(
+        (
+            int(np.flatnonzero(model.row(d) > 0).max(initial=-1)) + 1
+            for d in range(1, min(depth, model.matrix.shape[0]) + 1)
+        ),
+        default=0,
+    )
+    return depth * min(ranks, max(size - 1, 0)) * size * size
+
+
+def check_dp_feasible(model: PositionalModel, size: int, depth: int) -> None:
+    """Refuse up front (one InputError) a DP beyond DP_MAX_SIZE or DP_MAX_CELLS."""
+    if size > DP_MAX_SIZE:
+        raise InputError(
+            "--size",
+            size,
+            f"at most {DP_MAX_SIZE} for Sequoia's DP (--method dp); larger trees: --method "
+            "greedy or auto (optimal when p is non-increasing in rank)",
+        )
+    cells = dp_cells(model, size, depth)
+    if cells > DP_MAX_CELLS:
+        ranks = cells // max(1, depth * size * size)
+        deepest = DP_MAX_CELLS // max(1, ranks * size * size)
+        hint = (
+            f"--max-depth <= {deepest} at N = {size}"
+            if deepest >= 1
+            else f"a smaller --size (N^2 x {ranks} ranks <= {DP_MAX_CELLS:.0e})"
+        )
+        raise InputError(
+            "--size/--max-depth",
+            f"N = {size}, {depth} levels, {ranks} ranks",
+            f"Sequoia's DP within {DP_MAX_CELLS:.0e} cell updates (levels x ranks x N^2; "
+            f"this needs {cells:.1e}): {hint}, or --method greedy/auto",
+        )
 
 
 def sequoia_tree(model: PositionalModel, size: int, max_depth: int | None = None) -> OptimalTree:

@@ -1,0 +1,266 @@
+"""Hardware-aware tree design: per (board, target, algorithm, context) the tree of highest
+tokens/s, AAT / (T_v + T_d), with T_v and T_d from an engine (issue 14, docs/trees.md).
+
+`EngineTreeCosts` feeds `fpgasim.tree.throughput` with the engine's cycles, one engine
+call per distinct pass (cached): the target pass at each x, the drafter's first pass over
+the accepted tokens, and the pass that feeds each block of levels. The draft passes are
+the ones `dataflow.draft_passes.draft_passes` lists (tested: the sum equals `draft_timing`).
+T_v(x) is costed with the tree mask of a chain of x tokens: every BFS-ordered tree of
+x <= 2 x pe_array.cols tokens needs exactly the same attention tiles (tested), and above
+that a chain is the densest mask, so the search never under-costs a tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
+from fpgasim.analysis.aat_curves import max_verify_len as curve_max
+from fpgasim.analysis.aat_model import fit_curve
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine import Engine
+from fpgasim.errors import InputError
+from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.builders import dynamic_tree
+from fpgasim.tree.embedded import embedded_max_depth, embedded_model
+from fpgasim.tree.throughput import (
+    MAX_PER_SIZE_SHAPES,
+    Design,
+    SearchResult,
+    ShapeSpace,
+    TableCosts,
+    count_shapes,
+    design_of,
+    dynamic_designs,
+    search_shapes,
+)
+from fpgasim.tree.token_tree import TokenTree
+
+#: EAGLE-3 top-k searched when the algorithm file gives none (its GPU default).
+EAGLE3_TOP_K = 10
+
+
+class EngineTreeCosts:
+    """TreeCosts of one (engine, board, target, algorithm, context), cached per pass."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        board: Board,
+        model: TargetModel,
+        algorithm: Algorithm,
+        context: int,
+    ) -> None:
+        if context < 1:
+            raise InputError("--context", context, "a context length >= 1")
+        self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        self.context = context
+        kind = algorithm.kind
+        self.levels_per_pass = algorithm.drafter.tokens_per_pass if kind == "falcon" else 1
+        self._cache: dict[tuple, int] = {}
+        self._clock: float | None = None
+        self.calls = 0
+
+    def _cycles(self, key: tuple, spec: PassSpec, drafter: bool) -> int:
+        if key not in self._cache:
+            t = self.engine.run_pass(
+                spec, self.board, self.model, self.algorithm.drafter if drafter else None
+            )
+            self.calls += 1
+            self._clock = t.clock_hz
+            self._cache[key] = int(t.cycles)
+        return self._cache[key]
+
+    def verify_cycles(self, verify_len: int) -> int:
+        """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
+        chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
+        spec = PassSpec("target", verify_len, self.context, tree_parents=chain)
+        return self._cycles(("v", verify_len), spec, False)
+
+    def verify_tree_cycles(self, tree: TokenTree) -> int:
+        """T_v of this very tree (its own mask)."""
+        parents = tree.parents if tree.size > 1 else None
+        spec = PassSpec("target", tree.size, self.context, tree_parents=parents)
+        return self._cycles(("vt", tree.parents), spec, False)
+
+    def _schedule_tree(self, widths: tuple[int, ...]) -> DraftTree:
+        if self.algorithm.kind == "eagle3":
+            return DraftTree(depth=1, top_k=widths[0])
+        return DraftTree(shape=(*widths, *(1,) * self.levels_per_pass))
+
+    def first_cycles(self, accepted: int) -> int:
+        """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
+        spec = draft_passes(
+            self.algorithm, self._schedule_tree((1,) * self.levels_per_pass), accepted, self.context
+        )[0]
+        return self._cycles(("f", accepted), spec, True)
+
+    def block_cycles(self, widths: tuple[int, ...]) -> int:
+        """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
+        spec = draft_passes(self.algorithm, self._schedule_tree(widths), 1, self.context)[1]
+        return self._cycles(("b", widths), spec, True)
+
+    def clock_hz(self) -> float:
+        if self._clock is None:
+            self.verify_cycles(1)
+        assert self._clock is not None
+        return self._clock
+
+
+@dataclass(frozen=True)
+class TreeDesignResult:
+    """The throughput-optimal tree of one context and the AAT-optimal tree of equal size."""
+
+    best: Design
+    best_tree: TokenTree
+    aat_optimal: Design
+    aat_optimal_tree: TokenTree
+    search: SearchResult
+    engine_calls: int
+    seconds: float
+
+
+def search_space(algorithm: Algorithm, max_verify_len: int | None = None) -> ShapeSpace:
+    """The drafter's shapes: LongSpec/Falcon level widths capped by the maximal tree."""
+    caps = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
+    if not caps:
+        raise InputError(
+            "--algorithm", algorithm.id, "an algorithm with max_tree or a default tree shape"
+        )
+    depth = min(len(caps), embedded_max_depth(algorithm)) if algorithm.acceptance else len(caps)
+    largest = sum(caps[:depth]) + 1
+    if max_verify_len is not None and max_verify_len > largest:
+        raise InputError(
+            "--size",
+            max_verify_len,
+            f"at most {largest}: the largest tree {algorithm.id}'s maximal tree "
+            f"{' '.join(map(str, caps[:depth]))} holds",
+        )
+    return ShapeSpace(caps[:depth], min(max_verify_len or curve_max(algorithm), largest))
+
+
+def design_trees(
+    model: PositionalModel,
+    costs: EngineTreeCosts,
+    max_verify_len: int | None = None,
+    per_size: bool = True,
+) -> SearchResult:
+    """Per x the throughput-optimal tree the algorithm's drafter can build."""
+    algorithm = costs.algorithm
+    if algorithm.kind == "eagle3":
+        d = algorithm.default_tree
+        depth = embedded_max_depth(algorithm) - 1 if algorithm.acceptance else (d.depth or 6)
+        top_k = d.top_k or EAGLE3_TOP_K
+        return dynamic_designs(
+            model, costs, max_verify_len or curve_max(algorithm), max(1, depth), top_k
+        )
+    return search_shapes(model, costs, search_space(algorithm, max_verify_len), per_size)
+
+
+def tree_of(model: PositionalModel, design: Design) -> TokenTree:
+    """The tree of a design: EAGLE-3's dynamic tree, else the widths on their best slots."""
+    if design.draft_depth is not None and design.draft_top_k is not None:
+        return dynamic_tree(model, design.verify_len - 1, design.draft_depth, design.draft_top_k)
+    return TokenTree.from_shape(design.shape, model)
+
+
+def aat_optimal_design(model: PositionalModel, costs: EngineTreeCosts, verify_len: int) -> Design:
+    """The tree of highest expected AAT with x = verify_len that the drafter can build
+    (LongSpec/Falcon: within the maximal tree's level widths; EAGLE-3: over depth/top-k),
+    costed on the board. The same searches with unit costs: tokens/s = AAT."""
+    unit = TableCosts(lambda x: 1, lambda a: 0, lambda w: 0, costs.levels_per_pass)
+    if costs.algorithm.kind == "eagle3":
+        d = costs.algorithm.default_tree
+        depth = embedded_max_depth(costs.algorithm) - 1
+        top = dynamic_designs(model, unit, verify_len, depth, d.top_k or EAGLE3_TOP_K)
+        pick = top.by_verify_len[verify_len]
+        assert pick.draft_depth is not None and pick.draft_top_k is not None
+        draft = costs.first_cycles(pick.accepted) + pick.draft_depth * costs.block_cycles(
+            (pick.draft_top_k,)
+        )
+        tv = costs.verify_cycles(verify_len)
+        return dataclasses.replace(
+            pick,
+            verify_cycles=tv,
+            draft_cycles=draft,
+            tokens_per_s=pick.aat * costs.clock_hz() / (tv + draft),
+        )
+    space = search_space(costs.algorithm, verify_len)
+    # exact per x where the space allows it (LongSpec always); past MAX_PER_SIZE_SHAPES
+    # (Falcon at large x) the best AAT found, at least the capped greedy/breadth-first tree's
+    exact = count_shapes(space) <= MAX_PER_SIZE_SHAPES
+    top = search_shapes(model, unit, space, per_size=exact)
+    pick = top.by_verify_len[verify_len]
+    return design_of(costs, pick.shape, pick.aat)
+
+
+def design_tree(
+    model: PositionalModel,
+    costs: EngineTreeCosts,
+    max_verify_len: int | None = None,
+) -> TreeDesignResult:
+    """The tree of highest tokens/s over every x, and the AAT-optimal tree of that x."""
+    t0 = time.perf_counter()
+    result = design_trees(model, costs, max_verify_len, per_size=False)
+    best = result.best
+    aat_design = aat_optimal_design(model, costs, best.verify_len)
+    best_tree, aat_tree = tree_of(model, best), tree_of(model, aat_design)
+    return TreeDesignResult(
+        best,
+        best_tree,
+        aat_design,
+        aat_tree,
+        result,
+        costs.calls,
+        time.perf_counter() - t0,
+    )
+
+
+def throughput_curve(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    context: int,
+    x_min: int = 2,
+    x_max: int | None = None,
+):
+    """The `throughput` tree method: per x the tree of highest tokens/s on this board under
+    the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
+    acceptance = embedded_model(algorithm, context)
+    costs = EngineTreeCosts(engine, board, model, algorithm, context)
+    result = design_trees(acceptance, costs, x_max, per_size=True)
+    designs = [d for x, d in result.by_verify_len.items() if x >= x_min]
+    if not designs:
+        raise InputError("verify_lens", (x_min, x_max), "a range holding some x >= 2")
+    trees = [
+        DraftTree(depth=d.draft_depth, top_k=d.draft_top_k)
+        if d.draft_depth is not None
+        else DraftTree(shape=d.shape)
+        for d in designs
+    ]
+    points = pd.DataFrame(
+        {
+            "verify_len": [d.verify_len for d in designs],
+            "aat": [d.aat for d in designs],
+            "tree": trees,
+            "tree_source": "throughput",
+        }
+    )
+    measured = points[["verify_len", "aat"]]
+    fit = fit_curve(measured["verify_len"], measured["aat"])
+    ori = _embedded_ori(algorithm, context)  # the GPU default tree, for the Ori set
+    return AatCurve("embedded", context, "embedded", points, measured, fit, ori)
+
+
+#: Tree methods whose trees depend on the board's costs: name -> curve builder
+#: (engine, board, model, algorithm, context, x_max=...) -> AatCurve.
+COSTED_TREE_METHODS = {"throughput": throughput_curve}
+#: Tree methods no measured table holds: always from the embedded acceptance model.
+MODEL_TREE_METHODS = frozenset({"optimal", "throughput"})

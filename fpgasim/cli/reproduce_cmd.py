@@ -4,7 +4,8 @@ the study's accounting and the simulator side by side."""
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import Future
+import sys
+from concurrent.futures import as_completed
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -180,48 +181,77 @@ def _run(
         else nullcontext()
     )
     n = workers or default_workers()
-    pool = ProcessExecutor(n) if n > 1 else InProcessExecutor()
     prefetch = ctx.sim is not None and hasattr(ctx.sim, "prefetch")
     if prefetch:
         _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
-    drawn = out_dir is not None and any(e.figure for e in experiments)
-    done: dict[int, tuple[ExperimentResult, Future | None]] = {}
-    with bar, pool:
-        if drawn:  # workers import matplotlib while this process plans and computes
-            for _ in range(n):
-                pool.submit(_import_matplotlib, None)
-        if prefetch:
-            keys = simulator_passes(experiments, ctx)
-            passes = bar.add_task(f"{ctx.sim.name} passes", total=len(keys)) if progress else None
+    global _JOB
+    _JOB = (experiments, ctx, out_dir is not None)
+    forked = n > 1 and sys.platform.startswith("linux")
+    # largest first: they start first on the workers
+    order = sorted(range(len(experiments)), key=lambda i: -_size(experiments[i]))
+    try:
+        with bar:
+            if prefetch:
+                with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
+                    # plan on the workers (each dry-runs some experiments), then compute
+                    planned = sorted(pool.map_unordered(_plan_one, order))
+                    keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
+                    total = len(keys)
+                    passes = (
+                        bar.add_task(f"{ctx.sim.name} passes", total=total) if progress else None
+                    )
 
-            def advance(count: int, _total: int) -> None:
-                if progress:
-                    bar.update(passes, completed=count)
+                    def advance(count: int, _total: int) -> None:
+                        if progress:
+                            bar.update(passes, completed=count)
 
-            ctx.sim.prefetch(keys, pool, progress=advance)
-        task = bar.add_task("", total=len(experiments)) if progress else None
-        # figures first: each is drawn on a worker while the next experiment is computed
-        order = sorted(range(len(experiments)), key=lambda i: not experiments[i].figure)
-        for i in order:
-            exp = experiments[i]
-            if progress:
-                bar.update(task, description=exp.name)
-            result = flag_memory(exp, run_experiment(exp, ctx=ctx))
-            drawing = pool.submit(figure_png, result) if result.figure and out_dir else None
-            done[i] = (result, drawing)
-            if progress:
-                bar.advance(task)
-        results = []
-        for result, drawing in (done[i] for i in range(len(experiments))):
-            png = drawing.result() if drawing is not None else None
-            paths = write_outputs(result, out_dir, png) if out_dir is not None else []
-            results.append((result, paths))
+                    ctx.sim.prefetch(keys, pool, progress=advance)
+            # the experiments (and their figures) run on workers forked now: they inherit
+            # the run's caches, the simulator's passes included
+            task = bar.add_task("experiments", total=len(experiments)) if progress else None
+            with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
+                futures = {pool.submit(_run_one, i): i for i in order}
+                done: dict[int, tuple[ExperimentResult, bytes | None]] = {}
+                for future in as_completed(futures):
+                    done[futures[future]] = future.result()
+                    if progress:
+                        bar.advance(task)
+    finally:
+        _JOB = None
+    results = []
+    for i in range(len(experiments)):
+        result, png = done[i]
+        paths = write_outputs(result, out_dir, png) if out_dir is not None else []
+        results.append((result, paths))
     return results
 
 
-def _import_matplotlib(_: object) -> None:
-    """Pool warm-up: import matplotlib's Agg backend before the first figure arrives."""
-    import matplotlib.backends.backend_agg  # noqa: F401
+#: (experiments, run context, draw figures) of the run in progress, read by `_run_one` in
+#: forked workers (inherited, not pickled: the caches can be large).
+_JOB: tuple[list[AnyExperiment], RunContext, bool] | None = None
+
+
+def _run_one(index: int) -> tuple[ExperimentResult, bytes | None]:
+    """One experiment of `_JOB` and, if drawn, its figure as PNG bytes."""
+    assert _JOB is not None
+    experiments, ctx, draw = _JOB
+    exp = experiments[index]
+    result = flag_memory(exp, run_experiment(exp, ctx=ctx))
+    return result, (figure_png(result) if draw and result.figure else None)
+
+
+def _plan_one(index: int) -> list[tuple]:
+    """The simulator's passes one experiment of `_JOB` will ask for (`simulator_passes`)."""
+    assert _JOB is not None
+    experiments, ctx, _ = _JOB
+    return simulator_passes([experiments[index]], ctx)
+
+
+def _size(exp: AnyExperiment) -> int:
+    """A rough cost of an experiment: solved (board, model, context, method) combinations."""
+    workloads = getattr(exp, "workloads", None) or []
+    methods = len(getattr(exp, "tree_methods", None) or [None])
+    return methods * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
 
 
 def simulator(name: str) -> Engine:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.cli.reproduce_cmd import _experiments
 from tests.cli_helpers import run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -114,3 +115,11 @@ def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
     tail = ["verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
     assert list(frame.columns[len(golden.columns) :]) == [*tail, "sim_engine", "sim_reason"]
     assert set(frame["sim_engine"]) == {"fast"}
+
+
+def test_all_is_the_studys_nine_and_everything_adds_the_extensions() -> None:
+    """`all` = TABLES.md's experiments; `everything` = every shipped file."""
+    study = [e.name for e in _experiments(["all"])]
+    assert study == ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
+    every = [e.name for e in _experiments(["everything"])]
+    assert every[:9] == study and {"tree_design", "table4-flightllm"} <= set(every)

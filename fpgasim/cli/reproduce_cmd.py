@@ -36,6 +36,7 @@ from fpgasim.reproduce import (
     load_experiment,
     markdown,
     run_experiment,
+    study_experiment_names,
     write_outputs,
 )
 from fpgasim.reproduce.beside import beside_columns
@@ -59,8 +60,8 @@ ACCOUNTING = "analytic"
 def reproduce(
     names: list[str] = typer.Argument(
         ...,
-        metavar="NAME|all",
-        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path), or all.",
+        metavar="NAME|all|everything",
+        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path); all = the study's nine; everything = all shipped, with fpgasim's extensions (dovetail1, table4-flightllm, tree_design).",
     ),
     aat: str = typer.Option(
         "measured",
@@ -136,21 +137,23 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     for item in names:
         for name in split_items(item, "NAME", "table1,fig4"):
             if name == "all":
+                wanted.extend(study_experiment_names())
+            elif name == "everything":
                 wanted.extend(experiment_names())
             else:
                 wanted.append(name)
     if not wanted:
-        raise InputError("NAME", " ".join(names), "an experiment name or all")
+        raise InputError("NAME", " ".join(names), "an experiment name, all or everything")
     shipped = experiment_names()
     out = []
     for name in dict.fromkeys(wanted):
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
-            raise InputError("NAME", name, f"one of all, {', '.join(shipped)} (or a YAML path)")
+            raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
         if isinstance(exp, ExternalExperiment) and not external_available(exp.kind):
             if len(wanted) == 1:
                 raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
-            continue  # `all`: an experiment whose package is not installed yet
+            continue  # all/everything: an experiment whose package is not installed yet
         out.append(exp)
     return out
 

@@ -12,6 +12,7 @@ from fpgasim.reproduce.loader import (
     ExternalExperiment,
     experiment_names,
     load_experiment,
+    study_experiment_names,
 )
 from fpgasim.reproduce.output import csv_text, markdown, write_outputs
 from fpgasim.reproduce.runner import ExperimentResult, output_columns, run_experiment
@@ -34,5 +35,6 @@ __all__ = [
     "markdown",
     "output_columns",
     "run_experiment",
+    "study_experiment_names",
     "write_outputs",
 ]

@@ -65,9 +65,22 @@ def _order(name: str) -> tuple[int, int, str]:
     return (2, 0, name)
 
 
+#: The study's own tables and figures (../shared/spec/TABLES.md): what `reproduce all` runs.
+#: The other shipped experiments (dovetail1, table4-flightllm, tree_design) are fpgasim's
+#: extensions; `reproduce everything` adds them.
+STUDY_EXPERIMENTS: tuple[str, ...] = (
+    "table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6",
+)  # fmt: skip
+
+
 def experiment_names() -> list[str]:
     """Names of the shipped experiments, tables first, then figures, then others."""
     return sorted(available("experiment"), key=_order)
+
+
+def study_experiment_names() -> list[str]:
+    """The study's experiments among the shipped ones, in `experiment_names` order."""
+    return [name for name in experiment_names() if name in STUDY_EXPERIMENTS]
 
 
 def load_experiment(name_or_path: str | Path) -> AnyExperiment:

@@ -72,7 +72,7 @@ def generate_cmd(
         help="With --aat-dir: measured (the measured x only) or fitted (the log model at every x).",
     ),
     engine: str = engine_option(
-        "Engine: analytic (the study's accounting), event (simpy simulator), fast (numba)."
+        "Engine: analytic (the study's accounting), event (list-scheduler simulator), fast (numba)."
     ),
     output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
     steps_out: Path | None = out_option(

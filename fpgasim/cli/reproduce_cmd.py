@@ -75,7 +75,7 @@ def reproduce(
         DEFAULT_SIM,
         "--engine",
         "-e",
-        help=f"Simulator shown beside the study's accounting (analytic): fast (event's cycles, numba), event (the simpy reference), or analytic (the accounting alone). In this build: {', '.join(ENGINES)}.",
+        help=f"Simulator shown beside the study's accounting (analytic): fast (event's cycles, numba), event (the list-scheduler reference), or analytic (the accounting alone). In this build: {', '.join(ENGINES)}.",
     ),
     workers: int | None = workers_option(),
     out: Path | None = out_option(

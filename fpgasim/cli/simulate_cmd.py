@@ -221,19 +221,22 @@ def simulate(
         events = eng.trace_events(b, m, verify_len, context)
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
+    _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+
+
+def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
+    """Print a result row as JSON, or as a table followed by the engine's per-unit utilisation."""
     if output_format is JsonTable.json:
         print(dumps_json(row))
         return
     console.print(
         rich_table(
-            [{"quantity": k, "value": v} for k, v in row.items()],
-            title=f"{b.name} / {m.id} / L={context} / x={verify_len}",
-            floatfmt="{:.6g}",
+            [{"quantity": k, "value": v} for k, v in row.items()], title=title, floatfmt="{:.6g}"
         )
     )
     util = getattr(eng, "last_utilisation", None)
     if util:
-        console.print(rich_table(util, title="per-unit utilisation (verify pass)"))
+        console.print(rich_table(util, title=f"per-unit utilisation ({pass_name} pass)"))
 
 
 def _board(board: str, overlap: str | None):
@@ -274,16 +277,5 @@ def _prefill(
     eng = get_engine(engine)
     row = simulate_prefill(eng, b, m, prompt_len)
     row["clock_mhz"] = b.clock_mhz
-    if output_format is JsonTable.json:
-        print(dumps_json(row))
-        return
-    console.print(
-        rich_table(
-            [{"quantity": k, "value": v} for k, v in row.items()],
-            title=f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})",
-            floatfmt="{:.6g}",
-        )
-    )
-    util = getattr(eng, "last_utilisation", None)
-    if util:
-        console.print(rich_table(util, title="per-unit utilisation (prefill pass)"))
+    title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
+    _show(row, output_format, eng, title, "prefill")

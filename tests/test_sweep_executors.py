@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from concurrent.futures import InvalidStateError
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
@@ -9,7 +12,7 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.sweep import EXECUTORS, Grid, make_executor, run_grid, run_sweep
-from fpgasim.sweep.executors import DaskExecutor, register_executor
+from fpgasim.sweep.executors import DaskExecutor, _quiet_cancelled_futures, register_executor
 from fpgasim.sweep.runner import auto_chunk_size
 
 
@@ -165,3 +168,12 @@ def test_cli_with_scheduler_address(tmp_path) -> None:
     assert remote.code == 0 and local.code == 0, remote.err + local.err
     assert "on dask x2" in remote.err
     assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "l.csv").read_bytes()
+
+
+def test_teardown_hook_drops_only_cancelled_future_errors() -> None:
+    """CPython 3.11's pool reports futures we cancelled as InvalidStateError on teardown."""
+    seen: list[type] = []
+    hook = _quiet_cancelled_futures(lambda args: seen.append(args.exc_type))
+    hook(SimpleNamespace(exc_type=InvalidStateError))
+    hook(SimpleNamespace(exc_type=RuntimeError))
+    assert seen == [RuntimeError]

@@ -10,8 +10,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    InvalidStateError,
+    ProcessPoolExecutor,
+    wait,
+)
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self
 
@@ -99,6 +106,17 @@ def _noop() -> None:
     return None
 
 
+def _quiet_cancelled_futures(previous: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A threading.excepthook that drops InvalidStateError (a future already cancelled)."""
+
+    def hook(args: Any) -> None:
+        if args.exc_type is not None and issubclass(args.exc_type, InvalidStateError):
+            return
+        previous(args)
+
+    return hook
+
+
 class ProcessExecutor:
     """A local pool of worker processes (default: one per core).
 
@@ -128,12 +146,22 @@ class ProcessExecutor:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._pool is not None:
-            if exc_type is not None:
+            if exc_type is None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+            else:
                 # Ctrl-C or a failed point: the chunks in flight are not wanted, so stop their
-                # workers now instead of waiting for them (the parent stores nothing of them)
-                for process in list((getattr(self._pool, "_processes", None) or {}).values()):
-                    process.kill()
-            self._pool.shutdown(wait=True, cancel_futures=True)
+                # workers now instead of waiting for them (the parent stores nothing of them).
+                # CPython 3.11's pool then marks every pending future broken, including the
+                # ones already cancelled, and its manager thread prints the resulting
+                # InvalidStateError (fixed upstream in 3.12): that one is not shown.
+                previous = threading.excepthook
+                threading.excepthook = _quiet_cancelled_futures(previous)
+                try:
+                    for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                        process.kill()
+                    self._pool.shutdown(wait=True, cancel_futures=True)
+                finally:
+                    threading.excepthook = previous
             self._pool = None
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:

@@ -298,6 +298,33 @@ def _need(value: int, field: str, depth: int, what: str) -> int:
     return value
 
 
+def _weight_ring(
+    r, kb: int, first_chunk: int, buffer: str, depth: int, rows_per_k_block: int, name: str
+) -> tuple[list[int], int, int, int]:
+    """K split and weight-ring credits of a linear layer (sections 4.2 and 4.3).
+
+    The weights go to `buffer` (A in MV, B in MM) of `depth` rows, `rows_per_k_block` rows per
+    K block; the meta and FSB buffers bound the ring as well. Returns (pieces, chunk, s, dep).
+    """
+
+    def fits(c: int) -> bool:
+        return (depth // (rows_per_k_block * c) >= 2
+                and r.depth_meta // (META_ROWS_PER_K_BLOCK * c) >= 2)
+
+    pieces, chunk, s = k_split(kb, first_chunk, fits)
+    if not pieces:
+        if depth // rows_per_k_block < 2:
+            raise BufferTooSmall(f"flightllm.buffers.{buffer}.depth", depth,
+                                 f"at least {2 * rows_per_k_block} (two K chunks)")
+        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
+                             f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
+    dep = min(depth // (rows_per_k_block * chunk),
+              r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
+              r.depth_fsb // math.ceil(kb / s))
+    _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {name}")
+    return pieces, chunk, s, dep
+
+
 # --------------------------------------------------------------------------- layer types
 
 
@@ -309,22 +336,9 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
     gb = r.mv_group // b  # blocks per group (32)
     bpc = gb // r.channels_a  # blocks per channel (4)
     groups = math.ceil(nb / gb)
-
-    def fits(c: int) -> bool:
-        return (r.depth_a // (A_ROWS_PER_K_BLOCK_MV * c) >= 2
-                and r.depth_meta // (META_ROWS_PER_K_BLOCK * c) >= 2)
-
-    pieces, chunk, s = k_split(kb, r.mv_k_chunk, fits)
-    if not pieces:
-        if r.depth_a // A_ROWS_PER_K_BLOCK_MV < 2:
-            raise BufferTooSmall("flightllm.buffers.a.depth", r.depth_a,
-                                 f"at least {2 * A_ROWS_PER_K_BLOCK_MV} (two K chunks)")
-        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
-                             f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
-    dep = min(r.depth_a // (A_ROWS_PER_K_BLOCK_MV * chunk),
-              r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
-              r.depth_fsb // math.ceil(kb / s))
-    _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {L.name}")
+    pieces, chunk, s, dep = _weight_ring(
+        r, kb, r.mv_k_chunk, "a", r.depth_a, A_ROWS_PER_K_BLOCK_MV, L.name
+    )
     ratio = r.weight_ratio / L.sparse_ratio
     fused = bool(L.misc)
     sizes_of = {}
@@ -398,22 +412,9 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
     kb, nb = L.k // b, L.n // b
     mb = math.ceil(L.rows / b)
     tile_blocks = r.mm_rows // b
-
-    def fits(c: int) -> bool:
-        return (r.depth_b // (B_ROWS_PER_K_BLOCK_MM * c) >= 2
-                and r.depth_meta // (META_ROWS_PER_K_BLOCK * c) >= 2)
-
-    pieces, chunk, s = k_split(kb, r.mm_k_chunk, fits)
-    if not pieces:
-        if r.depth_b // B_ROWS_PER_K_BLOCK_MM < 2:
-            raise BufferTooSmall("flightllm.buffers.b.depth", r.depth_b,
-                                 f"at least {2 * B_ROWS_PER_K_BLOCK_MM} (two K chunks)")
-        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
-                             f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
-    dep = min(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * chunk),
-              r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
-              r.depth_fsb // math.ceil(kb / s))
-    _need(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {L.name}")
+    pieces, chunk, s, dep = _weight_ring(
+        r, kb, r.mm_k_chunk, "b", r.depth_b, B_ROWS_PER_K_BLOCK_MM, L.name
+    )
     dout = _need(r.depth_global // 1, "flightllm.buffers.global.depth", r.depth_global,
                  "the output credit")
     ratio = r.weight_ratio / L.sparse_ratio

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree, block_parents
+from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.dataflow.drafters import lower_pass
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
 from fpgasim.errors import ConfigError, InputError

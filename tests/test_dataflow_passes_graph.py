@@ -6,15 +6,11 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.graph import GraphError
-from fpgasim.dataflow.passes import (
-    PassSpec,
-    _Net,
-    eagle3_pass,
-    falcon_pass,
-    longspec_pass,
-    lower_pass,
-    target_pass,
-)
+from fpgasim.dataflow.drafters import lower_pass
+from fpgasim.dataflow.drafters.eagle3 import eagle3_pass
+from fpgasim.dataflow.drafters.falcon import falcon_pass
+from fpgasim.dataflow.drafters.longspec import longspec_pass
+from fpgasim.dataflow.passes import Net, PassSpec, target_pass
 from tests.cli_helpers import run_cli
 
 LLAMA = load_model("llama-3.1-8b")
@@ -120,7 +116,7 @@ def test_every_spec_builds_a_checked_graph() -> None:
 
 
 def test_an_op_reading_an_unproduced_tensor_names_both() -> None:
-    net = _Net("broken", LLAMA, 2, V80)
+    net = Net("broken", LLAMA, 2, V80)
     ghost = net.act("ghost", 2, LLAMA.hidden)  # defined, never written
     net.norm("norm", ghost, LLAMA.hidden)
     with pytest.raises(GraphError, match="op 'norm', tensor 'ghost'"):

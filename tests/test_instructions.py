@@ -26,7 +26,8 @@ from fpgasim.dataflow.instructions import (
     window,
 )
 from fpgasim.dataflow.lowering import Machine, lower
-from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.dataflow.drafters import lower_pass
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 
 LLAMA = load_model("llama-3.1-8b")

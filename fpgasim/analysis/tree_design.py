@@ -22,7 +22,8 @@ from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError

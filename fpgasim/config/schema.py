@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -491,14 +491,31 @@ class TreeDefault(Strict):
     total_tokens: PosInt | None = Field(None, le=4096, description="tokens kept after rerank")
 
 
-class LongSpecDrafter(Strict):
+class DrafterSchema(Strict):
+    """Base of every drafter's schema: its `kind` tag and its tree family.
+
+    `tree_family`: "static" drafters build a tree of given level widths (`default_tree.shape`);
+    "dynamic" ones grow it from a depth and a top-k (`default_tree.depth`, `.top_k`).
+    """
+
+    kind: str
+    tree_family: ClassVar[Literal["static", "dynamic"]] = "static"
+
+    @property
+    def levels_per_pass(self) -> int:
+        """Tree levels one draft pass proposes (1 for autoregressive drafters)."""
+        return 1
+
+
+class LongSpecDrafter(DrafterSchema):
     kind: Literal["longspec"]
     window_tokens: PosInt = Field(512, le=1 << 20, description="sliding-window size W")
     reads_target_kv: bool = Field(True, description="cross-attention over the target's KV")
 
 
-class Eagle3Drafter(Strict):
+class Eagle3Drafter(DrafterSchema):
     kind: Literal["eagle3"]
+    tree_family: ClassVar[Literal["static", "dynamic"]] = "dynamic"
     fused_layers: PosInt = Field(3, le=16, description="target hidden states fused by fc")
     input_multiple: PosInt = Field(2, le=8, description="q/k/v input width / hidden")
     draft_vocab: PosInt | None = Field(
@@ -507,11 +524,24 @@ class Eagle3Drafter(Strict):
     q_charged_twice: bool = Field(True, description="the study charges q's MACs twice")
 
 
-class FalconDrafter(Strict):
+class FalconDrafter(DrafterSchema):
     kind: Literal["falcon"]
     tokens_per_pass: Literal[2, 3, 4] = Field(2, description="k, tokens emitted per pass")
     lstm_layers: PosInt = Field(2, le=8, description="LSTM layers over embedding+feature")
     passes: PosInt = Field(4, le=64, description="m, forward passes of the default tree")
+
+    @property
+    def levels_per_pass(self) -> int:
+        """k: a semi-autoregressive pass proposes k levels."""
+        return self.tokens_per_pass
+
+
+#: Drafter schemas by kind, in registration order (the `drafter` field accepts any of them).
+DRAFTER_SCHEMAS: dict[str, type[DrafterSchema]] = {
+    "longspec": LongSpecDrafter,
+    "eagle3": Eagle3Drafter,
+    "falcon": FalconDrafter,
+}
 
 
 class Algorithm(Strict):
@@ -519,7 +549,7 @@ class Algorithm(Strict):
 
     id: str = Field(min_length=1, max_length=64)
     description: str = Field("", max_length=1000)
-    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter = Field(discriminator="kind")
+    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter = Field(discriminator="kind")  # + registered
     draft_schedule: str = Field("", max_length=2000, description="how the tree is drafted")
     default_tree: TreeDefault
     max_tree: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
@@ -533,14 +563,19 @@ class Algorithm(Strict):
     def kind(self) -> str:
         return self.drafter.kind
 
+    @property
+    def dynamic_tree(self) -> bool:
+        """Whether the drafter grows its tree from depth and top-k (else: given widths)."""
+        return self.drafter.tree_family == "dynamic"
+
     @model_validator(mode="after")
     def _default_tree_fits_drafter(self) -> Algorithm:
         """The default tree must be draftable, so its errors name this file, not --tree."""
         d = self.default_tree
-        if self.kind == "eagle3":
+        if self.dynamic_tree:
             if d.depth is None or d.top_k is None:
                 raise ValueError(
-                    "default_tree: EAGLE-3 drafts a dynamic tree; give depth and top_k "
+                    f"default_tree: {self.kind} drafts a dynamic tree; give depth and top_k "
                     "(and total_tokens, the tokens kept after reranking)"
                 )
             return self
@@ -555,3 +590,26 @@ class Algorithm(Strict):
         if 0 in shape and any(shape[shape.index(0) :]):
             raise ValueError(f"default_tree.shape = {shape}: no level after an empty (0) level")
         return self
+
+
+def register_drafter_schema(schema: type[DrafterSchema]) -> None:
+    """Let algorithm files name a new drafter kind: add its schema to the `drafter` union.
+
+    The schema declares `kind: Literal["NAME"]`; a kind already registered is an error.
+    """
+    kind = schema.model_fields["kind"].annotation.__args__[0]
+    if kind in DRAFTER_SCHEMAS:
+        raise ValueError(f"drafter kind {kind!r} is already registered")
+    DRAFTER_SCHEMAS[kind] = schema
+    _rebuild_drafter_union()
+
+
+def unregister_drafter_schema(kind: str) -> None:
+    """Remove a registered drafter kind (tests register theirs for their duration only)."""
+    DRAFTER_SCHEMAS.pop(kind)
+    _rebuild_drafter_union()
+
+
+def _rebuild_drafter_union() -> None:
+    Algorithm.model_fields["drafter"].annotation = Union[tuple(DRAFTER_SCHEMAS.values())]  # noqa: UP007
+    Algorithm.model_rebuild(force=True)

@@ -1,11 +1,10 @@
-"""Draft passes: which forward passes a drafter runs to build a tree (ACCOUNTING.md)."""
+"""The draft tree a drafter builds, and the pass schedule of level-by-level drafters."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import InputError
 
@@ -22,6 +21,13 @@ class DraftTree:
         if self.shape is not None:
             return " ".join(map(str, self.shape))
         return f"depth={self.depth} top_k={self.top_k}"
+
+    def static_shape(self) -> tuple[int, ...]:
+        """The level widths of a static tree, checked (a dynamic tree has none: an error)."""
+        if self.shape is None:
+            raise InputError("--tree", self.describe(), "level widths such as '4 16 16 16 16'")
+        check_shape(self.shape)
+        return self.shape
 
     @property
     def nodes(self) -> int | None:
@@ -45,51 +51,14 @@ def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
         seen_zero = seen_zero or w == 0
 
 
-def draft_passes(
-    algorithm: Algorithm, tree: DraftTree, accepted: int, context: int
-) -> list[PassSpec]:
-    """The reference draft schedule of ACCOUNTING.md for one iteration."""
-    if accepted < 1:
-        raise InputError("--accepted", accepted, "at least 1 (the tokens accepted last iteration)")
-    kind = algorithm.kind
-    if kind == "eagle3":
-        if tree.depth is None or tree.top_k is None:
-            raise InputError("--depth/--top-k", tree.describe(), "EAGLE-3 needs depth and top-k")
-        return [PassSpec("eagle3", accepted, context, first=True)] + [
-            PassSpec("eagle3", tree.top_k, context) for _ in range(tree.depth)
-        ]
-    if tree.shape is None:
-        raise InputError("--tree", tree.describe(), "level widths such as '4 16 16 16 16'")
-    check_shape(tree.shape)
-    if kind == "falcon":
-        return falcon_passes(algorithm.drafter.tokens_per_pass, tree.shape, accepted, context)
+def level_passes(kind: str, tree: DraftTree, accepted: int, context: int) -> list[PassSpec]:
+    """An autoregressive drafter's schedule for a static tree: one pass over the `accepted`
+    tokens, then one pass per level but the last, over that level's nodes."""
     passes = [PassSpec(kind, accepted, context)]
-    for width in tree.shape[:-1]:
+    for width in tree.static_shape()[:-1]:
         if width == 0:
             break
         passes.append(PassSpec(kind, width, context))
-    return passes
-
-
-def falcon_passes(k: int, shape: tuple[int, ...], accepted: int, context: int) -> list[PassSpec]:
-    """Falcon's semi-autoregressive schedule: ceil(depth/k) passes with the relaxed mask.
-
-    The first pass runs over the `accepted` tokens (a chain, block-causal in k-blocks) and
-    proposes levels 1..k; each further pass runs over the k-block just proposed (levels
-    jk+1..jk+k, their widths summed) and proposes the next k levels. A pass's tree_parents
-    realise its block round robin (node j of a level hangs under node j mod w of the level
-    above, as TokenTree.from_shape); the block's first level are roots (their ancestors
-    sit in the drafter's KV cache). mask_block = k: a token sees its ancestors and the rest
-    of its own k-block (the relaxed causal mask).
-    """
-    chain = tuple(range(-1, accepted - 1))
-    passes = [PassSpec("falcon", accepted, context, tree_parents=chain, mask_block=k)]
-    for start in range(0, len(shape) - k, k):
-        block = shape[start : start + k]
-        if 0 in block or shape[start + k] == 0:
-            break
-        parents = block_parents(block)
-        passes.append(PassSpec("falcon", sum(block), context, tree_parents=parents, mask_block=k))
     return passes
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from fpgasim.config.schema import Board, Eagle3Drafter, FalconDrafter, LongSpecDrafter, TargetModel
+from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.graph import GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 
@@ -30,7 +30,7 @@ from fpgasim.dataflow.ops import Op, PassOps
 class PassSpec:
     """One forward pass to cost: which network, how many input tokens, at which context."""
 
-    kind: str  # "target", "longspec", "eagle3", "falcon"
+    kind: str  # "target", or the drafter kind of a draft pass (fpgasim.dataflow.drafters)
     tokens: int
     context: int
     first: bool = False  # EAGLE-3: the first draft pass also runs fc
@@ -53,7 +53,7 @@ def weight_reads(n: int, reuse_tokens: int) -> int:
 _DTYPES = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
 
-class _Net:
+class Net:
     """Builds a pass's ops and its graph together; `prefix` names the current layer block."""
 
     def __init__(self, name: str, m: TargetModel, n: int, board: Board) -> None:
@@ -281,13 +281,14 @@ class _Net:
         return PassOps(kind, self.n, context, layers, head_ops, block_ops, tail_ops, self.g.build())
 
 
-def _none(x: str) -> str:
+def identity(x: str) -> str:
+    """A head or tail that leaves the activation as it is."""
     return x
 
 
 def target_pass(m: TargetModel, n: int, context: int, board: Board) -> PassOps:
     """Target forward pass over n tree tokens at context L (n = 1 is AD)."""
-    net = _Net(f"target n={n} L={context}", m, n, board)
+    net = Net(f"target n={n} L={context}", m, n, board)
     h = m.hidden
 
     def layer(x: str) -> str:
@@ -299,126 +300,4 @@ def target_pass(m: TargetModel, n: int, context: int, board: Board) -> PassOps:
         net.lm_head(net.norm("final_norm", x, h), n, m.vocab)
 
     x = net.act_input("embeddings", n, h)
-    return net.build("target", context, m.layers, _none, layer, tail, x)
-
-
-def longspec_pass(
-    m: TargetModel, d: LongSpecDrafter, n: int, context: int, board: Board
-) -> PassOps:
-    """One LongSpec draft pass: windowed self-attention, cross-attention over the target KV, MLP."""
-    net = _Net(f"longspec n={n} L={context}", m, n, board)
-    h = m.hidden
-    window = min(d.window_tokens, n + context)
-
-    def layer(x: str) -> str:
-        xn = net.norm("self.norm", x, h)
-        h1 = net.out_proj("self.o", net.self_attention("self", xn, h, window, window), x)
-        cn = net.norm("cross.norm", h1, h)
-        q = net.linear("cross.q", [cn], h, h, act_elems=n * h)
-        cross = net.attention("cross", q, None, None, n + context, context, cache="target")
-        return net.mlp("mlp", net.out_proj("cross.o", cross, h1))
-
-    def tail(x: str) -> None:
-        net.lm_head(x, n, m.vocab)
-
-    x = net.act_input("hidden", n, h)
-    return net.build("longspec", context, 1, _none, layer, tail, x)
-
-
-def eagle3_pass(
-    m: TargetModel, d: Eagle3Drafter, n: int, context: int, board: Board, first: bool
-) -> PassOps:
-    """One EAGLE-3 draft pass (fc on the first pass), its own KV cache over the context."""
-    net = _Net(f"eagle3 n={n} L={context}{' first' if first else ''}", m, n, board)
-    h = m.hidden
-    wide = d.input_multiple * h
-    embed = net.act_input("embeddings", n, wide - h)
-
-    def head(x: str) -> str:
-        if not first:
-            return x
-        fused = d.fused_layers * h
-        return net.linear("fc", [x], fused, h, act_elems=n * fused, out="feature")
-
-    def layer(x: str) -> str:
-        xn = net.g.tensor(f"{net.prefix}norm.out", (n, wide), net.act_dtype, "hbm")
-        op = Op(
-            "norm",
-            "norm",
-            n,
-            act_elems=n * wide,
-            store_elems=n * wide,
-            sfu_elems=n * wide * net.norm_passes,
-        )
-        net.add(op, [embed, x], [xn])  # norm over concat(embedding, feature)
-        q_factor = 2 if d.q_charged_twice else 1  # the study charges q's MACs twice
-        attn = net.self_attention("", xn, wide, n + context, context, q_factor)
-        return net.mlp("mlp", net.out_proj("o", attn, x))
-
-    def tail(x: str) -> None:
-        net.lm_head(x, n, d.draft_vocab or m.vocab)
-
-    if first:
-        x = net.act_input("target_features", n, d.fused_layers * h)
-    else:
-        x = net.act_input("feature", n, h)
-    return net.build("eagle3", context, 1, head, layer, tail, x)
-
-
-def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
-    """One Falcon SAR draft pass over n tokens (the k-block just proposed) emitting the next one.
-
-    LSTM layers over concat(embedding, feature) (layer 1: 2h -> h, then h -> h; four gates,
-    batched over the n tokens), one decoder layer with the relaxed causal mask over its own KV
-    cache of the context, the MLP, and the shared LM head over max(n, k) positions (each
-    position of a k-block predicts one token of the next block). docs/falcon.md has the
-    element-by-element accounting.
-    """
-    net = _Net(f"falcon n={n} L={context}", m, n, board)
-    h = m.hidden
-    k = d.tokens_per_pass
-
-    def layer(x: str) -> str:
-        d_in = 2 * h
-        for i in range(d.lstm_layers):
-            # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
-            state = net.act_input(f"lstm{i}.state", n, h)
-            x = net.linear(
-                f"lstm{i}",
-                [x, state],
-                d_in + h,
-                4 * h,
-                act_elems=n * (d_in + h) + n * h,
-                sfu_elems=n * 4 * h + 3 * n * h,
-                out=f"lstm{i}.h",
-            )
-            d_in = h
-        xn = net.norm("norm", x, h)
-        attn = net.self_attention("", xn, h, n + context, context)
-        return net.mlp("mlp", net.out_proj("o", attn, x))
-
-    def tail(x: str) -> None:
-        # position j of a k-block predicts the token k places on (the next block): one
-        # LM-head row per position, and at least k rows so that a pass always emits a block
-        net.lm_head(x, max(n, k), m.vocab)
-
-    x = net.act_input("embedding_feature", n, 2 * h)
-    return net.build("falcon", context, 1, _none, layer, tail, x)
-
-
-def lower_pass(
-    spec: PassSpec,
-    board: Board,
-    model: TargetModel,
-    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter | None,
-) -> PassOps:
-    """Dispatch a PassSpec to its lowering."""
-    if spec.kind == "target":
-        return target_pass(model, spec.tokens, spec.context, board)
-    if spec.kind == "longspec" and isinstance(drafter, LongSpecDrafter):
-        return longspec_pass(model, drafter, spec.tokens, spec.context, board)
-    if spec.kind == "eagle3" and isinstance(drafter, Eagle3Drafter):
-        return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
-    if spec.kind == "falcon" and isinstance(drafter, FalconDrafter):
-        return falcon_pass(model, drafter, spec.tokens, spec.context, board)
-    raise ValueError(f"no lowering for pass kind {spec.kind!r} with drafter {drafter!r}")
+    return net.build("target", context, m.layers, identity, layer, tail, x)

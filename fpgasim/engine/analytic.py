@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
-from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow.drafters import Counts, drafter_plugin, weight_reads_array
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
 
-Counts = dict[str, np.ndarray]
-
-
-def _reads(n: np.ndarray, board: Board) -> np.ndarray:
-    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
 
 
 def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
@@ -28,103 +24,12 @@ def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
     nk = n + L
     weights = N * (2 * h * h + 2 * s * h * h + 3 * h * i) + h * V
     return {
-        "weight": weights * _reads(n, board),
+        "weight": weights * weight_reads_array(n, board),
         "act": N * (n * h * (11 + 2 * s) + 2 * n * i + nk * n * H) + 2 * n * h,
         "kv": N * (2 * s * h * L),
         "store": N * (n * h * (6 + 2 * s) + 2 * n * i + n * nk * H) + n * h + n * V,
         "macs": N * (2 * n * h * h + 2 * s * n * h * h + 2 * n * nk * h + 3 * n * h * i)
         + n * h * V,
-    }
-
-
-def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board) -> Counts:
-    """Element counts of one LongSpec draft pass (self-attn, cross-attn, MLP, LM head)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s, V = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
-    nk = n + L
-    W = np.minimum(d.window_tokens, nk)
-    weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
-    return {
-        "weight": weights * _reads(n, board),
-        "act": n * h * (7 + 2 * s)
-        + n * W * H
-        + n * h * (5 + 2 * s)
-        + n * nk * H
-        + 4 * n * h
-        + 2 * n * i
-        + n * h,
-        "kv": 2 * s * h * W + 2 * s * h * L,
-        "store": n * h * (4 + 2 * s)
-        + n * W * H
-        + 4 * n * h
-        + n * nk * H
-        + 2 * n * h
-        + 2 * n * i
-        + n * V,
-        "macs": (2 + 2 * s) * n * h * h
-        + 2 * n * W * h
-        + 2 * n * h * h
-        + 2 * n * nk * h
-        + 3 * n * h * i
-        + n * h * V,
-    }
-
-
-def eagle3_counts(
-    m: TargetModel, d: Eagle3Drafter, n, context, board: Board, first: bool
-) -> Counts:
-    """Element counts of one EAGLE-3 draft pass (fc on the first pass only)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s = m.hidden, m.intermediate, m.heads, m.kv_ratio
-    V = d.draft_vocab or m.vocab
-    nk = n + L
-    q_mult = 4 if d.q_charged_twice else 2
-    weights = 2 * h * h + 2 * (2 * h * s * h) + h * h + 3 * h * i + h * V
-    act = (
-        2 * n * h
-        + 6 * n * h
-        + n * h * (1 + s)
-        + n * nk * H
-        + n * h * s
-        + 2 * n * h
-        + n * h
-        + n * h
-        + (n * h + n * i)
-        + (n * i + n * h)
-        + n * h
-    )
-    store = (
-        2 * n * h
-        + n * h * (1 + 2 * s)
-        + n * nk * H
-        + n * h
-        + n * h
-        + n * h
-        + 2 * n * i
-        + n * h
-        + n * V
-    )
-    macs = (
-        q_mult * n * h * h
-        + 4 * s * n * h * h
-        + 2 * n * nk * h
-        + n * h * h
-        + 3 * n * h * i
-        + n * h * V
-    )
-    if first:
-        weights = weights + 3 * h * h
-        act = act + 3 * n * h
-        store = store + n * h
-        macs = macs + 3 * n * h * h
-    return {
-        "weight": weights * _reads(n, board),
-        "act": act,
-        "kv": 2 * s * h * L + 0 * n,
-        "store": store,
-        "macs": macs,
     }
 
 
@@ -156,25 +61,10 @@ def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
 
 
 def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Counts:
-    """Closed-form element counts of one PassSpec."""
+    """Element counts of one PassSpec: the target's closed form, or its drafter plug-in's."""
     if spec.kind == "target":
         return target_counts(model, spec.tokens, spec.context, board)
-    if spec.kind == "longspec":
-        return longspec_counts(model, drafter, spec.tokens, spec.context, board)
-    if spec.kind == "eagle3":
-        return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
-    if spec.kind == "falcon":
-        # Falcon is not in the study; its accounting is the same element-by-element style,
-        # taken from the lowered ops (docs/falcon.md)
-        t = lower_pass(spec, board, model, drafter).totals()
-        return {
-            "weight": np.float64(t["weight_elems"]),
-            "act": np.float64(t["act_elems"]),
-            "kv": np.float64(t["kv_elems"]),
-            "store": np.float64(t["store_elems"]),
-            "macs": np.float64(t["macs"]),
-        }
-    raise ValueError(f"the analytic engine has no accounting for pass kind {spec.kind!r}")
+    return drafter_plugin(spec.kind).counts(spec, board, model, drafter)
 
 
 class AnalyticEngine:

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine, Timing
 from fpgasim.reproduce.workloads import load_inputs

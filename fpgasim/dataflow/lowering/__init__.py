@@ -44,7 +44,8 @@ from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan
 from fpgasim.dataflow.ops import Op, PassOps
-from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.dataflow.drafters import lower_pass
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError
 
 __all__ = ["BufferTooSmall", "Machine", "lower", "lower_ops"]

@@ -1,0 +1,101 @@
+"""What a drafter plug-in provides, and the registry of plug-ins keyed by drafter kind.
+
+A drafter is one module (fpgasim/dataflow/drafters/longspec.py is the simplest) holding a
+`DrafterPlugin`: its schema (a `DrafterSchema` of fpgasim.config.schema, which also states
+its tree family), the draft passes it runs to build a tree, the builder of one draft pass
+(ops and graph) and that pass's element counts for the analytic engine. Registering the
+plug-in also registers its schema, so algorithm files can name the kind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NewType, Protocol
+
+import numpy as np
+
+from fpgasim.config.schema import (
+    DRAFTER_SCHEMAS,
+    Board,
+    DrafterSchema,
+    TargetModel,
+    register_drafter_schema,
+    unregister_drafter_schema,
+)
+from fpgasim.errors import InputError
+
+if TYPE_CHECKING:
+    from fpgasim.dataflow.draft_passes import DraftTree
+    from fpgasim.dataflow.ops import PassOps
+    from fpgasim.dataflow.passes import PassSpec
+
+#: A drafter kind: the `drafter.kind` of an algorithm file and the `kind` of its passes.
+DrafterKind = NewType("DrafterKind", str)
+
+#: Element counts of a pass (weights, activations, KV, stores, MACs), numpy for sweeps.
+Counts = dict[str, np.ndarray]
+
+
+class DrafterPlugin(Protocol):
+    """One drafter: its schema, draft schedule, pass builder and the pass's counts."""
+
+    kind: DrafterKind
+    schema: type[DrafterSchema]
+
+    def draft_passes(
+        self, drafter: DrafterSchema, tree: DraftTree, accepted: int, context: int
+    ) -> list[PassSpec]:
+        """The passes of one draft phase building `tree` after `accepted` tokens."""
+        ...
+
+    def build_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
+    ) -> PassOps:
+        """One draft pass lowered to ops and their dataflow graph."""
+        ...
+
+    def counts(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
+    ) -> Counts:
+        """Element counts of one draft pass; equal to `build_pass(...).totals()`."""
+        ...
+
+
+DRAFTERS: dict[DrafterKind, DrafterPlugin] = {}
+
+
+def register_drafter(plugin: DrafterPlugin) -> None:
+    """Add a drafter plug-in (and its schema, if new); a kind registered twice is an error."""
+    if plugin.kind in DRAFTERS:
+        raise ValueError(f"drafter kind {plugin.kind!r} is already registered")
+    if plugin.kind not in DRAFTER_SCHEMAS:
+        register_drafter_schema(plugin.schema)
+    elif DRAFTER_SCHEMAS[plugin.kind] is not plugin.schema:
+        raise ValueError(f"drafter kind {plugin.kind!r}: another schema is registered")
+    DRAFTERS[plugin.kind] = plugin
+
+
+def unregister_drafter(kind: str) -> None:
+    """Remove a plug-in and its schema (tests register theirs for their duration only)."""
+    DRAFTERS.pop(DrafterKind(kind))
+    unregister_drafter_schema(kind)
+
+
+def drafter_plugin(kind: str) -> DrafterPlugin:
+    """The plug-in of a drafter kind; an unknown kind names the registered ones."""
+    plugin = DRAFTERS.get(DrafterKind(kind))
+    if plugin is None:
+        raise InputError("drafter.kind", kind, f"one of {', '.join(DRAFTERS)}")
+    return plugin
+
+
+def ops_counts(ops: PassOps) -> Counts:
+    """The counts of a lowered pass, from its ops (a drafter without a closed form)."""
+    t = ops.totals()
+    keys = {"weight": "weight_elems", "act": "act_elems", "kv": "kv_elems"}
+    keys |= {"store": "store_elems", "macs": "macs"}
+    return {name: np.float64(t[total]) for name, total in keys.items()}
+
+
+def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
+    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
+    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))

@@ -1,0 +1,143 @@
+"""EAGLE-3: a one-layer drafter over the target's fused hidden states that grows a dynamic
+tree, top-k nodes per level to a depth (docs/accounting.md)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from fpgasim.config.schema import Board, Eagle3Drafter, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.drafters.base import (
+    Counts,
+    DrafterKind,
+    weight_reads_array,
+)
+from fpgasim.dataflow.ops import Op, PassOps
+from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.errors import InputError
+
+
+class Eagle3:
+    """The EAGLE-3 drafter plug-in."""
+
+    kind: ClassVar[DrafterKind] = DrafterKind("eagle3")
+    schema: ClassVar[type[Eagle3Drafter]] = Eagle3Drafter
+
+    def draft_passes(
+        self, drafter: Eagle3Drafter, tree: DraftTree, accepted: int, context: int
+    ) -> list[PassSpec]:
+        """A first pass (with fc) over the accepted tokens, then `depth` passes of top-k."""
+        if tree.depth is None or tree.top_k is None:
+            raise InputError("--depth/--top-k", tree.describe(), "EAGLE-3 needs depth and top-k")
+        return [PassSpec(self.kind, accepted, context, first=True)] + [
+            PassSpec(self.kind, tree.top_k, context) for _ in range(tree.depth)
+        ]
+
+    def build_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
+    ) -> PassOps:
+        return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
+
+    def counts(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
+    ) -> Counts:
+        return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
+
+
+def eagle3_pass(
+    m: TargetModel, d: Eagle3Drafter, n: int, context: int, board: Board, first: bool
+) -> PassOps:
+    """One EAGLE-3 draft pass (fc on the first pass), its own KV cache over the context."""
+    net = Net(f"eagle3 n={n} L={context}{' first' if first else ''}", m, n, board)
+    h = m.hidden
+    wide = d.input_multiple * h
+    embed = net.act_input("embeddings", n, wide - h)
+
+    def head(x: str) -> str:
+        if not first:
+            return x
+        fused = d.fused_layers * h
+        return net.linear("fc", [x], fused, h, act_elems=n * fused, out="feature")
+
+    def layer(x: str) -> str:
+        xn = net.g.tensor(f"{net.prefix}norm.out", (n, wide), net.act_dtype, "hbm")
+        op = Op(
+            "norm",
+            "norm",
+            n,
+            act_elems=n * wide,
+            store_elems=n * wide,
+            sfu_elems=n * wide * net.norm_passes,
+        )
+        net.add(op, [embed, x], [xn])  # norm over concat(embedding, feature)
+        q_factor = 2 if d.q_charged_twice else 1  # the study charges q's MACs twice
+        attn = net.self_attention("", xn, wide, n + context, context, q_factor)
+        return net.mlp("mlp", net.out_proj("o", attn, x))
+
+    def tail(x: str) -> None:
+        net.lm_head(x, n, d.draft_vocab or m.vocab)
+
+    if first:
+        x = net.act_input("target_features", n, d.fused_layers * h)
+    else:
+        x = net.act_input("feature", n, h)
+    return net.build("eagle3", context, 1, head, layer, tail, x)
+
+
+def eagle3_counts(
+    m: TargetModel, d: Eagle3Drafter, n, context, board: Board, first: bool
+) -> Counts:
+    """Element counts of one EAGLE-3 draft pass (fc on the first pass only)."""
+    n = np.asarray(n, dtype=np.float64)
+    L = np.asarray(context, dtype=np.float64)
+    h, i, H, s = m.hidden, m.intermediate, m.heads, m.kv_ratio
+    V = d.draft_vocab or m.vocab
+    nk = n + L
+    q_mult = 4 if d.q_charged_twice else 2
+    weights = 2 * h * h + 2 * (2 * h * s * h) + h * h + 3 * h * i + h * V
+    act = (
+        2 * n * h
+        + 6 * n * h
+        + n * h * (1 + s)
+        + n * nk * H
+        + n * h * s
+        + 2 * n * h
+        + n * h
+        + n * h
+        + (n * h + n * i)
+        + (n * i + n * h)
+        + n * h
+    )
+    store = (
+        2 * n * h
+        + n * h * (1 + 2 * s)
+        + n * nk * H
+        + n * h
+        + n * h
+        + n * h
+        + 2 * n * i
+        + n * h
+        + n * V
+    )
+    macs = (
+        q_mult * n * h * h
+        + 4 * s * n * h * h
+        + 2 * n * nk * h
+        + n * h * h
+        + 3 * n * h * i
+        + n * h * V
+    )
+    if first:
+        weights = weights + 3 * h * h
+        act = act + 3 * n * h
+        store = store + n * h
+        macs = macs + 3 * n * h * h
+    return {
+        "weight": weights * weight_reads_array(n, board),
+        "act": act,
+        "kv": 2 * s * h * L + 0 * n,
+        "store": store,
+        "macs": macs,
+    }

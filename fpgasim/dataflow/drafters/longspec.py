@@ -1,0 +1,98 @@
+"""LongSpec: a one-layer drafter with a sliding-window self-attention and cross-attention
+over the target's KV cache; a static tree drafted level by level (docs/accounting.md)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from fpgasim.config.schema import Board, LongSpecDrafter, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, level_passes
+from fpgasim.dataflow.drafters.base import (
+    Counts,
+    DrafterKind,
+    weight_reads_array,
+)
+from fpgasim.dataflow.ops import PassOps
+from fpgasim.dataflow.passes import Net, PassSpec, identity
+
+
+class LongSpec:
+    """The LongSpec drafter plug-in."""
+
+    kind: ClassVar[DrafterKind] = DrafterKind("longspec")
+    schema: ClassVar[type[LongSpecDrafter]] = LongSpecDrafter
+
+    def draft_passes(
+        self, drafter: LongSpecDrafter, tree: DraftTree, accepted: int, context: int
+    ) -> list[PassSpec]:
+        """One pass over the accepted tokens, then one per level but the last (its width)."""
+        return level_passes(self.kind, tree, accepted, context)
+
+    def build_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
+    ) -> PassOps:
+        return longspec_pass(model, drafter, spec.tokens, spec.context, board)
+
+    def counts(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
+    ) -> Counts:
+        return longspec_counts(model, drafter, spec.tokens, spec.context, board)
+
+
+def longspec_pass(
+    m: TargetModel, d: LongSpecDrafter, n: int, context: int, board: Board
+) -> PassOps:
+    """One LongSpec draft pass: windowed self-attention, cross-attention over the target KV, MLP."""
+    net = Net(f"longspec n={n} L={context}", m, n, board)
+    h = m.hidden
+    window = min(d.window_tokens, n + context)
+
+    def layer(x: str) -> str:
+        xn = net.norm("self.norm", x, h)
+        h1 = net.out_proj("self.o", net.self_attention("self", xn, h, window, window), x)
+        cn = net.norm("cross.norm", h1, h)
+        q = net.linear("cross.q", [cn], h, h, act_elems=n * h)
+        cross = net.attention("cross", q, None, None, n + context, context, cache="target")
+        return net.mlp("mlp", net.out_proj("cross.o", cross, h1))
+
+    def tail(x: str) -> None:
+        net.lm_head(x, n, m.vocab)
+
+    x = net.act_input("hidden", n, h)
+    return net.build("longspec", context, 1, identity, layer, tail, x)
+
+
+def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board) -> Counts:
+    """Element counts of one LongSpec draft pass (self-attn, cross-attn, MLP, LM head)."""
+    n = np.asarray(n, dtype=np.float64)
+    L = np.asarray(context, dtype=np.float64)
+    h, i, H, s, V = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
+    nk = n + L
+    W = np.minimum(d.window_tokens, nk)
+    weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
+    return {
+        "weight": weights * weight_reads_array(n, board),
+        "act": n * h * (7 + 2 * s)
+        + n * W * H
+        + n * h * (5 + 2 * s)
+        + n * nk * H
+        + 4 * n * h
+        + 2 * n * i
+        + n * h,
+        "kv": 2 * s * h * W + 2 * s * h * L,
+        "store": n * h * (4 + 2 * s)
+        + n * W * H
+        + 4 * n * h
+        + n * nk * H
+        + 2 * n * h
+        + 2 * n * i
+        + n * V,
+        "macs": (2 + 2 * s) * n * h * h
+        + 2 * n * W * h
+        + 2 * n * h * h
+        + 2 * n * nk * h
+        + 3 * n * h * i
+        + n * h * V,
+    }

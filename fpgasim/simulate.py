@@ -7,17 +7,16 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
-from fpgasim.dataflow.drafters import draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.drafters import draft_passes, lower_pass
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import Timing, combine
+from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
+from fpgasim.step import run_passes, step_passes, target_spec, verify_spec
 
 
 @dataclass(frozen=True)
@@ -90,16 +89,6 @@ def check_finite_row(row: dict, point: Point) -> None:
             )
 
 
-@lru_cache(maxsize=65536)
-def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
-    """Parent array of the verified tree (root + draft nodes) when its shape is known and
-    holds exactly verify_len - 1 nodes; None (dense attention) otherwise. Cached: the
-    solver asks for the same trees at every context and board."""
-    if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
-        return None
-    return block_parents((1, *tree.shape))  # the root, then the levels round robin
-
-
 @contextmanager
 def errors_name_the_file(board: Board) -> Iterator[None]:
     """Errors the engines raise about a board (source `board NAME`) name its file instead."""
@@ -124,9 +113,8 @@ def verify_timing(
     With a tree of known shape, engines that model the tree mask skip masked-out attention
     tiles; the analytic engine charges the dense block, as the study does.
     """
-    spec = PassSpec("target", verify_len, context, tree_parents=tree_parents(tree, verify_len))
     with errors_name_the_file(board):
-        return engine.run_pass(spec, board, model)
+        return engine.run_pass(verify_spec(verify_len, context, tree), board, model)
 
 
 def draft_timing(
@@ -141,7 +129,7 @@ def draft_timing(
     """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence."""
     passes = draft_passes(algorithm, tree, accepted, context)
     with errors_name_the_file(board):
-        return combine([engine.run_pass(p, board, model, algorithm.drafter) for p in passes])
+        return run_passes(engine, passes, board, model, algorithm)
 
 
 def simulate_point(engine: Engine, point: Point) -> dict:
@@ -221,7 +209,7 @@ def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
     tokens = align_up(prompt_len, board.padding.prefill_multiple)
     check_max_context(board, tokens, "--prompt-len", prompt_len)
     parents = tuple(range(-1, tokens - 1)) if board.lowering == "study" else None
-    return PassSpec("target", tokens, 0, tree_parents=parents, phase="prefill")
+    return target_spec(tokens, 0, parents, prefill=True)
 
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
@@ -265,15 +253,12 @@ def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:
     head, the first min(layers, 2) layer blocks and the tail, as the lowering sees it.
     """
     point.check()
-    specs: list[tuple[PassSpec, object]] = [
-        (PassSpec("target", point.verify_len, point.context), None)
-    ]
-    if point.algorithm is not None and point.tree is not None:
-        drafter = point.algorithm.drafter
-        passes = draft_passes(point.algorithm, point.tree, point.accepted, point.context)
-        specs += [(p, drafter) for p in passes]
+    step = step_passes(
+        point.verify_len, point.context, point.algorithm, point.tree, point.accepted
+    )
+    drafter = point.algorithm.drafter if point.algorithm is not None else None
     out = []
-    for spec, drafter in specs:
-        ops = lower_pass(spec, point.board, point.model, drafter)
+    for spec in (step.verify, *step.drafts):
+        ops = lower_pass(spec, point.board, point.model, None if spec is step.verify else drafter)
         out.append((spec, ops.graph, ops.layers))
     return out

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.draft_passes import DraftTree
-from fpgasim.dataflow.drafters import draft_passes
-from fpgasim.dataflow.drafters import lower_pass
+from fpgasim.dataflow.drafters import draft_passes, lower_pass
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.engine.analytic import counts_for

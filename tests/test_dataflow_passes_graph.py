@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.graph import GraphError
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.drafters.eagle3 import eagle3_pass
 from fpgasim.dataflow.drafters.falcon import falcon_pass
 from fpgasim.dataflow.drafters.longspec import longspec_pass
+from fpgasim.dataflow.graph import GraphError
 from fpgasim.dataflow.passes import Net, PassSpec, target_pass
 from tests.cli_helpers import run_cli
 

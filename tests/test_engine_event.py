@@ -268,7 +268,7 @@ def test_timing_fields_cache_and_utilisation(monkeypatch) -> None:
 def test_trace_is_chrome_trace_json(tmp_path) -> None:
     path = tmp_path / "trace.json"
     b = BOARDS["u280"]
-    EventEngine().trace(b, LLAMA, 4, 512, path)
+    EventEngine().trace(PassSpec("target", 4, 512), b, LLAMA, path)
     data = json.loads(path.read_text())
     events = data["traceEvents"]
     lanes = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}

@@ -12,8 +12,8 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Padding, PeArray
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents
 from fpgasim.dataflow.drafters import draft_passes
-from fpgasim.dataflow.lowering import lower
 from fpgasim.dataflow.drafters.falcon import falcon_pass
+from fpgasim.dataflow.lowering import lower
 from fpgasim.dataflow.treemask import visibility
 from fpgasim.engine import get_engine
 from fpgasim.engine.analytic import AnalyticEngine

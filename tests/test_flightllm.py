@@ -406,7 +406,7 @@ def test_verify_pass_takes_the_mm_path() -> None:
 
 def test_trace_of_a_flightllm_pass_is_in_microseconds() -> None:
     engine = FastEngine()
-    trace = engine.trace_events(BOARD, MODEL, 1, 143)
+    trace = engine.trace_events(PassSpec("target", 1, 143), BOARD, MODEL)
     spans = [e["ts"] + e["dur"] for e in trace["traceEvents"] if e.get("ph") == "X"]
     seconds = engine.run_pass(PassSpec("target", 1, 143), BOARD, MODEL).seconds
     assert max(spans) == pytest.approx(seconds * 1e6, rel=1e-9)

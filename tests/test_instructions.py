@@ -7,6 +7,7 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.instructions import (
     BUF_ACT,
     BUF_WEIGHT,
@@ -26,7 +27,6 @@ from fpgasim.dataflow.instructions import (
     window,
 )
 from fpgasim.dataflow.lowering import Machine, lower
-from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 

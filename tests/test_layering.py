@@ -25,13 +25,14 @@ LAYERS: dict[str, int] = {
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs
     "engine": 3,  # analytic / event / fast: a pass -> Timing
     "tree": 4,  # acceptance models and draft-tree choice (config + dataflow's DraftTree)
-    "simulate": 5,  # one point: verify pass and draft passes
-    "sweep": 6,  # grids of points, caching, executors
-    "analysis": 7,  # AAT curves, rooflines, the solver
-    "heterogeneous": 7,  # the GPU+FPGA platform model (beside analysis, independent of it)
-    "reproduce": 8,  # the paper's experiments
-    "cli": 9,  # the typer commands, and `fpgasim validate` (knows every file format)
-    "__main__": 10,
+    "step": 5,  # one SD step's passes (verify with its tree mask, drafts), and their timing
+    "simulate": 6,  # one point: verify pass and draft passes
+    "sweep": 7,  # grids of points, caching, executors
+    "analysis": 8,  # AAT curves, rooflines, the solver
+    "heterogeneous": 8,  # the GPU+FPGA platform model (beside analysis, independent of it)
+    "reproduce": 9,  # the paper's experiments
+    "cli": 10,  # the typer commands, and `fpgasim validate` (knows every file format)
+    "__main__": 11,
     "__init__": 0,  # fpgasim/__init__.py: only __version__, imports nothing
 }
 

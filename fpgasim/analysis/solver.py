@@ -36,7 +36,8 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, fits_memory, tree_parents, verify_timing
+from fpgasim.simulate import draft_timing, fits_memory, verify_timing
+from fpgasim.step import tree_parents
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1

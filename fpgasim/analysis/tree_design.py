@@ -4,7 +4,7 @@ tokens/s, AAT / (T_v + T_d), with T_v and T_d from an engine (issue 14, docs/tre
 `EngineTreeCosts` feeds `fpgasim.tree.throughput` with the engine's cycles, one engine
 call per distinct pass (cached): the target pass at each x, the drafter's first pass over
 the accepted tokens, and the pass that feeds each block of levels. The draft passes are
-the ones `dataflow.draft_passes.draft_passes` lists (tested: the sum equals `draft_timing`).
+the ones `dataflow.drafters.draft_passes` lists (tested: the sum equals `draft_timing`).
 T_v(x) is costed with the tree mask of a chain of x tokens: every BFS-ordered tree of
 x <= 2 x pe_array.cols tokens needs exactly the same attention tiles (tested), and above
 that a chain is the densest mask, so the search never under-costs a tree.
@@ -27,6 +27,7 @@ from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
+from fpgasim.step import target_spec
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
@@ -62,8 +63,7 @@ class EngineTreeCosts:
             raise InputError("--context", context, "a context length >= 1")
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
         self.context = context
-        kind = algorithm.kind
-        self.levels_per_pass = algorithm.drafter.tokens_per_pass if kind == "falcon" else 1
+        self.levels_per_pass = algorithm.drafter.levels_per_pass
         self._cache: dict[tuple, int] = {}
         self._clock: float | None = None
         self.calls = 0
@@ -81,17 +81,17 @@ class EngineTreeCosts:
     def verify_cycles(self, verify_len: int) -> int:
         """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
         chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
-        spec = PassSpec("target", verify_len, self.context, tree_parents=chain)
+        spec = target_spec(verify_len, self.context, chain)
         return self._cycles(("v", verify_len), spec, False)
 
     def verify_tree_cycles(self, tree: TokenTree) -> int:
         """T_v of this very tree (its own mask)."""
         parents = tree.parents if tree.size > 1 else None
-        spec = PassSpec("target", tree.size, self.context, tree_parents=parents)
+        spec = target_spec(tree.size, self.context, parents)
         return self._cycles(("vt", tree.parents), spec, False)
 
     def _schedule_tree(self, widths: tuple[int, ...]) -> DraftTree:
-        if self.algorithm.kind == "eagle3":
+        if self.algorithm.dynamic_tree:
             return DraftTree(depth=1, top_k=widths[0])
         return DraftTree(shape=(*widths, *(1,) * self.levels_per_pass))
 
@@ -154,7 +154,7 @@ def design_trees(
 ) -> SearchResult:
     """Per x the throughput-optimal tree the algorithm's drafter can build."""
     algorithm = costs.algorithm
-    if algorithm.kind == "eagle3":
+    if algorithm.dynamic_tree:
         d = algorithm.default_tree
         depth = embedded_max_depth(algorithm) - 1 if algorithm.acceptance else (d.depth or 6)
         top_k = d.top_k or EAGLE3_TOP_K
@@ -176,7 +176,7 @@ def aat_optimal_design(model: PositionalModel, costs: EngineTreeCosts, verify_le
     (LongSpec/Falcon: within the maximal tree's level widths; EAGLE-3: over depth/top-k),
     costed on the board. The same searches with unit costs: tokens/s = AAT."""
     unit = TableCosts(lambda x: 1, lambda a: 0, lambda w: 0, costs.levels_per_pass)
-    if costs.algorithm.kind == "eagle3":
+    if costs.algorithm.dynamic_tree:
         d = costs.algorithm.default_tree
         depth = embedded_max_depth(costs.algorithm) - 1
         top = dynamic_designs(model, unit, verify_len, depth, d.top_k or EAGLE3_TOP_K)

@@ -28,6 +28,7 @@ from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
 from fpgasim.simulate import Point, point_graphs, simulate_point, simulate_prefill
+from fpgasim.step import step_passes
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
@@ -78,11 +79,11 @@ def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None
     if tree is not None and (depth is not None or top_k is not None):
         raise InputError("--tree", tree, "give either --tree or --depth/--top-k, not both")
     if tree is not None:
-        if algorithm.kind == "eagle3":
-            raise InputError("--tree", tree, "EAGLE-3 drafts by --depth and --top-k")
+        if algorithm.dynamic_tree:
+            raise InputError("--tree", tree, f"{algorithm.id} drafts by --depth and --top-k")
         return DraftTree(shape=parse_shape(tree))
     if depth is not None or top_k is not None:
-        if algorithm.kind != "eagle3":
+        if not algorithm.dynamic_tree:
             raise InputError("--depth", depth, f"{algorithm.id} drafts a tree given by --tree")
         base = default_tree(algorithm)
         return DraftTree(depth=depth or base.depth, top_k=top_k or base.top_k)
@@ -218,7 +219,9 @@ def simulate(
             soft_wrap=True,
         )
     if trace is not None:
-        events = eng.trace_events(b, m, verify_len, context)
+        # the verify pass that was timed, tree mask included
+        spec = step_passes(verify_len, context, algo, draft_tree, accepted).verify
+        events = eng.trace_events(spec, b, m)
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")

@@ -549,7 +549,8 @@ class Algorithm(Strict):
 
     id: str = Field(min_length=1, max_length=64)
     description: str = Field("", max_length=1000)
-    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter = Field(discriminator="kind")  # + registered
+    #: any kind of DRAFTER_SCHEMAS (register_drafter_schema widens the union)
+    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter = Field(discriminator="kind")
     draft_schedule: str = Field("", max_length=2000, description="how the tree is drafted")
     default_tree: TreeDefault
     max_tree: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(

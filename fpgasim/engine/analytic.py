@@ -15,7 +15,6 @@ from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
 
 
-
 def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
     """Element counts of a target pass over n tokens at context L (vectorised)."""
     n = np.asarray(n, dtype=np.float64)

@@ -287,21 +287,21 @@ class CycleEngine:
                 progress(done, len(missing))
         return len(missing)
 
-    def timeline(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Timeline:
-        """Every instruction's start/finish of a target pass (all layers simulated)."""
-        template = lower(PassSpec("target", verify_len, context), board, model)
+    def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
+        """Every instruction's start/finish of one pass (all layers simulated)."""
+        template = lower(spec, board, model, drafter)
         return self.simulate(full(template))
 
-    def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
-        """Chrome trace-event JSON object of a target pass (one lane per unit)."""
-        timeline = self.timeline(board, model, verify_len, context)
+    def trace_events(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> dict:
+        """Chrome trace-event JSON object of one pass (one lane per unit)."""
+        timeline = self.timeline(spec, board, model, drafter)
         return chrome_trace(timeline, board.clock_mhz * board.duration_divisor)
 
     def trace(
-        self, board: Board, model: TargetModel, verify_len: int, context: int, path: Path
+        self, spec: PassSpec, board: Board, model: TargetModel, path: Path, drafter=None
     ) -> None:
-        """Write the Chrome trace of a target pass to `path` (opens in Perfetto)."""
-        events = self.trace_events(board, model, verify_len, context)
+        """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
+        events = self.trace_events(spec, board, model, drafter)
         Path(path).write_text(json.dumps(events, separators=(",", ":")))
 
 

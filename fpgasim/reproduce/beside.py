@@ -29,11 +29,10 @@ import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
-from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine, Timing
 from fpgasim.reproduce.workloads import load_inputs
-from fpgasim.simulate import tree_parents
+from fpgasim.step import step_passes, verify_spec
 
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10
@@ -138,7 +137,7 @@ def reason_of(row: dict, spec: BesideSpec, account: Engine, sim: Engine) -> str:
     step_a, step_s, by_mech = step_accounting(
         account, sim, board, model, algorithm, x, tree, accepted, context
     )
-    ad_a, ad_s, _ = pass_excess(account, sim, PassSpec("target", 1, context), board, model)
+    ad_a, ad_s, _ = pass_excess(account, sim, verify_spec(1, context), board, model)
     return reason_line(
         x=x,
         x_sim=_int(row.get(f"{x_col}_sim")),
@@ -192,10 +191,8 @@ def step_accounting(
     context: int,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of T_v(x) + T_d."""
-    specs = [(PassSpec("target", x, context, tree_parents=tree_parents(tree, x)), None)]
-    if tree is not None:
-        for p in draft_passes(algorithm, tree, accepted, context):
-            specs.append((p, algorithm.drafter))
+    step = step_passes(x, context, algorithm, tree, accepted)
+    specs = [(step.verify, None)] + [(p, algorithm.drafter) for p in step.drafts]
     total_a = total_s = 0
     by_mech = dict.fromkeys(MECHANISMS, 0.0)
     for p, drafter in specs:

@@ -17,7 +17,7 @@ TREE_METHODS = ("width", "depth", "default", "optimal")
 def default_tree(algorithm: Algorithm) -> DraftTree:
     """The algorithm's GPU default tree (its Ori set)."""
     d = algorithm.default_tree
-    if algorithm.kind == "eagle3":
+    if algorithm.dynamic_tree:
         return DraftTree(depth=d.depth, top_k=d.top_k)
     return DraftTree(shape=tuple(d.shape or ()))
 
@@ -36,11 +36,11 @@ def tree_for_verify_len(
     nodes = verify_len - 1
     if method == "optimal":
         tree = embedded_tree(algorithm, verify_len, context)
-        if algorithm.kind == "eagle3":
+        if algorithm.dynamic_tree:
             depth, top_k = dynamic_params(tree)
             return DraftTree(depth=depth, top_k=top_k)
         return DraftTree(shape=tree.level_widths())
-    if algorithm.kind == "eagle3":
+    if algorithm.dynamic_tree:
         d = algorithm.default_tree
         return DraftTree(depth=min(d.depth, nodes), top_k=min(d.top_k, nodes))  # schema: set
     if method == "default":

@@ -124,7 +124,7 @@ def embedded_curve(
             "tree_shape": [t.shape_str() for t in trees],
         }
     )
-    if algorithm.kind == "eagle3":
+    if algorithm.dynamic_tree:
         params = [dynamic_params(t) if t.nodes else (None, None) for t in trees]
         frame["draft_depth"] = pd.array([p[0] for p in params], dtype="Int64")
         frame["draft_top_k"] = pd.array([p[1] for p in params], dtype="Int64")

@@ -15,7 +15,7 @@ from fpgasim.dataflow.drafters.base import (
     weight_reads_array,
 )
 from fpgasim.dataflow.ops import Op, PassOps
-from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.passes import Net, PassSpec
 from fpgasim.errors import InputError
 
 

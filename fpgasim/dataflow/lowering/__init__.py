@@ -35,6 +35,7 @@ import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow import flightllm
+from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import INSTR_DTYPE, Program, Segments
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
@@ -44,7 +45,6 @@ from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan
 from fpgasim.dataflow.ops import Op, PassOps
-from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError
 

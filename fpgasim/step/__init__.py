@@ -1,0 +1,79 @@
+"""One speculative-decoding step, planned in one place: the verify pass (with the tree's
+mask) and the draft passes of a point, and their timing on an engine.
+
+Every consumer (simulate, the solver, tree design, the side-by-side tables, generate,
+`--trace` and `--dump-graph`) asks here for the passes it costs, so a traced or dumped
+pass is the pass that was timed. `PassSpec`s of target passes are built only here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, block_parents
+from fpgasim.dataflow.drafters import draft_passes
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine import Engine
+from fpgasim.engine.timing import Timing, combine
+
+
+@dataclass(frozen=True)
+class StepPasses:
+    """The passes of one step: the target's verify pass, then the drafter's passes."""
+
+    verify: PassSpec
+    drafts: tuple[PassSpec, ...] = ()
+
+
+@lru_cache(maxsize=65536)
+def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
+    """Parent array of the verified tree (root + draft nodes) when its shape is known and
+    holds exactly verify_len - 1 nodes; None (dense attention) otherwise. Cached: the
+    solver asks for the same trees at every context and board."""
+    if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
+        return None
+    return block_parents((1, *tree.shape))  # the root, then the levels round robin
+
+
+def target_spec(
+    tokens: int, context: int, parents: tuple[int, ...] | None = None, prefill: bool = False
+) -> PassSpec:
+    """A target pass over `tokens` tokens at `context` with the mask `parents` (None: dense)."""
+    phase = "prefill" if prefill else "decode"
+    return PassSpec("target", tokens, context, tree_parents=parents, phase=phase)
+
+
+def verify_spec(verify_len: int, context: int, tree: DraftTree | None = None) -> PassSpec:
+    """T_v's pass: the target over `verify_len` tree tokens at `context`, with the tree's
+    mask when its shape is known (engines that model it skip masked-out tiles)."""
+    return target_spec(verify_len, context, tree_parents(tree, verify_len))
+
+
+def step_passes(
+    verify_len: int,
+    context: int,
+    algorithm: Algorithm | None = None,
+    tree: DraftTree | None = None,
+    accepted: int = 1,
+) -> StepPasses:
+    """The passes of one step: verify pass, and with an algorithm and a tree its draft passes."""
+    drafts: tuple[PassSpec, ...] = ()
+    if algorithm is not None and tree is not None:
+        drafts = tuple(draft_passes(algorithm, tree, accepted, context))
+    return StepPasses(verify_spec(verify_len, context, tree), drafts)
+
+
+def run_passes(
+    engine: Engine,
+    specs: tuple[PassSpec, ...] | list[PassSpec],
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm | None = None,
+) -> Timing:
+    """The passes in sequence on `engine` (draft passes run with the algorithm's drafter)."""
+    drafter = algorithm.drafter if algorithm is not None else None
+    return combine(
+        [engine.run_pass(p, board, model, None if p.kind == "target" else drafter) for p in specs]
+    )

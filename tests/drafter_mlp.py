@@ -1,0 +1,65 @@
+"""A fourth drafter defined outside fpgasim, to prove that adding one is one module + one
+YAML (tests/data/test-mlp.yaml): norm + MLP + the shared LM head over the accepted tokens or
+the last level, drafting a static tree level by level. `register()` adds it for a test."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from fpgasim.config.schema import Board, DrafterSchema, TargetModel
+from fpgasim.dataflow.draft_passes import DraftTree, level_passes
+from fpgasim.dataflow.drafters import (
+    Counts,
+    DrafterKind,
+    ops_counts,
+    register_drafter,
+    unregister_drafter,
+)
+from fpgasim.dataflow.ops import PassOps
+from fpgasim.dataflow.passes import Net, PassSpec, identity
+
+
+class MlpDrafter(DrafterSchema):
+    """The test drafter's schema: no option beyond its kind."""
+
+    kind: Literal["test-mlp"]
+
+
+class Mlp:
+    """The test drafter plug-in."""
+
+    kind: ClassVar[DrafterKind] = DrafterKind("test-mlp")
+    schema: ClassVar[type[MlpDrafter]] = MlpDrafter
+
+    def draft_passes(
+        self, drafter: MlpDrafter, tree: DraftTree, accepted: int, context: int
+    ) -> list[PassSpec]:
+        return level_passes(self.kind, tree, accepted, context)
+
+    def build_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: MlpDrafter
+    ) -> PassOps:
+        n = spec.tokens
+        net = Net(f"test-mlp n={n} L={spec.context}", model, n, board)
+
+        def layer(x: str) -> str:
+            return net.mlp("mlp", x)  # its post-norm normalises the hidden state
+
+        def tail(x: str) -> None:
+            net.lm_head(x, n, model.vocab)
+
+        x = net.act_input("hidden", n, model.hidden)
+        return net.build(self.kind, spec.context, 1, identity, layer, tail, x)
+
+    def counts(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: MlpDrafter
+    ) -> Counts:
+        return ops_counts(self.build_pass(spec, board, model, drafter))
+
+
+def register() -> None:
+    register_drafter(Mlp())
+
+
+def unregister() -> None:
+    unregister_drafter(Mlp.kind)

@@ -1,0 +1,72 @@
+"""The step service and the drafter registry: a drafter defined in tests/ runs through
+simulate and the solver; the traced pass is the timed one; unknown kinds are one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fpgasim.analysis.solver import solve
+from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
+from fpgasim.engine import get_engine
+from fpgasim.errors import ConfigError
+from fpgasim.simulate import Point, simulate_point
+from fpgasim.step import step_passes
+from fpgasim.tree.draft_trees import default_tree
+from tests import drafter_mlp
+from tests.cli_helpers import run_cli
+
+YAML = Path(__file__).parent / "data" / "test-mlp.yaml"
+LLAMA = load_model("llama-3.1-8b")
+U280 = load_board("u280")
+
+
+@pytest.fixture
+def mlp_drafter():
+    drafter_mlp.register()
+    yield load_algorithm(str(YAML))
+    drafter_mlp.unregister()
+
+
+def test_an_unregistered_kind_is_a_config_error_naming_the_field() -> None:
+    with pytest.raises(ConfigError) as err:
+        load_algorithm(str(YAML))
+    assert "drafter" in str(err.value) and "test-mlp" in str(err.value)
+
+
+def test_a_drafter_from_tests_runs_through_simulate(mlp_drafter) -> None:
+    assert "test-mlp" in DRAFTERS
+    tree = default_tree(mlp_drafter)
+    point = Point(U280, LLAMA, 2048, 69, mlp_drafter, tree, 3)
+    rows = {name: simulate_point(get_engine(name), point) for name in ("analytic", "event")}
+    # 1 pass over the accepted tokens + one per level but the last (4 16 16 16 16)
+    assert rows["analytic"]["draft_passes"] == rows["event"]["draft_passes"] == 5
+    assert 0 < rows["analytic"]["draft_cycles"] <= rows["event"]["draft_cycles"]
+    # the analytic counts are the ops' (one definition, no drift)
+    spec = step_passes(69, 2048, mlp_drafter, tree, 3).drafts[1]
+    ops = lower_pass(spec, U280, LLAMA, mlp_drafter.drafter).totals()
+    assert spec.tokens == 4  # the first level of 4 16 16 16 16
+    assert ops["macs"] == 4 * (3 * LLAMA.hidden * LLAMA.intermediate + LLAMA.hidden * LLAMA.vocab)
+
+
+def test_a_drafter_from_tests_runs_through_the_solver(mlp_drafter) -> None:
+    solution = solve(U280, LLAMA, mlp_drafter, [1024, 8192], engine="analytic")
+    assert list(solution.summary["context"]) == [1024, 8192]
+    assert (solution.summary["algorithm"] == "test-mlp").all()
+    assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
+
+
+def test_the_trace_is_the_pass_that_was_timed(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    args = ["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--algorithm", "longspec"]
+    args += ["--context", "1024", "--engine", "event", "--trace", str(path), "--format", "json"]
+    result = run_cli(capsys, *args)
+    assert result.code == 0, result.err
+    row = json.loads(result.out)
+    row = row[0] if isinstance(row, list) else row
+    events = json.loads(path.read_text())["traceEvents"]
+    end_us = max(e["ts"] + e["dur"] for e in events if e.get("ph") == "X")
+    assert end_us == pytest.approx(row["verify_s"] * 1e6, rel=1e-9)

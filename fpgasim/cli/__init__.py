@@ -21,6 +21,7 @@ from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.simulate_cmd import simulate
 from fpgasim.cli.solve_cmd import solve
 from fpgasim.cli.sweep_cmd import sweep
+from fpgasim.cli.terminal import safe_streams
 from fpgasim.cli.tree_cmd import tree_app
 from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; user errors print one line to stderr and exit 2."""
     import os
 
+    safe_streams()  # any locale: never a UnicodeEncodeError on output
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]

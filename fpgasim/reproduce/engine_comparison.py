@@ -206,12 +206,12 @@ def compare_all(
 
 def update_doc(path: Path, generated: str) -> None:
     """Replace the text between the BEGIN/END markers of a Markdown file."""
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n\n{generated}\n{END}{tail}")
+    path.write_text(f"{head}{BEGIN}\n\n{generated}\n{END}{tail}", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

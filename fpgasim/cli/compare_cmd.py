@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import typer
@@ -22,6 +23,7 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.fileio import after_commit
 
 
 def compare_algorithms(
@@ -73,7 +75,8 @@ def compare_algorithms(
     else:
         _print(result)
         if plot is not None:
-            wide_console().print(f"wrote figure to {plot}", highlight=False)
+            line = f"wrote figure to {plot}"
+            after_commit(functools.partial(wide_console().print, line, highlight=False))
 
 
 def _print(result) -> None:

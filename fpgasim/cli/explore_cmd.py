@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import typer
@@ -31,7 +32,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_out_path, write_frame
+from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
@@ -117,7 +118,8 @@ def explore_cmd(
         )
     write_frame(result.summary, out)
     plot_explore(result.summary, png)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
+    summary = result.stats.summary()
+    after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
     shown = result.summary[
         [
             "pe_array",
@@ -136,4 +138,5 @@ def explore_cmd(
     )
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)
+    wrote = f"wrote {out} and {png}"
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes
+from fpgasim.fileio import after_commit, atomic_write_bytes
 
 
 class MeasuredSource(StrEnum):
@@ -150,4 +151,5 @@ def _print(result: Generation, output_format: JsonTable, steps_out: Path | None)
         )
     )
     if steps_out is not None:
-        out_console.print(f"wrote {len(result.steps)} steps to {steps_out}", highlight=False)
+        line = f"wrote {len(result.steps)} steps to {steps_out}"
+        after_commit(functools.partial(out_console.print, line, highlight=False))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -33,7 +34,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
+from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
 
 
 class AatSource(StrEnum):
@@ -159,7 +160,8 @@ def solve(
         _print_draft_lines(solution, a)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
-            wide_console().print(f"wrote {what} to {path}", highlight=False)
+            line = f"wrote {what} to {path}"
+            after_commit(functools.partial(wide_console().print, line, highlight=False))
 
 
 def _meta(solution: Solution) -> dict:

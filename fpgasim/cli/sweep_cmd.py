@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import typer
@@ -32,7 +33,7 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
 
@@ -110,5 +111,6 @@ def sweep(
             progress=progress,
         )
     write_frame(result.frame, out)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {len(result.frame)} rows to {out}", highlight=False, soft_wrap=True)
+    summary, wrote = result.stats.summary(), f"wrote {len(result.frame)} rows to {out}"
+    after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from pathlib import Path
 
@@ -26,7 +27,13 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_out_path, write_figure, write_frame
+from fpgasim.fileio import (
+    after_commit,
+    check_input_path,
+    check_out_path,
+    write_figure,
+    write_frame,
+)
 from fpgasim.lists import split_items
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
@@ -403,11 +410,12 @@ def search(
     frame = result.to_frame(top)
     write_frame(frame, out)
     note = f" (the maximal tree holds {tree.nodes})" if top < max_nodes else ""
-    console.print(
+    line = (
         f"{result.iterations} iterations, {result.truncated} paths cut by the maximal tree; "
         f"wrote trees of 1..{top} nodes{note} to {out}; AAT at {top} nodes: "
         f"{result.aat(top):.4f}"
     )
+    after_commit(functools.partial(console.print, line))
 
 
 @tree_app.command("calibrate")

@@ -75,6 +75,18 @@ def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int)
     return memory_bytes(board, model, context, verify_len) <= board.memory.capacity_gib * 2**30
 
 
+def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int) -> str | None:
+    """The warning every command shows when weights + KV cache outgrow the board (else None)."""
+    if fits_memory(board, model, context, verify_len):
+        return None
+    need_gib = memory_bytes(board, model, context, verify_len) / 2**30
+    return (
+        f"{model.id} needs {need_gib:.2f} GiB (weights + KV cache at L={context}) but "
+        f"{board.name} has {board.memory.capacity_gib:g} GiB (memory.capacity_gib); the "
+        "timing assumes it fits"
+    )
+
+
 def check_finite_row(row: dict, point: Point) -> None:
     """No NaN or inf leaves a simulated point: an overflow is an error naming the inputs."""
     for key, value in row.items():

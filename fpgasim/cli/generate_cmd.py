@@ -12,11 +12,19 @@ from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
+    decode_context,
     embedded_curve_at,
     generate,
     measured_curve_at,
 )
-from fpgasim.cli.common import RichProgress, dumps_json, json_records, json_row, rich_table
+from fpgasim.cli.common import (
+    RichProgress,
+    dumps_json,
+    err_console,
+    json_records,
+    json_row,
+    rich_table,
+)
 from fpgasim.cli.common import console as out_console
 from fpgasim.cli.options import (
     JsonTable,
@@ -34,6 +42,7 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
+from fpgasim.simulate import memory_warning
 
 
 class MeasuredSource(StrEnum):
@@ -67,10 +76,10 @@ def generate_cmd(
     task: str | None = typer.Option(
         None, "--task", "-t", help="Task of the measured AAT tables (with --aat-dir)."
     ),
-    aat_source: MeasuredSource = typer.Option(
-        MeasuredSource.measured,
+    aat_source: MeasuredSource | None = typer.Option(
+        None,
         "--aat-source",
-        help="With --aat-dir: measured (the measured x only) or fitted (the log model at every x).",
+        help="With --aat-dir: measured (the measured x only; default) or fitted (the log model at every x).",
     ),
     engine: str = engine_option(
         "Engine: analytic (the study's accounting), event (list-scheduler simulator), fast (numba)."
@@ -101,7 +110,16 @@ def generate_cmd(
         )
     if aat_dir is not None and task is None:
         raise InputError("--task", None, "required with --aat-dir (one measured task)")
+    if aat_source is not None and aat_dir is None:
+        raise InputError(
+            "--aat-source", aat_source.value, "only with --aat-dir (measured AAT tables)"
+        )
+    aat_source = aat_source or MeasuredSource.measured
     b, m = load_board(board), load_model(model)
+    last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
+    warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
+    if warning is not None:  # as `simulate` warns, before the work
+        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
     eng = get_engine(engine)
     curve_at, source = None, ""

@@ -27,7 +27,13 @@ from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
-from fpgasim.simulate import Point, point_graphs, simulate_point, simulate_prefill
+from fpgasim.simulate import (
+    Point,
+    memory_warning,
+    point_graphs,
+    simulate_point,
+    simulate_prefill,
+)
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
@@ -166,9 +172,15 @@ def simulate(
 
     Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
+    if dump_graph and output_format is JsonTable.json:
+        raise InputError("--format", "json", "table with --dump-graph (the graph dump is text)")
     if phase is Phase.prefill:
-        if dump_graph:
-            raise InputError("--dump-graph", True, "only with --phase decode")
+        decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
+                       "--tree": (tree is not None, tree), "--depth": (depth is not None, depth),
+                       "--top-k": (top_k is not None, top_k)}
+        for flag, (given, value) in decode_only.items():
+            if given:
+                raise InputError(flag, value, "only with --phase decode")
         _prefill(
             board,
             model,
@@ -209,14 +221,9 @@ def simulate(
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
-    if not row["fits_memory"]:
-        err_console.print(
-            f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
-            f"(weights + KV cache at L={context}) but {b.name} has "
-            f"{b.memory.capacity_gib:g} GiB (memory.capacity_gib); the timing assumes it fits",
-            highlight=False,
-            soft_wrap=True,
-        )
+    warning = memory_warning(b, m, context, verify_len)
+    if warning is not None:
+        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     if trace is not None:
         events = eng.trace_events(b, m, verify_len, context)
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())

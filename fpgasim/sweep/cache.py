@@ -171,6 +171,8 @@ def limit_bytes(limit_mb: float | None = None) -> int:
             value = float(text)
         except ValueError:
             value = math.nan
+        if not 1 <= value <= MAX_LIMIT_MB:  # refuses nan; shows the text as given
+            raise CacheError(f"{source} = {text!r}: a size in MiB between 1 and {MAX_LIMIT_MB}")
     if not (isinstance(value, int | float) and 1 <= value <= MAX_LIMIT_MB):  # refuses nan
         raise CacheError(f"{source} = {value!r}: a size in MiB between 1 and {MAX_LIMIT_MB}")
     return int(value * (1 << 20))

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from fpgasim.config.loader import data_root, load_file
+from fpgasim.config.loader import MASK_DIR, data_root, load_file
 from fpgasim.config.schema import MaskTable
 from fpgasim.errors import ConfigError
-
-MASK_DIR = "workloads/masks"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from fpgasim.cli.compare_cmd import compare_algorithms
 from fpgasim.cli.explore_cmd import explore_cmd
 from fpgasim.cli.generate_cmd import generate_cmd
 from fpgasim.cli.hetero_cmd import hetero_app
+from fpgasim.cli.mpl_config import use_usable_dir
 from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.simulate_cmd import simulate
 from fpgasim.cli.solve_cmd import solve
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     import os
 
     safe_streams()  # any locale: never a UnicodeEncodeError on output
+    use_usable_dir()  # matplotlib's folder, before any figure code imports matplotlib
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]

@@ -23,6 +23,7 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.fileio import after_commit
 
 
@@ -61,6 +62,8 @@ def compare_algorithms(
     names = parse_name_list(algorithms, "--algorithms")
     b, m = load_board(board), load_model(model)
     algos = [load_algorithm(n) for n in names]
+    for a in algos:
+        check_drafter(b, a)
     result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)
     if plot is not None:
         plot_comparison(result, plot)

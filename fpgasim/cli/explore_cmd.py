@@ -31,6 +31,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
@@ -97,6 +98,7 @@ def explore_cmd(
     bws = parse_bandwidths(bandwidths)
     m = load_model(model)
     algo = load_algorithm(algorithm)
+    check_drafter(base, algo)
     ctxs = parse_contexts(contexts)
     progress = RichProgress(f"explore ({engine}, {executor})")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:

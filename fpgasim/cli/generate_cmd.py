@@ -39,6 +39,7 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
@@ -121,6 +122,7 @@ def generate_cmd(
     if warning is not None:  # as `simulate` warns, before the work
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
+    check_drafter(b, algo)
     eng = get_engine(engine)
     curve_at, source = None, ""
     if algo is not None:

@@ -24,6 +24,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
@@ -203,6 +204,7 @@ def simulate(
     b = _board(board, overlap)
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
+    check_drafter(b, algo)
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None

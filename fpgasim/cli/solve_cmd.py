@@ -33,6 +33,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
 
@@ -124,6 +125,7 @@ def solve(
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
     tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
     b, m, a = load_board(board), load_model(model), load_algorithm(algorithm)
+    check_drafter(b, a)
     solution = solve_workload(
         b,
         m,

@@ -33,6 +33,7 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
@@ -89,6 +90,8 @@ def sweep(
     boards = [load_board(b) for b in parse_name_list(board, "--board")]
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
+    for b in boards:
+        check_drafter(b, algo)
     grid = Grid(
         boards=boards,
         model=m,

@@ -25,6 +25,7 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowering import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import (
@@ -272,9 +273,9 @@ def _throughput_row(
         )
     assert board is not None and algorithm is not None and context is not None
     eng = get_engine(engine)
-    costs = EngineTreeCosts(
-        eng, load_board(board), load_model(model_name), load_algorithm(algorithm), context
-    )
+    b, a = load_board(board), load_algorithm(algorithm)
+    check_drafter(b, a)
+    costs = EngineTreeCosts(eng, b, load_model(model_name), a, context)
     result = design_tree(model, costs, size)
     clock = costs.clock_hz()
     row: dict = {

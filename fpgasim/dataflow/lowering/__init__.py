@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow import flightllm
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import INSTR_DTYPE, Program, Segments
@@ -45,7 +45,7 @@ from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec, lower_pass
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, InputError
 
 __all__ = ["BufferTooSmall", "Machine", "lower", "lower_ops"]
 
@@ -154,6 +154,30 @@ def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     if plan.op.kind == "softmax":
         return tuple(low.last_mpe[p] for p in producers if low.last_mpe.get(p, -1) >= 0)
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)
+
+
+#: The drafter kinds each lowering can lower (None: every drafter).
+LOWERING_DRAFTERS: dict[str, tuple[str, ...] | None] = {
+    "study": None,
+    "flightllm": flightllm.DRAFTERS,
+}
+
+
+def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
+    """Refuse, before any work, an algorithm whose drafter the board's lowering cannot lower.
+
+    Commands call it right after loading their inputs, so an unsupported pair fails in
+    milliseconds instead of at the first draft pass, after every other point was timed.
+    """
+    kinds = LOWERING_DRAFTERS.get(board.lowering)
+    if algorithm is None or kinds is None or algorithm.kind in kinds:
+        return
+    raise InputError(
+        "--algorithm",
+        algorithm.kind,
+        f"{' or '.join(kinds)} on {board.name} (the drafters its {board.lowering} "
+        "lowering models)",
+    )
 
 
 def lower(

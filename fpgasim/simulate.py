@@ -12,6 +12,7 @@ from functools import lru_cache
 from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
 from fpgasim.dataflow.graph import Graph
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
@@ -211,14 +212,15 @@ def check_max_context(board: Board, tokens: int, argument: str, value: object) -
 
 def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
     """The prefill pass of `prompt_len` tokens: a target pass over the prompt rounded up to
-    `padding.prefill_multiple`, at context 0. On the study lowering it carries the causal
+    `padding.prefill_multiple`, at context 0. On a lowering with `causal_prefill` (the
+    study's) it carries the causal
     mask (a chain: token j sees tokens 0..j), which mask-aware engines use to skip tiles
     above the diagonal; the analytic engine charges the dense block, as the study does."""
     if prompt_len < 1:
         raise InputError("--prompt-len", prompt_len, "at least 1 token")
     tokens = align_up(prompt_len, board.padding.prefill_multiple)
     check_max_context(board, tokens, "--prompt-len", prompt_len)
-    parents = tuple(range(-1, tokens - 1)) if board.lowering == "study" else None
+    parents = tuple(range(-1, tokens - 1)) if lowering_of(board).causal_prefill else None
     return PassSpec("target", tokens, 0, tree_parents=parents, phase="prefill")
 
 

@@ -34,6 +34,7 @@ from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, tree_parents, verify_timing
@@ -139,9 +140,9 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        # alpha's byte counts: the study's accounting, except on boards with another lowering
-        # (FlightLLM's), which the analytic engine does not model: there the engine's own
-        own = engine.name == "analytic" or board.lowering != "study"
+        # alpha's byte counts: the study's accounting, except on boards whose lowering it does
+        # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
+        own = engine.name == "analytic" or not lowering_of(board).study_accounting
         self.analytic = engine if own else get_engine("analytic")
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}

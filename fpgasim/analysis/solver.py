@@ -409,7 +409,7 @@ def solve_curves(
     roofline=False: no primary roofline (see `solve_curve`).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
-        raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
+        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
     timer = Timer(engine, board, model, algorithm)
     solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
@@ -459,16 +459,16 @@ def solve(
     eng = get_engine(engine) if isinstance(engine, str) else engine
     source = aat_source or ("measured" if aat_dir is not None else "embedded")
     if source not in AAT_SOURCES:
-        raise InputError("--aat-source", source, f"one of {', '.join(AAT_SOURCES)}")
+        raise InputError("aat_source", source, f"one of {', '.join(AAT_SOURCES)}")
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
-        raise InputError("--contexts", contexts, "one or more context lengths >= 1")
+        raise InputError("contexts", contexts, "one or more context lengths >= 1")
     if source == "embedded":
         if tasks:
             raise InputError(
-                "--task",
+                "task",
                 ",".join(tasks),
-                "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
+                "the embedded acceptance model is task-agnostic; drop `task` or pass `aat_dir`",
             )
         if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
             build = COSTED_TREE_METHODS[curve_method]
@@ -477,7 +477,7 @@ def solve(
             curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
     else:
         if aat_dir is None:
-            raise InputError("--aat-source", source, "needs --aat-dir with measured AAT tables")
+            raise InputError("aat_source", source, "needs `aat_dir` with measured AAT tables")
         tables = load_aat_tables(aat_dir)
         curves = measured_curves(
             tables,

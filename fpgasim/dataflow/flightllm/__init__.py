@@ -65,18 +65,18 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     limit = board.max_context_tokens
     if spec.phase == "prefill":
         if spec.context:
-            raise InputError("--context", spec.context, "0 for a prefill pass")
+            raise InputError("context", spec.context, "0 for a prefill pass")
         mult = board.padding.prefill_multiple
         rows = math.ceil(spec.tokens / mult) * mult
         if limit is not None and rows > limit:
-            raise InputError("--prompt-len", spec.tokens,
+            raise InputError("prompt_len", spec.tokens,
                              f"at most {limit} after padding to {mult} (board max_context_tokens)")
         return "prefill", rows, rows
     mult = board.padding.decode_multiple
     x = spec.tokens
     t = math.ceil((spec.context + x) / mult) * mult
     if limit is not None and t > limit:
-        raise InputError("--context", spec.context,
+        raise InputError("context", spec.context,
                          f"context + {x} new token(s) = {spec.context + x} padded to {t} "
                          f"exceeds the board's max_context_tokens = {limit}")
     return "decode", x, t
@@ -117,7 +117,7 @@ def longspec_shape(spec: PassSpec, board: Board, drafter: LongSpecDrafter) -> tu
     keys = max(mult, math.ceil(ctx / mult) * mult)
     limit = board.max_context_tokens
     if limit is not None and keys > limit:
-        raise InputError("--context", ctx, f"at most {limit} (board max_context_tokens)")
+        raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
     return n, window, keys
 
 
@@ -187,7 +187,7 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
     rates = Rates.of(board, extras)
     if drafter is not None or spec.kind != "target":
         if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
-            raise InputError("--algorithm", spec.kind,
+            raise InputError("algorithm", spec.kind,
                              "longspec (the one drafter FlightLLM's lowering models)")
         shape = longspec_shape(spec, board, drafter)
         hw = longspec_layers_of(model, *shape)

@@ -31,7 +31,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S
-from fpgasim.dataflow.lowering import check_drafter
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
@@ -131,6 +131,7 @@ def explore_cmd(
             "best_verify_len",
             "best_tokens_per_s",
             "speedup",
+            *(["fits_memory"] if base.lowering == "flightllm" else []),
         ]
     ]
     console.print(

@@ -24,7 +24,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.draft_passes import DraftTree
-from fpgasim.dataflow.lowering import check_drafter
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
@@ -223,7 +223,8 @@ def simulate(
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
-    warning = memory_warning(b, m, context, verify_len)
+    drafter = algo.drafter if algo is not None else None
+    warning = memory_warning(b, m, context, verify_len, drafter)
     if warning is not None:
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     if trace is not None:

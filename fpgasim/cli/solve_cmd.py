@@ -33,7 +33,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm
-from fpgasim.dataflow.lowering import check_drafter
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
 
@@ -158,7 +158,7 @@ def solve(
     elif output_format is TableJsonCsv.csv:
         print(solution.summary.to_csv(index=False), end="")
     else:
-        _print_tables(solution)
+        _print_tables(solution, show_fit=b.lowering == "flightllm")
         _print_draft_lines(solution, a)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
@@ -214,7 +214,8 @@ def _passes(n: int) -> str:
     return f"{n} pass" if n == 1 else f"{n} passes"
 
 
-def _print_tables(solution: Solution) -> None:
+def _print_tables(solution: Solution, show_fit: bool = False) -> None:
+    """The solution's tables; `show_fit` adds fits_memory beside tokens/s (FlightLLM boards)."""
     out = wide_console()
     summ = solution.summary
     first = summ.iloc[0]
@@ -242,6 +243,8 @@ def _print_tables(solution: Solution) -> None:
                 "naive speedup": s["naive_speedup"],
             }
         )
+        if show_fit:
+            row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
     model_rows = []

@@ -1,4 +1,6 @@
-"""Lowering of a pass's graph to an instruction `Program`: tiling, durations, dependencies.
+"""The study lowering: a pass's graph to an instruction `Program` (tiling, durations, waits).
+
+Registered as `lowering: study` in `fpgasim.dataflow.lowerings`, beside FlightLLM's compiler.
 
 All modelling choices of the cycle-level engines live in this package; the engines only
 execute the rows. One file per op family, each small enough to read at once:
@@ -33,21 +35,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow import flightllm
+from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.instructions import INSTR_DTYPE, Program, Segments
+from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
 from fpgasim.dataflow.lowering.emit import Emitter
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
-from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan
+from fpgasim.dataflow.lowering.plan import Plan
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec, lower_pass
-from fpgasim.errors import ConfigError, InputError
 
-__all__ = ["BufferTooSmall", "Machine", "lower", "lower_ops"]
+__all__ = ["Machine", "lower", "lower_ops"]
 
 
 def _plan(
@@ -156,40 +156,11 @@ def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)
 
 
-#: The drafter kinds each lowering can lower (None: every drafter).
-LOWERING_DRAFTERS: dict[str, tuple[str, ...] | None] = {
-    "study": None,
-    "flightllm": flightllm.DRAFTERS,
-}
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
+    """The study's template program of a pass (see `instructions.window` for the layers).
 
-
-def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
-    """Refuse, before any work, an algorithm whose drafter the board's lowering cannot lower.
-
-    Commands call it right after loading their inputs, so an unsupported pair fails in
-    milliseconds instead of at the first draft pass, after every other point was timed.
+    A buffer too small for some tile raises `BufferTooSmall`; `lowerings.lower` reports it.
     """
-    kinds = LOWERING_DRAFTERS.get(board.lowering)
-    if algorithm is None or kinds is None or algorithm.kind in kinds:
-        return
-    raise InputError(
-        "--algorithm",
-        algorithm.kind,
-        f"{' or '.join(kinds)} on {board.name} (the drafters its {board.lowering} "
-        "lowering models)",
-    )
-
-
-def lower(
-    spec: PassSpec, board: Board, model: TargetModel, drafter=None
-) -> Program | Segments:
-    """Lower a PassSpec to its template program (see `window` for the layer count)."""
-    if board.lowering == "flightllm":
-        return flightllm.lower(spec, board, model, drafter)
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"
-    try:
-        return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)
-    except BufferTooSmall as exc:
-        value = board.buffers.model_dump()[exc.field.split(".")[1]]
-        raise ConfigError(f"board {board.name}", exc.field, value, exc.allowed) from None
+    return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)

@@ -118,7 +118,7 @@ def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
 
 
 def test_all_is_the_studys_nine_and_everything_adds_the_extensions() -> None:
-    """`all` = TABLES.md's experiments; `everything` = every shipped file."""
+    """`all` = docs/reproduction.md's experiments; `everything` = every shipped file."""
     study = [e.name for e in _experiments(["all"])]
     assert study == ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
     every = [e.name for e in _experiments(["everything"])]

@@ -1,4 +1,4 @@
-"""Rooflines of METHOD.md: P(x) = x/T_v(x), its piecewise fit, P_disc, AR and P_eff.
+"""Rooflines of docs/method.md: P(x) = x/T_v(x), its piecewise fit, P_disc, AR and P_eff.
 
 All speeds are tokens per second, all times seconds. The piecewise fit is
 `P(x) = a·x + b` for x < x_R and `P(x) = P_max` for x >= x_R; the ridge x_R is the

@@ -40,7 +40,7 @@ class ExperimentResult:
     when nothing is timed); notes: lines printed under the table; available: False when
     the AAT source cannot give this experiment; sim_engine: the simulator whose twin
     columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none); columns:
-    the contract columns (TABLES.md) the table starts with.
+    the contract columns (docs/reproduction.md) the table starts with.
     """
 
     name: str

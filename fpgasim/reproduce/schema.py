@@ -4,7 +4,7 @@ An experiment names a `kind` (a renderer of `fpgasim.reproduce.kinds.EXPERIMENT_
 the workloads it solves (boards x models x algorithm x contexts [x tasks]), where its AAT
 comes from with `--aat-dir` (which measured files, measured points or the fitted curve,
 fit points) and whether it can run on the embedded acceptance model, the x range, the tree
-methods, the CSV columns (the contract of TABLES.md, then extras) and whether it draws a
+methods, the CSV columns (the contract of docs/reproduction.md, then extras) and whether it draws a
 figure. Adding an experiment is writing such a file.
 """
 
@@ -210,7 +210,9 @@ class Experiment(Strict):
         0, ge=0, le=2**32 - 1, description="seed of the embedded prior-score trace generator"
     )
     columns: list[Name] = Field(
-        min_length=1, max_length=64, description="CSV columns, in order (the TABLES.md contract)"
+        min_length=1,
+        max_length=64,
+        description="CSV columns, in order (docs/reproduction.md's contract)",
     )
     extra_columns: list[Name] = Field(
         default_factory=list,

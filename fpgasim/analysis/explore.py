@@ -16,6 +16,7 @@ import pandas as pd
 
 from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.decision import decision_of
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.fileio import write_figure
@@ -174,7 +175,7 @@ def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str)
                 "best_aat": float(best["aat"]),
                 "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
                 "speedup": speedup,
-                "decision": "use SD" if speedup > 1 else "use AD",
+                "decision": decision_of(speedup),
                 "fits_memory": bool(best["fits_memory"]),
             }
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
@@ -10,9 +11,6 @@ from fpgasim.config.schema import Board
 
 def board_row(b: Board) -> dict:
     """Summary facts of one board, including the one-token-per-MAC ridge point."""
-    weight_elems_per_cycle = b.group_bytes_per_cycle("weight", "load") / (
-        b.precision.weight_bits / 8
-    )
     return {
         "board": b.name,
         "description": b.description,
@@ -22,9 +20,9 @@ def board_row(b: Board) -> dict:
         "bandwidth_gb_s": b.memory.bandwidth_gb_s,
         "clock_mhz": b.clock_mhz,
         "peak_tmac_s": b.macs_per_cycle * b.clock_hz / 1e12,
-        # x at which a weight-streaming pass turns compute-bound: each weight element is
-        # used once per token, so x_R ~ (MAC/cycle) / (weight elements/cycle).
-        "ridge_tokens": b.macs_per_cycle / weight_elems_per_cycle,
+        # the sheet's ridge (not the measured x_R of `solve`): each weight element is used
+        # once per token, so a pass turns compute-bound near (MAC/cycle) / (weights/cycle)
+        "ridge_tokens": ridge_tokens(b),
     }
 
 

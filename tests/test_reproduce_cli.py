@@ -113,7 +113,7 @@ def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
     golden = pd.read_csv(GOLDEN / "table3.csv")
     assert list(frame.columns[: len(golden.columns)]) == list(golden.columns)
     pd.testing.assert_frame_equal(frame[golden.columns], golden)
-    tail = ["verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
+    tail = ["decision_sim", "verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
     assert list(frame.columns[len(golden.columns) :]) == [*tail, "sim_engine", "sim_reason"]
     assert set(frame["sim_engine"]) == {"fast"}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from fpgasim.analysis.explore import explore, plot_explore, verdict
@@ -40,6 +41,16 @@ from fpgasim.sweep.space import parse_pe_arrays
 def parse_bandwidths(text: str) -> list[float]:
     """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, within the board schema's range)."""
     return parse_float_list(text, "--bandwidths", *BANDWIDTH_GB_S, "GB/s")
+
+
+def explore_out(summary: pd.DataFrame, lowering: str) -> pd.DataFrame:
+    """The summary as written: the decision before the best x, the lowering beside the
+    engine (provenance)."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("engine") + 1, "lowering", lowering)
+    decision = out.pop("decision")
+    out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return out
 
 
 def explore_cmd(
@@ -115,25 +126,30 @@ def explore_cmd(
             task=task,
             progress=progress,
         )
-    write_frame(result.summary, out)
-    plot_explore(result.summary, png)
+    summary = explore_out(result.summary, base.lowering)
+    write_frame(summary, out)
+    plot_explore(summary, png, base.lowering)
     err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    shown = result.summary[
+    shown = summary[
         [
             "pe_array",
             "bandwidth_gb_s",
             "context",
-            "ad_tokens_per_s",
+            "decision",
+            "speedup",
             "best_verify_len",
             "best_tokens_per_s",
-            "speedup",
+            "ad_tokens_per_s",
         ]
     ]
-    console.print(
-        rich_table(
-            shown.to_dict("records"), title=f"explore: {m.id} / {algo.id} on {base.name} variants"
-        )
+    title = (
+        f"explore: {m.id} / {algo.id} on {base.name} variants\n"
+        f"engine {engine}, lowering {base.lowering} / AAT {summary['aat_source'].iloc[0]}"
     )
+    heads = {"pe_array": "PE array", "bandwidth_gb_s": "GB/s", "best_verify_len": "best x"}
+    heads |= {"best_tokens_per_s": "best tok/s", "ad_tokens_per_s": "AD tok/s"}
+    rows = shown.rename(columns=heads).to_dict("records")
+    console.print(rich_table(rows, title=title))
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
     console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)

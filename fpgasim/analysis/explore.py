@@ -7,6 +7,7 @@ AAT / (T_v + T_d) picks the best x per (board, context).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,12 +292,21 @@ def plot_explore(summary: pd.DataFrame, path, lowering: str = "study") -> None:
             fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     first = summary.iloc[0]
     fig.suptitle(
-        f"Design space: {first['model']} / {first['algorithm']} on variants of the base board",
+        textwrap.fill(
+            f"Design space: {first['model']} / {first['algorithm']} on variants of the base "
+            "board",
+            int(fig.get_figwidth() * 72 * 0.9 / (0.55 * 11)),
+        ),
         fontsize=11,
     )
     fig.legend(
         handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55", label="use AD")],
-        labels=["grey, hatched, 'AD': SD's best speedup <= 1 here, use AD (its x is not used)"],
+        labels=[
+            textwrap.fill(
+                "grey, hatched, 'AD': SD's best speedup <= 1 here, use AD (its x is not used)",
+                int(fig.get_figwidth() * 72 * 0.85 / (0.55 * 8)),
+            )
+        ],
         loc="lower center",
         bbox_to_anchor=(0.5, 0.035),
         fontsize=8,
@@ -308,6 +318,7 @@ def plot_explore(summary: pd.DataFrame, path, lowering: str = "study") -> None:
         f"engine: {first['engine']} (lowering {lowering}) · AAT: {first['aat_source']}",
         ha="center",
         fontsize=8,
+        wrap=True,
     )
     fig.tight_layout(rect=(0, 0.07, 1, 0.97))
     write_figure(fig, Path(path))

@@ -126,7 +126,6 @@ ROOFLINE_STYLE: dict[str, dict] = {
     "p_disc": {
         "color": "tab:orange",
         "lw": 1.8,
-        "ls": "--",
         "label": "P_disc(x) = x / (T_v + T_d): discounted roofline",
     },
     "p_eff": {"color": "tab:green", "lw": 2.2, "label": "P_eff(x) = AAT / (T_v + T_d): combined"},

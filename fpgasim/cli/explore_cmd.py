@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 
 from fpgasim.analysis.explore import explore, plot_explore, verdict
-from fpgasim.cli.common import RichProgress, console, err_console, rich_table
+from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
 from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
@@ -149,7 +149,7 @@ def explore_cmd(
     heads = {"pe_array": "PE array", "bandwidth_gb_s": "GB/s", "best_verify_len": "best x"}
     heads |= {"best_tokens_per_s": "best tok/s", "ad_tokens_per_s": "AD tok/s"}
     rows = shown.rename(columns=heads).to_dict("records")
-    console.print(rich_table(rows, title=title))
+    wide_console().print(rich_table(rows, title=title))
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
     console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)

@@ -139,7 +139,7 @@ def solve(
     solution = solve_workload(b, m, a, ctxs, engine=engine, **inputs)
     differs = cross_check(solution, (b, m, a), ctxs, engine, inputs)
     if plot is not None:
-        plot_solution(solution, plot)
+        plot_solution(solution, plot, b.lowering)
     if schedule_out is not None:
         meta = _meta(solution)
         atomic_write_bytes(schedule_out, schedule_yaml(solution.schedule, meta).encode())

@@ -109,6 +109,9 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    write_frame(result.frame, out)
+    frame = result.frame.copy()  # provenance: the lowering of each row's board, by the engine
+    lowering = {b.name: b.lowering for b in boards}
+    frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
+    write_frame(frame, out)
     err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {len(result.frame)} rows to {out}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {len(frame)} rows to {out}", highlight=False, soft_wrap=True)

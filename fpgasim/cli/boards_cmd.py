@@ -29,11 +29,13 @@ def board_row(b: Board) -> dict:
 def boards(
     as_json: bool = json_option("Print JSON instead of a table."),
 ) -> None:
-    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.
+    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge_tokens.
 
-    The ridge point is the verification length x at which one weight-streaming pass stops
-    being memory-bound (MAC/cycle over weight elements streamed per cycle at the weight
-    group's efficiency), i.e. one token per MAC of weight bandwidth.
+    ridge_tokens is the board sheet's ridge: the verification length x at which one
+    weight-streaming pass would stop being memory-bound at the array's peak (MAC/cycle over
+    weight elements streamed per cycle at the weight group's efficiency). `solve` reports
+    it beside x_R, the ridge measured on the engine's roofline, which padding, MV-mode
+    passes, attention and stalls push higher (docs/glossary.md).
     """
     rows = [board_row(load_board(name)) for name in available("board")]
     if as_json:

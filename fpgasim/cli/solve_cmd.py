@@ -324,6 +324,7 @@ def _print_tables(solution: Solution, board: Board) -> None:
         row.update(
             {
                 "context": s["context"],
+                "decision": s["decision"],
                 "regime": s["regime"],
                 "x_R": _x(s["x_ridge"]) if _x(s["x_ridge"]) != "" else "none",
                 "ridge_tokens": ridge,

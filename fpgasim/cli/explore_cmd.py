@@ -140,6 +140,7 @@ def explore_cmd(
             "best_verify_len",
             "best_tokens_per_s",
             "ad_tokens_per_s",
+            *(["fits_memory"] if base.lowering == "flightllm" else []),
         ]
     ]
     title = (

@@ -160,7 +160,7 @@ def solve(
         for line in differs:  # stdout stays pure CSV
             err_console.print(line, highlight=False, soft_wrap=True)
     else:
-        _print_tables(solution, b)
+        _print_tables(solution, b, show_fit=b.lowering == "flightllm")
         _print_draft_lines(solution, a)
         for line in differs:
             wide_console().print(line, highlight=False)
@@ -285,7 +285,8 @@ LEGEND = (
 )
 
 
-def _print_tables(solution: Solution, board: Board) -> None:
+def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> None:
+    """The solution's tables; `show_fit` adds fits_memory beside tokens/s (FlightLLM boards)."""
     out = wide_console()
     summ = solution.summary
     first = summ.iloc[0]
@@ -316,6 +317,8 @@ def _print_tables(solution: Solution, board: Board) -> None:
                 "naive speedup": s["naive_speedup"],
             }
         )
+        if show_fit:
+            row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
     model_rows = []

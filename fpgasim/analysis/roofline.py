@@ -23,6 +23,18 @@ from fpgasim.simulate import verify_timing
 TIE_RTOL = 1e-9
 
 
+def ridge_tokens(board: Board) -> float:
+    """The board sheet's ridge: x at which a weight-streaming pass would turn compute-bound
+    if the array ran at its peak, MAC/cycle over weight elements streamed per cycle (the
+    weight group's sustained bytes/cycle over bytes per weight). Not x_R: x_R is measured
+    on an engine's roofline, where padding, MV-rate passes, attention and the SFU move it
+    (docs/glossary.md, "ridge")."""
+    elems_per_cycle = board.group_bytes_per_cycle("weight", "load") / (
+        board.precision.weight_bits / 8
+    )
+    return board.macs_per_cycle / elems_per_cycle
+
+
 @dataclass(frozen=True)
 class RooflineFit:
     """Piecewise fit of the primary roofline: a·x + b below x_ridge, p_max from x_ridge on.

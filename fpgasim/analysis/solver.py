@@ -28,6 +28,7 @@ from fpgasim.analysis.aat_curves import (
     measured_curves,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
@@ -324,7 +325,7 @@ def solve_curve(
         "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
-        "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
+        "decision": decision_of(float(best["speedup"])),
         "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
                                    algorithm.drafter),
         "regime": regime,

@@ -29,7 +29,16 @@ from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
+#: Under every results command's --help: where the symbols of its output are defined.
+GLOSSARY_EPILOG = (
+    "Symbols in the output (AAT, AR, P_eff, T_v, T_d, x_R, ridge_tokens, alpha, regime, "
+    "Ori/Naive/Best, speedup, decision, engine, lowering): docs/glossary.md. Which answer "
+    "to trust: the simulator (default engine) to decide, the study's accounting "
+    "(--engine analytic) to reproduce the paper (docs/analysis.md)."
+)
+
 app = typer.Typer(
+    epilog=GLOSSARY_EPILOG,
     name="fpgasim",
     help=(
         "Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators.\n\n"
@@ -42,15 +51,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command()(simulate)
-app.command(name="generate")(generate_cmd)
-app.command()(sweep)
-app.command(name="explore")(explore_cmd)
-app.command()(boards)
-app.command()(solve)
+app.command(epilog=GLOSSARY_EPILOG)(simulate)
+app.command(name="generate", epilog=GLOSSARY_EPILOG)(generate_cmd)
+app.command(epilog=GLOSSARY_EPILOG)(sweep)
+app.command(name="explore", epilog=GLOSSARY_EPILOG)(explore_cmd)
+app.command(epilog=GLOSSARY_EPILOG)(boards)
+app.command(epilog=GLOSSARY_EPILOG)(solve)
 app.command()(validate)
-app.command()(reproduce)
-app.command(name="compare-algorithms")(compare_algorithms)
+app.command(epilog=GLOSSARY_EPILOG)(reproduce)
+app.command(name="compare-algorithms", epilog=GLOSSARY_EPILOG)(compare_algorithms)
 app.add_typer(cache_app, name="cache")
 app.add_typer(hetero_app, name="hetero")
 app.add_typer(tree_app, name="tree")

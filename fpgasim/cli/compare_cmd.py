@@ -92,6 +92,8 @@ def _print(result) -> None:
             "rank": r["rank"],
             "algorithm": r["algorithm"],
             "k": r["tokens_per_pass"],
+            "decision": r["decision"],
+            "speedup": r["best_speedup"],
             "best x": r["best_verify_len"],
             "tree": r["best_tree"],
             "depth": r["tree_depth"],
@@ -101,7 +103,6 @@ def _print(result) -> None:
             "T_d ms": r["draft_ms"],
             "alpha": r["alpha"],
             "tok/s": r["best_tokens_per_s"],
-            "speedup": r["best_speedup"],
             "ori speedup": r["ori_speedup"],
         }
         for r in t.to_dict("records")

@@ -24,8 +24,8 @@ from fpgasim.cli.common import (
     json_records,
     json_row,
     rich_table,
+    wide_console,
 )
-from fpgasim.cli.common import console as out_console
 from fpgasim.cli.options import (
     JsonTable,
     aat_dir_option,
@@ -148,18 +148,27 @@ def generate_cmd(
         )
     if steps_out is not None:
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
-    _print(result, output_format, steps_out)
+    _print(result, output_format, steps_out, b.lowering)
 
 
-def _print(result: Generation, output_format: JsonTable, steps_out: Path | None) -> None:
-    s = result.summary
+def _print(
+    result: Generation, output_format: JsonTable, steps_out: Path | None, lowering: str
+) -> None:
+    """The summary (with the board's lowering beside the engine: provenance) and the decode
+    steps by context, each with its decision and SD's best speedup over AD."""
+    s = {}
+    for k, v in result.summary.items():
+        s[k] = v
+        if k == "engine":
+            s["lowering"] = lowering
     if output_format is JsonTable.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
         return
     title = (
         f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"
-        f" / {s['algorithm'] or 'AD'} / {s['engine']}"
+        f" / {s['algorithm'] or 'AD'} / {s['engine']} ({lowering} lowering)"
     )
+    out_console = wide_console()
     out_console.print(
         rich_table(
             [{"quantity": k, "value": v} for k, v in s.items()], title=title, floatfmt="{:.6g}"

@@ -325,6 +325,6 @@ def shown_columns(result: ExperimentResult) -> pd.DataFrame:
     twins = [
         c
         for c in beside_columns(result.kind)
-        if c.endswith(("verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
+        if c.endswith(("decision_sim", "verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
     ]
     return result.table[[*result.columns, *twins]]

@@ -221,7 +221,7 @@ def simulate(
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
-    row = simulate_point(eng, point)
+    row = with_lowering(simulate_point(eng, point), b.lowering)
     row["clock_mhz"] = b.clock_mhz
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
@@ -232,6 +232,17 @@ def simulate(
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+
+
+def with_lowering(row: dict, lowering: str) -> dict:
+    """The result row with the board's lowering right after the engine (provenance: which
+    engine and which lowering produced the cycles)."""
+    out = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == "engine":
+            out["lowering"] = lowering
+    return out
 
 
 def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
@@ -285,7 +296,7 @@ def _prefill(
     b = _board(board, overlap)
     m = load_model(model)
     eng = get_engine(engine)
-    row = simulate_prefill(eng, b, m, prompt_len)
+    row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
     row["clock_mhz"] = b.clock_mhz
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

@@ -113,7 +113,10 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    write_frame(result.frame, out)
-    summary, wrote = result.stats.summary(), f"wrote {len(result.frame)} rows to {out}"
+    frame = result.frame.copy()  # provenance: the lowering of each row's board, by the engine
+    lowering = {b.name: b.lowering for b in boards}
+    frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
+    write_frame(frame, out)
+    summary, wrote = result.stats.summary(), f"wrote {len(frame)} rows to {out}"
     after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
     after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

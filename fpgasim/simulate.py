@@ -8,10 +8,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
+from fpgasim.config.schema import (
+    Algorithm,
+    Board,
+    DrafterSchema,
+    TargetModel,
+    config_source,
+)
 from fpgasim.dataflow.draft_passes import DraftTree
-from fpgasim.dataflow.drafters import draft_passes, lower_pass
+from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing
@@ -33,19 +40,19 @@ class Point:
 
     def check(self) -> None:
         if self.context < 1:
-            raise InputError("--context", self.context, "at least 1 token")
+            raise InputError("context", self.context, "at least 1 token")
         if self.verify_len < 1:
-            raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
+            raise InputError("verify_len", self.verify_len, "at least 1 (1 = plain decoding)")
         if self.accepted < 1:
-            raise InputError("--accepted", self.accepted, "at least 1")
+            raise InputError("accepted", self.accepted, "at least 1")
         if self.algorithm is not None and self.accepted > self.verify_len:
             raise InputError(
-                "--accepted",
+                "accepted",
                 self.accepted,
                 f"at most the verification length x = {self.verify_len} (an iteration "
                 "accepts at most the x tokens it verifies)",
             )
-        check_max_context(self.board, self.context + self.verify_len, "--context", self.context)
+        check_max_context(self.board, self.context + self.verify_len, "context", self.context)
 
 
 def target_weight_count(model: TargetModel) -> int:
@@ -59,21 +66,56 @@ def target_weight_count(model: TargetModel) -> int:
     return model.layers * (attention + mlp) + 2 * model.vocab * model.hidden
 
 
-def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int) -> int:
-    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens.
+def drafter_weight_count(model: TargetModel, drafter: DrafterSchema) -> int:
+    """The drafter's own weights (its draft graphs, norms left out): its plug-in's count."""
+    return drafter_plugin(drafter.kind).weight_count(model, drafter)
 
-    At the board's weight and KV precisions. The drafter's weights and KV are not counted
-    (a lower bound; EAGLE-3's and LongSpec's drafters add a few % of the target).
+
+def drafter_kv_tokens(drafter: DrafterSchema, context: int, verify_len: int) -> int:
+    """Positions of the drafter's own KV cache at this point: its plug-in's count."""
+    return drafter_plugin(drafter.kind).kv_tokens(drafter, context, verify_len)
+
+
+def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
+                 drafter: DrafterSchema | None = None) -> int:
+    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
+    the drafter's weights and its own KV cache when a drafter is given.
+
+    At the board's weight and KV precisions; on a FlightLLM-lowered board at the model's
+    (`flightllm:` weight_bits as stored, activation_bits for the KV cache).
     """
-    weights = target_weight_count(model) * board.precision.weight_bits // 8
-    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim
-    kv = kv_per_token * (context + verify_len) * board.precision.kv_bits // 8
-    return weights + kv
+    if board.lowering == "flightllm" and model.flightllm is not None:
+        weight_bits, kv_bits = model.flightllm.weight_bits, model.flightllm.activation_bits
+    else:
+        weight_bits, kv_bits = board.precision.weight_bits, board.precision.kv_bits
+    weight_count = target_weight_count(model)
+    kv_width = model.kv_heads * model.head_dim
+    kv_elements = 2 * model.layers * kv_width * (context + verify_len)
+    if drafter is not None:
+        weight_count += drafter_weight_count(model, drafter)
+        kv_elements += 2 * kv_width * drafter_kv_tokens(drafter, context, verify_len)
+    return weight_count * weight_bits // 8 + kv_elements * kv_bits // 8
 
 
-def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int) -> bool:
+def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
+                drafter: DrafterSchema | None = None) -> bool:
     """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
-    return memory_bytes(board, model, context, verify_len) <= board.memory.capacity_gib * 2**30
+    need = memory_bytes(board, model, context, verify_len, drafter)
+    return need <= board.memory.capacity_gib * 2**30
+
+
+def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
+                   drafter: DrafterSchema | None = None) -> str | None:
+    """The warning every command shows when weights + KV caches outgrow the board (else None)."""
+    if fits_memory(board, model, context, verify_len, drafter):
+        return None
+    need_gib = memory_bytes(board, model, context, verify_len, drafter) / 2**30
+    with_drafter = ", drafter included" if drafter is not None else ""
+    return (
+        f"{model.id} needs {need_gib:.2f} GiB (weights + KV caches at L={context}"
+        f"{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
+        "(memory.capacity_gib); the timing assumes it fits"
+    )
 
 
 def check_finite_row(row: dict, point: Point) -> None:
@@ -138,6 +180,7 @@ def simulate_point(engine: Engine, point: Point) -> dict:
     tv = verify_timing(
         engine, point.board, point.model, point.verify_len, point.context, point.tree
     )
+    drafter = point.algorithm.drafter if point.algorithm else None
     row: dict = {
         "board": point.board.name,
         "model": point.model.id,
@@ -158,8 +201,10 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "weight_bytes": tv.weight_bytes,
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
-        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len),
-        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len),
+        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len,
+                                     drafter),
+        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len,
+                                   drafter),
     }
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
@@ -201,14 +246,15 @@ def check_max_context(board: Board, tokens: int, argument: str, value: object) -
 
 def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
     """The prefill pass of `prompt_len` tokens: a target pass over the prompt rounded up to
-    `padding.prefill_multiple`, at context 0. On the study lowering it carries the causal
+    `padding.prefill_multiple`, at context 0. On a lowering with `causal_prefill` (the
+    study's) it carries the causal
     mask (a chain: token j sees tokens 0..j), which mask-aware engines use to skip tiles
     above the diagonal; the analytic engine charges the dense block, as the study does."""
     if prompt_len < 1:
-        raise InputError("--prompt-len", prompt_len, "at least 1 token")
+        raise InputError("prompt_len", prompt_len, "at least 1 token")
     tokens = align_up(prompt_len, board.padding.prefill_multiple)
-    check_max_context(board, tokens, "--prompt-len", prompt_len)
-    parents = tuple(range(-1, tokens - 1)) if board.lowering == "study" else None
+    check_max_context(board, tokens, "prompt_len", prompt_len)
+    parents = tuple(range(-1, tokens - 1)) if lowering_of(board).causal_prefill else None
     return target_spec(tokens, 0, parents, prefill=True)
 
 
@@ -243,7 +289,20 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
     }
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
+    row.update(memory_columns(board, model, spec.tokens, 0))
     return row
+
+
+def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
+                   drafter: DrafterSchema | None = None) -> dict:
+    """`memory_bytes` and `fits_memory` for rows that show tokens/s on a FlightLLM-lowered
+    board (prefill, generate); {} on the study lowering, whose outputs stay as they were."""
+    if board.lowering != "flightllm":
+        return {}
+    return {
+        "memory_bytes": memory_bytes(board, model, context, verify_len, drafter),
+        "fits_memory": fits_memory(board, model, context, verify_len, drafter),
+    }
 
 
 def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:

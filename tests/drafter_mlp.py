@@ -56,6 +56,14 @@ class Mlp:
     ) -> Counts:
         return ops_counts(self.build_pass(spec, board, model, drafter))
 
+    def weight_count(self, model: TargetModel, drafter: MlpDrafter) -> int:
+        """The MLP (gate, up, down); the LM head is the target's."""
+        return 3 * model.hidden * model.intermediate
+
+    def kv_tokens(self, drafter: MlpDrafter, context: int, verify_len: int) -> int:
+        """No attention, no KV cache."""
+        return 0
+
 
 def register() -> None:
     register_drafter(Mlp())

@@ -1,4 +1,4 @@
-"""FlightLLM's lowering against the rules of FLIGHTLLM.md (sections 2-5, 4.9), layer by layer.
+"""FlightLLM's lowering against the rules of docs/flightllm-model.md (§2-5, §4.9), per layer.
 
 Counts and byte sizes are checked against numbers the digest states or that follow from its
 rules by hand; durations against section 2.3's formulas computed here independently.
@@ -15,8 +15,8 @@ from fpgasim.config.loader import load_board, load_model
 from fpgasim.dataflow.flightllm import TICKS_PER_CYCLE
 from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST, SYS, resolve
 from fpgasim.dataflow.flightllm.masks import load as load_masks
-from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Segments
-from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Executable
+from fpgasim.dataflow.lowerings import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine
@@ -29,15 +29,15 @@ F_HZ = 225e6
 BW_CH = 819.2 * 2**30 / 32  # B/s per HBM channel (section 1)
 
 
-def decode(T: int, board=BOARD, model=MODEL) -> Segments:
+def decode(T: int, board=BOARD, model=MODEL) -> Executable:
     return lower(PassSpec("target", 1, T - 1), board, model)
 
 
-def prefill(L: int, board=BOARD, model=MODEL) -> Segments:
+def prefill(L: int, board=BOARD, model=MODEL) -> Executable:
     return lower(PassSpec("target", L, 0, phase="prefill"), board, model)
 
 
-def layer_rows(seg: Segments, name: str) -> np.ndarray:
+def layer_rows(seg: Executable, name: str) -> np.ndarray:
     """Rows of the hardware layer whose (unprefixed) op name is `name` (first occurrence)."""
     for part in seg.parts:
         if name in part.op_names:
@@ -413,7 +413,7 @@ def test_trace_of_a_flightllm_pass_is_in_microseconds() -> None:
 
 
 def _profiler(unit, cyc, wait, rel, divisor: float) -> float:
-    """FLIGHTLLM.md section 3, literally: FIFOs of release times per (producer, consumer);
+    """docs/flightllm-model.md §3, literally: FIFOs of release times per (producer, consumer);
     run the ready head with the earliest start (ties: unit order); total = last end."""
     queues = [list(np.flatnonzero(unit == u)) for u in range(6)]
     pos = [0] * 6
@@ -539,7 +539,7 @@ def test_longspec_draft_pass_in_flightllm_layers() -> None:
 
 
 def test_live_prefill_output_credit_never_moves_qk() -> None:
-    """FLIGHTLLM.md 7.10: QK^T's output credit is live for L > 1024 but does not move time."""
+    """docs/flightllm-model.md §7.10: QK^T's output credit is live for L > 1024, moves no time."""
     from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
     from fpgasim.dataflow.flightllm.compiler import compile_part
     from fpgasim.dataflow.flightllm.masks import mask_set

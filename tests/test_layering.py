@@ -10,6 +10,7 @@ LOCAL_IMPORTS with the reason (an optional or heavy dependency behind them).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,94 @@ def test_the_import_reader_sees_every_form(tmp_path: Path, source: str, expected
     path = tmp_path / "probe.py"
     path.write_text(source)
     assert _imports(path, "fpgasim.analysis.probe") == expected
+
+
+# --------------------------------------------------------------------------- citations
+
+REPO = PACKAGE.parent
+#: Where the repository's prose lives: code comments and docstrings, YAML comments, docs.
+CITING = ("fpgasim", "boards", "workloads", "platforms", "docs", "tests", "benchmarks")
+SPEC_CITATION = re.compile(
+    r"(FLIGHTLLM|HARDWARE|ACCOUNTING|METHOD|MODELS|TABLES|DESIGN|STYLE)\.md|shared/"
+)
+
+
+def spec_citations(root: Path) -> list[str]:
+    """Lines under `root` that cite a specification file or `../shared` (not in the repo)."""
+    found = []
+    files = [root / "README.md"] + [p for d in CITING for p in sorted((root / d).rglob("*"))]
+    for path in files:
+        if path.suffix not in (".py", ".md", ".yaml", ".yml", ".csv", ".txt") or path == THIS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if SPEC_CITATION.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()[:100]}")
+    return found
+
+
+THIS = Path(__file__).resolve()
+
+
+def test_no_citation_of_files_outside_the_repository() -> None:
+    """A user who clones fpgasim has no ../shared: cite docs/ sections instead."""
+    assert spec_citations(REPO) == []
+
+
+def test_the_citation_check_sees_a_spec_name(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("fine\n")
+    (tmp_path / "docs" / "a.md").write_text("see FLIGHTLLM.md 4.2\n")
+    (tmp_path / "docs" / "b.yaml").write_text("x: 1  # [F] ../shared/spec/HARDWARE.md\n")
+    assert [c.split(":")[0] for c in spec_citations(tmp_path)] == ["docs/a.md", "docs/b.yaml"]
+
+
+#: a command-line flag inside a string: `--` and a lower-case word (not `--` or `---:`)
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants of a module, class or function."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _flag_strings(source: str) -> list[tuple[int, str]]:
+    """(line, flag) of every flag in a string literal of the source, docstrings aside (they
+    may say which command uses a function)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [
+        (node.lineno, flag)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        for flag in FLAG.findall(node.value)
+    ]
+
+
+def test_no_flag_strings_below_the_cli() -> None:
+    # errors below cli/ name fields (`verify_len`); the CLI maps them to its flags
+    bad = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {flag}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if _layer_key(_module_name(path)) not in ("cli", "__main__")
+        for line, flag in _flag_strings(path.read_text())
+    ]
+    assert not bad, "flag strings below cli/ (raise the field name instead):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('raise InputError("--context", 1, "x")\n', [(1, "--context")]),
+        ('f"only with --executor {name}"\n', [(1, "--executor")]),
+        ('ax.plot(ls="--")\nrow = "---:"\n', []),
+        ('def f():\n    """Used by --dump-graph."""\n', []),
+    ],
+)
+def test_the_flag_reader_sees_flags_in_literals_only(source: str, expected) -> None:
+    assert _flag_strings(source) == expected

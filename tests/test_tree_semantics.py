@@ -55,30 +55,31 @@ def test_conversions_round_trip() -> None:
 
 
 @pytest.mark.parametrize(
-    ("call", "argument"),
+    ("call", "field"),
     [
-        (lambda: semantics.iid_model(1.0), "--iid-rate"),
-        (lambda: semantics.iid_model(0.0), "--iid-rate"),
-        (lambda: semantics.iid_from_chain_aat(5.0, 3), "--aat"),
-        (lambda: semantics.aat_from_marginal(1.5, 4), "--marginal-rate"),
+        (lambda: semantics.iid_model(1.0), "iid_rate"),
+        (lambda: semantics.iid_model(0.0), "iid_rate"),
+        (lambda: semantics.iid_from_chain_aat(5.0, 3), "aat"),
+        (lambda: semantics.aat_from_marginal(1.5, 4), "marginal_rate"),
         (
             lambda: semantics.scaled_to_aat(
                 PositionalModel.from_vector([0.5]), TokenTree.from_shape((1,)), 2.5
             ),
-            "--aat",
+            "aat",
         ),
     ],
 )
-def test_conversion_inputs_validated(call, argument: str) -> None:
-    with pytest.raises(InputError, match=argument):
+def test_conversion_inputs_validated(call, field: str) -> None:
+    with pytest.raises(InputError) as caught:
         call()
+    assert caught.value.field == field
 
 
 def test_dp_limits() -> None:
     seq = PositionalModel.from_vector([0.6342, 0.1079, 0.057, 0.0225, 0.0195, 0.015, 0.0045])
     with pytest.raises(InputError, match="at most 2048"):
         check_dp_feasible(seq, 4096, 4095)
-    with pytest.raises(InputError, match="--max-depth <= "):
+    with pytest.raises(InputError, match="`max_depth` <= "):
         check_dp_feasible(seq, 2048, 2047)
     wide = PositionalModel.from_vector([0.5] + [0.003] * 127)
     # 128 nodes, 128 ranks, depth 256 (= 127 useful levels) fits: it runs in seconds

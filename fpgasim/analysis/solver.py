@@ -1,4 +1,4 @@
-"""The solver of METHOD.md: per (task, context), the best x, the Ori and Naive sets, the regime.
+"""The solver of docs/method.md: per (task, context) the best x, the Ori and Naive sets, the regime.
 
 Best set: argmax over the curve's x of P_eff(x) = AAT(x)/(T_v(x)+T_d(x)), the draft tree at
 x costed with accepted = floor(AAT(x)). Naive set: the slope rule of
@@ -28,12 +28,14 @@ from fpgasim.analysis.aat_curves import (
     measured_curves,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
@@ -140,9 +142,9 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        # alpha's byte counts: the study's accounting, except on boards with another lowering
-        # (FlightLLM's), which the analytic engine does not model: there the engine's own
-        own = engine.name == "analytic" or board.lowering != "study"
+        # alpha's byte counts: the study's accounting, except on boards whose lowering it does
+        # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
+        own = engine.name == "analytic" or not lowering_of(board).study_accounting
         self.analytic = engine if own else get_engine("analytic")
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
@@ -197,7 +199,7 @@ class ContextSolution:
 def classify_regime(
     p1_tokens_per_s: float, roof: RooflineFit, x_naive: int, alpha_best: float
 ) -> tuple[str, str]:
-    """(regime, the numbers that decide it) per METHOD.md's three regimes."""
+    """(regime, the numbers that decide it) per docs/method.md's three regimes."""
     gain = roof.p_max_tokens_per_s / p1_tokens_per_s
     if gain < COMPUTE_BOUND_GAIN:
         return "compute-bound", (
@@ -218,7 +220,7 @@ def classify_regime(
 
 
 def _ideal_speedups(curve: pd.DataFrame, x_ridge: int | None) -> tuple[float, float]:
-    """METHOD.md: max AAT/(1+alpha) below x_R and max AAT·x_R/(x(1+alpha)) from x_R on."""
+    """docs/method.md: max AAT/(1+alpha) below x_R and max AAT·x_R/(x(1+alpha)) from x_R on."""
     x = curve["verify_len"].to_numpy(float)
     aat = curve["aat"].to_numpy(float)
     alpha = curve["alpha"].to_numpy(float)
@@ -324,8 +326,9 @@ def solve_curve(
         "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
-        "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
-        "fits_memory": fits_memory(board, model, context, int(best["verify_len"])),
+        "decision": decision_of(float(best["speedup"])),
+        "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
+                                   algorithm.drafter),
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": x_ridge,
@@ -409,7 +412,7 @@ def solve_curves(
     roofline=False: no primary roofline (see `solve_curve`).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
-        raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
+        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
     timer = Timer(engine, board, model, algorithm)
     solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
@@ -459,16 +462,16 @@ def solve(
     eng = get_engine(engine) if isinstance(engine, str) else engine
     source = aat_source or ("measured" if aat_dir is not None else "embedded")
     if source not in AAT_SOURCES:
-        raise InputError("--aat-source", source, f"one of {', '.join(AAT_SOURCES)}")
+        raise InputError("aat_source", source, f"one of {', '.join(AAT_SOURCES)}")
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
-        raise InputError("--contexts", contexts, "one or more context lengths >= 1")
+        raise InputError("contexts", contexts, "one or more context lengths >= 1")
     if source == "embedded":
         if tasks:
             raise InputError(
-                "--task",
+                "task",
                 ",".join(tasks),
-                "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
+                "the embedded acceptance model is task-agnostic; drop `task` or pass `aat_dir`",
             )
         if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
             build = COSTED_TREE_METHODS[curve_method]
@@ -477,7 +480,7 @@ def solve(
             curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
     else:
         if aat_dir is None:
-            raise InputError("--aat-source", source, "needs --aat-dir with measured AAT tables")
+            raise InputError("aat_source", source, "needs `aat_dir` with measured AAT tables")
         tables = load_aat_tables(aat_dir)
         curves = measured_curves(
             tables,

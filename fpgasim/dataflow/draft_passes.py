@@ -25,7 +25,7 @@ class DraftTree:
     def static_shape(self) -> tuple[int, ...]:
         """The level widths of a static tree, checked (a dynamic tree has none: an error)."""
         if self.shape is None:
-            raise InputError("--tree", self.describe(), "level widths such as '4 16 16 16 16'")
+            raise InputError("tree", self.describe(), "level widths such as '4 16 16 16 16'")
         check_shape(self.shape)
         return self.shape
 
@@ -34,7 +34,7 @@ class DraftTree:
         return sum(self.shape) if self.shape is not None else None
 
 
-def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
+def check_shape(widths: tuple[int, ...], argument: str = "tree") -> None:
     """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
     if not widths or widths[0] < 1:
         raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")

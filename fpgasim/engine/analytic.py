@@ -1,4 +1,4 @@
-"""The `analytic` engine: the study's reference accounting in closed form (ACCOUNTING.md).
+"""The `analytic` engine: the study's reference accounting in closed form (docs/accounting.md).
 
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
 charged. Functions accept numpy arrays for n and L so sweeps are vectorised.
@@ -10,6 +10,7 @@ import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.drafters import Counts, drafter_plugin, weight_reads_array
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
@@ -33,7 +34,7 @@ def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
 
 
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
-    """Fractional LD/ST/compute cycles from element counts (ACCOUNTING.md, Bandwidth)."""
+    """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth)."""
     wbytes = board.precision.weight_bits / 8
     abytes = board.precision.activation_bits / 8
     kvbytes = board.precision.kv_bits / 8
@@ -77,12 +78,13 @@ class AnalyticEngine:
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one pass (cached per instance; the tree mask is ignored, as the study)."""
-        if board.lowering != "study":
+        if not lowering_of(board).study_accounting:
             raise ConfigError(
                 f"board {board.name}",
                 "lowering",
                 board.lowering,
-                "the analytic engine models only the study lowering; use --engine event or fast",
+                "study (the analytic engine is the study's accounting); use the event or fast "
+                "engine",
             )
         key = (spec.kind, spec.tokens, spec.context, spec.first, spec.mask_block, board, model)
         key += (drafter,)

@@ -36,7 +36,7 @@ def draft_passes(
 ) -> list[PassSpec]:
     """The draft passes of one iteration: the algorithm's drafter building `tree`."""
     if accepted < 1:
-        raise InputError("--accepted", accepted, "at least 1 (the tokens accepted last iteration)")
+        raise InputError("accepted", accepted, "at least 1 (the tokens accepted last iteration)")
     plugin = drafter_plugin(algorithm.kind)
     return plugin.draft_passes(algorithm.drafter, tree, accepted, context)
 

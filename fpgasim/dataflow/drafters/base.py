@@ -59,6 +59,14 @@ class DrafterPlugin(Protocol):
         """Element counts of one draft pass; equal to `build_pass(...).totals()`."""
         ...
 
+    def weight_count(self, model: TargetModel, drafter: DrafterSchema) -> int:
+        """The drafter's own weights (shared ones, e.g. the target's LM head, left out)."""
+        ...
+
+    def kv_tokens(self, drafter: DrafterSchema, context: int, verify_len: int) -> int:
+        """Positions of the drafter's own KV cache at `context` with `verify_len` tokens."""
+        ...
+
 
 DRAFTERS: dict[DrafterKind, DrafterPlugin] = {}
 

@@ -30,7 +30,7 @@ class Eagle3:
     ) -> list[PassSpec]:
         """A first pass (with fc) over the accepted tokens, then `depth` passes of top-k."""
         if tree.depth is None or tree.top_k is None:
-            raise InputError("--depth/--top-k", tree.describe(), "EAGLE-3 needs depth and top-k")
+            raise InputError("depth/top_k", tree.describe(), "EAGLE-3 needs depth and top-k")
         return [PassSpec(self.kind, accepted, context, first=True)] + [
             PassSpec(self.kind, tree.top_k, context) for _ in range(tree.depth)
         ]
@@ -44,6 +44,19 @@ class Eagle3:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
     ) -> Counts:
         return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
+
+    def weight_count(self, model: TargetModel, drafter: Eagle3Drafter) -> int:
+        """fc (fused_layers h -> h), one layer whose q/k/v read the wide concat, o, the MLP
+        and its own LM head (draft_vocab, else the target's vocabulary)."""
+        h, kv = model.hidden, model.kv_heads * model.head_dim
+        wide = drafter.input_multiple * h
+        head = (drafter.draft_vocab or model.vocab) * h
+        mlp = 3 * h * model.intermediate
+        return drafter.fused_layers * h * h + wide * (h + 2 * kv) + h * h + mlp + head
+
+    def kv_tokens(self, drafter: Eagle3Drafter, context: int, verify_len: int) -> int:
+        """Its own one-layer cache over the whole context."""
+        return context + verify_len
 
 
 def eagle3_pass(

@@ -38,6 +38,21 @@ class Falcon:
         # Falcon is not in the study: its accounting is its ops' (docs/falcon.md)
         return ops_counts(self.build_pass(spec, board, model, drafter))
 
+    def weight_count(self, model: TargetModel, drafter: FalconDrafter) -> int:
+        """The LSTM layers (4 gates over [input, state]; the first input is 2h wide), one
+        decoder layer and the MLP; the LM head is the target's."""
+        h, kv = model.hidden, model.kv_heads * model.head_dim
+        lstm = 0
+        d_in = 2 * h
+        for _ in range(drafter.lstm_layers):
+            lstm += (d_in + h) * 4 * h
+            d_in = h
+        return lstm + 2 * h * h + 2 * h * kv + 3 * h * model.intermediate
+
+    def kv_tokens(self, drafter: FalconDrafter, context: int, verify_len: int) -> int:
+        """Its own one-layer cache over the whole context."""
+        return context + verify_len
+
 
 def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
     """One Falcon SAR draft pass over n tokens (the k-block just proposed) emitting the next one.

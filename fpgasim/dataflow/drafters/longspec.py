@@ -40,6 +40,16 @@ class LongSpec:
     ) -> Counts:
         return longspec_counts(model, drafter, spec.tokens, spec.context, board)
 
+    def weight_count(self, model: TargetModel, drafter: LongSpecDrafter) -> int:
+        """Windowed self-attention (q, o: h x h; k, v: h x kv), cross-attention q and o (its
+        K/V are the target's cache), the MLP; the LM head is the target's."""
+        h, kv = model.hidden, model.kv_heads * model.head_dim
+        return 2 * h * h + 2 * h * kv + 2 * h * h + 3 * h * model.intermediate
+
+    def kv_tokens(self, drafter: LongSpecDrafter, context: int, verify_len: int) -> int:
+        """Its sliding window (cross-attention reads the target's cache)."""
+        return min(drafter.window_tokens, context + verify_len)
+
 
 def longspec_pass(
     m: TargetModel, d: LongSpecDrafter, n: int, context: int, board: Board

@@ -776,22 +776,41 @@ def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: 
 # --------------------------------------------------------------------------- parts
 
 
-def cheapest_form(e: Emitter, L: HwLayer, forms) -> None:
-    """Compile L in every form and keep the one whose busiest unit is least busy.
+def mm_form_compute_cycles(L: HwLayer, r: Rates) -> float:
+    """The MM unit's summed durations of L in MM form (sections 4.3, 4.5): a lower bound of
+    that form's busiest unit, from sizes alone."""
+    b = r.block
+    tiles = math.ceil(math.ceil(L.rows / b) / (r.mm_rows // b))
+    per_mm = r.mm_start_rows * b * r.mm_cols / r.mm_macs_per_cycle  # cycles per K block
+    if L.kind == "linear":
+        return tiles * (L.n // b) * (L.k // b) * per_mm * L.sparse_ratio
+    if L.kind == "attention_pv":
+        return L.heads * tiles * (L.n // b) * (L.k // b) * per_mm
+    tile_blocks = r.mm_rows // b
+    mb = math.ceil(L.rows / b)
+    keys = sum(_causal_key_blocks(L.n, L.rows, min(t * tile_blocks + tile_blocks, mb) - 1, r)
+               for t in range(tiles))  # a QK^T tile loads the key blocks of its last row
+    return L.heads * keys * (L.k // b) * per_mm
 
-    A pass of x > 1 rows outside prefill (a verify or draft pass: an extension) may run as
-    MV row groups or as MM tiles. The compiler picks from static sizes, as FlightLLM's does
-    for its tiling: the busiest unit's summed durations bound the layer's span from below,
-    and streamed layers run close to that bound. Ties keep the first form (MV).
+
+def cheapest_form(e: Emitter, L: HwLayer, mv_form, mm_form) -> None:
+    """Compile L as MV row groups or as MM tiles, whichever has the less busy busiest unit.
+
+    A pass of x > 1 rows outside prefill (a verify or draft pass: an extension) may run in
+    either form. The compiler picks from static sizes, as FlightLLM's does for its tiling:
+    the busiest unit's summed durations bound the layer's span from below, and streamed
+    layers run close to that bound. Ties keep MV. The MM form is only compiled when its MM
+    unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
     """
-    best = None
-    for form in forms:
-        sub = Emitter(e.r)
-        form(sub, L)
-        cost = sub.busiest_unit_cycles()
-        if best is None or cost < best[0]:
-            best = (cost, sub)
-    e.append(best[1])
+    mv = Emitter(e.r)
+    mv_form(mv, L)
+    cost = mv.busiest_unit_cycles()
+    if mm_form_compute_cycles(L, e.r) < cost:
+        mm = Emitter(e.r)
+        mm_form(mm, L)
+        if mm.busiest_unit_cycles() < cost:
+            mv = mm
+    e.append(mv)
 
 
 def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
@@ -843,14 +862,14 @@ def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, .
             elif L.prefill:
                 linear_mm(e, L)
             else:
-                cheapest_form(e, L, (linear_mv, linear_mm))
+                cheapest_form(e, L, linear_mv, linear_mm)
         elif L.kind in ("attention_qk", "attention_pv"):
             if L.mask_layer >= 0:
                 attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
             elif L.rows == 1:
                 attention_mv(e, L)
             else:
-                cheapest_form(e, L, (attention_mv, lambda sub, x: attention_mm(sub, x, None, 0)))
+                cheapest_form(e, L, attention_mv, lambda sub, x: attention_mm(sub, x, None, 0))
         elif L.kind == "concat":
             concat(e, L)
         else:

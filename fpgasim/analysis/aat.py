@@ -4,7 +4,7 @@ Two layouts are recognised by their header:
 - AAT rows (`AAT_COLUMNS`, optional `draft_depth`, `draft_top_k`): one measured AAT per
   (algorithm, model, task, context, structure, method, verify_len);
 - the per-x draft-configuration table (`TREE_TABLE_COLUMNS`): the tree used to cost the
-  draft at x when the AAT at x comes from a fitted curve (ACCOUNTING.md).
+  draft at x when the AAT at x comes from a fitted curve (docs/accounting.md).
 Rows with `method: original` are the algorithm's default tree (the Ori set), never part of
 a searched curve.
 """
@@ -72,7 +72,9 @@ def aat_files(path: Path) -> list[Path]:
             raise ConfigError(str(path), "file", path.name, "a .csv or .parquet AAT table")
         return [path]
     if not path.is_dir():
-        raise ConfigError(str(path), "aat_dir", str(path), "a folder (or file) of AAT tables")
+        raise ConfigError(
+            str(path), "path", str(path), "a folder (or file) of AAT tables", argument="aat_dir"
+        )
     found = sorted(
         p
         for p in path.iterdir()

@@ -41,6 +41,9 @@ from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
+#: The drafter kinds this lowering compiles (docs/validation.md, FlightLLM draft passes).
+DRAFTERS = ("longspec", "eagle3", "falcon")
+
 __all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
 
 #: the largest tick count a part may reach (int64 with headroom)

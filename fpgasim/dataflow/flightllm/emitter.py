@@ -26,14 +26,16 @@ from fpgasim.dataflow.instructions import (
 
 #: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
 TICKS_PER_CYCLE = 1 << 24
-#: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
+#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1); row `unit` and
+#: `opcode`
 UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 #: what each unit does (the engines aggregate by role)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 LD, ST, MM, MV, MISC, SYS = range(6)
-#: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
-#: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
-#: gives these multipliers without deriving them from widths)
+#: A rows one K block of a linear_mv weight set takes, and meta rows per K block
+#: (docs/flightllm-model.md §4.2-4.3 give the credits as A_DEPTH // (4 chunk) and
+#: META_DEPTH // (8 chunk); FlightLLM's model gives these multipliers without deriving them
+#: from widths)
 A_ROWS_PER_K_BLOCK_MV = 4
 META_ROWS_PER_K_BLOCK = 8
 #: B rows per K block of an MM weight/K/V load (B_DEPTH // (8 chunk), sections 4.3 and 4.5)
@@ -90,7 +92,7 @@ class Rates:
                   "norm": board.sfu.norm_passes}
         return cls(
             clock_hz=board.clock_hz,
-            channel_bytes_per_s=board.memory.bytes_per_s / board.memory.channels,
+            channel_bytes_per_s=board.channel_bytes_per_s,
             e_same=fl.same_channel_efficiency,
             e_cross=fl.cross_channel_efficiency,
             zero_fill_bytes_per_cycle=fl.zero_fill_bytes_per_cycle,

@@ -1,10 +1,12 @@
 """Bit-identical step timings over a fixed set of points (boards x models x drafters x
 trees x contexts, every engine the lowering supports).
 
-tests/golden/step_points.json was computed by the pre-refactor code path (commit in its
-`commit` field: `simulate.verify_timing` + `simulate.draft_timing` before the step service
-and the drafter registry existed), so it checks the refactored path against an
-independent implementation, not against itself.
+tests/golden/step_points.json was computed by the pre-refactor code path (`main` at the
+commit in its `commit` field: `simulate.verify_timing` + `simulate.draft_timing` before the
+step service and the drafter registry existed), so it checks the refactored path against an
+independent implementation, not against itself. Its 120 study-lowering rows are also those
+of b7f362d (before the FlightLLM compiler's MV/MM verify rule, which moved only the 4
+FlightLLM rows).
 """
 
 from __future__ import annotations

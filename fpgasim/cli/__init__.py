@@ -39,6 +39,35 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def installed_version() -> str:
+    """fpgasim's version from the installed package's metadata (a bare checkout: __version__)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fpgasim")
+    except PackageNotFoundError:  # run from a checkout on PYTHONPATH, never installed
+        import fpgasim
+
+        return fpgasim.__version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"fpgasim {installed_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+    ),
+) -> None:
+    """Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators."""
+
+
 app.command()(simulate)
 app.command(name="generate")(generate_cmd)
 app.command()(sweep)

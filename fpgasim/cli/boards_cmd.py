@@ -5,7 +5,9 @@ from __future__ import annotations
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
+from fpgasim.config.loader import KIND_DIRS, data_root
 from fpgasim.config.schema import Board
+from fpgasim.errors import ConfigError
 
 
 def board_row(b: Board) -> dict:
@@ -38,6 +40,13 @@ def boards(
     group's efficiency), i.e. one token per MAC of weight bandwidth.
     """
     rows = [board_row(load_board(name)) for name in available("board")]
+    if not rows:
+        raise ConfigError(
+            str(data_root() / KIND_DIRS["board"]),
+            "boards",
+            "no board file",
+            "a folder of board YAML files (set FPGASIM_HOME to a folder holding boards/)",
+        )
     if as_json:
         print(dumps_json(rows))
     else:

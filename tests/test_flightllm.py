@@ -15,8 +15,8 @@ from fpgasim.config.loader import load_board, load_model
 from fpgasim.dataflow.flightllm import TICKS_PER_CYCLE
 from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST, SYS, resolve
 from fpgasim.dataflow.flightllm.masks import load as load_masks
-from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Segments
-from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Executable
+from fpgasim.dataflow.lowerings import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine
@@ -29,15 +29,15 @@ F_HZ = 225e6
 BW_CH = 819.2 * 2**30 / 32  # B/s per HBM channel (section 1)
 
 
-def decode(T: int, board=BOARD, model=MODEL) -> Segments:
+def decode(T: int, board=BOARD, model=MODEL) -> Executable:
     return lower(PassSpec("target", 1, T - 1), board, model)
 
 
-def prefill(L: int, board=BOARD, model=MODEL) -> Segments:
+def prefill(L: int, board=BOARD, model=MODEL) -> Executable:
     return lower(PassSpec("target", L, 0, phase="prefill"), board, model)
 
 
-def layer_rows(seg: Segments, name: str) -> np.ndarray:
+def layer_rows(seg: Executable, name: str) -> np.ndarray:
     """Rows of the hardware layer whose (unprefixed) op name is `name` (first occurrence)."""
     for part in seg.parts:
         if name in part.op_names:

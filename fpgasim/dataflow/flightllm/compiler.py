@@ -16,11 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgasim.config.schema import Board, FlightLLMModel
+from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.flightllm.layers import HwLayer
 from fpgasim.dataflow.flightllm.masks import LayerMask, spread
 from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
+    ROLE_COMPUTE,
+    ROLE_LOAD,
+    ROLE_SFU,
+    ROLE_STORE,
+    ROLE_SYNC,
     TRAFFIC_ACT,
     TRAFFIC_KV,
     TRAFFIC_NONE,
@@ -33,6 +39,8 @@ from fpgasim.dataflow.instructions import (
 TICKS_PER_CYCLE = 1 << 24
 #: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
 UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
+#: what each unit does (the engines aggregate by role)
+UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 LD, ST, MM, MV, MISC, SYS = range(6)
 #: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
 #: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
@@ -43,14 +51,6 @@ META_ROWS_PER_K_BLOCK = 8
 B_ROWS_PER_K_BLOCK_MM = 8
 #: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
 MISC_ELEMENTS_PER_ADDRESS = 128
-
-
-class BufferTooSmall(Exception):
-    """A FlightLLM buffer cannot hold the minimum credits of some layer."""
-
-    def __init__(self, field: str, value: int, allowed: str) -> None:
-        super().__init__(f"{field} = {value}: {allowed}")
-        self.field, self.value, self.allowed = field, value, allowed
 
 
 @dataclass(frozen=True)

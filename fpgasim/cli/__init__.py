@@ -6,29 +6,21 @@ import sys
 
 import typer
 
+import fpgasim
+
 try:  # typer >= 0.22 vendors click
     from typer._click import exceptions as click_exc
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
-from fpgasim.cli.boards_cmd import boards
-from fpgasim.cli.cache_cmd import cache_app
-from fpgasim.cli.compare_cmd import compare_algorithms
-from fpgasim.cli.explore_cmd import explore_cmd
 from fpgasim.cli.flags import field_flags
-from fpgasim.cli.generate_cmd import generate_cmd
-from fpgasim.cli.hetero_cmd import hetero_app
-from fpgasim.cli.reproduce_cmd import reproduce
-from fpgasim.cli.simulate_cmd import simulate
-from fpgasim.cli.solve_cmd import solve
-from fpgasim.cli.sweep_cmd import sweep
-from fpgasim.cli.tree_cmd import tree_app
-from fpgasim.cli.validate_cmd import validate
+from fpgasim.cli.lazy import LazyGroup
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
 app = typer.Typer(
     name="fpgasim",
+    cls=LazyGroup,  # imports a command's module only when it runs or shows its help
     help=(
         "Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators.\n\n"
         "Boards (boards/*.yaml), target models (workloads/models) and SD algorithms "
@@ -49,8 +41,6 @@ def installed_version() -> str:
     try:
         return version("fpgasim")
     except PackageNotFoundError:  # run from a checkout on PYTHONPATH, never installed
-        import fpgasim
-
         return fpgasim.__version__
 
 
@@ -68,19 +58,6 @@ def _root(
 ) -> None:
     """Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators."""
 
-
-app.command()(simulate)
-app.command(name="generate")(generate_cmd)
-app.command()(sweep)
-app.command(name="explore")(explore_cmd)
-app.command()(boards)
-app.command()(solve)
-app.command()(validate)
-app.command()(reproduce)
-app.command(name="compare-algorithms")(compare_algorithms)
-app.add_typer(cache_app, name="cache")
-app.add_typer(hetero_app, name="hetero")
-app.add_typer(tree_app, name="tree")
 
 DEBUG_ENV = "FPGASIM_DEBUG"
 

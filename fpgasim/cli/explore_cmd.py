@@ -11,22 +11,24 @@ from fpgasim.cli.common import RichProgress, console, err_console, rich_table
 from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
-    cache_dir_option,
-    cache_limit_option,
-    check_executor,
     check_png,
     contexts_option,
     engine_option,
-    executor_option,
     model_option,
-    no_cache_option,
-    open_cache,
     out_option,
     parse_contexts,
     parse_float_list,
     plot_option,
-    scheduler_option,
     workers_option,
+)
+from fpgasim.cli.sweep_options import (
+    cache_dir_option,
+    cache_limit_option,
+    check_executor,
+    executor_option,
+    no_cache_option,
+    open_cache,
+    scheduler_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S

@@ -209,6 +209,7 @@ def simulate(
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
+    row["duration_divisor"] = b.duration_divisor
     if not row["fits_memory"]:
         err_console.print(
             f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
@@ -224,19 +225,50 @@ def simulate(
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
 
 
+def cycles_shown(value: object) -> object:
+    """A cycle count for a table: whole cycles as an integer, fractional ones (FlightLLM's
+    lowering times transfers as bytes over a rate) to two decimals, never in e-notation."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.2f}" if isinstance(value, float) else value
+
+
+def seconds_rule(row: dict, pass_name: str) -> str:
+    """The line under the table saying how the row's seconds follow from its cycles."""
+    cycles, clock, divisor = row[f"{pass_name}_cycles"], row["clock_mhz"], row["duration_divisor"]
+    if divisor == 1:
+        return (
+            f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6) = "
+            f"{cycles_shown(cycles)} / ({clock:g} x 1e6)"
+        )
+    return (
+        f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6 x duration_divisor) = "
+        f"{cycles_shown(cycles)} / ({clock:g} x 1e6 x {divisor:g}): the board divides every "
+        f"duration by duration_divisor, as FlightLLM's performance model does"
+    )
+
+
 def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
     """Print a result row as JSON, or as a table followed by the engine's per-unit utilisation."""
     if output_format is JsonTable.json:
         print(dumps_json(row))
         return
-    console.print(
-        rich_table(
-            [{"quantity": k, "value": v} for k, v in row.items()], title=title, floatfmt="{:.6g}"
-        )
+    table = rich_table(
+        [
+            {"quantity": k, "value": cycles_shown(v) if k.endswith("_cycles") else v}
+            for k, v in row.items()
+        ],
+        title=title,
+        floatfmt="{:.6g}",
     )
+    console.print(table)
+    console.print(seconds_rule(row, pass_name), highlight=False, soft_wrap=True)
     util = getattr(eng, "last_utilisation", None)
     if util:
-        console.print(rich_table(util, title=f"per-unit utilisation ({pass_name} pass)"))
+        rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in util]
+        table = rich_table(rows, title=f"per-unit utilisation ({pass_name} pass)")
+        table.columns[list(rows[0]).index("busy_cycles")].justify = "right"
+        console.print(table)
 
 
 def _board(board: str, overlap: str | None):
@@ -277,5 +309,6 @@ def _prefill(
     eng = get_engine(engine)
     row = simulate_prefill(eng, b, m, prompt_len)
     row["clock_mhz"] = b.clock_mhz
+    row["duration_divisor"] = b.duration_divisor
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

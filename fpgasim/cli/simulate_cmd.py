@@ -118,12 +118,14 @@ def simulate(
         help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
     ),
     algorithm: str | None = algorithm_option(
-        None, "SD algorithm (longspec, eagle3) to also cost the draft phase."
+        None,
+        "SD algorithm whose draft phase is costed too: longspec, eagle3, falcon, falcon-k3, "
+        "falcon-k4 (workloads/algorithms) or a YAML path.",
     ),
     tree: str | None = typer.Option(
         None,
         "--tree",
-        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec). Default: the algorithm's default tree.",
+        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
     ),
     depth: int | None = typer.Option(None, "--depth", min=1, max=64, help="EAGLE-3 draft depth."),
     top_k: int | None = typer.Option(

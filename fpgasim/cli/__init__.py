@@ -13,8 +13,8 @@ try:  # typer >= 0.22 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
-from fpgasim.cli.flags import field_flags
-from fpgasim.cli.lazy import LazyGroup
+from fpgasim.cli.flags import command_flags
+from fpgasim.cli.lazy import LOADED, LazyGroup
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]
+    LOADED.clear()
     try:
         # every file the command writes is staged and written only when it succeeds
         with output_transaction() as outputs:
@@ -84,7 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     except FpgasimError as exc:
         if debug:
             raise
-        message = exc.render(field_flags(app))  # the fields as the flags the user typed
+        # the fields as the flags the user typed (those of the command that ran)
+        message = exc.render(command_flags(LOADED.values()))
         print(f"fpgasim: error: {' '.join(message.split())}", file=sys.stderr)  # one line
         sys.exit(2)
     except typer.Exit as exc:

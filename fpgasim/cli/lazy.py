@@ -95,6 +95,11 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
+#: The commands loaded since `LOADED.clear()` (the CLI clears it per run): an error names
+#: its fields by the flags of the command that ran, without importing every other command.
+LOADED: dict[str, Any] = {}
+
+
 def load_command(name: str) -> Any:
     """The click command `name` (a command, or a group of subcommands), its module imported."""
     spec = COMMANDS[name]
@@ -106,6 +111,7 @@ def load_command(name: str) -> Any:
         single.command(name=name)(target)
         command = typer.main.get_command(single)
     command.name = name
+    LOADED[name] = command
     return command
 
 

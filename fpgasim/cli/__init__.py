@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperOption
 
 import fpgasim
 
@@ -17,6 +19,24 @@ from fpgasim.cli.flags import command_flags
 from fpgasim.cli.lazy import LOADED, LazyGroup
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
+
+
+def _flag_shows_no_type(option_class: type) -> None:
+    """A flag takes no value, so rich help shows no `<bool>` type beside it.
+
+    typer's plain help already skips the type of a flag (`TyperOption.get_help_record`); its
+    rich help asks `display_type_rich`, which answers `<bool>`, and prints nothing for None.
+    """
+    shown = option_class.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    option_class.display_type_rich = display_type_rich
+
+
+_flag_shows_no_type(TyperOption)
+
 
 app = typer.Typer(
     name="fpgasim",

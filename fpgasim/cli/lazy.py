@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperCommand, TyperGroup
 
 
 @dataclass(frozen=True)
@@ -128,23 +128,6 @@ class LazyCommands(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(COMMANDS)
-
-
-def _flag_shows_no_type(option_class: type) -> None:
-    """A flag takes no value, so rich help shows no `<bool>` type beside it.
-
-    typer's plain help already skips the type of a flag (`TyperOption.get_help_record`); its
-    rich help asks `display_type_rich`, which answers `<bool>`, and prints nothing for None.
-    """
-    shown = option_class.display_type_rich
-
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
-        return None if self.is_flag else shown(self, ctx)
-
-    option_class.display_type_rich = display_type_rich
-
-
-_flag_shows_no_type(TyperOption)
 
 
 class LazyGroup(TyperGroup):

@@ -134,3 +134,12 @@ def test_installed_wheel_runs_outside_the_checkout(venv: Path, tmp_path: Path) -
     want = pd.read_csv(GOLDEN / "table4.csv")
     # the study's side (the golden columns) is the golden table; the simulator's sits beside
     assert_frames_close(got[list(want.columns)], want, "table4")
+
+    # nothing was written into the installed package (table4 ran the numba kernel): files
+    # pip did not install would outlive `pip uninstall` and hide a later editable install
+    package = Path(where).parent
+    (record,) = package.parent.glob("fpgasim-*.dist-info/RECORD")
+    installed = {line.split(",")[0] for line in record.read_text().splitlines()}
+    extra = [p.relative_to(package.parent).as_posix() for p in package.rglob("*")
+             if p.is_file() and p.suffix != ".pyc"]
+    assert [p for p in extra if p not in installed] == []

@@ -16,7 +16,9 @@ except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
 from fpgasim.cli.flags import command_flags
-from fpgasim.cli.lazy import LOADED, LazyGroup
+from fpgasim.cli.lazy import GLOSSARY_EPILOG, LOADED, LazyGroup
+from fpgasim.cli.mpl_config import use_usable_dir
+from fpgasim.cli.terminal import safe_streams
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
@@ -39,6 +41,7 @@ _flag_shows_no_type(TyperOption)
 
 
 app = typer.Typer(
+    epilog=GLOSSARY_EPILOG,
     name="fpgasim",
     cls=LazyGroup,  # imports a command's module only when it runs or shows its help
     help=(
@@ -86,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; user errors print one line to stderr and exit 2."""
     import os
 
+    safe_streams()  # any locale: never a UnicodeEncodeError on output
+    use_usable_dir()  # matplotlib's folder, before any figure code imports matplotlib
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]

@@ -17,6 +17,14 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+#: Under every results command's --help: where the symbols of its output are defined.
+GLOSSARY_EPILOG = (
+    "Symbols in the output (AAT, AR, P_eff, T_v, T_d, x_R, ridge_tokens, alpha, regime, "
+    "Ori/Naive/Best, speedup, decision, engine, lowering): docs/glossary.md. Which answer "
+    "to trust: the simulator (default engine) to decide, the study's accounting "
+    "(--engine analytic) to reproduce the paper (docs/analysis.md)."
+)
+
 
 @dataclass(frozen=True)
 class LazyCommand:
@@ -25,6 +33,7 @@ class LazyCommand:
     module: str  # the fpgasim.cli module defining it
     attribute: str  # a typer command function, or a typer.Typer of subcommands
     summary: str  # the first paragraph of its help
+    results: bool = True  # a command printing results: its help links the glossary
 
 
 COMMANDS: dict[str, LazyCommand] = {
@@ -62,6 +71,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "fpgasim.cli.validate_cmd",
         "validate",
         "Check files without running anything: every problem on its own line, then exit 2.",
+        results=False,
     ),
     "reproduce": LazyCommand(
         "fpgasim.cli.reproduce_cmd",
@@ -75,19 +85,19 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "cache": LazyCommand(
         "fpgasim.cli.cache_cmd",
-        "cache_app",
+        "cache_app",  # a group: its subcommands carry their own help
         "Inspect or empty the sweep result cache ($FPGASIM_CACHE_DIR, else ~/.cache/fpgasim).",
     ),
     "hetero": LazyCommand(
         "fpgasim.cli.hetero_cmd",
-        "hetero_app",
+        "hetero_app",  # a group: its subcommands carry their own help
         "Heterogeneous speculative decoding (Dovetail): the target model on the CPU, the "
         "drafter on a small GPU, only tokens and hidden states over PCIe. Hosts are "
         "platforms/*.yaml, given by name or path.",
     ),
     "tree": LazyCommand(
         "fpgasim.cli.tree_cmd",
-        "tree_app",
+        "tree_app",  # a group: its subcommands carry their own help
         "Token trees: optimal trees under a positional acceptance model, AAT curves of the "
         "tree-construction methods, prior-score search from acceptance traces, and the "
         "calibration of the embedded acceptance models. See docs/trees.md.",
@@ -108,7 +118,7 @@ def load_command(name: str) -> Any:
         command = typer.main.get_command(target)
     else:
         single = typer.Typer(add_completion=False)
-        single.command(name=name)(target)
+        single.command(name=name, epilog=GLOSSARY_EPILOG if spec.results else None)(target)
         command = typer.main.get_command(single)
     command.name = name
     LOADED[name] = command

@@ -3,7 +3,8 @@
 `pip install .` (not editable) must give a working fpgasim with no checkout beside it and no
 FPGASIM_HOME: the test builds the wheel from a copy of the checkout, installs it into a fresh
 venv in a temporary folder, and runs commands there with the cwd outside the checkout. Their
-output is compared with the checkout's (same numbers) and with the golden CSVs.
+output is compared with the checkout's (same numbers) and with the golden CSVs, and the
+tutorial (docs/tutorial.md) runs end to end with the installed `fpgasim`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 import fpgasim
 from tests.test_reproduce_golden import GOLDEN, assert_frames_close
+from tests.tutorial_steps import missing_key_lines, read_tutorial, run_step, write_files
 
 REPO = Path(__file__).resolve().parents[1]
 #: The checkout's top-level data folders and the packages the wheel maps them to.
@@ -143,3 +145,16 @@ def test_installed_wheel_runs_outside_the_checkout(venv: Path, tmp_path: Path) -
     extra = [p.relative_to(package.parent).as_posix() for p in package.rglob("*")
              if p.is_file() and p.suffix != ".pyc"]
     assert [p for p in extra if p not in installed] == []
+
+
+def test_installed_wheel_runs_the_tutorial(venv: Path, tmp_path: Path) -> None:
+    """docs/tutorial.md end to end with the wheel's `fpgasim`, in an empty folder holding
+    only the board file the tutorial writes (no checkout, no FPGASIM_HOME)."""
+    tutorial = read_tutorial()
+    write_files(tutorial, tmp_path)
+    env = {**_clean_env(), "FPGASIM_CACHE_DIR": str(tmp_path / ".cache")}
+    assert tutorial.steps
+    for step in tutorial.steps:
+        proc = run_step(step, tmp_path, [str(venv / "bin" / "fpgasim")], env)
+        assert proc.returncode == 0, (step.command, proc.stderr)
+        assert missing_key_lines(step, proc.stdout) == [], step.command

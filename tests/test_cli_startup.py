@@ -51,8 +51,6 @@ def imported_by(*args: str) -> dict:
         (["simulate", "--help"], 0),
         (["simulate", "-b", "v80", "-m", "llama-3.1-8b", "-L", "256", "-x", "4",
           "--engine", "analytic"], 0),
-        # an error names its fields by the flags of the command that ran, importing no other
-        (["simulate", "-b", "nope", "-m", "llama-3.1-8b", "-L", "5", "--engine", "analytic"], 2),
     ],
 )
 def test_light_commands_import_no_heavy_package(args: list[str], code: int) -> None:

@@ -15,8 +15,8 @@ try:  # typer >= 0.22 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
-from fpgasim.cli.flags import command_flags
-from fpgasim.cli.lazy import GLOSSARY_EPILOG, LOADED, LazyGroup
+from fpgasim.cli.flags import field_flags
+from fpgasim.cli.lazy import GLOSSARY_EPILOG, LazyGroup
 from fpgasim.cli.mpl_config import use_usable_dir
 from fpgasim.cli.terminal import safe_streams
 from fpgasim.errors import FpgasimError
@@ -94,7 +94,6 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]
-    LOADED.clear()
     try:
         # every file the command writes is staged and written only when it succeeds
         with output_transaction() as outputs:
@@ -110,8 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     except FpgasimError as exc:
         if debug:
             raise
-        # the fields as the flags the user typed (those of the command that ran)
-        message = exc.render(command_flags(LOADED.values()))
+        message = exc.render(field_flags(app))  # the fields as the flags the user typed
         print(f"fpgasim: error: {' '.join(message.split())}", file=sys.stderr)  # one line
         sys.exit(2)
     except typer.Exit as exc:

@@ -2,8 +2,7 @@
 
 Errors below the CLI name fields (`verify_len`); the flag a user types for a field is the
 field with dashes (`--verify-len`). The table is read from the commands themselves, so a
-field maps to a flag only if the command has that flag: `fpgasim.cli.main` reads it from
-the command that ran (`command_flags`), `field_flags` from every command of an app.
+field maps to a flag only if some command has that flag.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "boards": LazyCommand(
         "fpgasim.cli.boards_cmd",
         "boards",
-        "List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.",
+        "List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge_tokens.",
     ),
     "solve": LazyCommand(
         "fpgasim.cli.solve_cmd",
@@ -105,11 +105,6 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
-#: The commands loaded since `LOADED.clear()` (the CLI clears it per run): an error names
-#: its fields by the flags of the command that ran, without importing every other command.
-LOADED: dict[str, Any] = {}
-
-
 def load_command(name: str) -> Any:
     """The click command `name` (a command, or a group of subcommands), its module imported."""
     spec = COMMANDS[name]
@@ -121,7 +116,6 @@ def load_command(name: str) -> Any:
         single.command(name=name, epilog=GLOSSARY_EPILOG if spec.results else None)(target)
         command = typer.main.get_command(single)
     command.name = name
-    LOADED[name] = command
     return command
 
 

@@ -1,0 +1,89 @@
+"""DSP resources of FlightLLM arrays: hand-computed slice counts per packing rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpgasim.config import load_board
+from fpgasim.config.resources import (
+    DSP_RULES,
+    ArrayShape,
+    array_dsps,
+    board_resources,
+    resource_columns,
+)
+from fpgasim.config.schema import Board
+from fpgasim.errors import ConfigError
+
+
+def variant(name: str = "flightllm-vhk158", **changes) -> Board:
+    data = load_board(name).model_dump(by_alias=True)
+    for key, value in changes.items():
+        node = data
+        *path, last = key.split(".")
+        for part in path:
+            node = node[part]
+        node[last] = value
+    return Board.model_validate(data)
+
+
+def test_dsp58_packs_three_terms_of_a_dot_product() -> None:
+    # 16 terms -> ceil(16/3) = 6 slices per dot product, whatever the token rows
+    rule = DSP_RULES["DSP58"]
+    assert array_dsps(ArrayShape("MV", 1, 64, 16), rule) == 64 * 6
+    assert array_dsps(ArrayShape("MV", 4, 16, 16), rule) == 4 * 16 * 6
+    assert array_dsps(ArrayShape("X", 1, 1, 3), rule) == 1
+    assert array_dsps(ArrayShape("X", 1, 1, 4), rule) == 2
+
+
+def test_dsp48e2_packs_two_tokens_sharing_a_weight() -> None:
+    rule = DSP_RULES["DSP48E2"]
+    assert array_dsps(ArrayShape("MV", 1, 64, 16), rule) == 1024  # no partner token
+    assert array_dsps(ArrayShape("MV", 2, 64, 16), rule) == 1024  # the second lane is free
+    assert array_dsps(ArrayShape("MV", 3, 64, 16), rule) == 2048
+    assert array_dsps(ArrayShape("MM", 128, 2, 16), rule) == 64 * 2 * 16
+
+
+def test_published_vhk158_design() -> None:
+    # MM 128 x 2 x 16 = 4096 MAC/cycle: 128 * 2 * 6 = 1536 DSP58; MV 1 x 64 x 16: 64 * 6 = 384
+    res = board_resources(load_board("flightllm-vhk158"))
+    assert res is not None
+    assert (res.mm.tokens, res.mm.outputs, res.mm.k) == (128, 2, 16)
+    assert (res.mv.tokens, res.mv.outputs, res.mv.k) == (1, 64, 16)
+    assert (res.mm_dsps, res.mv_dsps, res.dsps_used) == (1536, 384, 1920)
+    assert res.dsps_available == 7392 and res.fits_dsps is True
+    assert res.dsp_share == pytest.approx(1920 / 7392)
+
+
+def test_a_design_that_does_not_fit_is_flagged() -> None:
+    # 16x the MV array: 1 x 1024 x 16 -> 1024 * 6 = 6144 DSP58, + 1536 = 7680 > 7392
+    board = variant(**{"pe_array": {"rows": 128, "cols": 128}, "mv_macs_per_cycle": 16384})
+    cols = resource_columns(board)
+    assert cols["mm_dsps"] == 128 * 8 * 6
+    assert cols["mv_dsps"] == 1024 * 6
+    assert cols["fits_dsps"] is False
+
+
+def test_ultrascale_board_counts_with_dsp48e2() -> None:
+    board = variant(dsp_kind="DSP48E2", dsps=9024)
+    res = board_resources(board)
+    assert res is not None
+    assert (res.mm_dsps, res.mv_dsps) == (2048, 1024)
+    assert res.fits_dsps is True
+
+
+def test_unpublished_count_gives_no_verdict() -> None:
+    res = board_resources(variant(dsps=None))
+    assert res is not None and res.fits_dsps is None and res.dsps_used == 1920
+
+
+def test_study_boards_are_not_costed() -> None:
+    assert board_resources(load_board("u280")) is None
+    assert resource_columns(load_board("u280"))["dsps_used"] is None
+
+
+def test_bad_inputs_name_the_field() -> None:
+    with pytest.raises(ConfigError, match="dsp_kind"):
+        board_resources(variant(dsp_kind="DSP48E1"))
+    with pytest.raises(ConfigError, match="mv_macs_per_cycle"):
+        board_resources(variant(mv_macs_per_cycle=1000))

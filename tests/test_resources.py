@@ -56,7 +56,7 @@ def test_published_vhk158_design() -> None:
 
 
 def test_a_design_that_does_not_fit_is_flagged() -> None:
-    # 16x the MV array: 1 x 1024 x 16 -> 1024 * 6 = 6144 DSP58, + 1536 = 7680 > 7392
+    # 4x the MM array and 16x the MV array: 128 x 8 x 6 + 1024 x 6 = 12,288 DSP58 > 7,392
     board = variant(**{"pe_array": {"rows": 128, "cols": 128}, "mv_macs_per_cycle": 16384})
     cols = resource_columns(board)
     assert cols["mm_dsps"] == 128 * 8 * 6
@@ -87,3 +87,25 @@ def test_bad_inputs_name_the_field() -> None:
         board_resources(variant(dsp_kind="DSP48E1"))
     with pytest.raises(ConfigError, match="mv_macs_per_cycle"):
         board_resources(variant(mv_macs_per_cycle=1000))
+
+
+def test_boards_and_simulate_show_the_dsps(capsys, tmp_path) -> None:
+    import json
+
+    import yaml
+
+    from tests.cli_helpers import run_cli
+
+    res = run_cli(capsys, "boards", "--json")
+    rows = {r["board"]: r for r in json.loads(res.out)}
+    assert rows["flightllm-vhk158"]["dsps_used"] == 1920
+    assert rows["flightllm-vhk158"]["fits_dsps"] is True
+    assert rows["u280"]["dsps_used"] is None  # study lowering: fp16, not costed
+    big = variant(**{"pe_array": {"rows": 128, "cols": 128}, "mv_macs_per_cycle": 16384})
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump(big.model_dump(by_alias=True)))
+    res = run_cli(capsys, "simulate", "-b", str(path), "-m", "llama2-7b-flightllm", "-L", "127",
+                  "--engine", "fast", "--format", "json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["fits_dsps"] is False
+    assert "12,288 DSP58 slices (MM 6,144 + MV 6,144)" in res.err and "7,392" in res.err

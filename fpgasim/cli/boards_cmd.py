@@ -5,6 +5,7 @@ from __future__ import annotations
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
+from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Board
 
 
@@ -25,17 +26,24 @@ def board_row(b: Board) -> dict:
         # x at which a weight-streaming pass turns compute-bound: each weight element is
         # used once per token, so x_R ~ (MAC/cycle) / (weight elements/cycle).
         "ridge_tokens": b.macs_per_cycle / weight_elems_per_cycle,
+        **{k: v for k, v in resource_columns(b).items() if k in BOARD_RESOURCE_COLUMNS},
     }
+
+
+#: The resource facts `fpgasim boards` shows (FlightLLM-lowered boards; empty otherwise).
+BOARD_RESOURCE_COLUMNS = ("dsp_kind", "dsps_used", "dsps_available", "fits_dsps")
 
 
 def boards(
     as_json: bool = json_option("Print JSON instead of a table."),
 ) -> None:
-    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.
+    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock, ridge point and DSPs.
 
     The ridge point is the verification length x at which one weight-streaming pass stops
     being memory-bound (MAC/cycle over weight elements streamed per cycle at the weight
-    group's efficiency), i.e. one token per MAC of weight bandwidth.
+    group's efficiency), i.e. one token per MAC of weight bandwidth. For FlightLLM-lowered
+    boards, dsps_used is the DSP slices the MM and MV arrays need under the DSP kind's int8
+    packing, against the device's dsps (fits_dsps); see docs/flightllm-sd.md.
     """
     rows = [board_row(load_board(name)) for name in available("board")]
     if as_json:

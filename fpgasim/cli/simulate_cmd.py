@@ -22,7 +22,8 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import config_source
+from fpgasim.config.resources import resource_columns
+from fpgasim.config.schema import Board, config_source
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
@@ -209,6 +210,8 @@ def simulate(
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = simulate_point(eng, point)
     row["clock_mhz"] = b.clock_mhz
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     if not row["fits_memory"]:
         err_console.print(
             f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
@@ -222,6 +225,18 @@ def simulate(
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+
+
+def warn_dsps(row: dict, board: Board) -> None:
+    """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
+    if row["fits_dsps"] is False:
+        err_console.print(
+            f"fpgasim: warning: {board.name}'s MM and MV arrays need {row['dsps_used']:,} "
+            f"{row['dsp_kind']} slices (MM {row['mm_dsps']:,} + MV {row['mv_dsps']:,}) but the "
+            f"device has {row['dsps_available']:,} (dsps); the timing assumes they fit",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
@@ -277,5 +292,7 @@ def _prefill(
     eng = get_engine(engine)
     row = simulate_prefill(eng, b, m, prompt_len)
     row["clock_mhz"] = b.clock_mhz
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

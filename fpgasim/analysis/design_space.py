@@ -266,7 +266,8 @@ def plot_design_space(summary: pd.DataFrame, path: str | Path) -> None:
             ax.scatter(at.loc[~fits, "dsps_used"], at.loc[~fits, "speedup"], s=8,
                        facecolors="none", edgecolors=colour, alpha=0.35)
             front = at[at["pareto"]].sort_values("dsps_used")
-            ax.step(front["dsps_used"], front["speedup"], where="post", color=colour,
+            ax.step(front["dsps_used"], front["speedup"], where="post", color=colour, marker="o",
+                    ms=3,
                     label=f"L = {context:,}")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         if len(available):

@@ -109,3 +109,22 @@ def test_boards_and_simulate_show_the_dsps(capsys, tmp_path) -> None:
     assert res.code == 0, res.err
     assert json.loads(res.out)["fits_dsps"] is False
     assert "12,288 DSP58 slices (MM 6,144 + MV 6,144)" in res.err and "7,392" in res.err
+
+
+@pytest.mark.parametrize(
+    ("name", "mm", "mv"),
+    [
+        # U280 DSP48E2: MM 64 x 3 x 16 -> 32 * 3 * 16; MV 1 x 48 x 16 -> 48 * 16 (no pairing)
+        ("u280-flc", 1536, 768),
+        # VHK158 DSP58: MM 128 x 4 x ceil(16/3); MV 1 x 128 x 6
+        ("vhk158-flc", 3072, 768),
+        ("v80-flc", 6144, 1536),
+        # U250 DSP48E2: MM 64 * 8 * 16 + MV 256 * 16 = 12,288: exactly the device's count
+        ("u250-flc", 8192, 4096),
+    ],
+)
+def test_study_boards_on_the_flightllm_compiler(name: str, mm: int, mv: int) -> None:
+    res = board_resources(load_board(name))
+    assert res is not None
+    assert (res.mm_dsps, res.mv_dsps) == (mm, mv)
+    assert res.fits_dsps is True

@@ -41,6 +41,7 @@ DESIGN_SPACE_COLUMNS = [
     "mv_macs_per_cycle",
     "mm_macs_per_cycle",
     "dsp_kind",
+    "pipelines",
     "mm_dsps",
     "mv_dsps",
     "dsps_used",

@@ -231,9 +231,10 @@ def warn_dsps(row: dict, board: Board) -> None:
     """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
     if row["fits_dsps"] is False:
         err_console.print(
-            f"fpgasim: warning: {board.name}'s MM and MV arrays need {row['dsps_used']:,} "
-            f"{row['dsp_kind']} slices (MM {row['mm_dsps']:,} + MV {row['mv_dsps']:,}) but the "
-            f"device has {row['dsps_available']:,} (dsps); the timing assumes they fit",
+            f"fpgasim: warning: {board.name}'s MM/MV arrays need {row['dsps_used']:,} "
+            f"{row['dsp_kind']} slices ({row['pipelines']} pipeline(s) x max(MM "
+            f"{row['mm_dsps']:,}, MV {row['mv_dsps']:,})) but the device has "
+            f"{row['dsps_available']:,} (dsps); the timing assumes they fit",
             highlight=False,
             soft_wrap=True,
         )

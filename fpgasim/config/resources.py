@@ -11,11 +11,16 @@ slices that takes depends on the slice's int8 packing (docs/flightllm-sd.md, "Re
   in one slice (AMD AM004, UG1273), so a K-long dot product takes ceil(K / 3) slices:
   M x N x ceil(K / 3). K = 16 leaves 2 of 18 multipliers idle.
 
-The MM and MV arrays are counted separately and added: FlightLLM's profiler runs MM and
-MV as two units with their own queues, busy at the same time. Weights are int8 in the
-arrays (FlightLLM only *times* their loads as int4), so the int8 rules apply. FlightLLM's
-own per-slice packing (a sparse DSP chain) is unpublished: the counts are a stated rule,
-not a measurement.
+FlightLLM's MPE is one configurable DSP chain (docs/hardware.md): MV mode is another
+configuration of the slices MM mode uses, and the compiler never runs an MM and an MV at
+once across a layer barrier, so one pipeline needs max(MM, MV) slices. The board runs
+ceil(duration_divisor) such pipelines side by side (the divisor read as parallel
+pipelines, docs/validation.md "FlightLLM on U280", hypothesis H1: 3.2 on VHK158 = its 4
+SLR pipelines fed by 3.2 pipelines' worth of HBM channels; 3 on U280; 1 on a board
+without the divisor). Weights are int8 in the arrays (FlightLLM only *times* their loads
+as int4), so the int8 rules apply. FlightLLM's own per-slice packing (a sparse DSP chain)
+is unpublished: the counts are a stated rule, not a measurement; `separate_mv=True`
+costs MV as its own array (the sensitivity in the docs).
 """
 
 from __future__ import annotations
@@ -84,15 +89,24 @@ class Resources:
     mv: ArrayShape
     mm_dsps: int
     mv_dsps: int
+    pipelines: int
+    separate_mv: bool
     dsps_available: int | None
 
     @property
+    def pipeline_dsps(self) -> int:
+        """Slices of one pipeline: the shared chain (max) or separate arrays (sum)."""
+        if self.separate_mv:
+            return self.mm_dsps + self.mv_dsps
+        return max(self.mm_dsps, self.mv_dsps)
+
+    @property
     def dsps_used(self) -> int:
-        return self.mm_dsps + self.mv_dsps
+        return self.pipelines * self.pipeline_dsps
 
     @property
     def fits_dsps(self) -> bool | None:
-        """Whether both arrays fit the device's slices; None when the count is unpublished."""
+        """Whether every pipeline fits the device's slices; None when the count is unpublished."""
         if self.dsps_available is None:
             return None
         return self.dsps_used <= self.dsps_available
@@ -103,6 +117,11 @@ class Resources:
         if not self.dsps_available:
             return None
         return self.dsps_used / self.dsps_available
+
+
+def pipelines(board: Board) -> int:
+    """FlightLLM pipelines the board runs side by side: ceil(duration_divisor)."""
+    return math.ceil(board.duration_divisor - 1e-9)
 
 
 def _split(board: Board, field: str, macs: int, tokens: int, k: int) -> int:
@@ -135,7 +154,7 @@ def flightllm_arrays(board: Board) -> tuple[ArrayShape, ArrayShape]:
     return mm, ArrayShape("MV", lanes, mv_n, k)
 
 
-def board_resources(board: Board) -> Resources | None:
+def board_resources(board: Board, separate_mv: bool = False) -> Resources | None:
     """DSPs of a FlightLLM-lowered board with a known DSP kind; None otherwise.
 
     Study-lowering boards are fp16 (the int8 rules do not apply) and are not costed.
@@ -149,17 +168,25 @@ def board_resources(board: Board) -> Resources | None:
         )
     mm, mv = flightllm_arrays(board)
     return Resources(
-        rule.kind, mm, mv, array_dsps(mm, rule), array_dsps(mv, rule), board.dsps
+        rule.kind,
+        mm,
+        mv,
+        array_dsps(mm, rule),
+        array_dsps(mv, rule),
+        pipelines(board),
+        separate_mv,
+        board.dsps,
     )
 
 
 def resource_columns(board: Board) -> dict:
-    """Flat result columns: dsp_kind, mm_dsps, mv_dsps, dsps_used, dsps_available, fits_dsps
-    (empty / None when the board is not costed)."""
+    """Flat result columns: dsp_kind, pipelines, mm_dsps and mv_dsps (one pipeline),
+    dsps_used (all pipelines), dsps_available, fits_dsps (None when not costed)."""
     res = board_resources(board)
     if res is None:
         return {
             "dsp_kind": board.dsp_kind or "",
+            "pipelines": None,
             "mm_dsps": None,
             "mv_dsps": None,
             "dsps_used": None,
@@ -168,6 +195,7 @@ def resource_columns(board: Board) -> dict:
         }
     return {
         "dsp_kind": res.dsp_kind,
+        "pipelines": res.pipelines,
         "mm_dsps": res.mm_dsps,
         "mv_dsps": res.mv_dsps,
         "dsps_used": res.dsps_used,

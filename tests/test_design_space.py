@@ -64,15 +64,19 @@ def test_pareto_front_by_hand() -> None:
 def test_cheapest_paying_by_hand() -> None:
     frame = pd.DataFrame(
         {
-            "algorithm": ["a", "a", "a", "b"],
-            "context": [1, 1, 1, 1],
-            "dsps_used": [100, 200, 150, 10],
-            "speedup": [0.9, 1.5, 1.2, 0.5],
-            "fits_dsps": [True, True, True, True],
+            "algorithm": ["a", "a", "a", "a", "b"],
+            "context": [1, 1, 1, 1, 1],
+            "dsps_used": [100, 200, 150, 150, 10],
+            "speedup": [0.9, 1.5, 1.3, 1.2, 0.5],
+            "fits_dsps": [True, True, True, True, True],
+            "changes": ["none (the base design)", "x 1->2", "x 1->2; y 3->4", "x 1->4",
+                        "none (the base design)"],
         }
     )
+    # 150 DSPs is the cheapest paying cost; of the two, the one-field change wins over the
+    # faster two-field one; b never pays
     best = cheapest_paying(frame)
-    assert best[["algorithm", "dsps_used"]].values.tolist() == [["a", 150]]
+    assert best[["algorithm", "dsps_used", "changes"]].values.tolist() == [["a", 150, "x 1->4"]]
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +101,8 @@ def test_small_space(small) -> None:
     # the AD row is the same pass whatever the MM tile
     assert by.loc[(1024, 16), "ad_tokens_per_s"] == by.loc[(1024, 128), "ad_tokens_per_s"]
     assert s["pareto"].any()
+    assert by.loc[(1024, 128), "changes"] == "none (the base design)"
+    assert by.loc[(4096, 16), "changes"] == "mv_width 1024->4096; mm_tile_rows 128->16"
 
 
 def test_cli_design_space(tmp_path: Path, capsys) -> None:

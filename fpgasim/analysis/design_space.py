@@ -40,6 +40,7 @@ DESIGN_SPACE_COLUMNS = [
     *DESIGN_COLUMNS,
     "mv_macs_per_cycle",
     "mm_macs_per_cycle",
+    "changes",
     "dsp_kind",
     "pipelines",
     "mm_dsps",
@@ -143,8 +144,33 @@ def explore_designs(
     draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
     sources = {a: cs[0].aat_source for a, cs in curves.items() if cs}
-    summary = summarise_designs(frame, boards, space, engine, sources)
+    summary = summarise_designs(frame, boards, space, engine, sources, base_design(base))
     return DesignSpaceResult(summary, frame, stats)
+
+
+def base_design(base: Board) -> FlightDesign:
+    """The design `base` itself is (lanes 1 when it has no mv_parallel_m field)."""
+    fl = base.flightllm
+    if fl is None:
+        raise InputError("--base-board", base.name, "a board with lowering: flightllm")
+    lanes = int(getattr(fl, "mv_parallel_m", 1))
+    return FlightDesign(
+        lanes,
+        base.mv_macs_per_cycle // lanes,
+        fl.mm_tile_rows,
+        base.memory.bandwidth_gb_s,
+        base.clock_mhz,
+    )
+
+
+def design_changes(design: FlightDesign, base: FlightDesign) -> str:
+    """What a design changes from the base, e.g. 'mv_lanes 1->4; mm_tile_rows 128->16'."""
+    out = [
+        f"{name} {getattr(base, name):g}->{getattr(design, name):g}"
+        for name in ("mv_lanes", "mv_width", "mm_tile_rows", "bandwidth_gb_s", "clock_mhz")
+        if getattr(design, name) != getattr(base, name)
+    ]
+    return "; ".join(out) or "none (the base design)"
 
 
 def thin_curve(curve: AatCurve, verify_lens: Sequence[int] | None) -> AatCurve:
@@ -168,6 +194,7 @@ def summarise_designs(
     space: Sequence[FlightDesign],
     engine: str,
     aat_sources: dict[str, str],
+    base: FlightDesign,
 ) -> pd.DataFrame:
     """Best x per (design, drafter, context), with the design's DSPs and the Pareto flag."""
     design_of = {b.name: (b, d) for b, d in zip(boards, space, strict=True)}
@@ -191,6 +218,7 @@ def summarise_designs(
                 "clock_mhz": design.clock_mhz,
                 "mv_macs_per_cycle": board.mv_macs_per_cycle,
                 "mm_macs_per_cycle": board.macs_per_cycle,
+                "changes": design_changes(design, base),
                 **resource_columns(board),
                 "model": ad["model"],
                 "algorithm": algorithm,
@@ -230,12 +258,17 @@ def pareto_flags(summary: pd.DataFrame) -> list[bool]:
 
 def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
     """Per (algorithm, context): the fitting design with the fewest DSPs whose speedup
-    exceeds 1 (ties: the higher speedup); no row when no design pays."""
+    exceeds 1; ties go to the fewest changed fields (the smallest change to the base), then
+    the higher speedup. No row when no design pays."""
     paying = summary[(summary["speedup"] > 1) & summary["fits_dsps"].fillna(True).astype(bool)]
-    ordered = paying.sort_values(
-        ["algorithm", "context", "dsps_used", "speedup"], ascending=[True, True, True, False],
-        kind="stable",
+    paying = paying.assign(
+        _n_changes=[0 if c.startswith("none") else c.count(";") + 1 for c in paying["changes"]]
     )
+    ordered = paying.sort_values(
+        ["algorithm", "context", "dsps_used", "_n_changes", "speedup"],
+        ascending=[True, True, True, True, False],
+        kind="stable",
+    ).drop(columns="_n_changes")
     return ordered.groupby(["algorithm", "context"], sort=False).head(1).reset_index(drop=True)
 
 

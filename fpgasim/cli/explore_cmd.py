@@ -282,8 +282,8 @@ def _explore_designs(
     err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
     best = cheapest_paying(result.summary)
     shown = (
-        best[["algorithm", "context", "mv_lanes", "mv_width", "mm_tile_rows", "bandwidth_gb_s",
-              "clock_mhz", "dsps_used", "best_verify_len", "speedup"]]
+        best[["algorithm", "context", "changes", "dsps_used", "fits_dsps", "best_verify_len",
+              "speedup"]]
         if len(best)
         else best
     )

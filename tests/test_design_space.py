@@ -135,3 +135,18 @@ def test_cli_bad_input_one_line(tmp_path: Path, capsys, args: list[str]) -> None
     assert res.code == 2, res.err
     assert len(res.err.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_solve_boards_agrees_with_the_solver() -> None:
+    from fpgasim.analysis.design_space import solve_boards
+    from fpgasim.analysis.solver import solve
+
+    longspec = load_algorithm("longspec")
+    rows = solve_boards([load_board("u280"), load_board("v80")], MODEL, [longspec], [256, 1024],
+                        engine="analytic", executor="inprocess")
+    assert len(rows) == 4 and rows["dsps_used"].isna().all()  # study boards: not costed
+    for board in ("u280", "v80"):
+        ref = solve(load_board(board), MODEL, longspec, [256, 1024], engine="analytic").summary
+        mine = rows[rows["board"] == board].sort_values("context")
+        assert mine["best_verify_len"].tolist() == ref["best_verify_len"].tolist()
+        assert mine["speedup"].tolist() == pytest.approx(ref["best_speedup"].tolist(), rel=1e-12)

@@ -111,6 +111,31 @@ def explore_designs(
     search: the speedup found is a lower bound of the full curve's); None keeps them all.
     """
     boards = derive_flightllm_boards(base, space)
+    frame, stats, sources = cost_boards(
+        boards, model, algorithms, contexts, engine=engine, executor=executor,
+        workers=workers, scheduler=scheduler, cache=cache, progress=progress,
+        verify_lens=verify_lens,
+    )
+    summary = summarise_designs(frame, boards, space, engine, sources, base_design(base))
+    return DesignSpaceResult(summary, frame, stats)
+
+
+def cost_boards(
+    boards: Sequence[Board],
+    model: TargetModel,
+    algorithms: Sequence[Algorithm],
+    contexts: Sequence[int],
+    *,
+    engine: str,
+    executor: str | Executor,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cache: SweepCache | None = None,
+    progress: SweepProgress | None = None,
+    verify_lens: Sequence[int] | None = None,
+) -> tuple[pd.DataFrame, SweepStats, dict[str, str]]:
+    """Every point (AD, and each x of each drafter's curve) of every board and context,
+    with its algorithm, AAT and P_eff; the sweep statistics; the AAT source per drafter."""
     curves = {
         a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts)]
         for a in algorithms
@@ -144,8 +169,63 @@ def explore_designs(
     draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
     sources = {a: cs[0].aat_source for a, cs in curves.items() if cs}
-    summary = summarise_designs(frame, boards, space, engine, sources, base_design(base))
-    return DesignSpaceResult(summary, frame, stats)
+    return frame, stats, sources
+
+
+def best_of(group: pd.DataFrame) -> dict:
+    """AD and the best x (argmax P_eff, the smaller x on ties) of one (board, drafter,
+    context) group of `cost_boards` rows."""
+    ad = group.loc[group["verify_len"] == 1].iloc[0]
+    sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
+    best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
+    p1 = float(ad["p_eff_tokens_per_s"])
+    speedup = float(best["p_eff_tokens_per_s"]) / p1
+    return {
+        "model": ad["model"],
+        "ad_tokens_per_s": p1,
+        "best_verify_len": int(best["verify_len"]),
+        "best_tree": best["tree"],
+        "best_aat": float(best["aat"]),
+        "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
+        "speedup": speedup,
+        "decision": "use SD" if speedup > 1 else "use AD",
+        "fits_memory": bool(best["fits_memory"]),
+    }
+
+
+def solve_boards(
+    boards: Sequence[Board],
+    model: TargetModel,
+    algorithms: Sequence[Algorithm],
+    contexts: Sequence[int],
+    *,
+    engine: str,
+    executor: str | Executor,
+    cache: SweepCache | None = None,
+    verify_lens: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """Best SD per (board, drafter, context) of any boards (study or FlightLLM lowering),
+    with each board's resource columns: the rows of the chapter's comparison tables."""
+    frame, _, _ = cost_boards(
+        boards, model, algorithms, contexts, engine=engine, executor=executor, cache=cache,
+        verify_lens=verify_lens,
+    )
+    by_name = {b.name: b for b in boards}
+    out = []
+    for (name, algorithm, context), group in frame.groupby(
+        ["board", "algorithm", "context"], sort=False
+    ):
+        out.append(
+            {
+                "board": name,
+                "algorithm": algorithm,
+                "context": int(context),
+                "engine": engine,
+                **best_of(group),
+                **resource_columns(by_name[name]),
+            }
+        )
+    return pd.DataFrame(out)
 
 
 def base_design(base: Board) -> FlightDesign:
@@ -203,11 +283,6 @@ def summarise_designs(
         ["board", "algorithm", "context"], sort=False
     ):
         board, design = design_of[name]
-        ad = group.loc[group["verify_len"] == 1].iloc[0]
-        sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
-        best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
-        p1 = float(ad["p_eff_tokens_per_s"])
-        speedup = float(best["p_eff_tokens_per_s"]) / p1
         out.append(
             {
                 "board": name,
@@ -220,19 +295,11 @@ def summarise_designs(
                 "mm_macs_per_cycle": board.macs_per_cycle,
                 "changes": design_changes(design, base),
                 **resource_columns(board),
-                "model": ad["model"],
                 "algorithm": algorithm,
                 "context": int(context),
                 "engine": engine,
                 "aat_source": aat_sources.get(algorithm, ""),
-                "ad_tokens_per_s": p1,
-                "best_verify_len": int(best["verify_len"]),
-                "best_tree": best["tree"],
-                "best_aat": float(best["aat"]),
-                "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
-                "speedup": speedup,
-                "decision": "use SD" if speedup > 1 else "use AD",
-                "fits_memory": bool(best["fits_memory"]),
+                **best_of(group),
             }
         )
     summary = pd.DataFrame(out)

@@ -1,6 +1,18 @@
-"""User-facing errors: each bad file or argument becomes one; the CLI prints it as one line."""
+"""User-facing errors: each bad file or argument becomes one; the CLI prints it as one line.
+
+Errors below the CLI name the field (`context`, `verify_len`), never a command-line flag;
+they keep the fields as attributes and `render(flags)` rewrites them as the flags the user
+typed (the CLI passes its field -> flag table). Inside an `allowed` text another field is
+written in backticks (`` `aat_dir` ``) so that it is rewritten too.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+#: a field named inside an allowed text: `name` (lower case, digits, underscores)
+FIELD_REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")
 
 
 def _rebuild(cls: type, args: tuple, state: dict) -> FpgasimError:
@@ -22,6 +34,20 @@ class FpgasimError(Exception):
     def __reduce__(self) -> tuple:
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
+    def render(self, flags: Mapping[str, str]) -> str:
+        """The message with each field named as `flags` says (the CLI: its flags)."""
+        return references_shown(str(self), flags)
+
+
+def field_shown(field: str, flags: Mapping[str, str]) -> str:
+    """A field (or fields joined by '/') as `flags` names it; unknown fields stay as they are."""
+    return "/".join(flags.get(part, part) for part in field.split("/"))
+
+
+def references_shown(text: str, flags: Mapping[str, str]) -> str:
+    """`text` with every backticked field that `flags` knows replaced by its flag."""
+    return FIELD_REFERENCE.sub(lambda m: flags.get(m.group(1), m.group(0)), text)
+
 
 def shown_value(value: object) -> str:
     """The offending value as the error line shows it: its repr, cut to 80 characters."""
@@ -30,21 +56,42 @@ def shown_value(value: object) -> str:
 
 
 class ConfigError(FpgasimError):
-    """A board, workload, experiment or data file is missing, malformed or out of range."""
+    """A board, workload, experiment or data file is missing, malformed or out of range.
 
-    def __init__(self, source: str, field: str, value: object, allowed: str) -> None:
+    `source` is the file (or "board NAME", "model NAME"); `argument` the input field that
+    named it (e.g. `model` for a model given by name), shown before the source; either may
+    be empty.
+    """
+
+    def __init__(
+        self, source: str, field: str, value: object, allowed: str, argument: str = ""
+    ) -> None:
         self.source = source
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{source}: {field} = {shown_value(value)}: {allowed}")
+        self.argument = argument
+        super().__init__(self.render({}))
+
+    def render(self, flags: Mapping[str, str]) -> str:
+        where = [field_shown(self.argument, flags)] if self.argument else []
+        where += [self.source] if self.source else []
+        allowed = references_shown(self.allowed, flags)
+        return f"{': '.join(where)}: {self.field} = {shown_value(self.value)}: {allowed}"
 
 
 class InputError(FpgasimError):
-    """A command-line argument is out of range or malformed."""
+    """An input field (a command-line argument, through the CLI) is out of range or malformed.
 
-    def __init__(self, argument: str, value: object, allowed: str) -> None:
-        self.argument = argument
+    `field` is the field's name (several joined by '/'), not a flag: `render` maps it.
+    """
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"argument {argument} = {shown_value(value)}: {allowed}")
+        super().__init__(self.render({}))
+
+    def render(self, flags: Mapping[str, str]) -> str:
+        allowed = references_shown(self.allowed, flags)
+        return f"argument {field_shown(self.field, flags)} = {shown_value(self.value)}: {allowed}"

@@ -91,7 +91,7 @@ def check_output_path(path: Path | str, argument: str, *, folder: bool = False) 
     return path
 
 
-def check_out_path(path: Path, argument: str = "--out") -> None:
+def check_out_path(path: Path, argument: str = "out") -> None:
     """Fail early on a table output: .csv or .parquet, and a writable place (above)."""
     if path.suffix.lower() not in FRAME_SUFFIXES:
         raise InputError(argument, str(path), "a file ending in .csv or .parquet")
@@ -209,7 +209,7 @@ def check_finite_frame(frame: pd.DataFrame, what: str) -> None:
         raise InputError(what, column, "finite numbers (a result overflowed to inf)")
 
 
-def write_frame(frame: pd.DataFrame, path: Path, argument: str = "--out") -> None:
+def write_frame(frame: pd.DataFrame, path: Path, argument: str = "out") -> None:
     """Write a DataFrame as CSV or Parquet, chosen by the extension, atomically."""
     suffix = path.suffix.lower()
     check_finite_frame(frame, argument)

@@ -1,6 +1,6 @@
 """Comma-separated lists of argument values: the one splitter every list option uses.
 
-`split_items('u280, v80', '--board')` -> ['u280', 'v80']. An empty list, an empty item
+`split_items('u280, v80', 'board')` -> ['u280', 'v80']. An empty list, an empty item
 (`1,,2`, `128,`, `,v80`) or more than `MAX_ITEMS` items is an InputError naming the
 argument, so no list option silently drops or invents a value. Parsers of typed lists
 (whole numbers with ranges, numbers, names, ROWSxCOLS) build on it: see

@@ -12,6 +12,7 @@ from functools import lru_cache
 from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
 from fpgasim.dataflow.graph import Graph
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
@@ -32,19 +33,19 @@ class Point:
 
     def check(self) -> None:
         if self.context < 1:
-            raise InputError("--context", self.context, "at least 1 token")
+            raise InputError("context", self.context, "at least 1 token")
         if self.verify_len < 1:
-            raise InputError("--verify-len", self.verify_len, "at least 1 (1 = plain decoding)")
+            raise InputError("verify_len", self.verify_len, "at least 1 (1 = plain decoding)")
         if self.accepted < 1:
-            raise InputError("--accepted", self.accepted, "at least 1")
+            raise InputError("accepted", self.accepted, "at least 1")
         if self.algorithm is not None and self.accepted > self.verify_len:
             raise InputError(
-                "--accepted",
+                "accepted",
                 self.accepted,
                 f"at most the verification length x = {self.verify_len} (an iteration "
                 "accepts at most the x tokens it verifies)",
             )
-        check_max_context(self.board, self.context + self.verify_len, "--context", self.context)
+        check_max_context(self.board, self.context + self.verify_len, "context", self.context)
 
 
 def target_weight_count(model: TargetModel) -> int:
@@ -211,14 +212,15 @@ def check_max_context(board: Board, tokens: int, argument: str, value: object) -
 
 def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
     """The prefill pass of `prompt_len` tokens: a target pass over the prompt rounded up to
-    `padding.prefill_multiple`, at context 0. On the study lowering it carries the causal
+    `padding.prefill_multiple`, at context 0. On a lowering with `causal_prefill` (the
+    study's) it carries the causal
     mask (a chain: token j sees tokens 0..j), which mask-aware engines use to skip tiles
     above the diagonal; the analytic engine charges the dense block, as the study does."""
     if prompt_len < 1:
-        raise InputError("--prompt-len", prompt_len, "at least 1 token")
+        raise InputError("prompt_len", prompt_len, "at least 1 token")
     tokens = align_up(prompt_len, board.padding.prefill_multiple)
-    check_max_context(board, tokens, "--prompt-len", prompt_len)
-    parents = tuple(range(-1, tokens - 1)) if board.lowering == "study" else None
+    check_max_context(board, tokens, "prompt_len", prompt_len)
+    parents = tuple(range(-1, tokens - 1)) if lowering_of(board).causal_prefill else None
     return PassSpec("target", tokens, 0, tree_parents=parents, phase="prefill")
 
 

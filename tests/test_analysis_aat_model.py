@@ -60,7 +60,7 @@ def test_subset_fit_reports_r2_on_fit_and_all() -> None:
     assert fit.fit_verify_lens == (2, 5, 13, 33)
     assert fit.r2_fit > 0.99 and 0.95 < fit.r2_all < 1.0
     assert fit.r2_all == pytest.approx(r_squared(y, fit.predict(XS)))
-    with pytest.raises(InputError, match="--fit-points"):
+    with pytest.raises(InputError, match="fit_points"):
         fit_curve(XS.astype(int), y, [2, 6, 13])  # 6 is not measured
     with pytest.raises(InputError, match="at least 3"):
         fit_curve(XS.astype(int), y, [2, 5])
@@ -80,7 +80,7 @@ def test_slope_rule_smallest_x_below_threshold() -> None:
     assert naive_verify_len(fit, candidates, 0.04) == 40  # x > 20.5 -> the first candidate is 40
     assert naive_verify_len(fit, candidates, 0.005) == 85  # never flattens: the largest x
     assert naive_verify_len(fit, candidates, 1.0) == 2
-    with pytest.raises(InputError, match="--naive-threshold"):
+    with pytest.raises(InputError, match="naive_threshold"):
         naive_verify_len(fit, candidates, 0.0)
     # exactly at the threshold does not count ("drops below")
     at = AatFit(a=0, b=1.0, c=0.0, fit_verify_lens=(), r2_fit=1, r2_all=1)

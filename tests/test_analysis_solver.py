@@ -170,7 +170,7 @@ def test_threshold_moves_naive_x(tmp_path, workload) -> None:
     loose = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.05)
     strict = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.01)
     assert loose.summary["naive_verify_len"][0] < strict.summary["naive_verify_len"][0]
-    with pytest.raises(InputError, match="--naive-threshold"):
+    with pytest.raises(InputError, match="naive_threshold"):
         solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=-1)
 
 
@@ -217,11 +217,11 @@ def test_input_errors(tmp_path, workload) -> None:
         solve(board, *workload, [256], aat_dir=folder)
     with pytest.raises(InputError, match="measured contexts for task gov_report: 128,4096"):
         solve(board, *workload, [256], aat_dir=folder, tasks=["gov_report"])
-    with pytest.raises(InputError, match="needs --aat-dir"):
+    with pytest.raises(InputError, match="needs `aat_dir`"):
         solve(board, *workload, [256], aat_source="measured")
     with pytest.raises(InputError, match="task-agnostic"):
         solve(board, *workload, [256], tasks=["gov_report"])
-    with pytest.raises(InputError, match="--fit-points"):
+    with pytest.raises(InputError, match="fit_points"):
         solve(board, *workload, [128], aat_dir=folder, fit_points=[2, 200, 5])
 
 

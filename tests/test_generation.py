@@ -127,12 +127,12 @@ def test_sd_that_never_pays_is_plain_decoding(setup) -> None:
 def test_max_context_tokens(setup) -> None:
     engine, board, model = setup
     small = board.model_copy(update={"max_context_tokens": 256})
-    with pytest.raises(InputError, match="--decode-len"):
+    with pytest.raises(InputError, match="decode_len"):
         generate(engine, small, model, prompt_len=200, decode_len=60)  # ceil16(260) = 272
     generate(engine, small, model, prompt_len=200, decode_len=56)  # 256: fits
-    with pytest.raises(InputError, match="--prompt-len"):
+    with pytest.raises(InputError, match="prompt_len"):
         prefill_spec(small, 257)  # aligned to 384
-    with pytest.raises(InputError, match="--context"):
+    with pytest.raises(InputError, match="context"):
         simulate_point(engine, Point(small, model, 256, 1))
     simulate_point(engine, Point(small, model, 255, 1))
 

@@ -10,6 +10,7 @@ LOCAL_IMPORTS with the reason (an optional or heavy dependency behind them).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,55 @@ def test_the_import_reader_sees_every_form(tmp_path: Path, source: str, expected
     path = tmp_path / "probe.py"
     path.write_text(source)
     assert _imports(path, "fpgasim.analysis.probe") == expected
+
+
+#: a command-line flag inside a string: `--` and a lower-case word (not `--` or `---:`)
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants of a module, class or function."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _flag_strings(source: str) -> list[tuple[int, str]]:
+    """(line, flag) of every flag in a string literal of the source, docstrings aside (they
+    may say which command uses a function)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [
+        (node.lineno, flag)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        for flag in FLAG.findall(node.value)
+    ]
+
+
+def test_no_flag_strings_below_the_cli() -> None:
+    # errors below cli/ name fields (`verify_len`); the CLI maps them to its flags
+    bad = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {flag}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if _layer_key(_module_name(path)) not in ("cli", "__main__")
+        for line, flag in _flag_strings(path.read_text())
+    ]
+    assert not bad, "flag strings below cli/ (raise the field name instead):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('raise InputError("--context", 1, "x")\n', [(1, "--context")]),
+        ('f"only with --executor {name}"\n', [(1, "--executor")]),
+        ('ax.plot(ls="--")\nrow = "---:"\n', []),
+        ('def f():\n    """Used by --dump-graph."""\n', []),
+    ],
+)
+def test_the_flag_reader_sees_flags_in_literals_only(source: str, expected) -> None:
+    assert _flag_strings(source) == expected

@@ -61,9 +61,9 @@ def test_registry_and_errors() -> None:
     assert list(EXECUTORS) == ["inprocess", "process", "dask"]
     with pytest.raises(InputError, match="one of inprocess, process, dask"):
         make_executor("cluster")
-    with pytest.raises(InputError, match="--scheduler"):
+    with pytest.raises(InputError, match="scheduler"):
         make_executor("process", scheduler="tcp://localhost:8786")
-    with pytest.raises(InputError, match="--workers"):
+    with pytest.raises(InputError, match="workers"):
         make_executor("process", workers=0)
     with pytest.raises(ValueError, match="already registered"):
         register_executor("process", object)
@@ -78,7 +78,7 @@ def test_auto_chunk_size() -> None:
 
 def test_worker_errors_surface(grid) -> None:
     bad = Grid(boards=grid.boards, model=grid.model, contexts=[0], verify_lens=[1])
-    with pytest.raises(InputError, match="--context"):
+    with pytest.raises(InputError, match="context"):
         run_sweep(bad, "analytic", "inprocess")
 
 

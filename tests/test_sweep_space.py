@@ -39,7 +39,7 @@ def test_same_hardware_same_key_other_hardware_other_key() -> None:
 
 @pytest.mark.parametrize("text", ["", "128", "128x", "x64", "ax4", "12x-3"])
 def test_bad_pe_arrays(text: str) -> None:
-    with pytest.raises(InputError, match="--pe-arrays"):
+    with pytest.raises(InputError, match="pe_arrays"):
         parse_pe_arrays(text)
 
 

@@ -78,7 +78,7 @@ def test_dp_limits() -> None:
     seq = PositionalModel.from_vector([0.6342, 0.1079, 0.057, 0.0225, 0.0195, 0.015, 0.0045])
     with pytest.raises(InputError, match="at most 2048"):
         check_dp_feasible(seq, 4096, 4095)
-    with pytest.raises(InputError, match="--max-depth <= "):
+    with pytest.raises(InputError, match="`max_depth` <= "):
         check_dp_feasible(seq, 2048, 2047)
     wide = PositionalModel.from_vector([0.5] + [0.003] * 127)
     # 128 nodes, 128 ranks, depth 256 (= 127 useful levels) fits: it runs in seconds

@@ -136,11 +136,11 @@ def test_non_monotone_vector_refused() -> None:
 def test_limits_refused_up_front() -> None:
     model = PositionalModel.from_vector([0.6, 0.2])
     costs = _step_costs(np.random.default_rng(0), 1)
-    with pytest.raises(InputError, match="--size"):
+    with pytest.raises(InputError, match="size"):
         search_shapes(model, costs, ShapeSpace((4, 4), 4096))
-    with pytest.raises(InputError, match="--max-depth"):
+    with pytest.raises(InputError, match="max_depth"):
         search_shapes(model, costs, ShapeSpace((2,) * 17, 30))
-    with pytest.raises(InputError, match="--max-tree"):
+    with pytest.raises(InputError, match="max_tree"):
         search_shapes(model, costs, ShapeSpace((40,) * 8, 300), per_size=True)
 
 

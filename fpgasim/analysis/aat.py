@@ -72,7 +72,7 @@ def aat_files(path: Path) -> list[Path]:
             raise ConfigError(str(path), "file", path.name, "a .csv or .parquet AAT table")
         return [path]
     if not path.is_dir():
-        raise ConfigError(str(path), "--aat-dir", str(path), "a folder (or file) of AAT tables")
+        raise ConfigError(str(path), "aat_dir", str(path), "a folder (or file) of AAT tables")
     found = sorted(
         p
         for p in path.iterdir()
@@ -308,11 +308,11 @@ def workload_rows(tables: AatTables, algorithm_id: str, kind: str, model: str) -
     rows = _match_algorithm(tables.rows, algorithm_id, kind)
     if rows.empty:
         have = ", ".join(sorted(tables.rows["algorithm"].unique()))
-        raise InputError("--algorithm", algorithm_id, f"the AAT tables hold: {have}")
+        raise InputError("algorithm", algorithm_id, f"the AAT tables hold: {have}")
     out = rows[rows["model"] == model]
     if out.empty:
         have = ", ".join(sorted(rows["model"].unique()))
-        raise InputError("--model", model, f"the AAT tables for {algorithm_id} hold: {have}")
+        raise InputError("model", model, f"the AAT tables for {algorithm_id} hold: {have}")
     return out
 
 
@@ -321,13 +321,13 @@ def curve_method(rows: pd.DataFrame, method: str | None) -> str:
     present = set(rows["method"]) - {ORIGINAL}
     if method is not None:
         if method not in present:
-            raise InputError("--curve-method", method, f"one of {', '.join(sorted(present))}")
+            raise InputError("curve_method", method, f"one of {', '.join(sorted(present))}")
         return method
     for m in CURVE_METHOD_ORDER:
         if m in present:
             return m
     raise InputError(
-        "--aat-dir", "only Ori rows", "a searched curve (a method other than original)"
+        "aat_dir", "only Ori rows", "a searched curve (a method other than original)"
     )
 
 
@@ -348,16 +348,16 @@ def select_curve(
     """The measured curve of one (task, context): rows of a single file sorted by x."""
     known = sorted(set(rows.loc[rows["method"] == method, "task"]))
     if task not in known:
-        raise InputError("--task", task, f"tasks with a {method} curve: {', '.join(known)}")
+        raise InputError("task", task, f"tasks with a {method} curve: {', '.join(known)}")
     hit = rows[(rows["context"] == context) & (rows["method"] == method)]
     in_task = hit[hit["task"] == task]
     if in_task.empty:
         have = sorted(set(rows.loc[(rows["task"] == task) & (rows["method"] == method), "context"]))
         raise InputError(
-            "--contexts",
+            "contexts",
             context,
             f"measured contexts for task {task}: {','.join(map(str, have))} "
-            "(or omit --aat-dir: embedded model)",
+            "(or omit `aat_dir`: embedded model)",
         )
     chosen = pick_file(hit[hit["task"].isin(list(tasks) or [task])], list(tasks) or [task])
     out = in_task[in_task["file"] == chosen]

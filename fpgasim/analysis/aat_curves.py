@@ -171,7 +171,7 @@ def measured_curves(
 ) -> list[AatCurve]:
     """Curves from measured tables, one per (task, context); `fitted`: the fit at every x."""
     if aat_source not in ("measured", "fitted"):
-        raise InputError("--aat-source", aat_source, "measured or fitted with --aat-dir")
+        raise InputError("aat_source", aat_source, "measured or fitted with `aat_dir`")
     rows = workload_rows(tables, algorithm.id, algorithm.kind, model_id)
     chosen_method = curve_method(rows, method)
     task_list = list(tasks) if tasks else default_tasks(rows, chosen_method, contexts)
@@ -219,10 +219,10 @@ def default_tasks(rows: pd.DataFrame, method: str, contexts: Sequence[int]) -> l
         by_task = {t: ",".join(map(str, sorted(set(g["context"])))) for t, g in hit.groupby("task")}
         have = "; ".join(f"{t}: {c}" for t, c in sorted(by_task.items()))
         raise InputError(
-            "--contexts",
+            "contexts",
             ",".join(map(str, contexts)),
             f"contexts all measured for one task (by task: {have}); "
-            "or omit --aat-dir for the embedded model",
+            "or omit `aat_dir` for the embedded model",
         )
     return tasks
 
@@ -242,7 +242,7 @@ def embedded_curves(
         frame = frame.sort_values("verify_len", ignore_index=True)
         frame = frame[frame["verify_len"] >= 2]
         if frame.empty:
-            raise InputError("--contexts", context, "the embedded model returned no x >= 2")
+            raise InputError("contexts", context, "the embedded model returned no x >= 2")
         xs = [int(x) for x in frame["verify_len"]]
         row_trees = {
             int(r["verify_len"]): tree_of_row(r, algorithm.kind) for r in frame.to_dict("records")
@@ -263,13 +263,13 @@ def mean_curve(curves: Sequence[AatCurve], mean: str = "geometric", fit_points=N
     The tree at x is the one most tasks use there (ties: the first task's).
     """
     if mean not in ("geometric", "arithmetic"):
-        raise InputError("--mean", mean, "geometric or arithmetic")
+        raise InputError("mean", mean, "geometric or arithmetic")
     contexts = {c.context for c in curves}
     if len(contexts) != 1 or not curves:
         raise ValueError("mean_curve needs curves of one context")
     common = sorted(set.intersection(*(set(c.points["verify_len"]) for c in curves)))
     if len(common) < 3:
-        raise InputError("--task", ",".join(c.task for c in curves), "curves sharing >= 3 x values")
+        raise InputError("task", ",".join(c.task for c in curves), "curves sharing >= 3 x values")
     aats = np.array(
         [c.points.set_index("verify_len").loc[common, "aat"].to_numpy(float) for c in curves]
     )

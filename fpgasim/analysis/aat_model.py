@@ -104,7 +104,7 @@ def fit_aat(verify_lens: Sequence[float], aat: Sequence[float]) -> AatFit:
         raise ValueError("verify_lens and aat must be 1-D of the same length")
     if len(np.unique(x)) < 3:
         raise InputError(
-            "--fit-points",
+            "fit_points",
             ",".join(str(int(v)) for v in x),
             "at least 3 distinct measured x values (A, B and C are fitted)",
         )
@@ -153,7 +153,7 @@ def fit_curve(
         missing = sorted(set(int(p) for p in fit_points) - set(int(v) for v in x))
         if missing:
             raise InputError(
-                "--fit-points",
+                "fit_points",
                 ",".join(map(str, missing)),
                 f"x values of the curve: {','.join(str(int(v)) for v in x)}",
             )
@@ -166,7 +166,7 @@ def fit_curve(
 def naive_verify_len(fit: AatFit, candidates: Sequence[int], threshold: float = 0.02) -> int:
     """Slope rule: the smallest candidate x with fitted dAAT/dx = B/(x−C) < threshold, else max."""
     if threshold <= 0:
-        raise InputError("--naive-threshold", threshold, "a positive slope, tokens per token")
+        raise InputError("naive_threshold", threshold, "a positive slope, tokens per token")
     xs = sorted(int(v) for v in candidates)
     if not xs:
         raise ValueError("no candidate x")

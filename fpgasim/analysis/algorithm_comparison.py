@@ -196,13 +196,13 @@ def compare_algorithms(
 ) -> Comparison:
     """Solve every algorithm with its embedded acceptance; rank them per context."""
     if not algorithms:
-        raise InputError("--algorithms", "", "one or more algorithms, e.g. falcon,eagle3")
+        raise InputError("algorithms", "", "one or more algorithms, e.g. falcon,eagle3")
     if len(algorithms) > MAX_ALGORITHMS:
-        raise InputError("--algorithms", len(algorithms), f"at most {MAX_ALGORITHMS}")
+        raise InputError("algorithms", len(algorithms), f"at most {MAX_ALGORITHMS}")
     ids = [a.id for a in algorithms]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
-        raise InputError("--algorithms", ",".join(dup), "each algorithm once")
+        raise InputError("algorithms", ",".join(dup), "each algorithm once")
     eng = get_engine(engine) if isinstance(engine, str) else engine
     rows: list[dict] = []
     curves = []
@@ -237,7 +237,7 @@ def plot_comparison(comparison: Comparison, path: Path) -> None:
     import numpy as np
 
     if Path(path).suffix.lower() != ".png":
-        raise InputError("--plot", str(path), "a file ending in .png")
+        raise InputError("plot", str(path), "a file ending in .png")
     t = comparison.table
     algos = list(dict.fromkeys(t.sort_values("algorithm")["algorithm"]))
     contexts = sorted(t["context"].unique())

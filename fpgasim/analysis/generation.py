@@ -153,7 +153,7 @@ def measured_curve_at(
     measured = sorted({int(c) for c in hit["context"]})
     if not measured:
         known = ", ".join(sorted(set(rows.loc[rows["method"] == chosen, "task"])))
-        raise InputError("--task", task, f"tasks with a {chosen} curve: {known}")
+        raise InputError("task", task, f"tasks with a {chosen} curve: {known}")
     starts = boundaries(measured)
     cache: dict[int, AatCurve] = {}
 
@@ -176,11 +176,11 @@ def measured_curve_at(
 
 def _check(board: Board, prompt_len: int, decode_len: int) -> None:
     if prompt_len < 1:
-        raise InputError("--prompt-len", prompt_len, "at least 1 token")
+        raise InputError("prompt_len", prompt_len, "at least 1 token")
     if not 1 <= decode_len <= MAX_DECODE_LEN:
-        raise InputError("--decode-len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
+        raise InputError("decode_len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
     last = align_up(prompt_len + decode_len, board.padding.decode_multiple)
-    check_max_context(board, last, "--decode-len", decode_len)
+    check_max_context(board, last, "decode_len", decode_len)
 
 
 def generate(
@@ -280,7 +280,7 @@ def _sd_steps(
         if context not in solved:
             solved[context] = _best_step(timer, curve_at(context))
         x, tree, aat, decision, verify_s, draft_s = solved[context]
-        check_max_context(board, context + x, "--decode-len", decode_len)
+        check_max_context(board, context + x, "decode_len", decode_len)
         rows.append(_row(len(rows), generated, context, x, tree, aat, decision, verify_s, draft_s))
         generated += aat
         if progress is not None:

@@ -28,9 +28,9 @@ def plot_solution(solution: Solution, path: Path) -> None:
 
     summary = solution.summary.sort_values(["task", "context"])
     if len(summary) > MAX_PANELS:
-        raise InputError("--plot", str(path), f"at most {MAX_PANELS} (task, context) rows")
+        raise InputError("plot", str(path), f"at most {MAX_PANELS} (task, context) rows")
     if Path(path).suffix.lower() != ".png":
-        raise InputError("--plot", str(path), "a file ending in .png")
+        raise InputError("plot", str(path), "a file ending in .png")
     n = len(summary)
     fig, axes = plt.subplots(n, 2, figsize=(13, 3.6 * n), squeeze=False)
     for row, s in zip(axes, summary.to_dict("records"), strict=True):

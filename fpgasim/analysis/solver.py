@@ -34,6 +34,7 @@ from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, tree_parents, verify_timing
@@ -139,9 +140,9 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        # alpha's byte counts: the study's accounting, except on boards with another lowering
-        # (FlightLLM's), which the analytic engine does not model: there the engine's own
-        own = engine.name == "analytic" or board.lowering != "study"
+        # alpha's byte counts: the study's accounting, except on boards whose lowering it does
+        # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
+        own = engine.name == "analytic" or not lowering_of(board).study_accounting
         self.analytic = engine if own else get_engine("analytic")
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
@@ -408,7 +409,7 @@ def solve_curves(
     roofline=False: no primary roofline (see `solve_curve`).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
-        raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
+        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
     timer = Timer(engine, board, model, algorithm)
     solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
@@ -458,16 +459,16 @@ def solve(
     eng = get_engine(engine) if isinstance(engine, str) else engine
     source = aat_source or ("measured" if aat_dir is not None else "embedded")
     if source not in AAT_SOURCES:
-        raise InputError("--aat-source", source, f"one of {', '.join(AAT_SOURCES)}")
+        raise InputError("aat_source", source, f"one of {', '.join(AAT_SOURCES)}")
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
-        raise InputError("--contexts", contexts, "one or more context lengths >= 1")
+        raise InputError("contexts", contexts, "one or more context lengths >= 1")
     if source == "embedded":
         if tasks:
             raise InputError(
-                "--task",
+                "task",
                 ",".join(tasks),
-                "the embedded acceptance model is task-agnostic; drop --task or pass --aat-dir",
+                "the embedded acceptance model is task-agnostic; drop `task` or pass `aat_dir`",
             )
         if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
             build = COSTED_TREE_METHODS[curve_method]
@@ -476,7 +477,7 @@ def solve(
             curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
     else:
         if aat_dir is None:
-            raise InputError("--aat-source", source, "needs --aat-dir with measured AAT tables")
+            raise InputError("aat_source", source, "needs `aat_dir` with measured AAT tables")
         tables = load_aat_tables(aat_dir)
         curves = measured_curves(
             tables,

@@ -58,7 +58,7 @@ class EngineTreeCosts:
         context: int,
     ) -> None:
         if context < 1:
-            raise InputError("--context", context, "a context length >= 1")
+            raise InputError("context", context, "a context length >= 1")
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
         self.context = context
         kind = algorithm.kind
@@ -131,13 +131,13 @@ def search_space(algorithm: Algorithm, max_verify_len: int | None = None) -> Sha
     caps = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
     if not caps:
         raise InputError(
-            "--algorithm", algorithm.id, "an algorithm with max_tree or a default tree shape"
+            "algorithm", algorithm.id, "an algorithm with max_tree or a default tree shape"
         )
     depth = min(len(caps), embedded_max_depth(algorithm)) if algorithm.acceptance else len(caps)
     largest = sum(caps[:depth]) + 1
     if max_verify_len is not None and max_verify_len > largest:
         raise InputError(
-            "--size",
+            "size",
             max_verify_len,
             f"at most {largest}: the largest tree {algorithm.id}'s maximal tree "
             f"{' '.join(map(str, caps[:depth]))} holds",

@@ -15,6 +15,7 @@ from fpgasim.cli.boards_cmd import boards
 from fpgasim.cli.cache_cmd import cache_app
 from fpgasim.cli.compare_cmd import compare_algorithms
 from fpgasim.cli.explore_cmd import explore_cmd
+from fpgasim.cli.flags import field_flags
 from fpgasim.cli.generate_cmd import generate_cmd
 from fpgasim.cli.hetero_cmd import hetero_app
 from fpgasim.cli.reproduce_cmd import reproduce
@@ -77,7 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     except FpgasimError as exc:
         if debug:
             raise
-        print(f"fpgasim: error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line
+        message = exc.render(field_flags(app))  # the fields as the flags the user typed
+        print(f"fpgasim: error: {' '.join(message.split())}", file=sys.stderr)  # one line
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -51,14 +51,15 @@ def resolve(kind: str, name_or_path: str) -> Path:
         len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in Path(text).parts
     ):
         raise ConfigError(
-            f"--{kind}",
+            "",
             "name",
             text,
             f"a {kind} name or YAML path (names of at most {MAX_NAME_BYTES} bytes, "
             f"paths of at most {MAX_PATH_CHARS} characters)",
+            argument=kind,
         )
     if "\0" in text:
-        raise ConfigError(f"--{kind}", "name", text, f"a {kind} name or YAML path (no NUL)")
+        raise ConfigError("", "name", text, f"a {kind} name or YAML path (no NUL)", kind)
     candidate = Path(text)
     try:
         if text and (candidate.suffix in {".yaml", ".yml"} or os.sep in text):
@@ -71,7 +72,7 @@ def resolve(kind: str, name_or_path: str) -> Path:
     except OSError as exc:
         raise ConfigError(text, kind, text, f"a readable file ({exc.strerror})") from None
     names = ", ".join(available(kind)) or "none shipped"
-    raise ConfigError(f"--{kind}", "name", text, f"unknown {kind}; choose one of: {names}")
+    raise ConfigError("", "name", text, f"unknown {kind}; choose one of: {names}", kind)
 
 
 def check_file_size(path: Path, limit: int) -> None:

@@ -28,7 +28,7 @@ class DraftTree:
         return sum(self.shape) if self.shape is not None else None
 
 
-def check_shape(widths: tuple[int, ...], argument: str = "--tree") -> None:
+def check_shape(widths: tuple[int, ...], argument: str = "tree") -> None:
     """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
     if not widths or widths[0] < 1:
         raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")
@@ -50,16 +50,16 @@ def draft_passes(
 ) -> list[PassSpec]:
     """The reference draft schedule of ACCOUNTING.md for one iteration."""
     if accepted < 1:
-        raise InputError("--accepted", accepted, "at least 1 (the tokens accepted last iteration)")
+        raise InputError("accepted", accepted, "at least 1 (the tokens accepted last iteration)")
     kind = algorithm.kind
     if kind == "eagle3":
         if tree.depth is None or tree.top_k is None:
-            raise InputError("--depth/--top-k", tree.describe(), "EAGLE-3 needs depth and top-k")
+            raise InputError("depth/top_k", tree.describe(), "EAGLE-3 needs depth and top-k")
         return [PassSpec("eagle3", accepted, context, first=True)] + [
             PassSpec("eagle3", tree.top_k, context) for _ in range(tree.depth)
         ]
     if tree.shape is None:
-        raise InputError("--tree", tree.describe(), "level widths such as '4 16 16 16 16'")
+        raise InputError("tree", tree.describe(), "level widths such as '4 16 16 16 16'")
     check_shape(tree.shape)
     if kind == "falcon":
         return falcon_passes(algorithm.drafter.tokens_per_pass, tree.shape, accepted, context)

@@ -1,4 +1,4 @@
-"""The instruction stream: a FlightLLM-style program as an immutable NumPy structured array.
+"""The executable form every lowering returns: instruction rows in a NumPy structured array.
 
 One row per instruction: LD/ST (bytes over a channel group), MM/MV (a tile on the MPE), MISC
 (an SFU pass) or SYS (a synchronisation point: the study-style lowering in
@@ -7,7 +7,9 @@ FlightLLM-style lowering in `fpgasim.dataflow.flightllm` does). Each row names i
 (LD, ST, MPE, SFU), its duration in cycles (fixed at lowering), the rows it waits on
 (`wait`, up to MAX_WAIT indices) and the on-chip buffer space it takes when it starts
 (`acq_*`, loads) or frees when it finishes (`rel_*`, the consuming tiles). A lowering
-builds programs from a pass's graph; the engines execute them. See docs/engines.md.
+builds programs from a pass's graph and returns them as an `Executable` (parts run in
+order, units named and given roles); the engines execute the parts and aggregate busy time
+by role, never by a unit's name. See docs/engines.md.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ OPCODE_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 UNIT_LD, UNIT_ST, UNIT_MPE, UNIT_SFU = range(4)
 UNIT_NAMES = ("LD", "ST", "MPE", "SFU")
 N_UNITS = 4
+# unit roles: what a unit does, the only thing engines aggregate by (names are labels)
+ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC = (
+    "load", "store", "compute", "special-function", "sync"
+)
+ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
+#: roles of the study units LD, ST, MPE, SFU
+UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU)
 # channel groups (bandwidth) and their ports: each port is used by one unit only (checked by
 # engine.cycle.check_runnable), so a port is never contended and engines do not arbitrate it
 GROUP_WEIGHT, GROUP_ACT = 0, 1
@@ -146,30 +155,61 @@ def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
     rows["wait"] = wait
 
 
-def full(template: Program | Segments) -> Program:
-    """The program with all of the pass's layers (segments: all parts concatenated)."""
-    if isinstance(template, Segments):
-        return template.concatenate()
+def full(template: Program) -> Program:
+    """The program with all of the pass's layers."""
     return window(template, template.total_layers)
 
 
 @dataclass(frozen=True)
-class Segments:
-    """A pass as a sequence of barrier-separated parts (FlightLLM: one SYS barrier each).
+class Executable:
+    """A lowered pass: parts run in sequence, on units with names and roles.
 
-    Part `order[j]` runs j-th. Each part starts on an idle machine (its first row waits on
-    nothing) and ends with a barrier row (SYS) that finishes after every other row of the
-    part; in the whole program the next part's first row waits on that barrier. So the
-    pass's time is exactly the sum of the parts' makespans, and a part that appears many
-    times (identical layers) needs one simulation.
+    Part `order[j]` runs j-th. A pass of one part (the study lowering) may be a template
+    whose identical layer blocks an engine windows (`Program`). A pass of several parts
+    (FlightLLM: one per barrier) has parts that each start on an idle machine (their first
+    row waits on nothing) and end with a barrier row (SYS) that finishes after every other
+    row of the part; in the whole program the next part's first row waits on that barrier.
+    So the pass's time is exactly the sum of the parts' makespans, and a part that appears
+    many times (identical layers) needs one simulation.
+
+    `unit_roles[u]` says what unit u does (ROLES); engines total busy time, bytes and work
+    by role. Every part uses the same units and time unit (`ticks_per_cycle` per cycle).
     """
 
     parts: tuple[Program, ...]
     order: tuple[int, ...]
     label: str
-    clock_hz: float
-    ticks_per_cycle: int
-    unit_names: tuple[str, ...]
+    unit_roles: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts or sorted(set(self.order)) != list(range(len(self.parts))):
+            raise ValueError(f"{self.label}: order must run every part at least once")
+        names, tpc = self.parts[0].unit_names, self.parts[0].ticks_per_cycle
+        if any(p.unit_names != names or p.ticks_per_cycle != tpc for p in self.parts):
+            raise ValueError(f"{self.label}: parts on different units or time units")
+        if len(self.unit_roles) != len(names) or not set(self.unit_roles) <= set(ROLES):
+            raise ValueError(f"{self.label}: one role of {ROLES} per unit of {names}")
+
+    @classmethod
+    def of_program(cls, program: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> Executable:
+        """A pass lowered to one program (run once)."""
+        return cls(parts=(program,), order=(0,), label=program.label, unit_roles=unit_roles)
+
+    @property
+    def unit_names(self) -> tuple[str, ...]:
+        return self.parts[0].unit_names
+
+    @property
+    def ticks_per_cycle(self) -> int:
+        return self.parts[0].ticks_per_cycle
+
+    @property
+    def clock_hz(self) -> float:
+        return self.parts[0].clock_hz
+
+    def units_of(self, role: str) -> tuple[int, ...]:
+        """Indices of the units with this role."""
+        return tuple(u for u, r in enumerate(self.unit_roles) if r == role)
 
     def counts(self) -> list[int]:
         """How often each part runs."""
@@ -181,18 +221,21 @@ class Segments:
     @property
     def rows(self) -> int:
         """Instructions of the whole pass."""
-        return sum(len(self.parts[k].instrs) for k in self.order)
+        return sum(len(full(self.parts[k]).instrs) for k in self.order)
 
     def concatenate(self) -> Program:
         """The whole pass as one program: parts in order, each chained to the previous barrier."""
+        if len(self.order) == 1:
+            return full(self.parts[0])
         pieces = []
         names: list[str] = []
         base = 0
         prev_last = -1
         for k in self.order:
-            rows = self.parts[k].instrs.copy()
+            part = full(self.parts[k])
+            rows = part.instrs.copy()
             rows["op"] += len(names)
-            names += self.parts[k].op_names
+            names += part.op_names
             wait = rows["wait"]
             wait[wait >= 0] += base
             if prev_last >= 0:
@@ -227,27 +270,42 @@ def part_key(part: Program) -> bytes:
     return h.digest()
 
 
-def totals(template: Program) -> dict[str, int]:
-    """Busy cycles per unit and bytes per traffic kind of the full pass (no simulation)."""
+def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[str, int]:
+    """Busy cycles, off-chip bytes and work per unit, and bytes per traffic kind of the full
+    pass (no simulation).
+
+    `macs` is the work of the compute units, `sfu_elements` that of the special-function
+    units (`unit_roles`); `mv_cycles` and `mv_macs` the part of them in MV-mode rows.
+    """
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     n = template.total_layers
+    weights = np.ones(len(src), dtype=np.int64)
     if blocks == 2:
-        weights = np.ones(len(src), dtype=np.int64)
         weights[h + lam : h + 2 * lam] = n - 1
-    else:
-        weights = np.ones(len(src), dtype=np.int64)
     cyc = src["cycles"] * weights
     nbytes = src["nbytes"] * weights
+    work = src["work"] * weights
+    unit = src["unit"]
     out: dict[str, int] = {}
-    for u, name in enumerate(UNIT_NAMES):
-        out[f"busy_{name}"] = int(cyc[src["unit"] == u].sum())
     traffic = src["traffic"]
+    moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
+    for u, name in enumerate(template.unit_names):
+        mine = unit == u
+        out[f"busy_{name}"] = int(cyc[mine].sum())
+        out[f"bytes_{name}"] = int(nbytes[mine & moved].sum())
+        out[f"work_{name}"] = int(work[mine].sum())
+    loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
     out["weight_bytes"] = int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_bytes"] = int(nbytes[(traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)].sum())
+    out["act_load_bytes"] = int(nbytes[loads].sum())
     out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
     out["weight_load_cycles"] = int(cyc[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_cycles"] = int(cyc[(traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)].sum())
-    out["macs"] = int((src["work"] * weights)[src["unit"] == UNIT_MPE].sum())
-    out["sfu_elements"] = int((src["work"] * weights)[src["unit"] == UNIT_SFU].sum())
+    out["act_load_cycles"] = int(cyc[loads].sum())
+    compute = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE])
+    sfu = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_SFU])
+    mv = compute & (src["opcode"] == MV)
+    out["macs"] = int(work[compute].sum())
+    out["sfu_elements"] = int(work[sfu].sum())
+    out["mv_cycles"] = int(cyc[mv].sum())
+    out["mv_macs"] = int(work[mv].sum())
     return out

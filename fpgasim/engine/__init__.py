@@ -38,7 +38,7 @@ def register_engine(name: str, cls: type) -> None:
 def get_engine(name: str, **options) -> Engine:
     """An engine instance by name; unknown names list the choices."""
     if name not in ENGINES:
-        raise InputError("--engine", name, f"one of {', '.join(sorted(ENGINES))}")
+        raise InputError("engine", name, f"one of {', '.join(sorted(ENGINES))}")
     return ENGINES[name](**options)
 
 

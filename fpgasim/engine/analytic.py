@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
+from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec, lower_pass
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
@@ -188,12 +189,13 @@ class AnalyticEngine:
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one pass (cached per instance; the tree mask is ignored, as the study)."""
-        if board.lowering != "study":
+        if not lowering_of(board).study_accounting:
             raise ConfigError(
                 f"board {board.name}",
                 "lowering",
                 board.lowering,
-                "the analytic engine models only the study lowering; use --engine event or fast",
+                "study (the analytic engine is the study's accounting); use the event or fast "
+                "engine",
             )
         key = (spec.kind, spec.tokens, spec.context, spec.first, spec.mask_block, board, model)
         key += (drafter,)

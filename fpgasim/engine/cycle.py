@@ -22,7 +22,6 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,24 +34,23 @@ import numpy as np
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
-    MV,
     N_BUFFERS,
     OPCODE_NAMES,
     PORT_NAMES,
-    TRAFFIC_ACT,
-    TRAFFIC_KV,
-    TRAFFIC_STORE,
-    TRAFFIC_WEIGHT,
+    ROLE_COMPUTE,
+    ROLE_LOAD,
+    ROLE_SFU,
+    ROLE_STORE,
+    SYS,
     UNIT_MPE,
-    UNIT_NAMES,
+    Executable,
     Program,
-    Segments,
     full,
     part_key,
     totals,
     window,
 )
-from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.lowerings import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 
@@ -107,12 +105,17 @@ def check_runnable(program: Program) -> None:
 
 
 def _snapshot(
-    program: Program, sched: Timeline, queues: list[np.ndarray], counts: np.ndarray, m: int
+    program: Program,
+    sched: Timeline,
+    queues: list[np.ndarray],
+    counts: np.ndarray,
+    m: int,
+    anchor: int,
 ) -> tuple[int, tuple, tuple, int, int] | None:
-    """(t_m, relative unit state, buffer levels, lowest and highest layer of any position)."""
+    """(t_m, relative unit state, buffer levels, lowest and highest layer of any position);
+    t_m is the cycle at which unit `anchor` (a compute unit) starts layer m."""
     head, per = counts[0], counts[1]
-    mpe = queues[UNIT_MPE]
-    t = int(sched.start[mpe[head[UNIT_MPE] + m * per[UNIT_MPE]]])
+    t = int(sched.start[queues[anchor][head[anchor] + m * per[anchor]]])
     state, lo, hi = [], program.layers, -1
     for u in range(program.n_units):
         q = queues[u]
@@ -136,8 +139,9 @@ def _snapshot(
     return t, tuple(state), tuple(levels), lo, hi
 
 
-def steady_state(sched: Timeline) -> tuple[int, int] | None:
-    """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None."""
+def steady_state(sched: Timeline, anchor: int = UNIT_MPE) -> tuple[int, int] | None:
+    """(a, delta) if the state at layer a+1 equals the state at layer a shifted, else None;
+    layers are located by when unit `anchor` (a compute unit) starts them."""
     program = sched.program
     if program.layers < 3:
         return None
@@ -145,7 +149,7 @@ def steady_state(sched: Timeline) -> tuple[int, int] | None:
     counts = program.region_counts()
     previous = None
     for m in range(1, program.layers):
-        snap = _snapshot(program, sched, queues, counts, m)
+        snap = _snapshot(program, sched, queues, counts, m, anchor)
         if snap is None:
             return None
         if previous is not None:
@@ -190,8 +194,9 @@ class CycleEngine:
     #: programs with more rows than this are windowed even when `window` is False
     max_full_rows = 2_000_000
 
-    def pass_cycles(self, template: Program) -> int:
-        """Cycles of the whole pass, extrapolated from a window when the steady state is proven."""
+    def pass_cycles(self, template: Program, anchor: int = UNIT_MPE) -> int:
+        """Cycles of the whole pass, extrapolated from a window when the steady state is proven
+        (layers located by compute unit `anchor`, see `steady_state`)."""
         n = template.total_layers
         huge = (
             len(template.instrs) + (n - template.layers) * template.layer_len > self.max_full_rows
@@ -201,7 +206,7 @@ class CycleEngine:
                 if w >= n:
                     break
                 sched = self.simulate(window(template, w))
-                proof = steady_state(sched)
+                proof = steady_state(sched, anchor)
                 if proof is not None:
                     a, delta = proof
                     self.last_method = f"window {w}, layer {a}"
@@ -224,18 +229,21 @@ class CycleEngine:
             sched = self.simulate(part)
             ticks = sched.makespan
             last = len(part.instrs) - 1
-            if int(sched.finish[last]) != ticks:
+            if part.instrs["opcode"][last] != SYS or int(sched.finish[last]) != ticks:
                 raise AssertionError(f"{part.label}: the final barrier is not the last to finish")
             self._parts[key] = ticks
         return ticks
 
-    def segments_ticks(self, prog: Segments) -> int:
-        """Time of a segmented pass: the sum of its parts' makespans.
+    def executable_ticks(self, prog: Executable) -> int:
+        """Time of a pass in its program's time unit.
 
-        Exact, not an extrapolation: each part starts when the previous part's barrier
-        (SYS) finishes and ends with its own, so the whole stream's makespan is the sum
-        (tests compare it with one simulation of `prog.concatenate()` on both engines).
+        One part: `pass_cycles` (windowed when the steady state is proven). Several parts:
+        the sum of their makespans, exact, not an extrapolation: each part starts when the
+        previous part's barrier (SYS) finishes and ends with its own (tests compare it with
+        one simulation of `prog.concatenate()` on both engines).
         """
+        if len(prog.order) == 1:
+            return self.pass_cycles(prog.parts[0], prog.units_of(ROLE_COMPUTE)[0])
         self.last_method = "barrier parts"
         counts = prog.counts()
         return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
@@ -245,13 +253,8 @@ class CycleEngine:
         key = self.cache_key(spec, board, model, drafter)
         hit = self._cache.get(key)
         if hit is None:
-            template = lower(spec, board, model, drafter)
-            if isinstance(template, Segments):
-                hit = _segments_timing(template, self.segments_ticks(template), board)
-            else:
-                cycles = self.pass_cycles(template)
-                hit = _timing(template, cycles, board)
-            self._cache[key] = hit
+            prog = lower(spec, board, model, drafter)
+            hit = self._cache[key] = _timing(prog, self.executable_ticks(prog), board)
         if spec.kind == "target":
             self._last_rows = hit[1]
         return hit[0]
@@ -289,8 +292,8 @@ class CycleEngine:
 
     def timeline(self, board: Board, model: TargetModel, verify_len: int, context: int) -> Timeline:
         """Every instruction's start/finish of a target pass (all layers simulated)."""
-        template = lower(PassSpec("target", verify_len, context), board, model)
-        return self.simulate(full(template))
+        prog = lower(PassSpec("target", verify_len, context), board, model)
+        return self.simulate(prog.concatenate())
 
     def trace_events(self, board: Board, model: TargetModel, verify_len: int, context: int) -> dict:
         """Chrome trace-event JSON object of a target pass (one lane per unit)."""
@@ -331,16 +334,41 @@ def architecture(model: TargetModel) -> TargetModel:
     return type(model).model_construct(**(dict(model) | {"id": "", "hf_name": ""}))
 
 
-def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[dict]]:
-    tot = totals(template)
-    busy = {name: tot[f"busy_{name}"] for name in UNIT_NAMES}
-    ld, st, comp, sfu = busy["LD"], busy["ST"], busy["MPE"], busy["SFU"]
+def executable_totals(prog: Executable) -> dict[str, int]:
+    """`instructions.totals` of every part times how often it runs (no simulation)."""
+    out: dict[str, int] = {}
+    for part, count in zip(prog.parts, prog.counts(), strict=True):
+        for k, v in totals(part, prog.unit_roles).items():
+            out[k] = out.get(k, 0) + count * v
+    return out
+
+
+def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[dict]]:
+    """Timing and per-unit rows of a pass, every total taken by unit role.
+
+    Tick-based programs (ticks_per_cycle > 1, FlightLLM's) report fractional cycles: ticks /
+    ticks_per_cycle, exact binary fractions. Bytes are the instructions' byte counts
+    (FlightLLM: int8 weights, although their loads are timed as int4).
+    """
+    tot = executable_totals(prog)
+    tpc = prog.ticks_per_cycle
+
+    def cycles_of(value: int) -> float:
+        return value if tpc == 1 else value / tpc
+
+    busy = {name: cycles_of(tot[f"busy_{name}"]) for name in prog.unit_names}
+
+    def role_busy(role: str) -> float:
+        return sum(busy[prog.unit_names[u]] for u in prog.units_of(role))
+
+    cycles = cycles_of(ticks)
+    ld, st = role_busy(ROLE_LOAD), role_busy(ROLE_STORE)
+    comp, sfu = role_busy(ROLE_COMPUTE), role_busy(ROLE_SFU)
     bound = bound_of(ld, st, comp)
     if sfu > max(ld, st, comp):
         bound = "sfu"
-    mv = _mv_totals(template)
     timing = Timing(
-        cycles=int(cycles),
+        cycles=cycles,
         clock_hz=board.clock_hz,
         ld_cycles=ld,
         st_cycles=st,
@@ -352,13 +380,13 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
         bound=bound,
         unit_busy_cycles=busy,
         macs=tot["macs"],
-        mv_cycles=mv["busy_MPE"],
-        mv_macs=mv["macs"],
+        mv_cycles=cycles_of(tot["mv_cycles"]),
+        mv_macs=tot["mv_macs"],
         duration_divisor=board.duration_divisor,
     )
 
-    def row(resource: str, busy_cycles: int, nbytes: int | None, work: int | None) -> dict:
-        """work: MACs on the MPE, element-passes on the SFU."""
+    def row(resource: str, busy_cycles: float, nbytes: int | None, work: int | None) -> dict:
+        """work: MACs on compute units, element-passes on special-function units."""
         util = busy_cycles / cycles if cycles else 0.0
         return {
             "resource": resource,
@@ -368,90 +396,26 @@ def _timing(template: Program, cycles: int, board: Board) -> tuple[Timing, list[
             "work": work,
         }
 
-    rows = [
-        row("LD", ld, tot["weight_bytes"] + tot["act_load_bytes"], None),
-        row("ST", st, tot["act_store_bytes"], None),
-        row("MPE", comp, None, tot["macs"]),
-        row("SFU", sfu, None, tot["sfu_elements"]),
-        row(f"{GROUP_NAMES[0]} group LD", tot["weight_load_cycles"], tot["weight_bytes"], None),
-        row(f"{GROUP_NAMES[1]} group LD", tot["act_load_cycles"], tot["act_load_bytes"], None),
-        row(f"{GROUP_NAMES[1]} group ST", st, tot["act_store_bytes"], None),
-    ]
+    rows = []
+    for name, role in zip(prog.unit_names, prog.unit_roles, strict=True):
+        moves = role in (ROLE_LOAD, ROLE_STORE)
+        works = role in (ROLE_COMPUTE, ROLE_SFU)
+        nbytes = tot[f"bytes_{name}"] if moves else None
+        rows.append(row(name, busy[name], nbytes, tot[f"work_{name}"] if works else None))
+    if _uses_ports(prog):
+        rows += [
+            row(f"{GROUP_NAMES[0]} group LD", cycles_of(tot["weight_load_cycles"]),
+                tot["weight_bytes"], None),
+            row(f"{GROUP_NAMES[1]} group LD", cycles_of(tot["act_load_cycles"]),
+                tot["act_load_bytes"], None),
+            row(f"{GROUP_NAMES[1]} group ST", st, tot["act_store_bytes"], None),
+        ]
     return timing, rows
 
 
-def _mv_totals(template: Program) -> dict[str, int]:
-    """`totals` of the MV-mode MPE rows only (every other row costs 0 cycles, 0 work)."""
-    ins = template.instrs.copy()
-    other = ins["opcode"] != MV
-    ins["cycles"][other] = 0
-    ins["work"][other] = 0
-    return totals(dataclasses.replace(template, instrs=ins))
-
-
-def segments_totals(prog: Segments) -> dict[str, int]:
-    """Busy ticks per unit and bytes per traffic kind of a segmented pass (no simulation).
-
-    Bytes are the instructions' byte counts (FlightLLM: int8 weights, although their loads
-    are timed as int4)."""
-    out: dict[str, int] = {f"busy_{name}": 0 for name in prog.unit_names}
-    for key in ("weight_bytes", "act_load_bytes", "act_store_bytes", "macs", "misc_elements"):
-        out[key] = 0
-    for part, count in zip(prog.parts, prog.counts(), strict=True):
-        ins = part.instrs
-        unit, cyc, nbytes, traffic = ins["unit"], ins["cycles"], ins["nbytes"], ins["traffic"]
-        for u, name in enumerate(prog.unit_names):
-            out[f"busy_{name}"] += count * int(cyc[unit == u].sum())
-        out["weight_bytes"] += count * int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
-        # zero-fill LDs (traffic NONE) write on chip and move no off-chip bytes
-        loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
-        out["act_load_bytes"] += count * int(nbytes[loads].sum())
-        out["act_store_bytes"] += count * int(nbytes[traffic == TRAFFIC_STORE].sum())
-        for u, name in enumerate(prog.unit_names):
-            if name in ("MM", "MV"):
-                out["macs"] += count * int(ins["work"][unit == u].sum())
-            elif name == "MISC":
-                out["misc_elements"] += count * int(ins["work"][unit == u].sum())
-    return out
-
-
-def _segments_timing(prog: Segments, ticks: int, board: Board) -> tuple[Timing, list[dict]]:
-    """Timing of a FlightLLM pass: cycles are ticks / ticks_per_cycle (exact binary fractions)."""
-    tot = segments_totals(prog)
-    tpc = prog.ticks_per_cycle
-    busy = {name: tot[f"busy_{name}"] / tpc for name in prog.unit_names}
-    cycles = ticks / tpc
-    ld, st = busy.get("LD", 0.0), busy.get("ST", 0.0)
-    comp = busy.get("MM", 0.0) + busy.get("MV", 0.0)
-    misc = busy.get("MISC", 0.0)
-    bound = bound_of(ld, st, comp)
-    if misc > max(ld, st, comp):
-        bound = "sfu"
-    timing = Timing(
-        cycles=cycles,
-        clock_hz=board.clock_hz,
-        ld_cycles=ld,
-        st_cycles=st,
-        compute_cycles=comp,
-        sfu_cycles=misc,
-        weight_bytes=tot["weight_bytes"],
-        act_load_bytes=tot["act_load_bytes"],
-        act_store_bytes=tot["act_store_bytes"],
-        bound=bound,
-        unit_busy_cycles=busy,
-        duration_divisor=board.duration_divisor,
-    )
-    rows = [
-        {
-            "resource": name,
-            "busy_cycles": value,
-            "utilisation": value / cycles if cycles else 0.0,
-            "bytes": None,
-            "work": None,
-        }
-        for name, value in busy.items()
-    ]
-    return timing, rows
+def _uses_ports(prog: Executable) -> bool:
+    """Whether the program's transfers use channel-group ports (per-group rows then)."""
+    return any(bool((part.instrs["chan"] >= 0).any()) for part in prog.parts)
 
 
 # --------------------------------------------------------------------------- trace

@@ -74,7 +74,7 @@ def solve_grid(
     step on the target's device; t_offload_s the offloading baseline (NaN on a GPU-only host).
     """
     if not gammas or not blocks:
-        raise InputError("--gammas/--blocks", "", "at least one value each")
+        raise InputError("gammas/blocks", "", "at least one value each")
     t_ad = target_pass_time(p, m, 1, context).total_s
     t_off = offload_token_time_s(p, m) if p.target_device == "cpu" else math.nan
     verify = {g: verify_time(p, m, g, context) for g in gammas}
@@ -130,7 +130,7 @@ def best_config(grid: pd.DataFrame) -> dict:
     ok = grid[grid["drafter_fits_gpu"]]
     if ok.empty:
         raise InputError(
-            "--blocks",
+            "blocks",
             ",".join(map(str, sorted(set(grid["blocks"])))),
             "no drafter of these sizes fits the GPU's memory; try fewer blocks",
         )

@@ -1,16 +1,12 @@
 """Engines side by side: every timed experiment under two engines, flagged differences, and
-the T_v / T_d breakdown behind them (the generated part of docs/reproduction.md).
-
-    python -m fpgasim.reproduce.engine_comparison --aat-dir workloads/aat \
-        --engines analytic,event --update docs/reproduction.md
+the T_v / T_d breakdown behind them (the generated part of docs/reproduction.md, written
+by `python -m fpgasim.cli.compare_engines`).
 
 A row is flagged when its best x differs by more than 1 or its speedup by more than 3%.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +17,13 @@ import pandas as pd
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
 from fpgasim.engine import get_engine
-from fpgasim.reproduce.loader import experiment_names, load_experiment
+from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, load_inputs
 from fpgasim.simulate import draft_timing, verify_timing
 
-BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.reproduce.engine_comparison -->"
-END = "<!-- END GENERATED -->"
 MAX_DX = 1
 MAX_REL = 0.03
 
@@ -202,35 +196,3 @@ def compare_all(
     source = f"measured AAT from `{aat_dir}`" if aat_dir else "embedded AAT"
     head = f"Engines `{first}` vs `{second}` ({versions}), {source}.\n"
     return head + "\n" + "\n".join(parts), frames
-
-
-def update_doc(path: Path, generated: str) -> None:
-    """Replace the text between the BEGIN/END markers of a Markdown file."""
-    text = path.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n\n{generated}\n{END}{tail}")
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: print the comparison, or write it into a doc between the markers."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", help="experiments (default: every timed one)")
-    parser.add_argument("--aat-dir", type=Path, default=None)
-    parser.add_argument("--engines", default="analytic,event")
-    parser.add_argument("--update", type=Path, default=None, help="Markdown file to update")
-    args = parser.parse_args(argv)
-    engines = [e.strip() for e in args.engines.split(",")]
-    if len(engines) != 2:
-        raise SystemExit("--engines: two engines, e.g. analytic,event")
-    text, _ = compare_all(args.names or experiment_names(), engines, args.aat_dir)
-    if args.update:
-        update_doc(args.update, text)
-    else:
-        sys.stdout.write(text)
-
-
-if __name__ == "__main__":
-    main()

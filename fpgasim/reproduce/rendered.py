@@ -97,6 +97,6 @@ def embedded_task_note(exp: Experiment, ctx: RunContext) -> tuple[str, ...]:
     if not tasks:
         return ("the embedded acceptance model is task-agnostic (task = embedded)",)
     return (
-        "the embedded acceptance model is task-agnostic (task = embedded); with --aat-dir "
+        "the embedded acceptance model is task-agnostic (task = embedded); with `aat_dir` "
         f"the measured {', '.join(tasks)} curves are used",
     )

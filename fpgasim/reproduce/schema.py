@@ -143,13 +143,13 @@ class AatSpec(Strict):
 
     source: Literal["measured", "fitted"] = Field(
         "measured",
-        description="with --aat-dir: measured (the measured x only) or fitted "
+        description="with `aat_dir`: measured (the measured x only) or fitted "
         "(A + B·ln(x − C) fitted on the points, evaluated at every x of the per-x tree table)",
     )
     files: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         min_length=1,
         max_length=16,
-        description="file names read from --aat-dir: AAT tables and, for `fitted`, the per-x "
+        description="file names read from `aat_dir`: AAT tables and, for `fitted`, the per-x "
         "draft-configuration table tree_shapes_by_verify_len.csv",
     )
     fit_points: list[VerifyLen] | None = Field(
@@ -159,7 +159,7 @@ class AatSpec(Strict):
         description="x values the AAT model is fitted on (>= 3); null: every point of the curve",
     )
     embedded: bool = Field(
-        True, description="whether the experiment runs on the embedded model without --aat-dir"
+        True, description="whether the experiment runs on the embedded model without `aat_dir`"
     )
     embedded_reason: str = Field(
         "",
@@ -172,7 +172,7 @@ class AatSpec(Strict):
         for name in self.files:
             if "/" in name or "\\" in name or name.startswith("."):
                 raise ValueError(
-                    f"files: {name!r} is a path; give plain file names inside --aat-dir"
+                    f"files: {name!r} is a path; give plain file names inside `aat_dir`"
                 )
         if len(set(self.files)) != len(self.files):
             raise ValueError(f"files lists a file twice: {self.files}")

@@ -52,11 +52,11 @@ def aat_folder(aat: str = "measured", aat_dir: Path | str | None = None) -> Path
     shipped copy; `--aat embedded` the embedded model (with `--aat-dir` an error).
     """
     if aat not in AAT_CHOICES:
-        raise InputError("--aat", aat, f"one of {', '.join(AAT_CHOICES)}")
+        raise InputError("aat", aat, f"one of {', '.join(AAT_CHOICES)}")
     if aat_dir is not None:
         if aat == "embedded":
             raise InputError(
-                "--aat-dir", str(aat_dir), "no folder with --aat embedded (drop one of the two)"
+                "aat_dir", str(aat_dir), "no folder with `aat` embedded (drop one of the two)"
             )
         return check_aat_dir(aat_dir)
     return check_aat_dir(shipped_aat_dir()) if aat == "measured" else None
@@ -100,13 +100,13 @@ class RunContext:
         key = tuple(files)
         if key not in self._tables:
             if self.aat_dir is None:
-                raise InputError("--aat-dir", None, "a folder of measured AAT tables")
+                raise InputError("aat_dir", None, "a folder of measured AAT tables")
             self._tables[key] = load_aat_tables([self.aat_dir / f for f in check_files(self, key)])
         return self._tables[key]
 
 
 def check_aat_dir(path: Path | str | None) -> Path | None:
-    """--aat-dir as a Path to an existing folder (None stays None), else a ConfigError."""
+    """The `aat_dir` input as a Path to an existing folder (None stays None), else a ConfigError."""
     if path is None:
         return None
     path = Path(path)
@@ -114,7 +114,7 @@ def check_aat_dir(path: Path | str | None) -> Path | None:
         what = "not a folder" if path.exists() else "no such folder"
         raise ConfigError(
             str(path),
-            "--aat-dir",
+            "aat_dir",
             what,
             "a folder of measured AAT tables (the layout of workloads/aat)",
         )
@@ -129,9 +129,9 @@ def check_files(ctx: RunContext, files: Sequence[str]) -> list[str]:
         have = sorted(p.name for p in ctx.aat_dir.iterdir() if p.suffix in (".csv", ".parquet"))
         raise ConfigError(
             str(ctx.aat_dir),
-            "--aat-dir",
+            "aat_dir",
             ", ".join(missing),
-            f"missing; the experiment reads it from --aat-dir, which holds: "
+            f"missing; the experiment reads it from `aat_dir`, which holds: "
             f"{', '.join(have) or 'no tables'}",
         )
     return list(files)
@@ -246,7 +246,7 @@ def solve(
 ) -> Solution:
     """The analysis solver on the curves with the run's engine."""
     if ctx.engine is None:
-        raise InputError("--engine", None, "an engine (this experiment is timed)")
+        raise InputError("engine", None, "an engine (this experiment is timed)")
     return solve_curves(
         ctx.engine,
         board,

@@ -144,7 +144,7 @@ def row_checksum(key: str, engine: str, row_text: str) -> str:
 
 def limit_bytes(limit_mb: float | None = None) -> int:
     """The size limit in bytes: `limit_mb`, else `$FPGASIM_CACHE_LIMIT_MB`, else the default."""
-    source, value = "--cache-limit-mb", limit_mb
+    source, value = "cache_limit_mb", limit_mb
     if value is None:
         text = os.environ.get(LIMIT_ENV)
         if not text:
@@ -205,11 +205,11 @@ class SweepCache:
         """Refuse a cache folder (or its format folder or database) that is the wrong kind."""
         text = str(self.path)
         if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in self.path.parts):
-            raise CacheError(f"cache {self.directory}: path too long; choose another --cache-dir")
+            raise CacheError(f"cache {self.directory}: path too long; choose another `cache_dir`")
         if self.path.exists():
             if not self.path.is_file():
                 raise CacheError(
-                    f"cache {self.path}: not a file; remove it or choose another --cache-dir"
+                    f"cache {self.path}: not a file; remove it or choose another `cache_dir`"
                 )
             return
         folder = self.path.parent  # the nearest existing folder on the way must be one
@@ -218,7 +218,7 @@ class SweepCache:
         if not folder.is_dir():
             raise CacheError(
                 f"cache {self.directory}: {folder} is a file, not a folder; choose another "
-                "--cache-dir or remove the file"
+                "`cache_dir` or remove the file"
             )
 
     def _connect(self) -> sqlite3.Connection:
@@ -247,8 +247,8 @@ class SweepCache:
     def _error(self, exc: BaseException) -> CacheError:
         reason = getattr(exc, "strerror", None) or str(exc)
         return CacheError(
-            f"cache {self.path}: {reason}; choose another --cache-dir, run "
-            f"`fpgasim cache clear`, or pass --no-cache"
+            f"cache {self.path}: {reason}; choose another `cache_dir`, run "
+            f"`fpgasim cache clear`, or pass `no_cache`"
         )
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict]:

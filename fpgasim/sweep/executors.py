@@ -214,7 +214,7 @@ class DaskExecutor:
             from distributed import Client, LocalCluster
         except ImportError:
             raise InputError(
-                "--executor", "dask", "needs Dask: pip install 'fpgasim[dask]'"
+                "executor", "dask", "needs Dask: pip install 'fpgasim[dask]'"
             ) from None
         try:
             if self.scheduler:
@@ -237,7 +237,7 @@ class DaskExecutor:
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable or malformed address
             self.__exit__(None, None, None)
             raise InputError(
-                "--scheduler", self.scheduler, f"a reachable Dask scheduler ({exc})"
+                "scheduler", self.scheduler, f"a reachable Dask scheduler ({exc})"
             ) from None
         return self
 
@@ -283,12 +283,12 @@ def register_executor(name: str, cls: type) -> None:
 def make_executor(name: str, workers: int | None = None, scheduler: str | None = None) -> Executor:
     """An executor by name (not yet entered); unknown names list the choices."""
     if name not in EXECUTORS:
-        raise InputError("--executor", name, f"one of {', '.join(EXECUTORS)}")
+        raise InputError("executor", name, f"one of {', '.join(EXECUTORS)}")
     if workers is not None and workers < 1:
-        raise InputError("--workers", workers, "at least 1")
+        raise InputError("workers", workers, "at least 1")
     return EXECUTORS[name](workers=workers, scheduler=scheduler)
 
 
 def _no_scheduler(name: str, scheduler: str | None) -> None:
     if scheduler:
-        raise InputError("--scheduler", scheduler, f"only with --executor dask (not {name})")
+        raise InputError("scheduler", scheduler, f"only with `executor` dask (not {name})")

@@ -20,25 +20,25 @@ from fpgasim.lists import split_items
 def parse_pe_arrays(text: str) -> list[tuple[int, int]]:
     """'64x48,128x64' -> [(64, 48), (128, 64)] (rows x cols), each a valid `PeArray`."""
     out = []
-    for part in split_items(text, "--pe-arrays", "64x48,128x128"):
+    for part in split_items(text, "pe_arrays", "64x48,128x128"):
         rows, sep, cols = part.replace(" ", "").lower().partition("x")
         if not sep or not rows.isdigit() or not cols.isdigit() or len(rows + cols) > 12:
-            raise InputError("--pe-arrays", part, "ROWSxCOLS items, e.g. 64x48,128x128")
+            raise InputError("pe_arrays", part, "ROWSxCOLS items, e.g. 64x48,128x128")
         try:
             PeArray(rows=int(rows), cols=int(cols))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = f"pe_array.{err['loc'][0]}"
-            raise InputError("--pe-arrays", part, f"{where}: {err['msg']}") from None
+            raise InputError("pe_arrays", part, f"{where}: {err['msg']}") from None
         out.append((int(rows), int(cols)))
     return list(dict.fromkeys(out))
 
 
 #: The option a derived board's field comes from (errors name it, not the board field).
 FIELD_ARGUMENTS = {
-    "pe_array": "--pe-arrays",
-    "mv_macs_per_cycle": "--pe-arrays",
-    "memory": "--bandwidths",
+    "pe_array": "pe_arrays",
+    "mv_macs_per_cycle": "pe_arrays",
+    "memory": "bandwidths",
 }
 
 
@@ -63,7 +63,7 @@ def derive_board(base: Board, rows: int, cols: int, bandwidth_gb_s: float) -> Bo
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "board"
-        argument = FIELD_ARGUMENTS.get(str(err["loc"][0]) if err["loc"] else "", "--base-board")
+        argument = FIELD_ARGUMENTS.get(str(err["loc"][0]) if err["loc"] else "", "base_board")
         raise InputError(argument, err.get("input"), f"{field}: {err['msg']}") from None
 
 

@@ -56,7 +56,7 @@ class PositionalModel:
 
     @classmethod
     def from_vector(
-        cls, vector: Sequence[float], argument: str = "--acceptance-vector"
+        cls, vector: Sequence[float], argument: str = "acceptance_vector"
     ) -> PositionalModel:
         """A depth-independent model from one vector p_0, p_1, ... (Sequoia's form)."""
         return cls.from_rows([list(vector)], argument)
@@ -98,7 +98,7 @@ class PositionalModel:
     def at_context(self, context: int, context_ref: int, decay: float) -> PositionalModel:
         """Scale by (1 - decay) ** log2(context / context_ref) (capped at row sums of 1)."""
         if context < 1:
-            raise InputError("--context", context, "a context length >= 1")
+            raise InputError("context", context, "a context length >= 1")
         if decay == 0 or context == context_ref:
             return self
         return self.scaled((1.0 - decay) ** math.log2(context / context_ref))
@@ -134,9 +134,9 @@ def sample_rank_paths(
     probability p(d, r), or none of them with the remaining probability.
     """
     if iterations < 1 or iterations > 10**8:
-        raise InputError("--iterations", iterations, "between 1 and 10^8")
+        raise InputError("iterations", iterations, "between 1 and 10^8")
     if max_depth < 1 or max_depth > MAX_TRACE_DEPTH:
-        raise InputError("--max-depth", max_depth, f"between 1 and {MAX_TRACE_DEPTH}")
+        raise InputError("max_depth", max_depth, f"between 1 and {MAX_TRACE_DEPTH}")
     out = np.full((iterations, max_depth), -1, dtype=np.int16)
     alive = np.ones(iterations, dtype=bool)
     for d in range(1, max_depth + 1):

@@ -32,7 +32,7 @@ def depth_tree(
 def even_max_shape(nodes: int, levels: int, first_cap: int | None = None) -> tuple[int, ...]:
     """`nodes` spread evenly over `levels` levels, level 1 capped at `first_cap`."""
     if nodes < 1 or levels < 1:
-        raise InputError("--max-tree", f"{nodes} nodes over {levels} levels", "both >= 1")
+        raise InputError("max_tree", f"{nodes} nodes over {levels} levels", "both >= 1")
     levels = min(levels, nodes)
     widths = [nodes // levels + (1 if i < nodes % levels else 0) for i in range(levels)]
     if first_cap is not None and widths[0] > first_cap:
@@ -52,7 +52,7 @@ def dynamic_tree(model: PositionalModel, nodes: int, depth: int, top_k: int) -> 
     shallower, then earlier) and the top `nodes` kept, so the tree has <= depth+1 levels.
     """
     if depth < 0 or top_k < 1:
-        raise InputError("--depth/--top-k", (depth, top_k), "depth >= 0 and top-k >= 1")
+        raise InputError("depth/top_k", (depth, top_k), "depth >= 0 and top-k >= 1")
     parents, ranks, probs, depths = [-1], [0], [1.0], [0]
     level = [0]
     for d in range(1, depth + 2):
@@ -67,7 +67,7 @@ def dynamic_tree(model: PositionalModel, nodes: int, depth: int, top_k: int) -> 
                 level.append(len(parents) - 1)
     if nodes < 0 or nodes > len(parents) - 1:
         raise InputError(
-            "--verify-len", nodes + 1, f"at most {len(parents)} for depth {depth}, top-k {top_k}"
+            "verify_len", nodes + 1, f"at most {len(parents)} for depth {depth}, top-k {top_k}"
         )
     keep = sorted(range(1, len(parents)), key=lambda v: (-probs[v], depths[v], v))[:nodes]
     keep = sorted(keep, key=lambda v: (depths[v], v))

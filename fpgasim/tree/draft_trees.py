@@ -32,7 +32,7 @@ def tree_for_verify_len(
     whose dynamic tree holds it.
     """
     if verify_len < 2:
-        raise InputError("--verify-len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
+        raise InputError("verify_len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
     nodes = verify_len - 1
     if method == "optimal":
         tree = embedded_tree(algorithm, verify_len, context)
@@ -50,6 +50,6 @@ def tree_for_verify_len(
         return DraftTree(shape=width_based(nodes, max_tree))
     if method == "depth":
         return DraftTree(shape=depth_based(nodes, max_tree))
-    raise InputError("--tree-method", method, f"one of {', '.join(TREE_METHODS)}")
+    raise InputError("tree_method", method, f"one of {', '.join(TREE_METHODS)}")
 
 

@@ -88,7 +88,7 @@ def embedded_tree(
 ) -> TokenTree:
     """The optimal tree of verify_len-1 draft nodes under the embedded model at `context`."""
     if verify_len < 1 or verify_len > MAX_SIZE:
-        raise InputError("--verify-len", verify_len, f"between 1 and {MAX_SIZE}")
+        raise InputError("verify_len", verify_len, f"between 1 and {MAX_SIZE}")
     model = embedded_model(algorithm, context)
     depth = embedded_max_depth(algorithm) if max_depth is None else max_depth
     return optimal_trees(model, [verify_len], depth)[0]
@@ -111,11 +111,11 @@ def embedded_curve(
     if bad:
         raise InputError("verify_lens", bad[0], f"verification lengths between 1 and {MAX_SIZE}")
     if context < 1:
-        raise InputError("--context", context, "a context length >= 1")
+        raise InputError("context", context, "a context length >= 1")
     model = embedded_model(algorithm, context)
     depth = embedded_max_depth(algorithm) if max_depth is None else max_depth
     if depth < 1 or depth > 256:
-        raise InputError("--max-depth", depth, "between 1 and 256 levels")
+        raise InputError("max_depth", depth, "between 1 and 256 levels")
     trees = optimal_trees(model, xs, depth)
     frame = pd.DataFrame(
         {

@@ -43,12 +43,12 @@ def compare_curves(
     """Long table, one row per (method, verify_len): method, verify_len, aat, tree_shape."""
     xs = sorted({int(x) for x in sizes})
     if not xs or xs[0] < 2:
-        raise InputError("--sizes", xs[:1], "verification lengths >= 2")
+        raise InputError("sizes", xs[:1], "verification lengths >= 2")
     model = embedded_model(algorithm, context)
     shape = max_shape or max_shape_for(algorithm, xs[-1] - 1)
     if xs[-1] - 1 > sum(shape):
         raise InputError(
-            "--sizes",
+            "sizes",
             xs[-1],
             f"at most {sum(shape) + 1} (the maximal tree {' '.join(map(str, shape))})",
         )

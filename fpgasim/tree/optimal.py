@@ -40,13 +40,13 @@ class OptimalTree:
 
 def _check(size: int, max_depth: int | None) -> int:
     if size < 1 or size > MAX_SIZE:
-        raise InputError("--size", size, f"a tree size N (root included) between 1 and {MAX_SIZE}")
+        raise InputError("size", size, f"a tree size N (root included) between 1 and {MAX_SIZE}")
     if max_depth is None:
         return max(size - 1, 0)
     if max_depth < 0 or max_depth > 256:
-        raise InputError("--max-depth", max_depth, "levels below the root, between 0 and 256")
+        raise InputError("max_depth", max_depth, "levels below the root, between 0 and 256")
     if max_depth == 0 and size > 1:
-        raise InputError("--max-depth", max_depth, "at least 1 for a tree with draft nodes")
+        raise InputError("max_depth", max_depth, "at least 1 for a tree with draft nodes")
     return max_depth
 
 
@@ -136,7 +136,7 @@ class SequoiaDP:
     def tree(self, size: int) -> TokenTree:
         """The optimal tree with `size` nodes (padded with zero-probability root children)."""
         if size < 1 or size > self.size:
-            raise InputError("--size", size, f"between 1 and {self.size}")
+            raise InputError("size", size, f"between 1 and {self.size}")
         parents = [-1]
         queue = [(0, 0, size)]  # (node id, depth, budget)
         head = 0
@@ -176,9 +176,9 @@ def check_dp_feasible(model: PositionalModel, size: int, depth: int) -> None:
     """Refuse up front (one InputError) a DP beyond DP_MAX_SIZE or DP_MAX_CELLS."""
     if size > DP_MAX_SIZE:
         raise InputError(
-            "--size",
+            "size",
             size,
-            f"at most {DP_MAX_SIZE} for Sequoia's DP (--method dp); larger trees: --method "
+            f"at most {DP_MAX_SIZE} for Sequoia's DP (`method` dp); larger trees: `method` "
             "greedy or auto (optimal when p is non-increasing in rank)",
         )
     cells = dp_cells(model, size, depth)
@@ -186,15 +186,15 @@ def check_dp_feasible(model: PositionalModel, size: int, depth: int) -> None:
         ranks = cells // max(1, depth * size * size)
         deepest = DP_MAX_CELLS // max(1, ranks * size * size)
         hint = (
-            f"--max-depth <= {deepest} at N = {size}"
+            f"`max_depth` <= {deepest} at N = {size}"
             if deepest >= 1
-            else f"a smaller --size (N^2 x {ranks} ranks <= {DP_MAX_CELLS:.0e})"
+            else f"a smaller `size` (N^2 x {ranks} ranks <= {DP_MAX_CELLS:.0e})"
         )
         raise InputError(
-            "--size/--max-depth",
+            "size/max_depth",
             f"N = {size}, {depth} levels, {ranks} ranks",
             f"Sequoia's DP within {DP_MAX_CELLS:.0e} cell updates (levels x ranks x N^2; "
-            f"this needs {cells:.1e}): {hint}, or --method greedy/auto",
+            f"this needs {cells:.1e}): {hint}, or `method` greedy/auto",
         )
 
 

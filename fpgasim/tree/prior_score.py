@@ -32,7 +32,7 @@ class PriorScore:
     def _check(self, nodes: int) -> None:
         if nodes < 0 or nodes > self.max_tree.nodes:
             raise InputError(
-                "--max-nodes", nodes, f"between 0 and {self.max_tree.nodes} (the maximal tree)"
+                "max_nodes", nodes, f"between 0 and {self.max_tree.nodes} (the maximal tree)"
             )
 
     def tree(self, nodes: int) -> TokenTree:

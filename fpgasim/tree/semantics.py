@@ -44,15 +44,15 @@ def _check_rate(value: float, argument: str) -> float:
 
 def iid_model(alpha: float, ranks: int = IID_RANKS) -> PositionalModel:
     """The positional model of an i.i.d. rate: p(d, r) = alpha (1 - alpha)^r, every depth."""
-    a = _check_rate(alpha, "--iid-rate")
+    a = _check_rate(alpha, "iid_rate")
     if not 1 <= ranks <= 4096:
         raise InputError("ranks", ranks, "between 1 and 4096")
-    return PositionalModel.from_vector([a * (1.0 - a) ** r for r in range(ranks)], "--iid-rate")
+    return PositionalModel.from_vector([a * (1.0 - a) ** r for r in range(ranks)], "iid_rate")
 
 
 def chain_aat(alpha: float, draft_tokens: int) -> float:
     """Expected AAT of a chain of `draft_tokens` under i.i.d. rate alpha, bonus included."""
-    a = _check_rate(alpha, "--iid-rate")
+    a = _check_rate(alpha, "iid_rate")
     return (1.0 - a ** (draft_tokens + 1)) / (1.0 - a)
 
 
@@ -60,7 +60,7 @@ def iid_from_chain_aat(aat: float, draft_tokens: int) -> float:
     """The i.i.d. rate whose chain of `draft_tokens` has expected AAT `aat`."""
     if draft_tokens < 1 or not 1.0 < aat < draft_tokens + 1:
         raise InputError(
-            "--aat", aat, f"an AAT between 1 and {draft_tokens + 1} (exclusive) for this chain"
+            "aat", aat, f"an AAT between 1 and {draft_tokens + 1} (exclusive) for this chain"
         )
     return float(brentq(lambda a: chain_aat(a, draft_tokens) - aat, 1e-12, 1 - 1e-12))
 
@@ -75,15 +75,15 @@ def marginal_rate(model: PositionalModel, tree: TokenTree) -> float:
 def aat_from_marginal(beta: float, verify_len: int) -> float:
     """Expected AAT from a marginal per-token rate on a tree of x tokens: 1 + beta (x - 1)."""
     if not 0.0 <= beta <= 1.0:
-        raise InputError("--marginal-rate", beta, "a fraction between 0 and 1")
+        raise InputError("marginal_rate", beta, "a fraction between 0 and 1")
     if verify_len < 1:
-        raise InputError("--verify-len", verify_len, "at least 1")
+        raise InputError("verify_len", verify_len, "at least 1")
     return 1.0 + beta * (verify_len - 1)
 
 
 def iid_from_marginal(beta: float, tree: TokenTree, ranks: int = IID_RANKS) -> float:
     """The i.i.d. rate under which `tree` has marginal per-token rate beta."""
-    b = _check_rate(beta, "--marginal-rate")
+    b = _check_rate(beta, "marginal_rate")
     lo, hi = 1e-9, 1 - 1e-9
 
     def gap(a: float) -> float:
@@ -91,7 +91,7 @@ def iid_from_marginal(beta: float, tree: TokenTree, ranks: int = IID_RANKS) -> f
 
     if gap(lo) > 0 or gap(hi) < 0:
         raise InputError(
-            "--marginal-rate", beta, "a rate an i.i.d. model reaches on the reference tree"
+            "marginal_rate", beta, "a rate an i.i.d. model reaches on the reference tree"
         )
     return float(brentq(gap, lo, hi, xtol=1e-12))
 
@@ -101,7 +101,7 @@ def scaled_to_aat(model: PositionalModel, tree: TokenTree, aat: float) -> Positi
     top = model.scaled(1e9).expected_aat(tree)  # capped at row sums of 1
     if not 1.0 < aat <= top:
         raise InputError(
-            "--aat", aat, f"an AAT above 1 and at most {top:.4f} on the reference tree"
+            "aat", aat, f"an AAT above 1 and at most {top:.4f} on the reference tree"
         )
     cap = 1.0 / float(model.matrix.sum(axis=1).max() or 1.0)
     factor = brentq(lambda f: model.scaled(f).expected_aat(tree) - aat, 0.0, cap, xtol=1e-12)

@@ -6,7 +6,7 @@ from fpgasim.dataflow.draft_passes import check_shape
 from fpgasim.errors import InputError
 
 
-def parse_shape(text: str, argument: str = "--tree") -> tuple[int, ...]:
+def parse_shape(text: str, argument: str = "tree") -> tuple[int, ...]:
     """'4 16 16' (spaces or commas) -> (4, 16, 16); validated as a tree of level widths."""
     parts = text.replace(",", " ").split()
     if not parts:
@@ -52,7 +52,7 @@ def depth_based(nodes: int, max_tree: tuple[int, ...]) -> tuple[int, ...]:
 def _check_capacity(nodes: int, max_tree: tuple[int, ...]) -> None:
     if nodes < 1 or nodes > sum(max_tree):
         raise InputError(
-            "--verify-len",
+            "verify_len",
             nodes + 1,
             f"between 2 and {sum(max_tree) + 1} for this algorithm's maximal tree",
         )

@@ -101,16 +101,16 @@ class ShapeSpace:
 
     def check(self) -> None:
         if not self.level_caps or any(c < 1 for c in self.level_caps):
-            raise InputError("--max-tree", self.level_caps, "level widths >= 1")
+            raise InputError("max_tree", self.level_caps, "level widths >= 1")
         if len(self.level_caps) > MAX_SEARCH_DEPTH:
             raise InputError(
-                "--max-depth",
+                "max_depth",
                 len(self.level_caps),
                 f"at most {MAX_SEARCH_DEPTH} levels for the throughput search",
             )
         if not 2 <= self.max_verify_len <= MAX_SEARCH_VERIFY_LEN:
             raise InputError(
-                "--size",
+                "size",
                 self.max_verify_len,
                 f"a largest x between 2 and {MAX_SEARCH_VERIFY_LEN} for the throughput search",
             )
@@ -180,10 +180,10 @@ def shape_aat(model: PositionalModel, shape: Sequence[int]) -> float:
 def _check_model(model: PositionalModel) -> None:
     if not model.is_monotone():
         raise InputError(
-            "--acceptance-vector",
+            "acceptance_vector",
             "p not non-increasing in rank",
-            "rows non-increasing in rank for --objective throughput (each level then takes "
-            "its most probable slots); use --objective aat for other vectors",
+            "rows non-increasing in rank for `objective` throughput (each level then takes "
+            "its most probable slots); use `objective` aat for other vectors",
         )
 
 
@@ -286,10 +286,10 @@ class _Search:
         self.states += 1
         if self.states > MAX_STATES:
             raise InputError(
-                "--size",
+                "size",
                 self.x_max,
                 f"a smaller search: more than {MAX_STATES} branch-and-bound states; lower "
-                "--size or the maximal tree",
+                "`size` or the maximal tree",
             )
         k = self.k
         nxt = level + 1
@@ -398,7 +398,7 @@ def search_shapes(
     shapes = count_shapes(space)
     if per_size and shapes > MAX_PER_SIZE_SHAPES:
         raise InputError(
-            "--max-tree",
+            "max_tree",
             " ".join(map(str, space.level_caps)),
             f"at most {MAX_PER_SIZE_SHAPES:.0e} level-width shapes for an exact per-x curve "
             f"(this maximal tree has {shapes:.1e}); ask for the overall best tree instead",
@@ -427,11 +427,11 @@ def dynamic_designs(
     """
     if not 2 <= max_verify_len <= MAX_SEARCH_VERIFY_LEN:
         raise InputError(
-            "--size", max_verify_len, f"a largest x between 2 and {MAX_SEARCH_VERIFY_LEN}"
+            "size", max_verify_len, f"a largest x between 2 and {MAX_SEARCH_VERIFY_LEN}"
         )
     if not 1 <= max_depth <= MAX_SEARCH_DEPTH or not 1 <= max_top_k <= 64:
         raise InputError(
-            "--max-depth/--top-k",
+            "max_depth/top_k",
             (max_depth, max_top_k),
             f"depth 1..{MAX_SEARCH_DEPTH} and top-k 1..64",
         )

@@ -79,7 +79,7 @@ def load_traces(path: Path, context: int | None = None) -> Traces:
         )
     if context is not None:
         if "context" not in frame.columns:
-            raise ConfigError(source, "context", None, "a `context` column to filter by --context")
+            raise ConfigError(source, "context", None, "a context column to filter by `context`")
         frame = frame[pd.to_numeric(frame["context"], errors="coerce") == context]
         if frame.empty:
             raise ConfigError(source, "context", context, "rows with this context (none found)")

@@ -2,7 +2,9 @@
 
 `lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
 layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
-pass as `Segments`: the parts in program order. See docs/validation.md, "FlightLLM".
+pass as an `Executable`: the parts in program order, on FlightLLM's six units with their
+roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings`. See
+docs/validation.md, "FlightLLM".
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from fpgasim.config.schema import Board, FlightLLMModel, LongSpecDrafter, Target
 from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
-    BufferTooSmall,
+    UNIT_ROLES,
     Rates,
     compile_part,
 )
 from fpgasim.dataflow.flightllm.graph import build_graph, build_longspec_graph
 from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
-from fpgasim.dataflow.instructions import Program, Segments
+from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -63,18 +65,18 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     limit = board.max_context_tokens
     if spec.phase == "prefill":
         if spec.context:
-            raise InputError("--context", spec.context, "0 for a prefill pass")
+            raise InputError("context", spec.context, "0 for a prefill pass")
         mult = board.padding.prefill_multiple
         rows = math.ceil(spec.tokens / mult) * mult
         if limit is not None and rows > limit:
-            raise InputError("--prompt-len", spec.tokens,
+            raise InputError("prompt_len", spec.tokens,
                              f"at most {limit} after padding to {mult} (board max_context_tokens)")
         return "prefill", rows, rows
     mult = board.padding.decode_multiple
     x = spec.tokens
     t = math.ceil((spec.context + x) / mult) * mult
     if limit is not None and t > limit:
-        raise InputError("--context", spec.context,
+        raise InputError("context", spec.context,
                          f"context + {x} new token(s) = {spec.context + x} padded to {t} "
                          f"exceeds the board's max_context_tokens = {limit}")
     return "decode", x, t
@@ -115,7 +117,7 @@ def longspec_shape(spec: PassSpec, board: Board, drafter: LongSpecDrafter) -> tu
     keys = max(mult, math.ceil(ctx / mult) * mult)
     limit = board.max_context_tokens
     if limit is not None and keys > limit:
-        raise InputError("--context", ctx, f"at most {limit} (board max_context_tokens)")
+        raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
     return n, window, keys
 
 
@@ -170,7 +172,7 @@ def _short(name: str) -> str:
     return rest if head.startswith("l") and head[1:].isdigit() and rest else name
 
 
-def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Segments:
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
     """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
     fl = board.flightllm
     if fl is None:
@@ -185,12 +187,12 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
     rates = Rates.of(board, extras)
     if drafter is not None or spec.kind != "target":
         if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
-            raise InputError("--algorithm", spec.kind,
+            raise InputError("algorithm", spec.kind,
                              "longspec (the one drafter FlightLLM's lowering models)")
         shape = longspec_shape(spec, board, drafter)
         hw = longspec_layers_of(model, *shape)
         label = f"{board.name} {model.id} flightllm longspec rows={shape[0]} keys={shape[2]}"
-        return _segments(hw, rates, None, label, board, model)
+        return _segments(hw, rates, None, label, board)
     phase, rows, context = pass_shape(spec, board)
     masks = None
     if phase == "prefill":
@@ -207,10 +209,10 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Seg
                               f"a table with {model.layers} layers")
     hw = hardware_layers_of(model, phase, rows, context)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
-    return _segments(hw, rates, masks, label, board, model)
+    return _segments(hw, rates, masks, label, board)
 
 
-def _segments(hw, rates: Rates, masks, label: str, board: Board, model: TargetModel) -> Segments:
+def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
     """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
     groups: list[list[HwLayer]] = []
     current: list[HwLayer] = []
@@ -225,32 +227,20 @@ def _segments(hw, rates: Rates, masks, label: str, board: Board, model: TargetMo
     index: dict[tuple, int] = {}
     order: list[int] = []
     described: dict[int, tuple] = {}
-    try:
-        for group in groups:
-            for layer in group:
-                if id(layer) not in described:
-                    described[id(layer)] = (layer.key(), _short(layer.name))
-            names = tuple(described[id(layer)][1] for layer in group)
-            keys = (tuple(described[id(layer)][0] for layer in group), names)
-            k = index.get(keys)
-            if k is None:
-                part = _part(keys, tuple(group), rates, masks, names)
-                if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
-                    raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
-                                      board.memory.bandwidth_gb_s,
-                                      "too slow: a layer would exceed the simulator's time range")
-                k = index[keys] = len(parts)
-                parts.append(part)
-            order.append(k)
-    except BufferTooSmall as exc:
-        source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
-        field = exc.field.removeprefix("model.")
-        raise ConfigError(source, field, exc.value, exc.allowed) from None
-    return Segments(
-        parts=tuple(parts),
-        order=tuple(order),
-        label=label,
-        clock_hz=board.clock_hz,
-        ticks_per_cycle=TICKS_PER_CYCLE,
-        unit_names=UNIT_NAMES,
-    )
+    for group in groups:
+        for layer in group:
+            if id(layer) not in described:
+                described[id(layer)] = (layer.key(), _short(layer.name))
+        names = tuple(described[id(layer)][1] for layer in group)
+        keys = (tuple(described[id(layer)][0] for layer in group), names)
+        k = index.get(keys)
+        if k is None:
+            part = _part(keys, tuple(group), rates, masks, names)
+            if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
+                raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
+                                  board.memory.bandwidth_gb_s,
+                                  "too slow: a layer would exceed the simulator's time range")
+            k = index[keys] = len(parts)
+            parts.append(part)
+        order.append(k)
+    return Executable(parts=tuple(parts), order=tuple(order), label=label, unit_roles=UNIT_ROLES)

@@ -16,11 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgasim.config.schema import Board, FlightLLMModel
+from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.flightllm.layers import HwLayer
 from fpgasim.dataflow.flightllm.masks import LayerMask, spread
 from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
+    ROLE_COMPUTE,
+    ROLE_LOAD,
+    ROLE_SFU,
+    ROLE_STORE,
+    ROLE_SYNC,
     TRAFFIC_ACT,
     TRAFFIC_KV,
     TRAFFIC_NONE,
@@ -33,6 +39,8 @@ from fpgasim.dataflow.instructions import (
 TICKS_PER_CYCLE = 1 << 24
 #: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
 UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
+#: what each unit does (the engines aggregate by role)
+UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 LD, ST, MM, MV, MISC, SYS = range(6)
 #: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
 #: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
@@ -43,14 +51,6 @@ META_ROWS_PER_K_BLOCK = 8
 B_ROWS_PER_K_BLOCK_MM = 8
 #: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
 MISC_ELEMENTS_PER_ADDRESS = 128
-
-
-class BufferTooSmall(Exception):
-    """A FlightLLM buffer cannot hold the minimum credits of some layer."""
-
-    def __init__(self, field: str, value: int, allowed: str) -> None:
-        super().__init__(f"{field} = {value}: {allowed}")
-        self.field, self.value, self.allowed = field, value, allowed
 
 
 @dataclass(frozen=True)
@@ -212,6 +212,18 @@ class Emitter:
         self.chunks.append(cols)
         self.count += len(cols[0])
 
+    def append(self, other: Emitter) -> None:
+        """Append every row of `other` (an emitter of the same rates)."""
+        cols = other.arrays()
+        self._flush()
+        self.chunks.append(cols)
+        self.count += len(cols[0])
+
+    def busiest_unit_cycles(self) -> float:
+        """The largest per-unit sum of durations: a lower bound of the rows' makespan."""
+        unit, cyc = self.arrays()[:2]
+        return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
+
     def new_layer(self, index: int) -> None:
         self.op_index = index
         self._blocks = {}
@@ -328,8 +340,22 @@ def _weight_ring(
 # --------------------------------------------------------------------------- layer types
 
 
+def row_groups(rows: int, per_group: int) -> list[int]:
+    """Rows of each MV row group: `per_group` rows (MV_START_M_NUM) each, the rest last."""
+    full, rest = divmod(rows, per_group)
+    return [per_group] * full + ([rest] if rest else [])
+
+
 def linear_mv(e: Emitter, L: HwLayer) -> None:
-    """Decode projection (section 4.2): weights in A by 512-output groups, vector in B."""
+    """Decode projection (docs/flightllm-model.md §4.2): weights in A by 512-output groups,
+    vector in B; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
+
+    Each row group is §4.2's layer body over its rows: the group's input rows into B, the
+    weights streamed once over the A channels, MVs charged for MV_START_M_NUM rows, the
+    group's fused MISC and its store. The weight ring restarts in every row group and the
+    group's last MV releases LD for the next group's input load (as linear_mm's tiles do,
+    §4.3); the bias is loaded once. With one row this is §4.2 exactly.
+    """
     r = e.r
     b = r.block
     kb, nb = L.k // b, L.n // b
@@ -354,12 +380,9 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
             elif d:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
                 sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
         sizes_of[kc] = sizes
-    e.ld(L.k * r.act_bytes, cross=True)  # (a) the input vector into B
-    if L.bias:
-        e.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)  # (b) bias, same channel, parallel 1
     total = groups * len(pieces)
 
-    def group(sub: Emitter, first_i: int, last_group: bool) -> None:
+    def group(sub: Emitter, first_i: int, last_group: bool, rows: int, more_rows: bool) -> None:
         for p, kc in enumerate(pieces):
             i = first_i + p
             sizes = sizes_of[kc]
@@ -368,23 +391,39 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                 rel = _mask(MV) if n_ld == len(sizes) - 1 else 0
                 sub.ld(size, par=r.channels_a, ratio=ratio, traffic=TRAFFIC_WEIGHT, wait=wait,
                        rel=rel)
-            rel = _mask(LD) if i + dep <= total else 0
+            rel = _mask(LD) if i + dep <= total or (i == total and more_rows) else 0
             if fused and p == len(pieces) - 1:
                 rel |= _mask(MISC)
             if not fused and i == total:
                 rel |= _mask(ST)
             sub.mv(kc, L.sparse_ratio, wait=_mask(LD), rel=rel)
         if fused:
-            _fused_misc(sub, L, gb, per_set=[r.mv_group * r.act_bytes] * r.channels_a,
+            _fused_misc(sub, L, gb * rows,
+                        per_set=[rows * r.mv_group * r.act_bytes] * r.channels_a,
                         par=r.channels_a, compute=MV, last_group=last_group, extra_rel=0)
 
-    for g in range(groups):
-        first_i = g * len(pieces) + 1
-        flags = tuple((i > dep, i + dep <= total, i == total)
-                      for i in range(first_i, first_i + len(pieces)))
-        last = g == groups - 1
-        e.block((flags, last), lambda sub, fi=first_i, la=last: group(sub, fi, la))
-    e.st(L.n * r.act_bytes, wait=_mask(MISC if fused else MV))
+    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+        # (a) the group's input rows into B; after the first group, once the MVs are done
+        sub.ld(rows * L.k * r.act_bytes, cross=True, wait=0 if first else _mask(MV))
+        if L.bias and first:
+            sub.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)  # (b) same channel, parallel 1
+        for g in range(groups):
+            first_i = g * len(pieces) + 1
+            flags = tuple((i > dep, i + dep <= total, i == total)
+                          for i in range(first_i, first_i + len(pieces)))
+            last = g == groups - 1
+            sub.block((flags, last, rows, more_rows),
+                      lambda s2, fi=first_i, la=last: group(s2, fi, la, rows, more_rows))
+        sub.st(rows * L.n * r.act_bytes, wait=_mask(MISC if fused else MV))
+
+    sizes = row_groups(L.rows, r.mv_start_rows)
+    if len(sizes) == 1:
+        row_group(e, sizes[0], True, False)
+        return
+    for n, rows in enumerate(sizes):
+        first, more = n == 0, n < len(sizes) - 1
+        e.block(("rows", rows, first, more),
+                lambda sub, ro=rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
 
 
 def _fused_misc(e: Emitter, L: HwLayer, k: int, per_set: list[float], par: int, compute: int,
@@ -469,7 +508,15 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
 
 
 def attention_mv(e: Emitter, L: HwLayer) -> None:
-    """Decode attention (section 4.4): QK^T (softmax fused) or PV, per head, MVs of 512."""
+    """Decode attention (docs/flightllm-model.md §4.4): QK^T (softmax fused) or PV, per head,
+    MVs of 512; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
+
+    Each row group is §4.4's layer body over its rows: their query (or probability) rows into
+    B, the K (or V) cache streamed once per head, MVs charged for MV_START_M_NUM rows, one
+    softmax over the group's rows per head, and the group's store. The group's last MV
+    releases LD for the next group's row load. The tree mask is applied inside the softmax:
+    an MV spans 512 keys, so no mask block can drop one (decode attention is dense, §7.6).
+    """
     r = e.r
     b = r.block
     qk = L.kind == "attention_qk"
@@ -485,9 +532,8 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)  # uses the total Nb
         if d:
             sizes.append(b * k_el * d * r.act_bytes)
-    e.ld(L.heads * k_el * r.act_bytes, cross=True)
 
-    def head(sub: Emitter, last_head: bool) -> None:
+    def head(sub: Emitter, last_head: bool, rows: int, more_rows: bool) -> None:
         for j in range(1, n_mv + 1):
             for n_ld, size in enumerate(sizes):
                 wait = _mask(MV) if (n_ld == 0 and j > dep) else 0
@@ -499,14 +545,28 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
                     rel |= _mask(MISC)
                 elif last_head:
                     rel |= _mask(ST)
+                if last_head and more_rows:
+                    rel |= _mask(LD)
             sub.mv(kb, wait=_mask(LD), rel=rel)
         if qk:
-            sub.misc("softmax", nb, wait=_mask(MV), rel=_mask(ST) if last_head else 0)
+            sub.misc("softmax", nb * rows, wait=_mask(MV), rel=_mask(ST) if last_head else 0)
 
-    for h in range(L.heads):
-        last = h == L.heads - 1
-        e.block(last, lambda sub, la=last: head(sub, la))
-    e.st(L.heads * n_el * r.act_bytes, wait=_mask(MISC if qk else MV))
+    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+        sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else _mask(MV))
+        for h in range(L.heads):
+            last = h == L.heads - 1
+            sub.block((last, rows, more_rows),
+                      lambda s2, la=last: head(s2, la, rows, more_rows))
+        sub.st(rows * L.heads * n_el * r.act_bytes, wait=_mask(MISC if qk else MV))
+
+    groups = row_groups(L.rows, r.mv_start_rows)
+    if len(groups) == 1:
+        row_group(e, groups[0], True, False)
+        return
+    for n, rows in enumerate(groups):
+        first, more = n == 0, n < len(groups) - 1
+        e.block(("rows", rows, first, more),
+                lambda sub, ro=rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
 
 
 def concat(e: Emitter, L: HwLayer) -> None:
@@ -574,7 +634,9 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
 
     def a_rows(h: int, t: int) -> tuple[int, ...]:  # active key blocks per row block, tile t
         if mask is None:
-            return (kblocks,) * min(tile_blocks, mb - (t - 1) * tile_blocks)
+            first = (t - 1) * tile_blocks
+            return tuple(_causal_key_blocks(keys, L.rows, x, r)
+                         for x in range(first, min(first + tile_blocks, mb)))
         return tuple(rb_per_row * spread(mask.S[(t - 1) * rows_per_tile + x // rb_per_row], H, h)
                      for x in range(rows_per_tile * rb_per_row))
 
@@ -614,7 +676,7 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
         for h in range(L.heads):
             for t in range(1, nt + 1):
                 a_r = a_rows(h, t)
-                u = kblocks if mask is None else rb_per_row * spread(mask.V[t - 1], H, h)
+                u = max(a_r) if mask is None else rb_per_row * spread(mask.V[t - 1], H, h)
                 key = (a_r, u, t > 1, t < nt, t > dout, t + dout <= nt)
                 e.block(key, lambda sub, a_r=a_r, u=u, t=t: qk_tile(sub, a_r, u, t))
         return
@@ -665,6 +727,20 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
             e.block(key, lambda sub, lo=loads, t=t, m=m: pv_tile(sub, lo, t, m))
 
 
+def _causal_key_blocks(keys: int, rows: int, row_block: int, r: Rates) -> int:
+    """Key blocks (of `block` tokens) a verify pass's row block sees under its tree mask.
+
+    The x tree tokens are the last x of the `keys` positions, parents before children.
+    Every row sees the whole cache and itself, and no key after itself, so at
+    `mask_block`-token granularity a tree mask is the causal block mask: the row block
+    sees every mask block up to the one holding its last row (docs/engines.md).
+    """
+    last_row = min(row_block * r.block + r.block, rows) - 1
+    position = keys - rows + last_row
+    mask_blocks = position // r.mask_block + 1
+    return min(keys // r.block, mask_blocks * (r.mask_block // r.block))
+
+
 def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:
     """Split (or merge) active probability-row loads inside tiles until the layer has `target`.
 
@@ -698,6 +774,24 @@ def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: 
 
 
 # --------------------------------------------------------------------------- parts
+
+
+def cheapest_form(e: Emitter, L: HwLayer, forms) -> None:
+    """Compile L in every form and keep the one whose busiest unit is least busy.
+
+    A pass of x > 1 rows outside prefill (a verify or draft pass: an extension) may run as
+    MV row groups or as MM tiles. The compiler picks from static sizes, as FlightLLM's does
+    for its tiling: the busiest unit's summed durations bound the layer's span from below,
+    and streamed layers run close to that bound. Ties keep the first form (MV).
+    """
+    best = None
+    for form in forms:
+        sub = Emitter(e.r)
+        form(sub, L)
+        cost = sub.busiest_unit_cycles()
+        if best is None or cost < best[0]:
+            best = (cost, sub)
+    e.append(best[1])
 
 
 def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
@@ -744,14 +838,19 @@ def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, .
         e.new_layer(idx)
         starts.append(len(e))
         if L.kind == "linear":
-            (linear_mv if L.rows == 1 else linear_mm)(e, L)
+            if L.rows == 1:
+                linear_mv(e, L)
+            elif L.prefill:
+                linear_mm(e, L)
+            else:
+                cheapest_form(e, L, (linear_mv, linear_mm))
         elif L.kind in ("attention_qk", "attention_pv"):
             if L.mask_layer >= 0:
                 attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
             elif L.rows == 1:
                 attention_mv(e, L)
             else:
-                attention_mm(e, L, None, L.heads)
+                cheapest_form(e, L, (attention_mv, lambda sub, x: attention_mm(sub, x, None, 0)))
         elif L.kind == "concat":
             concat(e, L)
         else:

@@ -1,4 +1,6 @@
-"""Lowering of a pass's graph to an instruction `Program`: tiling, durations, dependencies.
+"""The study lowering: a pass's graph to an instruction `Program` (tiling, durations, waits).
+
+Registered as `lowering: study` in `fpgasim.dataflow.lowerings`, beside FlightLLM's compiler.
 
 All modelling choices of the cycle-level engines live in this package; the engines only
 execute the rows. One file per op family, each small enough to read at once:
@@ -34,20 +36,18 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
-from fpgasim.dataflow import flightllm
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.instructions import INSTR_DTYPE, Program, Segments
+from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
 from fpgasim.dataflow.lowering.emit import Emitter
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
-from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan
+from fpgasim.dataflow.lowering.plan import Plan
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec, lower_pass
-from fpgasim.errors import ConfigError
 
-__all__ = ["BufferTooSmall", "Machine", "lower", "lower_ops"]
+__all__ = ["Machine", "lower", "lower_ops"]
 
 
 def _plan(
@@ -156,16 +156,11 @@ def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)
 
 
-def lower(
-    spec: PassSpec, board: Board, model: TargetModel, drafter=None
-) -> Program | Segments:
-    """Lower a PassSpec to its template program (see `window` for the layer count)."""
-    if board.lowering == "flightllm":
-        return flightllm.lower(spec, board, model, drafter)
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
+    """The study's template program of a pass (see `instructions.window` for the layers).
+
+    A buffer too small for some tile raises `BufferTooSmall`; `lowerings.lower` reports it.
+    """
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"
-    try:
-        return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)
-    except BufferTooSmall as exc:
-        value = board.buffers.model_dump()[exc.field.split(".")[1]]
-        raise ConfigError(f"board {board.name}", exc.field, value, exc.allowed) from None
+    return lower_ops(ops, board, model, spec.tree_parents, label, spec.mask_block)

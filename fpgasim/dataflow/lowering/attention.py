@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import BUF_ACT, TRAFFIC_KV
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
 from fpgasim.dataflow.lowering.machine import Machine, ceil_div, nbytes_of
-from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan, Step
+from fpgasim.dataflow.lowering.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 
@@ -52,6 +53,7 @@ def _chunks(
     if per < 1:
         raise BufferTooSmall(
             "buffers.activation_kib",
+            m.act_buffer_bytes // 1024,
             f"the activation buffer slot ({slot} bytes per prefetch slot) must hold one "
             f"key of {what} ({per_key_bytes} bytes); raise buffers.activation_kib or "
             "lower buffers.prefetch_depth",

@@ -9,8 +9,9 @@ activation or residual add) and its store follow the last row-tile of each colum
 
 from __future__ import annotations
 
+from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.lowering.machine import Machine, nbytes_of, split_exact, token_blocks
-from fpgasim.dataflow.lowering.plan import BufferTooSmall, Plan, Step
+from fpgasim.dataflow.lowering.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 
 
@@ -31,6 +32,7 @@ def plan_linear(m: Machine, op: Op, index: int) -> Plan:
         if rows < 1:
             raise BufferTooSmall(
                 "buffers.weight_kib",
+                m.weight_buffer_bytes // 1024,
                 f"the weight buffer slot ({m.weight_buffer_bytes // m.depth} bytes per "
                 f"prefetch slot) must hold one {cols}-column tile row of op {op.name!r}; "
                 "raise buffers.weight_kib or lower buffers.prefetch_depth",

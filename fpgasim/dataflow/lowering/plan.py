@@ -8,14 +8,6 @@ from fpgasim.dataflow.instructions import BUF_WEIGHT, TRAFFIC_WEIGHT
 from fpgasim.dataflow.ops import Op
 
 
-class BufferTooSmall(Exception):
-    """An on-chip buffer of the board cannot hold the smallest tile of some op."""
-
-    def __init__(self, field: str, allowed: str) -> None:
-        super().__init__(f"{field}: {allowed}")
-        self.field, self.allowed = field, allowed
-
-
 @dataclass
 class Step:
     """One compute step of an op: an MPE tile, then SFU work, then a store, in that order."""

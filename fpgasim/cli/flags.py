@@ -1,0 +1,37 @@
+"""Field names of the library's errors -> the flags of the command line.
+
+Errors below the CLI name fields (`verify_len`); the flag a user types for a field is the
+field with dashes (`--verify-len`). The table is read from the commands themselves, so a
+field maps to a flag only if some command has that flag.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import typer
+
+
+def _commands(command: Any) -> list[Any]:
+    """The (click) command and every command below it (typer may vendor click: duck typed)."""
+    out = [command]
+    for sub in getattr(command, "commands", {}).values():
+        out += _commands(sub)
+    return out
+
+
+@cache
+def _table(app: typer.Typer) -> dict[str, str]:
+    flags: dict[str, str] = {}
+    for command in _commands(typer.main.get_command(app)):
+        for param in command.params:
+            for opt in (*param.opts, *param.secondary_opts):
+                if opt.startswith("--") and len(opt) > 2:
+                    flags[opt[2:].replace("-", "_")] = opt
+    return flags
+
+
+def field_flags(app: typer.Typer) -> dict[str, str]:
+    """{field: flag} of every long option of the app's commands."""
+    return dict(_table(app))

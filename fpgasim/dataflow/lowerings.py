@@ -1,0 +1,76 @@
+"""The registry of lowerings: `board.lowering` -> how a pass becomes an `Executable`.
+
+Two lowerings are peers here: the study's tiling (`fpgasim.dataflow.lowering`) and
+FlightLLM's compiler (`fpgasim.dataflow.flightllm`). Both return an `Executable` whose units
+carry roles, so the engines, the solver and `simulate` ask this registry what a lowering
+is and does instead of testing its name. A lowering's buffer that cannot hold its smallest
+tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the file and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fpgasim.config.schema import Board, TargetModel
+from fpgasim.dataflow import flightllm, lowering
+from fpgasim.dataflow.buffers import BufferTooSmall
+from fpgasim.dataflow.instructions import Executable
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.errors import ConfigError
+
+__all__ = ["LOWERINGS", "Lowering", "lower", "lowering_of", "register_lowering"]
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One lowering style and what the rest of fpgasim may rely on about it.
+
+    build              (spec, board, model, drafter) -> Executable
+    study_accounting   True if the study's closed-form accounting (the analytic engine, the
+                       solver's alpha bytes) describes the passes this lowering builds
+    causal_prefill     True if a prefill pass carries its causal mask as the spec's
+                       `tree_parents` (else the lowering applies its own prefill masks)
+    """
+
+    name: str
+    build: Callable[[PassSpec, Board, TargetModel, object], Executable]
+    study_accounting: bool
+    causal_prefill: bool
+
+
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def register_lowering(entry: Lowering) -> None:
+    """Make a lowering available to boards whose `lowering` field names it."""
+    LOWERINGS[entry.name] = entry
+
+
+def lowering_of(board: Board) -> Lowering:
+    """The lowering the board names (the schema admits only registered names)."""
+    entry = LOWERINGS.get(board.lowering)
+    if entry is None:
+        raise ConfigError(f"board {board.name}", "lowering", board.lowering,
+                          f"one of {', '.join(sorted(LOWERINGS))}")
+    return entry
+
+
+def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
+    """The executable form of one pass on the board's lowering."""
+    try:
+        return lowering_of(board).build(spec, board, model, drafter)
+    except BufferTooSmall as exc:
+        source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
+        raise ConfigError(source, exc.field.removeprefix("model."), exc.value,
+                          exc.allowed) from None
+
+
+def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
+    return Executable.of_program(lowering.lower(spec, board, model, drafter))
+
+
+register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
+register_lowering(
+    Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False)
+)

@@ -229,11 +229,11 @@ def solve_boards(
 
 
 def base_design(base: Board) -> FlightDesign:
-    """The design `base` itself is (lanes 1 when it has no mv_parallel_m field)."""
+    """The design `base` itself is."""
     fl = base.flightllm
     if fl is None:
         raise InputError("--base-board", base.name, "a board with lowering: flightllm")
-    lanes = int(getattr(fl, "mv_parallel_m", 1))
+    lanes = fl.mv_parallel_m
     return FlightDesign(
         lanes,
         base.mv_macs_per_cycle // lanes,

@@ -247,7 +247,7 @@ def _explore_designs(
     """The FlightLLM design space of `base`: table, Pareto/heat-map PNG, cheapest paying."""
     fl = base.flightllm
     assert fl is not None  # the caller checked lowering == flightllm
-    base_lanes = int(getattr(fl, "mv_parallel_m", 1))
+    base_lanes = fl.mv_parallel_m
     space = designs(
         parse_int_list(mv_lanes, "--mv-lanes", 1, 4096) if mv_lanes else [base_lanes],
         parse_int_list(mv_widths, "--mv-widths", 1, 10**7)

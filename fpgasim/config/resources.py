@@ -140,8 +140,7 @@ def flightllm_arrays(board: Board) -> tuple[ArrayShape, ArrayShape]:
     """(MM, MV) shapes of a FlightLLM board.
 
     MM: M = pe_array.rows (MM_PARALLEL_M), K = the block, N = cols / block. MV: M = the MV
-    token lanes (flightllm.mv_parallel_m, 1 when the board has no such field), K = the
-    block, N = mv_macs_per_cycle / (M x block).
+    token lanes (flightllm.mv_parallel_m), K = the block, N = mv_macs_per_cycle / (M x block).
     """
     fl = board.flightllm
     if fl is None:
@@ -149,7 +148,7 @@ def flightllm_arrays(board: Board) -> tuple[ArrayShape, ArrayShape]:
     k = fl.block
     mm_rows = board.pe_array.rows
     mm = ArrayShape("MM", mm_rows, _split(board, "pe_array", board.macs_per_cycle, mm_rows, k), k)
-    lanes = int(getattr(fl, "mv_parallel_m", 1))
+    lanes = fl.mv_parallel_m
     mv_n = _split(board, "mv_macs_per_cycle", board.mv_macs_per_cycle, lanes, k)
     return mm, ArrayShape("MV", lanes, mv_n, k)
 

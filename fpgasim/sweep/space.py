@@ -134,9 +134,7 @@ def derive_flightllm_board(base: Board, design: FlightDesign) -> Board:
     data["mv_macs_per_cycle"] = design.mv_lanes * design.mv_width
     fl = data["flightllm"]
     fl["mm_tile_rows"] = fl["mm_start_rows"] = design.mm_tile_rows
-    fl["mv_start_rows"] = design.mv_lanes
-    if design.mv_lanes != 1 or "mv_parallel_m" in fl:
-        fl["mv_parallel_m"] = design.mv_lanes
+    fl["mv_start_rows"] = fl["mv_parallel_m"] = design.mv_lanes
     try:
         return Board.model_validate(data)
     except ValidationError as exc:

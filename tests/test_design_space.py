@@ -40,9 +40,9 @@ def test_derived_board_keeps_the_mm_array_and_sets_the_design() -> None:
 
 
 def test_bad_design_names_the_option() -> None:
-    with pytest.raises(InputError, match="--mm-tile-rows"):
+    with pytest.raises(InputError, match="mm_tile_rows"):
         derive_flightllm_board(BASE, FlightDesign(1, 1024, 48, 819.2, 225.0))
-    with pytest.raises(InputError, match="--base-board"):
+    with pytest.raises(InputError, match="base_board"):
         derive_flightllm_board(load_board("u280"), FlightDesign(1, 1024, 16, 819.2, 225.0))
 
 

@@ -232,7 +232,7 @@ def base_design(base: Board) -> FlightDesign:
     """The design `base` itself is."""
     fl = base.flightllm
     if fl is None:
-        raise InputError("--base-board", base.name, "a board with lowering: flightllm")
+        raise InputError("base_board", base.name, "a board with lowering: flightllm")
     lanes = fl.mv_parallel_m
     return FlightDesign(
         lanes,

@@ -97,16 +97,16 @@ class FlightDesign:
         )
 
 
-#: The option a FlightLLM design field comes from (errors name it, not the board field).
+#: The design field a board field comes from (errors name it, not the board field).
 DESIGN_ARGUMENTS = {
-    "mv_parallel_m": "--mv-lanes",
-    "mv_start_rows": "--mv-lanes",
-    "mv_macs_per_cycle": "--mv-widths",
-    "mm_tile_rows": "--mm-tile-rows",
-    "mm_start_rows": "--mm-tile-rows",
-    "pe_array": "--mm-tile-rows",
-    "memory": "--bandwidths",
-    "clock_mhz": "--clocks",
+    "mv_parallel_m": "mv_lanes",
+    "mv_start_rows": "mv_lanes",
+    "mv_macs_per_cycle": "mv_widths",
+    "mm_tile_rows": "mm_tile_rows",
+    "mm_start_rows": "mm_tile_rows",
+    "pe_array": "mm_tile_rows",
+    "memory": "bandwidths",
+    "clock_mhz": "clocks",
 }
 
 
@@ -119,11 +119,11 @@ def derive_flightllm_board(base: Board, design: FlightDesign) -> Board:
     and the array keeps the base's MAC/cycle as tile rows x (MAC/cycle / tile rows).
     """
     if base.flightllm is None:
-        raise InputError("--base-board", base.name, "a board with lowering: flightllm")
+        raise InputError("base_board", base.name, "a board with lowering: flightllm")
     macs = base.macs_per_cycle
     if macs % design.mm_tile_rows:
         raise InputError(
-            "--mm-tile-rows", design.mm_tile_rows, f"a divisor of the MM array's {macs} MAC/cycle"
+            "mm_tile_rows", design.mm_tile_rows, f"a divisor of the MM array's {macs} MAC/cycle"
         )
     data = base.model_dump(by_alias=True)
     data["name"] = f"{base.name}-{design.label}"
@@ -142,7 +142,7 @@ def derive_flightllm_board(base: Board, design: FlightDesign) -> Board:
         loc = [str(p) for p in err["loc"]]
         field = ".".join(loc) or "board"
         argument = next(
-            (DESIGN_ARGUMENTS[p] for p in reversed(loc) if p in DESIGN_ARGUMENTS), "--base-board"
+            (DESIGN_ARGUMENTS[p] for p in reversed(loc) if p in DESIGN_ARGUMENTS), "base_board"
         )
         raise InputError(argument, err.get("input"), f"{field}: {err['msg']}") from None
 

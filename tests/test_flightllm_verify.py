@@ -195,3 +195,82 @@ def test_lane_fields_are_validated(tmp_path) -> None:
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="mv_macs_per_cycle = 1000 is not a multiple"):
         load(str(path))
+
+
+# --------------------------------------------------------------------------- drafters
+
+
+def drafter(name: str):
+    from fpgasim.config.loader import load_algorithm
+
+    return load_algorithm(name).drafter
+
+
+def names(seg) -> list[str]:
+    return [n for k in seg.order for n in seg.parts[k].op_names]
+
+
+def test_eagle3_draft_pass_in_flightllm_layers() -> None:
+    """fc on the first pass; norm and q/k/v over the 2h-wide input; own cache; LM head."""
+    d = drafter("eagle3")
+    first = lower(PassSpec("eagle3", 1, 1023, first=True), BOARD, MODEL, d)
+    later = lower(PassSpec("eagle3", 1, 1023), BOARD, MODEL, d)
+    assert names(first)[0] == "fc" and "fc" not in names(later)
+    # norm, q, k, v, 2 concats, QK, PV, o, post norm, gate, up, down, lm_head (+ fc)
+    assert len(names(later)) == 14 and len(names(first)) == 15
+    fc = layer_rows(first, "fc")
+    assert count(fc, MV) == 8 * 6  # 4096 outputs = 8 groups; K = 3 x 4096 = 768 blocks: 6 chunks
+    norm = layer_rows(later, "norm")
+    assert norm["nbytes"].tolist() == [8192, 0, 8192]  # RMSnorm over embedding + feature
+    q = layer_rows(later, "q_proj")
+    assert count(q, MV) == 8 * 4  # K = 2h = 512 blocks: 4 chunks of 128
+    cat = layer_rows(later, "self.concat_k")
+    assert cat["nbytes"].tolist() == [512 * 1023] * 8 + [0]  # T = 1024, own cache of T - 1
+    head = layer_rows(later, "lm_head")
+    assert count(head, MV) == 63 * 2  # the target's 32000 (draft_vocab null)
+
+
+def test_falcon_draft_pass_in_flightllm_layers() -> None:
+    """LSTM layers (linear + SiLU, 3 cell eltwise layers each), decoder layer, LM head."""
+    d = drafter("falcon")
+    seg = lower(PassSpec("falcon", 1, 1023), BOARD, MODEL, d)
+    ops = names(seg)
+    assert ops[:8] == ["lstm0.proj", "lstm0.forget", "lstm0.cell_update", "lstm0.out",
+                       "lstm1.proj", "lstm1.forget", "lstm1.cell_update", "lstm1.out"]
+    gates = layer_rows(seg, "lstm0.proj")
+    assert count(gates, MV) == 32 * 6  # 4h = 16384 outputs: 32 groups; K = 3h: 6 chunks
+    assert count(gates, MISC) == 32  # the SiLU stand-in over the 4h gate outputs
+    cell = layer_rows(seg, "lstm0.forget")
+    assert cell["unit"].tolist() == [LD, LD, MISC, ST]  # a stand-alone eltwise row
+    head = layer_rows(seg, "lm_head")
+    # max(n, k) = 2 rows (each position predicts one token): two MV row groups here
+    assert head[head["unit"] == ST]["nbytes"].tolist() == [32000, 32000]
+
+
+@pytest.mark.parametrize("algorithm", ["longspec", "eagle3", "falcon"])
+def test_draft_passes_event_equals_fast(algorithm: str) -> None:
+    d = drafter(algorithm)
+    for n in (1, 5):
+        spec = PassSpec(algorithm, n, 1023, first=algorithm == "eagle3" and n == 5)
+        fast = FastEngine().run_pass(spec, BOARD, MODEL, d)
+        assert EventEngine().run_pass(spec, BOARD, MODEL, d).cycles == fast.cycles
+        assert fast.seconds > 0
+
+
+def test_drafter_the_blocks_cannot_tile_names_the_field() -> None:
+    from fpgasim.errors import ConfigError
+
+    d = drafter("eagle3").model_copy(update={"draft_vocab": 32001})
+    with pytest.raises(ConfigError, match="draft_vocab"):
+        lower(PassSpec("eagle3", 1, 1023), BOARD, MODEL, d)
+
+
+def test_cli_simulates_every_drafter(capsys) -> None:
+    from tests.cli_helpers import run_cli
+
+    for algorithm in ("eagle3", "falcon"):
+        res = run_cli(capsys, "simulate", "--board", "flightllm-vhk158", "--model",
+                      "llama2-7b-flightllm", "--algorithm", algorithm, "--context", "511",
+                      "--engine", "fast", "--format", "json")
+        assert res.code == 0, res.err
+        assert '"draft_s"' in res.out

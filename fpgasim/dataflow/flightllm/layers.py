@@ -116,7 +116,8 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             i += 1
             continue
         if node.kind == "rmsnorm":
-            out.append(HwLayer("norm", node.name, shape_in[0], shape_in[1], shape_in[1],
+            width = graph.tensors[node.outputs[0]].shape[1]
+            out.append(HwLayer("norm", node.name, shape_in[0], width, width,
                                misc=("norm",)))
             i += 1
             continue

@@ -23,13 +23,16 @@ DIVISORS = (
     ("HBM pin rate, Gb/s (1.8 on U280)", 1.8),
     ("a constant of FlightLLM's model, carried over", 3.2),
 )
+#: the other channel reading: one pipeline whose 8 logical channels each stripe over 4
+#: pseudo-channels (460 / 8 GB/s per channel, all 32 in use), divisor 1
+WIDE_CHANNELS = ("one pipeline, 8 channels of 4 pseudo-channels", 1.0, 8)
 #: same-channel efficiency readings (cross-channel = half, FlightLLM's ratio)
 EFFICIENCIES = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def variant(board: Board, divisor: float | None = None, e_same: float | None = None,
-            gib: bool | None = None) -> Board:
-    """The board with one derived quantity replaced."""
+            gib: bool | None = None, channels: int | None = None) -> Board:
+    """The board with derived quantities replaced."""
     fl = board.flightllm
     assert fl is not None
     update: dict = {}
@@ -38,8 +41,13 @@ def variant(board: Board, divisor: float | None = None, e_same: float | None = N
     if e_same is not None:
         update["flightllm"] = fl.model_copy(update={
             "same_channel_efficiency": e_same, "cross_channel_efficiency": e_same / 2})
+    memory = {}
     if gib is not None:
-        update["memory"] = board.memory.model_copy(update={"bandwidth_is_gib": gib})
+        memory["bandwidth_is_gib"] = gib
+    if channels is not None:
+        memory["channels"] = channels
+    if memory:
+        update["memory"] = board.memory.model_copy(update=memory)
     return board.model_copy(update=update)
 
 
@@ -70,6 +78,8 @@ def table(rows: list[tuple[str, dict]]) -> str:
 def main() -> None:
     board = load_board("flightllm-u280")
     rows = [(name, predict(variant(board, divisor=d))) for name, d in DIVISORS]
+    name, d, ch = WIDE_CHANNELS
+    rows.append((name, predict(variant(board, divisor=d, channels=ch))))
     print(table(rows))
     print()
     rows = [(f"e_same {e} / e_cross {e / 2}", predict(variant(board, e_same=e)))

@@ -89,3 +89,17 @@ def test_u280_decode_is_the_vhk158_stream_at_u280_rates(T: int) -> None:
     # decode on U280 is load-bound (8 x 0.7 x 2 x 14.375 GB/s < 1024 weights per cycle)
     assert u.ld_cycles > u.compute_cycles and v.ld_cycles < v.compute_cycles
     assert u.seconds == pytest.approx(u.cycles / (225e6 * 3), rel=1e-12)
+
+
+def test_cli_simulate_on_the_u280_board(capsys) -> None:
+    import json
+
+    from tests.cli_helpers import run_cli
+
+    res = run_cli(capsys, "simulate", "--board", "flightllm-u280", "--model",
+                  "llama2-7b-flightllm", "--context", "511", "--verify-len", "1",
+                  "--engine", "fast", "--format", "json")
+    assert res.code == 0, res.err
+    row = json.loads(res.out)
+    assert row["fits_memory"] is True and row["bound"] == "load"
+    assert row["verify_tokens_per_s"] == pytest.approx(1 / row["verify_s"])

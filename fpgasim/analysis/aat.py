@@ -72,7 +72,9 @@ def aat_files(path: Path) -> list[Path]:
             raise ConfigError(str(path), "file", path.name, "a .csv or .parquet AAT table")
         return [path]
     if not path.is_dir():
-        raise ConfigError(str(path), "aat_dir", str(path), "a folder (or file) of AAT tables")
+        raise ConfigError(
+            str(path), "path", str(path), "a folder (or file) of AAT tables", argument="aat_dir"
+        )
     found = sorted(
         p
         for p in path.iterdir()

@@ -34,7 +34,13 @@ from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import align_up, check_max_context, prefill_spec, verify_timing
+from fpgasim.simulate import (
+    align_up,
+    check_max_context,
+    memory_columns,
+    prefill_spec,
+    verify_timing,
+)
 
 #: Longest decode a command accepts, tokens.
 MAX_DECODE_LEN = 1_000_000
@@ -232,6 +238,9 @@ def generate(
         "total_s": prefill.seconds + decode_s,
         "decode_tokens_per_s": decode_len / decode_s,
         "tpot_s": decode_s / decode_len,
+        # weights and KV at the last step's context (the largest)
+        **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
+                         algorithm.drafter if algorithm else None),
     }
     return Generation(frame, summary)
 

@@ -211,6 +211,7 @@ def explore_cmd(
             "best_verify_len",
             "best_tokens_per_s",
             "speedup",
+            *(["fits_memory"] if base.lowering == "flightllm" else []),
         ]
     ]
     console.print(

@@ -21,7 +21,7 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
-from fpgasim.config import load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
@@ -271,15 +271,17 @@ def _warm(sim: Engine) -> None:
 
 
 def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
-    """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
-    exceed the board's memory; the study simulates them anyway and so does reproduce."""
+    """Add a note naming the experiment's (board, model, contexts) whose target and drafter
+    weights + KV caches exceed the board's memory; the study simulates them anyway and so does reproduce."""
     unfit = []
     for workload in getattr(exp, "workloads", None) or []:
         for board_name in workload.boards:
             board = load_board(board_name)
             for model_name in workload.models:
                 model = load_model(model_name)
-                over = [c for c in workload.contexts if not fits_memory(board, model, c, 1)]
+                drafter = load_algorithm(workload.algorithm).drafter
+                over = [c for c in workload.contexts
+                        if not fits_memory(board, model, c, 1, drafter)]
                 if over:
                     unfit.append(
                         f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
@@ -288,7 +290,8 @@ def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResul
     if not unfit:
         return result
     note = (
-        "does not fit the board's memory (weights + KV cache, fits_memory = False), "
+        "does not fit the board's memory (target and drafter weights + KV caches, "
+        "fits_memory = False), "
         f"simulated anyway as in the study: {'; '.join(unfit)}"
     )
     return dataclasses.replace(result, notes=(*result.notes, note))

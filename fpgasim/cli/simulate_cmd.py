@@ -215,7 +215,7 @@ def simulate(
     if not row["fits_memory"]:
         err_console.print(
             f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
-            f"(weights + KV cache at L={context}) but {b.name} has "
+            f"(weights + KV caches at L={context}, drafter included) but {b.name} has "
             f"{b.memory.capacity_gib:g} GiB (memory.capacity_gib); the timing assumes it fits",
             highlight=False,
             soft_wrap=True,

@@ -155,7 +155,7 @@ def solve(
     elif output_format is TableJsonCsv.csv:
         print(solution.summary.to_csv(index=False), end="")
     else:
-        _print_tables(solution)
+        _print_tables(solution, show_fit=b.lowering == "flightllm")
         _print_draft_lines(solution, a)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
@@ -210,7 +210,8 @@ def _passes(n: int) -> str:
     return f"{n} pass" if n == 1 else f"{n} passes"
 
 
-def _print_tables(solution: Solution) -> None:
+def _print_tables(solution: Solution, show_fit: bool = False) -> None:
+    """The solution's tables; `show_fit` adds fits_memory beside tokens/s (FlightLLM boards)."""
     out = wide_console()
     summ = solution.summary
     first = summ.iloc[0]
@@ -238,6 +239,8 @@ def _print_tables(solution: Solution) -> None:
                 "naive speedup": s["naive_speedup"],
             }
         )
+        if show_fit:
+            row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
     model_rows = []

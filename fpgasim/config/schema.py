@@ -302,6 +302,13 @@ class Board(Strict):
     def clock_hz(self) -> float:
         return self.clock_mhz * 1e6
 
+    @property
+    def channel_bytes_per_s(self) -> float:
+        """Peak bytes per second of one memory channel (the peak over memory.channels), the
+        per-channel side of `group_bytes_per_cycle`: FlightLLM's compiler times each
+        transfer per channel from it (the board defines every channel rate)."""
+        return self.memory.bytes_per_s / self.memory.channels
+
     def group_bytes_per_cycle(
         self, group: Literal["weight", "activation"], direction: Literal["load", "store"]
     ) -> float:

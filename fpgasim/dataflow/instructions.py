@@ -203,10 +203,6 @@ class Executable:
     def ticks_per_cycle(self) -> int:
         return self.parts[0].ticks_per_cycle
 
-    @property
-    def clock_hz(self) -> float:
-        return self.parts[0].clock_hz
-
     def units_of(self, role: str) -> tuple[int, ...]:
         """Indices of the units with this role."""
         return tuple(u for u, r in enumerate(self.unit_roles) if r == role)

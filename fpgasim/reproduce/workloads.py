@@ -114,9 +114,10 @@ def check_aat_dir(path: Path | str | None) -> Path | None:
         what = "not a folder" if path.exists() else "no such folder"
         raise ConfigError(
             str(path),
-            "aat_dir",
+            "folder",
             what,
             "a folder of measured AAT tables (the layout of workloads/aat)",
+            argument="aat_dir",
         )
     return path
 
@@ -129,10 +130,11 @@ def check_files(ctx: RunContext, files: Sequence[str]) -> list[str]:
         have = sorted(p.name for p in ctx.aat_dir.iterdir() if p.suffix in (".csv", ".parquet"))
         raise ConfigError(
             str(ctx.aat_dir),
-            "aat_dir",
+            "files",
             ", ".join(missing),
-            f"missing; the experiment reads it from `aat_dir`, which holds: "
+            f"missing; the experiment reads them from this folder, which holds: "
             f"{', '.join(have) or 'no tables'}",
+            argument="aat_dir",
         )
     return list(files)
 

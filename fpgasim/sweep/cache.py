@@ -144,7 +144,7 @@ def row_checksum(key: str, engine: str, row_text: str) -> str:
 
 def limit_bytes(limit_mb: float | None = None) -> int:
     """The size limit in bytes: `limit_mb`, else `$FPGASIM_CACHE_LIMIT_MB`, else the default."""
-    source, value = "cache_limit_mb", limit_mb
+    source, value = "`cache_limit_mb`", limit_mb  # a field: the CLI shows its flag
     if value is None:
         text = os.environ.get(LIMIT_ENV)
         if not text:

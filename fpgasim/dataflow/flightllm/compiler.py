@@ -101,7 +101,7 @@ class Rates:
                   "norm": board.sfu.norm_passes}
         return cls(
             clock_hz=board.clock_hz,
-            channel_bytes_per_s=board.memory.bytes_per_s / board.memory.channels,
+            channel_bytes_per_s=board.channel_bytes_per_s,
             e_same=fl.same_channel_efficiency,
             e_cross=fl.cross_channel_efficiency,
             zero_fill_bytes_per_cycle=fl.zero_fill_bytes_per_cycle,

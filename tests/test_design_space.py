@@ -150,3 +150,14 @@ def test_solve_boards_agrees_with_the_solver() -> None:
         mine = rows[rows["board"] == board].sort_values("context")
         assert mine["best_verify_len"].tolist() == ref["best_verify_len"].tolist()
         assert mine["speedup"].tolist() == pytest.approx(ref["best_speedup"].tolist(), rel=1e-12)
+
+
+def test_two_mv_lanes_make_sd_pay_at_no_dsp_cost() -> None:
+    # docs/flightllm-sd.md: published (1 lane) -> use AD; 2 lanes -> SD pays, same slices
+    space = designs([1, 2], [1024], [128], [819.2], [225.0])
+    s = explore_designs(BASE, space, MODEL, [load_algorithm("eagle3")], [256], engine="fast",
+                        executor="inprocess", verify_lens=[2, 3, 4]).summary
+    by = s.set_index("mv_lanes")
+    assert by.loc[1, "speedup"] < 1 < by.loc[2, "speedup"]
+    assert by.loc[1, "dsps_used"] == by.loc[2, "dsps_used"] == 6144
+    assert by.loc[1, "ad_tokens_per_s"] == by.loc[2, "ad_tokens_per_s"]

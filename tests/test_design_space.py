@@ -161,3 +161,17 @@ def test_two_mv_lanes_make_sd_pay_at_no_dsp_cost() -> None:
     assert by.loc[1, "speedup"] < 1 < by.loc[2, "speedup"]
     assert by.loc[1, "dsps_used"] == by.loc[2, "dsps_used"] == 6144
     assert by.loc[1, "ad_tokens_per_s"] == by.loc[2, "ad_tokens_per_s"]
+
+
+def test_design_space_is_cached_and_resumes(tmp_path: Path) -> None:
+    from fpgasim.sweep.cache import SweepCache
+
+    space = designs([1, 2], [1024], [128], [819.2], [225.0])
+    args = (BASE, space, MODEL, [load_algorithm("longspec")], [256])
+    kwargs = {"engine": "fast", "executor": "inprocess", "verify_lens": [2, 4]}
+    with SweepCache(tmp_path / "cache") as cache:
+        first = explore_designs(*args, cache=cache, **kwargs)
+        again = explore_designs(*args, cache=cache, **kwargs)
+    assert first.stats.computed == first.stats.points > 0
+    assert again.stats.computed == 0 and again.stats.cached == first.stats.points
+    pd.testing.assert_frame_equal(first.summary, again.summary)

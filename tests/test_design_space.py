@@ -123,17 +123,24 @@ def test_cli_design_space(tmp_path: Path, capsys) -> None:
         ["--base-board", "flightllm-vhk158", "--pe-arrays", "64x48"],
         ["--base-board", "flightllm-vhk158", "--mv-lanes", "0"],
         ["--base-board", "flightllm-vhk158", "--mm-tile-rows", "48"],
+        ["--base-board", "flightllm-vhk158", "--mm-tile-rows", "8"],
+        ["--base-board", "flightllm-vhk158", "--mv-widths", "1000"],
+        ["--base-board", "flightllm-vhk158", "--clocks", "0"],
         ["--base-board", "flightllm-vhk158", "--verify-lens", "1000"],
         ["--base-board", "v80", "--mv-lanes", "2"],
-        ["--base-board", "v80", "--bandwidths", "460"],
+        ["--base-board", "v80", "--bandwidths", "460", "--pe-arrays"],
     ],
 )
 def test_cli_bad_input_one_line(tmp_path: Path, capsys, args: list[str]) -> None:
-    res = run_cli(capsys, "explore", *args, "--model", "llama2-7b-flightllm", "--contexts",
+    # an odd list ends with the option the error must name; otherwise it is the last one given
+    flag = args[-1] if len(args) % 2 else args[-2]
+    given = args[:-1] if len(args) % 2 else args
+    res = run_cli(capsys, "explore", *given, "--model", "llama2-7b-flightllm", "--contexts",
                   "256", "--algorithms", "longspec", "--engine", "fast", "--executor",
                   "inprocess", "--no-cache", "--out", str(tmp_path / "o.csv"))
     assert res.code == 2, res.err
     assert len(res.err.strip().splitlines()) == 1
+    assert f"argument {flag} " in res.err  # names the option
     assert not (tmp_path / "o.csv").exists()
 
 

@@ -121,6 +121,15 @@ def derive_flightllm_board(base: Board, design: FlightDesign) -> Board:
     if base.flightllm is None:
         raise InputError("base_board", base.name, "a board with lowering: flightllm")
     macs = base.macs_per_cycle
+    block = base.flightllm.block
+    if design.mv_width % block:
+        raise InputError(
+            "mv_widths", design.mv_width, f"multiples of {block} (one lane is N x K, K = a block)"
+        )
+    if design.mm_tile_rows % block:
+        raise InputError(
+            "mm_tile_rows", design.mm_tile_rows, f"multiples of {block} (FlightLLM's blocks)"
+        )
     if macs % design.mm_tile_rows:
         raise InputError(
             "mm_tile_rows", design.mm_tile_rows, f"a divisor of the MM array's {macs} MAC/cycle"

@@ -340,7 +340,7 @@ def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_design_space(summary: pd.DataFrame, path: str | Path) -> None:
-    """Top row: the Pareto front of speedup against DSPs per drafter (one line per
+    """Top row: the Pareto front of speedup against DSPs used, per drafter (one line per
     context, every design as a dot, non-fitting designs hollow). Bottom row: heat maps of
     the best fitting speedup over (MV lanes, MV width) per drafter, at the largest context.
     """
@@ -374,7 +374,7 @@ def plot_design_space(summary: pd.DataFrame, path: str | Path) -> None:
         if len(available):
             ax.axvline(float(available.iloc[0]), color="red", lw=0.8, ls=":",
                        label="device DSPs")
-        ax.set_xlabel("DSP slices used (MM + MV)", fontsize=8)
+        ax.set_xlabel("DSP slices used (all pipelines)", fontsize=8)
         ax.set_ylabel("best SD speedup over AD (x)", fontsize=8)
         ax.set_title(f"{algorithm}: Pareto front", fontsize=10)
         ax.legend(fontsize=7)

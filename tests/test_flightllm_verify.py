@@ -108,9 +108,9 @@ def test_done_when_four_lanes() -> None:
 
 
 def _forced(form: str):
-    """cheapest_form restricted to the MV (index 0) or MM (index 1) form."""
-    def pick(e, layer, forms):
-        forms[{"mv": 0, "mm": 1}[form]](e, layer)
+    """cheapest_form restricted to the MV or the MM form."""
+    def pick(e, layer, mv_form, mm_form):
+        (mv_form if form == "mv" else mm_form)(e, layer)
     return pick
 
 
@@ -274,3 +274,26 @@ def test_cli_simulates_every_drafter(capsys) -> None:
                       "--engine", "fast", "--format", "json")
         assert res.code == 0, res.err
         assert '"draft_s"' in res.out
+
+
+@pytest.mark.parametrize("x", [2, 40, 130])
+def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
+    """The shortcut that skips compiling the MM form uses its MM unit's exact summed time."""
+    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.flightllm.compiler import (
+        Emitter,
+        attention_mm,
+        linear_mm,
+        mm_form_compute_cycles,
+    )
+
+    rates = Rates.of(BOARD, extras_of(MODEL))
+    hw = hardware_layers_of(MODEL, "decode", x, 1008 + 16 * (x // 16 + 1))
+    for layer in hw[:13]:
+        if layer.kind not in ("linear", "attention_qk", "attention_pv"):
+            continue
+        e = Emitter(rates)
+        (linear_mm(e, layer) if layer.kind == "linear" else attention_mm(e, layer, None, 0))
+        unit, cyc = e.arrays()[:2]
+        assert cyc[unit == MM].sum() == pytest.approx(mm_form_compute_cycles(layer, rates),
+                                                      rel=1e-12), layer.name

@@ -132,6 +132,20 @@ def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
     return need <= board.memory.capacity_gib * 2**30
 
 
+def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
+                   drafter: Drafter | None = None) -> str | None:
+    """The warning every command shows when weights + KV caches outgrow the board (else None)."""
+    if fits_memory(board, model, context, verify_len, drafter):
+        return None
+    need_gib = memory_bytes(board, model, context, verify_len, drafter) / 2**30
+    with_drafter = ", drafter included" if drafter is not None else ""
+    return (
+        f"{model.id} needs {need_gib:.2f} GiB (weights + KV caches at L={context}"
+        f"{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
+        "(memory.capacity_gib); the timing assumes it fits"
+    )
+
+
 def check_finite_row(row: dict, point: Point) -> None:
     """No NaN or inf leaves a simulated point: an overflow is an error naming the inputs."""
     for key, value in row.items():

@@ -1,14 +1,17 @@
 """`fpgasim explore`: hypothetical boards -> best x and speedup.
 
-Study-lowering base boards vary the PE array and bandwidth; FlightLLM-lowered base boards
-vary the FlightLLM design (MV lanes and width, MM tile rows, bandwidth, clock) for several
-drafters, with each design's DSP budget and the Pareto front (fpgasim.analysis.design_space).
+With --pe-arrays: the base board's PE array and bandwidth are varied. Without, on a
+FlightLLM-lowered base board: the FlightLLM design (MV lanes and width, MM tile rows,
+bandwidth, clock) for several drafters, with each design's DSP budget and the Pareto front
+(fpgasim.analysis.design_space).
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from fpgasim.analysis.design_space import (
@@ -18,7 +21,7 @@ from fpgasim.analysis.design_space import (
     plot_design_space,
 )
 from fpgasim.analysis.explore import explore, plot_explore, verdict
-from fpgasim.cli.common import RichProgress, console, err_console, rich_table
+from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
 from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
@@ -43,8 +46,9 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S, CLOCK_MHZ, Board, TargetModel
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_out_path, write_frame
+from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
@@ -55,9 +59,19 @@ def parse_bandwidths(text: str) -> list[float]:
     return parse_float_list(text, "--bandwidths", *BANDWIDTH_GB_S, "GB/s")
 
 
+def explore_out(summary: pd.DataFrame, lowering: str) -> pd.DataFrame:
+    """The summary as written: the decision before the best x, the lowering beside the
+    engine (provenance)."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("engine") + 1, "lowering", lowering)
+    decision = out.pop("decision")
+    out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return out
+
+
 def explore_cmd(
     base_board: str = typer.Option(
-        ..., "--base-board", help="Board whose PE array and bandwidth are varied (name or YAML)."
+        ..., "--base-board", help="Board whose design is varied (name or YAML)."
     ),
     pe_arrays: str | None = typer.Option(
         None,
@@ -131,7 +145,8 @@ def explore_cmd(
     Example: fpgasim explore --base-board v80 --pe-arrays 64x48,128x64,128x128,256x128
     --bandwidths 77,460,819,1638 --model llama-3.1-8b --algorithm longspec --contexts 1024
 
-    A FlightLLM-lowered base board (lowering: flightllm) explores FlightLLM designs instead:
+    Without --pe-arrays, a FlightLLM-lowered base board (lowering: flightllm) explores
+    FlightLLM designs instead:
     every combination of --mv-lanes, --mv-widths, --mm-tile-rows, --bandwidths and --clocks,
     for each drafter of --algorithms; the table adds each design's DSPs (MM + MV arrays),
     whether they fit the device, and the Pareto front of speedup against DSPs; the PNG
@@ -158,13 +173,12 @@ def explore_cmd(
         "--clocks": clocks,
         "--verify-lens": verify_lens,
     }
-    if base.lowering == "flightllm":
-        for flag, value in {"--pe-arrays": pe_arrays, "--algorithm": algorithm}.items():
-            if value is not None:
-                raise InputError(flag, value, "only with a study-lowering --base-board "
-                                 "(FlightLLM bases take --mv-lanes ... --algorithms)")
+    if base.lowering == "flightllm" and pe_arrays is None:
+        if algorithm is not None:
+            raise InputError("--algorithm", algorithm, "only with --pe-arrays (FlightLLM "
+                             "designs take --algorithms)")
         if aat_dir is not None:
-            raise InputError("--aat-dir", str(aat_dir), "only with a study-lowering --base-board")
+            raise InputError("--aat-dir", str(aat_dir), "only with --pe-arrays")
         _explore_designs(
             base, m, ctxs, algorithms, mv_lanes, mv_widths, mm_tile_rows, bandwidths, clocks,
             verify_lens, out, png, engine, executor, workers, scheduler, cache_dir, no_cache,
@@ -173,7 +187,8 @@ def explore_cmd(
         return
     for flag, value in flight_only.items():
         if value is not None:
-            raise InputError(flag, value, "only with a FlightLLM-lowered --base-board")
+            raise InputError(flag, value, "only with a FlightLLM-lowered --base-board "
+                             "and no --pe-arrays")
     if pe_arrays is None or bandwidths is None or algorithm is None:
         missing = [f for f, v in (("--pe-arrays", pe_arrays), ("--bandwidths", bandwidths),
                                   ("--algorithm", algorithm)) if v is None]
@@ -181,6 +196,7 @@ def explore_cmd(
     arrays = parse_pe_arrays(pe_arrays)
     bws = parse_bandwidths(bandwidths)
     algo = load_algorithm(algorithm)
+    check_drafter(base, algo)
     progress = RichProgress(f"explore ({engine}, {executor})")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = explore(
@@ -199,29 +215,36 @@ def explore_cmd(
             task=task,
             progress=progress,
         )
-    write_frame(result.summary, out)
-    plot_explore(result.summary, png)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    shown = result.summary[
+    summary = explore_out(result.summary, base.lowering)
+    write_frame(summary, out)
+    plot_explore(summary, png, base.lowering)
+    stats_line = result.stats.summary()
+    after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
+    shown = summary[
         [
             "pe_array",
             "bandwidth_gb_s",
             "context",
-            "ad_tokens_per_s",
+            "decision",
+            "speedup",
             "best_verify_len",
             "best_tokens_per_s",
-            "speedup",
+            "ad_tokens_per_s",
             *(["fits_memory"] if base.lowering == "flightllm" else []),
         ]
     ]
-    console.print(
-        rich_table(
-            shown.to_dict("records"), title=f"explore: {m.id} / {algo.id} on {base.name} variants"
-        )
+    title = (
+        f"explore: {m.id} / {algo.id} on {base.name} variants\n"
+        f"engine {engine}, lowering {base.lowering} / AAT {summary['aat_source'].iloc[0]}"
     )
+    heads = {"pe_array": "PE array", "bandwidth_gb_s": "GB/s", "best_verify_len": "best x"}
+    heads |= {"best_tokens_per_s": "best tok/s", "ad_tokens_per_s": "AD tok/s"}
+    rows = shown.rename(columns=heads).to_dict("records")
+    wide_console().print(rich_table(rows, title=title))
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)
+    wrote = f"wrote {out} and {png}"
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
 
 
 def _explore_designs(
@@ -261,6 +284,8 @@ def _explore_designs(
         parse_float_list(clocks, "--clocks", *CLOCK_MHZ, "MHz") if clocks else [base.clock_mhz],
     )
     algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]
+    for algo in algos:
+        check_drafter(base, algo)
     lens = parse_int_list(verify_lens, "--verify-lens", 2, 10**5) if verify_lens else None
     progress = RichProgress(f"explore ({engine}, {executor}, {len(space)} designs)")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
@@ -280,7 +305,8 @@ def _explore_designs(
         )
     write_frame(result.summary, out)
     plot_design_space(result.summary, png)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
+    stats_line = result.stats.summary()
+    after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
     best = cheapest_paying(result.summary)
     shown = (
         best[["algorithm", "context", "changes", "dsps_used", "fits_dsps", "best_verify_len",
@@ -290,7 +316,7 @@ def _explore_designs(
     )
     title = f"cheapest design where SD pays: {model.id} on {base.name} variants"
     if len(shown):
-        console.print(rich_table(shown.to_dict("records"), title=title))
+        wide_console().print(rich_table(shown.to_dict("records"), title=title))
     else:
         console.print(f"{title}: none of the {len(space)} designs", highlight=False)
     unpaid = sorted(
@@ -299,4 +325,5 @@ def _explore_designs(
     )
     for algorithm, context in unpaid:
         console.print(f"{algorithm} at L={context}: no fitting design pays", highlight=False)
-    console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)
+    wrote = f"wrote {out} and {png}"
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

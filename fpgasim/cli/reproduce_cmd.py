@@ -4,6 +4,7 @@ the study's accounting and the simulator side by side."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from concurrent.futures import as_completed
 from contextlib import nullcontext
@@ -26,7 +27,7 @@ from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_output_path
+from fpgasim.fileio import after_commit, check_input_path, check_output_path
 from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -127,8 +128,8 @@ def reproduce(
         elif len(results) == 1:
             print(csv_text(result), end="")
     for result, paths in results:
-        shown = ", ".join(str(p) for p in paths)
-        err_console.print(f"{result.name}: wrote {shown}", highlight=False, soft_wrap=True)
+        line = f"{result.name}: wrote {', '.join(str(p) for p in paths)}"
+        after_commit(functools.partial(err_console.print, line, highlight=False, soft_wrap=True))
 
 
 def _experiments(names: list[str]) -> list[AnyExperiment]:
@@ -324,6 +325,6 @@ def shown_columns(result: ExperimentResult) -> pd.DataFrame:
     twins = [
         c
         for c in beside_columns(result.kind)
-        if c.endswith(("verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
+        if c.endswith(("decision_sim", "verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
     ]
     return result.table[[*result.columns, *twins]]

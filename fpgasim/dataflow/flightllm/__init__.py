@@ -41,6 +41,9 @@ from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
+#: The drafter kinds this lowering compiles (docs/validation.md, FlightLLM draft passes).
+DRAFTERS = ("longspec", "eagle3", "falcon")
+
 __all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
 
 #: the largest tick count a part may reach (int64 with headroom)
@@ -140,13 +143,16 @@ def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) ->
     return tuple(hardware_layers(graph, prefill=False))
 
 
-#: compiled parts kept across passes, least recently used first out, up to this many rows
-#: in all (about 70 bytes each): sweeps over contexts or verify lengths reuse the projections
+#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each):
+#: sweeps over contexts or verify lengths reuse the projections. When full, the most
+#: recently used parts leave first: a sweep that revisits x = 1..85 at every context then
+#: keeps hitting the parts that fit, where least-recently-used would evict each before reuse
 PART_CACHE_ROWS = 4_000_000
 
 
 class _PartCache:
-    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows."""
+    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows
+    (most recently used out first)."""
 
     def __init__(self, budget_rows: int) -> None:
         self.budget = budget_rows
@@ -163,11 +169,11 @@ class _PartCache:
         part = compile_part(list(layers), rates, masks, list(names))
         n = len(part.instrs)
         if n <= self.budget:
+            while self.rows + n > self.budget:  # most recently used out: sweeps are cyclic
+                _, old = self.items.popitem(last=True)
+                self.rows -= len(old.instrs)
             self.items[key] = part
             self.rows += n
-            while self.rows > self.budget:
-                _, old = self.items.popitem(last=False)
-                self.rows -= len(old.instrs)
         return part
 
     def cache_clear(self) -> None:
@@ -176,6 +182,9 @@ class _PartCache:
 
 
 _part = _PartCache(PART_CACHE_ROWS)
+#: layer kinds whose instructions depend on the context: their parts are not kept across
+#: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
+_CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
 
 
 def _short(name: str) -> str:
@@ -285,7 +294,10 @@ def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
         keys = (tuple(described[id(layer)][0] for layer in group), names)
         k = index.get(keys)
         if k is None:
-            part = _part(keys, tuple(group), rates, masks, names)
+            if any(layer.kind in _CONTEXT_KINDS for layer in group):  # used by this pass only
+                part = compile_part(list(group), rates, masks, list(names))
+            else:
+                part = _part(keys, tuple(group), rates, masks, names)
             if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
                 raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
                                   board.memory.bandwidth_gb_s,

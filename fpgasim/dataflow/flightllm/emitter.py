@@ -26,14 +26,16 @@ from fpgasim.dataflow.instructions import (
 
 #: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
 TICKS_PER_CYCLE = 1 << 24
-#: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
+#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1); row `unit` and
+#: `opcode`
 UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 #: what each unit does (the engines aggregate by role)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 LD, ST, MM, MV, MISC, SYS = range(6)
-#: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
-#: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
-#: gives these multipliers without deriving them from widths)
+#: A rows one K block of a linear_mv weight set takes, and meta rows per K block
+#: (docs/flightllm-model.md §4.2-4.3 give the credits as A_DEPTH // (4 chunk) and
+#: META_DEPTH // (8 chunk); FlightLLM's model gives these multipliers without deriving them
+#: from widths)
 A_ROWS_PER_K_BLOCK_MV = 4
 META_ROWS_PER_K_BLOCK = 8
 #: B rows per K block of an MM weight/K/V load (B_DEPTH // (8 chunk), sections 4.3 and 4.5)
@@ -90,7 +92,7 @@ class Rates:
                   "norm": board.sfu.norm_passes}
         return cls(
             clock_hz=board.clock_hz,
-            channel_bytes_per_s=board.memory.bytes_per_s / board.memory.channels,
+            channel_bytes_per_s=board.channel_bytes_per_s,
             e_same=fl.same_channel_efficiency,
             e_cross=fl.cross_channel_efficiency,
             zero_fill_bytes_per_cycle=fl.zero_fill_bytes_per_cycle,
@@ -131,7 +133,8 @@ class Emitter:
     """Rows of one part, column by column: unit, duration (cycles), bytes, flags.
 
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
-    for every later block with the same key (identical tiles, groups or heads of a layer).
+    for every later block with the same key (identical tiles, groups or heads of a layer);
+    a run of the same block is kept once with its repeat count until `arrays` tiles it.
     """
 
     COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel")
@@ -139,7 +142,8 @@ class Emitter:
 
     def __init__(self, rates: Rates) -> None:
         self.r = rates
-        self.chunks: list[tuple[np.ndarray, ...]] = []  # finished rows, as column arrays
+        #: finished rows: (column arrays, times in a row)
+        self.chunks: list[tuple[tuple[np.ndarray, ...], int]] = []
         self.count = 0
         self._open()
         self.op_index = 0
@@ -160,9 +164,9 @@ class Emitter:
 
     def _flush(self) -> None:
         if self.unit:
-            self.chunks.append(tuple(
+            self.chunks.append((tuple(
                 np.asarray(getattr(self, c), d)
-                for c, d in zip(self.COLUMNS, self.DTYPES, strict=True)))
+                for c, d in zip(self.COLUMNS, self.DTYPES, strict=True)), 1))
             self._open()
 
     def __len__(self) -> int:
@@ -173,10 +177,12 @@ class Emitter:
         self._flush()
         if not self.chunks:
             return tuple(np.zeros(0, d) for d in self.DTYPES)
-        if len(self.chunks) == 1:
-            return tuple(c.copy() for c in self.chunks[0])
-        return tuple(np.concatenate([ch[k] for ch in self.chunks])
-                     for k in range(len(self.COLUMNS)))
+        if len(self.chunks) > 1 or self.chunks[0][1] > 1:
+            cols = tuple(np.concatenate([np.tile(ch[k], n) if n > 1 else ch[k]
+                                         for ch, n in self.chunks])
+                         for k in range(len(self.COLUMNS)))
+            self.chunks = [(cols, 1)]
+        return tuple(c.copy() for c in self.chunks[0][0])
 
     def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
         self.unit.append(unit)
@@ -198,14 +204,17 @@ class Emitter:
             cols = sub.arrays()
             self._blocks[key] = cols
         self._flush()
-        self.chunks.append(cols)
+        if self.chunks and self.chunks[-1][0] is cols:
+            self.chunks[-1] = (cols, self.chunks[-1][1] + 1)
+        else:
+            self.chunks.append((cols, 1))
         self.count += len(cols[0])
 
     def append(self, other: Emitter) -> None:
         """Append every row of `other` (an emitter of the same rates)."""
         cols = other.arrays()
         self._flush()
-        self.chunks.append(cols)
+        self.chunks.append((cols, 1))
         self.count += len(cols[0])
 
     def busiest_unit_cycles(self) -> float:

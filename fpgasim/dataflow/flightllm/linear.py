@@ -108,7 +108,7 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                 d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)
             if d == bpc:
                 sizes.append(b * b * kc * d * r.weight_bytes)
-            elif d:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
+            elif d:  # docs/flightllm-model.md §4.2, never reached by LLaMA2-7B
                 sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
         sizes_of[kc] = sizes
     total = groups * len(pieces)
@@ -216,7 +216,7 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
         for a in range(m):
             size = blk
             if last_tile and a == m - 1:
-                size = L.rows - b * (mb - 1)  # FLIGHTLLM.md 7.9: rows, not bytes
+                size = L.rows - b * (mb - 1)  # docs/flightllm-model.md §7.9: rows, not bytes
             wait = mask_of(MISC if fused else MM) if a == 0 else 0
             rel = mask_of(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
             sub.st(size, par=r.channels_a, wait=wait, rel=rel)

@@ -120,7 +120,8 @@ def test_cli_design_space(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["--base-board", "flightllm-vhk158", "--pe-arrays", "64x48"],
+        # --pe-arrays on a FlightLLM base is the PE-array mode: it needs --bandwidths too
+        ["--base-board", "flightllm-vhk158", "--pe-arrays", "64x48", "--bandwidths"],
         ["--base-board", "flightllm-vhk158", "--mv-lanes", "0"],
         ["--base-board", "flightllm-vhk158", "--mm-tile-rows", "48"],
         ["--base-board", "flightllm-vhk158", "--mm-tile-rows", "8"],

@@ -22,7 +22,8 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import config_source
+from fpgasim.config.resources import resource_columns
+from fpgasim.config.schema import Board, config_source
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
@@ -226,6 +227,8 @@ def simulate(
     row = with_lowering(simulate_point(eng, point), b.lowering)
     row["clock_mhz"] = b.clock_mhz
     row["duration_divisor"] = b.duration_divisor
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
     if warning is not None:
@@ -258,6 +261,19 @@ def seconds_rule(row: dict, pass_name: str) -> str:
         f"{cycles_shown(cycles)} / ({clock:g} x 1e6 x {divisor:g}): the board divides every "
         f"duration by duration_divisor, as FlightLLM's performance model does"
     )
+
+
+def warn_dsps(row: dict, board: Board) -> None:
+    """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
+    if row["fits_dsps"] is False:
+        err_console.print(
+            f"fpgasim: warning: {board.name}'s MM/MV arrays need {row['dsps_used']:,} "
+            f"{row['dsp_kind']} slices ({row['pipelines']} pipeline(s) x max(MM "
+            f"{row['mm_dsps']:,}, MV {row['mv_dsps']:,})) but the device has "
+            f"{row['dsps_available']:,} (dsps); the timing assumes they fit",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def with_lowering(row: dict, lowering: str) -> dict:
@@ -333,5 +349,7 @@ def _prefill(
     row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
     row["clock_mhz"] = b.clock_mhz
     row["duration_divisor"] = b.duration_divisor
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

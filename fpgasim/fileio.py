@@ -13,6 +13,9 @@ Guarantees (docs/formats.md, "Output files"):
   temporary file beside its destination and, once all of them are written, renames each
   into place; if anything fails, or the command fails or is interrupted, no destination
   file is created or changed. Outside a transaction each file is still written atomically.
+  Messages about written files are queued with `after_commit` and shown only after the
+  commit succeeded; a failed commit (e.g. a full disk) names the argument that gave the
+  failing path (as registered by `check_output_path`).
 - **Permissions.** Files get mode 0666 minus the process umask (0644 under umask 022),
   like files written by `open()`, not `tempfile`'s private 0600.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -88,6 +91,8 @@ def check_output_path(path: Path | str, argument: str, *, folder: bool = False) 
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise InputError(argument, text, f"a writable place ({reason})") from None
+    if _ACTIVE:  # a failure to write under this path at commit names this argument
+        _ACTIVE[-1].arguments[path] = argument
     return path
 
 
@@ -113,14 +118,25 @@ class OutputTransaction:
 
     def __init__(self) -> None:
         self.staged: dict[Path, bytes] = {}
+        #: checked output paths (files or folders) -> the argument that named each
+        self.arguments: dict[Path, str] = {}
+        self.reports: list[Callable[[], None]] = []
 
     def stage(self, path: Path, data: bytes) -> None:
         """Remember `data` for `path` (a later stage of the same path replaces it)."""
         self.staged[Path(path)] = bytes(data)
 
     def discard(self) -> None:
-        """Forget every staged file (nothing was written)."""
+        """Forget every staged file and report (nothing was written)."""
         self.staged.clear()
+        self.reports.clear()
+
+    def argument_for(self, path: Path) -> str:
+        """The argument that named `path` or the nearest folder above it ("output" if none)."""
+        for place in (path, *path.parents):
+            if place in self.arguments:
+                return self.arguments[place]
+        return "output"
 
     def commit(self) -> list[Path]:
         """Write every staged file (temporary files first, then renames); the paths."""
@@ -154,9 +170,16 @@ class OutputTransaction:
                     pass
             if isinstance(exc, OSError):
                 reason = exc.strerror or type(exc).__name__
-                raise InputError("output", str(current), f"a writable path ({reason})") from None
+                argument = self.argument_for(current)
+                raise InputError(argument, str(current), f"a writable path ({reason})") from None
             raise
         return list(staged)
+
+    def report(self) -> None:
+        """Run the reports queued by `after_commit` (once the files are written)."""
+        reports, self.reports = self.reports, []
+        for report in reports:
+            report()
 
 
 def _make_folders(folder: Path) -> list[Path]:
@@ -183,6 +206,19 @@ def output_transaction() -> Iterator[OutputTransaction]:
     finally:
         _ACTIVE.remove(tx)
     tx.commit()
+    tx.report()
+
+
+def after_commit(report: Callable[[], None]) -> None:
+    """Run `report` (e.g. print "wrote ...") only once the files staged so far are written.
+
+    Inside a transaction it is queued and dropped if the command fails, so nothing ever
+    reports a file that was not written; outside one it runs now.
+    """
+    if _ACTIVE:
+        _ACTIVE[-1].reports.append(report)
+    else:
+        report()
 
 
 # --------------------------------------------------------------------------- writers

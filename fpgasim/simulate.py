@@ -9,7 +9,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
+from fpgasim.config.schema import (
+    Algorithm,
+    Board,
+    Eagle3Drafter,
+    FalconDrafter,
+    LongSpecDrafter,
+    TargetModel,
+    config_source,
+)
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents, draft_passes
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings import lowering_of
@@ -59,21 +67,83 @@ def target_weight_count(model: TargetModel) -> int:
     return model.layers * (attention + mlp) + 2 * model.vocab * model.hidden
 
 
-def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int) -> int:
-    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens.
+Drafter = LongSpecDrafter | Eagle3Drafter | FalconDrafter
 
-    At the board's weight and KV precisions. The drafter's weights and KV are not counted
-    (a lower bound; EAGLE-3's and LongSpec's drafters add a few % of the target).
+
+def drafter_weight_count(model: TargetModel, drafter: Drafter) -> int:
+    """The drafter's own weights (the draft graphs of dataflow/passes.py, norms left out).
+
+    LongSpec: windowed self-attention (q, o: h x h; k, v: h x kv), cross-attention q and o
+    (its K/V are the target's cache), the MLP; it shares the target's LM head. EAGLE-3: fc
+    (fused_layers h -> h), one layer whose q/k/v read the 2h-wide concat, o, the MLP and its
+    own LM head (draft_vocab, else the target's vocabulary). Falcon: the LSTM layers (4 gates
+    over [input, state]; the first input is 2h wide), one decoder layer, the MLP; shared head.
     """
-    weights = target_weight_count(model) * board.precision.weight_bits // 8
-    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim
-    kv = kv_per_token * (context + verify_len) * board.precision.kv_bits // 8
-    return weights + kv
+    h, kv = model.hidden, model.kv_heads * model.head_dim
+    mlp = 3 * h * model.intermediate
+    if isinstance(drafter, LongSpecDrafter):
+        return 2 * h * h + 2 * h * kv + 2 * h * h + mlp
+    if isinstance(drafter, Eagle3Drafter):
+        wide = drafter.input_multiple * h
+        head = (drafter.draft_vocab or model.vocab) * h
+        return drafter.fused_layers * h * h + wide * (h + 2 * kv) + h * h + mlp + head
+    lstm = 0
+    d_in = 2 * h
+    for _ in range(drafter.lstm_layers):
+        lstm += (d_in + h) * 4 * h
+        d_in = h
+    return lstm + 2 * h * h + 2 * h * kv + mlp
 
 
-def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int) -> bool:
+def drafter_kv_tokens(drafter: Drafter, context: int, verify_len: int) -> int:
+    """Positions of the drafter's own one-layer KV cache: LongSpec keeps its sliding window
+    (cross-attention reads the target's cache), EAGLE-3 and Falcon the whole context."""
+    tokens = context + verify_len
+    if isinstance(drafter, LongSpecDrafter):
+        return min(drafter.window_tokens, tokens)
+    return tokens
+
+
+def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
+                 drafter: Drafter | None = None) -> int:
+    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
+    the drafter's weights and its own KV cache when a drafter is given.
+
+    At the board's weight and KV precisions; on a FlightLLM-lowered board at the model's
+    (`flightllm:` weight_bits as stored, activation_bits for the KV cache).
+    """
+    if board.lowering == "flightllm" and model.flightllm is not None:
+        weight_bits, kv_bits = model.flightllm.weight_bits, model.flightllm.activation_bits
+    else:
+        weight_bits, kv_bits = board.precision.weight_bits, board.precision.kv_bits
+    weight_count = target_weight_count(model)
+    kv_width = model.kv_heads * model.head_dim
+    kv_elements = 2 * model.layers * kv_width * (context + verify_len)
+    if drafter is not None:
+        weight_count += drafter_weight_count(model, drafter)
+        kv_elements += 2 * kv_width * drafter_kv_tokens(drafter, context, verify_len)
+    return weight_count * weight_bits // 8 + kv_elements * kv_bits // 8
+
+
+def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
+                drafter: Drafter | None = None) -> bool:
     """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
-    return memory_bytes(board, model, context, verify_len) <= board.memory.capacity_gib * 2**30
+    need = memory_bytes(board, model, context, verify_len, drafter)
+    return need <= board.memory.capacity_gib * 2**30
+
+
+def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
+                   drafter: Drafter | None = None) -> str | None:
+    """The warning every command shows when weights + KV caches outgrow the board (else None)."""
+    if fits_memory(board, model, context, verify_len, drafter):
+        return None
+    need_gib = memory_bytes(board, model, context, verify_len, drafter) / 2**30
+    with_drafter = ", drafter included" if drafter is not None else ""
+    return (
+        f"{model.id} needs {need_gib:.2f} GiB (weights + KV caches at L={context}"
+        f"{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
+        "(memory.capacity_gib); the timing assumes it fits"
+    )
 
 
 def check_finite_row(row: dict, point: Point) -> None:
@@ -149,6 +219,7 @@ def simulate_point(engine: Engine, point: Point) -> dict:
     tv = verify_timing(
         engine, point.board, point.model, point.verify_len, point.context, point.tree
     )
+    drafter = point.algorithm.drafter if point.algorithm else None
     row: dict = {
         "board": point.board.name,
         "model": point.model.id,
@@ -169,8 +240,10 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "weight_bytes": tv.weight_bytes,
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
-        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len),
-        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len),
+        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len,
+                                     drafter),
+        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len,
+                                   drafter),
     }
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
@@ -255,7 +328,20 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
     }
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
+    row.update(memory_columns(board, model, spec.tokens, 0))
     return row
+
+
+def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
+                   drafter: Drafter | None = None) -> dict:
+    """`memory_bytes` and `fits_memory` for rows that show tokens/s on a FlightLLM-lowered
+    board (prefill, generate); {} on the study lowering, whose outputs stay as they were."""
+    if board.lowering != "flightllm":
+        return {}
+    return {
+        "memory_bytes": memory_bytes(board, model, context, verify_len, drafter),
+        "fits_memory": fits_memory(board, model, context, verify_len, drafter),
+    }
 
 
 def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:

@@ -78,7 +78,27 @@ def test_json_and_csv(capsys, folder) -> None:
     res = run_cli(capsys, *BASE, "--contexts", "128,4096", "--aat-dir", str(folder), "-f", "csv")
     assert res.code == 0, res.err
     frame = pd.read_csv(io.StringIO(res.out))
-    assert list(frame.columns) == SUMMARY_COLUMNS and len(frame) == 2
+    # the solver's columns plus provenance (lowering) and the sheet's ridge; decision first
+    assert sorted(frame.columns) == sorted([*SUMMARY_COLUMNS, "lowering", "ridge_tokens"])
+    assert len(frame) == 2 and (frame["lowering"] == "study").all()
+    cols = list(frame.columns)
+    assert cols.index("decision") == cols.index("best_verify_len") - 1
+    rule = frame["best_speedup"].gt(1).map({True: "use SD", False: "use AD"})
+    assert (frame["decision"] == rule).all()
+
+
+def test_solve_says_where_the_accounting_decides_otherwise(capsys, aat_dir) -> None:
+    """U280 at L = 256: the accounting picks SD at x = 4, the simulator AD (its MV-rate
+    passes); one line says so, with the reason; the verdict comes before the best x."""
+    args = ["solve", "-b", "u280", "-m", "llama-3.1-8b", "-a", "longspec", "--task"]
+    res = run_cli(capsys, *args, "gov_report", "--contexts", "256", "--aat-dir", str(aat_dir))
+    assert res.code == 0, res.err
+    line = next(x for x in res.out.splitlines() if "SD-or-AD differs" in x)
+    assert "the accounting says use SD (x=4" in line and "the simulator (event) use AD" in line
+    assert "MV rate" in line
+    header = next(x for x in res.out.splitlines() if "best x" in x)
+    assert header.index("decision") < header.index("speedup") < header.index("best x")
+    assert "lowering study" in res.out and "alpha: the draft cost" in res.out
 
 
 def test_several_tasks_print_the_unified_table(capsys, tmp_path) -> None:

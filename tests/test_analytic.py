@@ -26,7 +26,7 @@ def tokens_per_s(board: str, context: int, x: int = 1) -> float:
 
 
 def test_calibration_u280() -> None:
-    # The study's calibration (HARDWARE.md): 22.12 tokens/s at 256, 6.92 at 16384.
+    # The study's calibration (docs/hardware.md): 22.12 tokens/s at 256, 6.92 at 16384.
     assert tokens_per_s("u280", 256) == pytest.approx(22.12, abs=0.05)
     assert tokens_per_s("u280", 16384) == pytest.approx(6.92, abs=0.05)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -62,6 +63,36 @@ def test_cli_writes_table_and_heat_map(tmp_path: Path, capsys) -> None:
                                                           "macs_per_cycle", "bandwidth_gb_s"]
     assert (tmp_path / "ex.png").stat().st_size > 10_000
     assert "L=256" in res.out
+    cols = list(frame.columns)  # verdict first; provenance beside the engine
+    assert cols.index("decision") == cols.index("best_verify_len") - 1
+    assert (frame["lowering"] == "study").all() and (frame["engine"] == "analytic").all()
+    rule = frame["speedup"].gt(1).map({True: "use SD", False: "use AD"})
+    assert (frame["decision"] == rule).all()
+
+
+def test_heat_map_greys_out_cells_where_ad_wins(result, tmp_path: Path, monkeypatch) -> None:
+    """No SD colour where AD wins: such cells are NaN in the images (drawn grey, hatched,
+    labelled AD) in every panel; the others keep their colour."""
+    import matplotlib.pyplot as plt
+
+    from fpgasim.analysis import explore as explore_module
+
+    summary = result.summary.copy()
+    summary.loc[summary.index[0], ["speedup", "decision"]] = [0.9, "use AD"]
+    captured = {}
+    monkeypatch.setattr(explore_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
+    explore_module.plot_explore(summary, tmp_path / "x.png")
+    fig = captured["fig"]
+    images = [im for ax in fig.axes for im in ax.get_images()]
+    assert len(images) == 3
+    n_ad = int((summary["decision"] == "use AD").sum())
+    for im in images:
+        assert int(np.isnan(np.asarray(im.get_array(), float)).sum()) == n_ad
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert sum(t.startswith("AD") for t in texts) == 3 * n_ad
+    legend = " ".join(t.get_text() for lg in fig.legends for t in lg.get_texts())
+    assert "use AD" in legend
+    plt.close(fig)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The study boards calibrated to FlightLLM's design (boards/*-flightllm.yaml) differ from
-the study boards only in the fields docs/validation.md argues, with FLIGHTLLM.md's values;
-and `generate` with measured AAT maps each step to the nearest measured context."""
+the study boards only in the fields docs/validation.md argues, with FlightLLM's values
+(docs/flightllm-model.md); and `generate` with measured AAT maps each step to the nearest
+measured context."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ CHANGED = {
     "precision.kv_bits",
     "padding.mm_token_multiple",
 }
-#: VHK158 is FlightLLM's own board: its MM and MV arrays are FlightLLM's (FLIGHTLLM.md §1)
+#: VHK158 is FlightLLM's own board: its MM and MV arrays are FlightLLM's
+#: (docs/flightllm-model.md §1)
 CHANGED_VHK158 = CHANGED | {"pe_array.cols", "mv_macs_per_cycle"}
 
 

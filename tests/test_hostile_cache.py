@@ -127,3 +127,12 @@ def test_limit_from_env_and_option(tmp_path: Path, capsys, monkeypatch) -> None:
         assert res.code == 2 and len(res.err.splitlines()) == 1, (bad, res)
         with pytest.raises(CacheError):
             SweepCache(tmp_path)
+
+
+def test_a_limit_from_the_environment_is_shown_as_given(monkeypatch, tmp_path: Path,
+                                                        capsys) -> None:
+    for text in ("abc", "nan", "0.5e-9"):
+        monkeypatch.setenv(LIMIT_ENV, text)
+        res = run_cli(capsys, "cache", "info", "--cache-dir", str(tmp_path))
+        assert res.code == 2 and f"{LIMIT_ENV} = '{text}'" in res.err, res.err
+        assert len(res.err.strip().splitlines()) == 1

@@ -191,6 +191,15 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["tree", "optimal", "-a", LONG, "-n", "8"], ["--algorithm"]),
     (["tree", "calibrate", "-a", "longspec", "--aat-dir", "{w}/plain"], ["--aat-dir"]),
     (["validate", "{w}/empty"], ["no YAML"]),
+    # ---- options that used to be accepted and ignored
+    (["generate", "-b", "u280", "-m", "llama-3.1-8b", "-P", "128", "-D", "8", "-a", "longspec",
+      "--aat-source", "fitted"], ["--aat-source", "--aat-dir"]),
+    (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase", "prefill", "--prompt-len",
+      "128", "--accepted", "3"], ["--accepted", "decode"]),
+    (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase", "prefill", "--prompt-len",
+      "128", "--depth", "3"], ["--depth", "decode"]),
+    ([*SIM, "--dump-graph", "--format", "json"], ["--format", "json", "--dump-graph"]),
+    (with_value(SIM, "-m", "{w}/in/dangling_mask.yaml"), ["prefill_mask", "no-such-mask"]),
 ]
 
 
@@ -205,6 +214,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in INPUTS.items():
         (root / "in" / name).write_text(text)
     (root / "in" / "no_default_tree.yaml").write_text(NO_DEFAULT_TREE)
+    flight = (REPO / "workloads/models/llama2-7b-flightllm.yaml").read_text()
+    dangling = flight.replace("prefill_mask: flightllm-llama2-7b", "prefill_mask: no-such-mask")
+    assert dangling != flight
+    (root / "in" / "dangling_mask.yaml").write_text(dangling)
     (root / "aat").mkdir()
     (root / "aat" / "bad.csv").write_text(BAD_AAT)
     return root

@@ -49,3 +49,14 @@ def test_sweep_rows_carry_fits_memory(tmp_path, capsys) -> None:
     frame = pd.read_csv(out)
     assert dict(zip(frame["board"], frame["fits_memory"], strict=False)) == {
         "u280": False, "v80": True}
+
+
+def test_generate_warns_as_simulate_does(capsys) -> None:
+    base = ["generate", "-b", "v80", "-m", "vicuna-13b-v1.5", "-D", "4", "-e", "analytic",
+            "-f", "json"]
+    res = run_cli(capsys, *base, "-P", "12000")  # the last step's KV cache outgrows 32 GiB
+    assert res.code == 0
+    (line,) = res.err.splitlines()
+    assert line.startswith("fpgasim: warning: vicuna-13b-v1.5 needs 33.41 GiB") and "32 GiB" in line
+    res = run_cli(capsys, *base, "-P", "128")
+    assert res.code == 0 and res.err == ""

@@ -256,7 +256,7 @@ def test_reproduce_writes_every_experiment_or_none(tmp_path: Path, capsys, monke
 def test_explore_plot_failure_leaves_no_csv(tmp_path: Path, capsys, monkeypatch) -> None:
     cmd = sys.modules["fpgasim.cli.explore_cmd"]
 
-    def broken_plot(summary, path):
+    def broken_plot(summary, path, *_lowering):
         raise FpgasimError("cannot draw")
 
     monkeypatch.setattr(cmd, "plot_explore", broken_plot)

@@ -152,6 +152,45 @@ def test_the_import_reader_sees_every_form(tmp_path: Path, source: str, expected
     assert _imports(path, "fpgasim.analysis.probe") == expected
 
 
+# --------------------------------------------------------------------------- citations
+
+REPO = PACKAGE.parent
+#: Where the repository's prose lives: code comments and docstrings, YAML comments, docs.
+CITING = ("fpgasim", "boards", "workloads", "platforms", "docs", "tests", "benchmarks")
+SPEC_CITATION = re.compile(
+    r"(FLIGHTLLM|HARDWARE|ACCOUNTING|METHOD|MODELS|TABLES|DESIGN|STYLE)\.md|shared/"
+)
+
+
+def spec_citations(root: Path) -> list[str]:
+    """Lines under `root` that cite a specification file or `../shared` (not in the repo)."""
+    found = []
+    files = [root / "README.md"] + [p for d in CITING for p in sorted((root / d).rglob("*"))]
+    for path in files:
+        if path.suffix not in (".py", ".md", ".yaml", ".yml", ".csv", ".txt") or path == THIS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if SPEC_CITATION.search(line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()[:100]}")
+    return found
+
+
+THIS = Path(__file__).resolve()
+
+
+def test_no_citation_of_files_outside_the_repository() -> None:
+    """A user who clones fpgasim has no ../shared: cite docs/ sections instead."""
+    assert spec_citations(REPO) == []
+
+
+def test_the_citation_check_sees_a_spec_name(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("fine\n")
+    (tmp_path / "docs" / "a.md").write_text("see FLIGHTLLM.md 4.2\n")
+    (tmp_path / "docs" / "b.yaml").write_text("x: 1  # [F] ../shared/spec/HARDWARE.md\n")
+    assert [c.split(":")[0] for c in spec_citations(tmp_path)] == ["docs/a.md", "docs/b.yaml"]
+
+
 #: a command-line flag inside a string: `--` and a lower-case word (not `--` or `---:`)
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 

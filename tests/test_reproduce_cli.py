@@ -30,10 +30,11 @@ def test_csv_to_stdout_is_pure_csv(aat_dir: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     frame = pd.read_csv(io.StringIO(proc.stdout))
-    assert list(frame.columns[:6]) == [
+    assert list(frame.columns[:7]) == [
         "board",
         "context",
         "ar_tokens_per_s",
+        "decision",
         "best_verify_len",
         "best_tokens_per_s",
         "speedup",
@@ -72,7 +73,7 @@ def test_md_format_and_unavailable_experiment(capsys, tmp_path: Path) -> None:
     assert res.code == 0, res.err
     assert "not reproduced with this AAT source" in res.out and "task-agnostic" in res.out
     frame = pd.read_csv(tmp_path / "table2.csv")
-    assert frame.empty and list(frame.columns[:2]) == ["task", "best_verify_len"]
+    assert frame.empty and list(frame.columns[:3]) == ["task", "decision", "best_verify_len"]
 
 
 def test_unknown_name_exits_2(capsys) -> None:
@@ -112,13 +113,13 @@ def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
     golden = pd.read_csv(GOLDEN / "table3.csv")
     assert list(frame.columns[: len(golden.columns)]) == list(golden.columns)
     pd.testing.assert_frame_equal(frame[golden.columns], golden)
-    tail = ["verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
+    tail = ["decision_sim", "verify_len_sim", "tokens_per_s_sim", "speedup_sim", "speedup_ratio"]
     assert list(frame.columns[len(golden.columns) :]) == [*tail, "sim_engine", "sim_reason"]
     assert set(frame["sim_engine"]) == {"fast"}
 
 
 def test_all_is_the_studys_nine_and_everything_adds_the_extensions() -> None:
-    """`all` = TABLES.md's experiments; `everything` = every shipped file."""
+    """`all` = docs/reproduction.md's experiments; `everything` = every shipped file."""
     study = [e.name for e in _experiments(["all"])]
     assert study == ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
     every = [e.name for e in _experiments(["everything"])]

@@ -46,15 +46,6 @@ def test_aat_choice() -> None:
     assert aat_folder("measured", REPO / "workloads" / "aat") == REPO / "workloads" / "aat"
 
 
-def test_nothing_a_user_runs_reads_the_shared_folder() -> None:
-    """The package and the shipped files never point at ../shared/reference (the old home)."""
-    offenders = []
-    for path in [*REPO.glob("fpgasim/**/*.py"), *REPO.glob("workloads/**/*.yaml")]:
-        if "shared/reference" in path.read_text():
-            offenders.append(str(path.relative_to(REPO)))
-    assert offenders == []
-
-
 def test_readme_two_commands_and_its_sample_is_the_accounting() -> None:
     """Two commands; .ci/run runs the test one; the table4 excerpt's accounting is golden."""
     import re

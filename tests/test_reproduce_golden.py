@@ -108,3 +108,58 @@ def test_table1_ori_is_the_gpu_default(aat_dir: Path) -> None:
 def test_fig5_fit_is_good(aat_dir: Path) -> None:
     fig5 = reproduced("fig5", aat_dir)
     assert (fig5["n_fit_points"] == 7).all() and (fig5["r2"] > 0.98).all()
+
+
+#: Per golden table with a decision: the speedup over AD that the decision is about.
+DECIDED = {
+    "table1": "speedup",
+    "table2": "best_speedup",
+    "table3": "speedup",
+    "table4": "speedup",
+    "fig4": "speedup",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECIDED))
+def test_decision_column_follows_the_speedup(name: str) -> None:
+    """The golden `decision` column (added deliberately) obeys the rule, checked here
+    independently of the code: 'use SD' exactly where the speedup over AD exceeds 1, and
+    it comes before the x column (verdict first)."""
+    want = pd.read_csv(GOLDEN / f"{name}.csv")
+    speedup = want[DECIDED[name]].astype(float)
+    rule = np.where(speedup > 1.0, "use SD", "use AD")
+    assert (want["decision"].to_numpy() == rule).all(), name
+    x_col = next(c for c in want.columns if c.endswith("verify_len"))
+    assert list(want.columns).index("decision") < list(want.columns).index(x_col), name
+
+
+@pytest.mark.parametrize("name", ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4"])
+def test_lowering_column_names_the_boards_lowering(name: str) -> None:
+    """Provenance: every timed golden row names the lowering of its board's YAML file."""
+    import yaml
+
+    want = pd.read_csv(GOLDEN / f"{name}.csv")
+    boards = Path(__file__).resolve().parents[1] / "boards"
+    for board, lowering in zip(want["board"], want["lowering"], strict=True):
+        data = yaml.safe_load((boards / f"{board}.yaml").read_text())
+        assert lowering == data.get("lowering", "study"), (name, board)
+
+
+def test_table4_ridges_are_named_apart() -> None:
+    """table4 carries the sheet's ridge (ridge_tokens, as `fpgasim boards`) beside the
+    measured x_R (x_ridge); the sheet's ridge is MAC/cycle over weights streamed per cycle."""
+    import yaml
+
+    t4 = pd.read_csv(GOLDEN / "table4.csv")
+    boards = Path(__file__).resolve().parents[1] / "boards"
+    for board, ridge in zip(t4["board"], t4["ridge_tokens"], strict=True):
+        b = yaml.safe_load((boards / f"{board}.yaml").read_text())
+        mem, rows_cols = b["memory"], b["pe_array"]
+        group = mem["weight_group"]
+        gib = 1.024**3 if mem.get("bandwidth_is_gib", True) else 1.0  # GiB/s: 2^30 bytes
+        bytes_per_cycle = mem["bandwidth_gb_s"] * gib * 1e9 / (b["clock_mhz"] * 1e6)
+        weight_bytes = bytes_per_cycle * group["channels"] / mem["channels"]
+        weight_bytes *= group["load_efficiency"]
+        macs = rows_cols["rows"] * rows_cols["cols"]
+        expect = macs / (weight_bytes / (b["precision"]["weight_bits"] / 8))
+        assert ridge == pytest.approx(expect, rel=1e-9), board

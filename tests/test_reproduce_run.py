@@ -38,8 +38,13 @@ def reduced(name: str) -> Experiment:
 def check_shape(result, exp: Experiment) -> None:
     table = result.table
     assert list(table.columns) == output_columns(exp)
-    assert list(table.columns[: len(exp.columns)]) == exp.columns
-    assert table.columns[-1] == ("engine" if exp.kind in TIMED_KINDS else "aat_source")
+    # the contract's columns in order, with the decision (where a best x is shown) first
+    contract = [c for c in table.columns if c in exp.columns or c == "decision"]
+    assert [c for c in contract if c != "decision"][: len(exp.columns)] == exp.columns
+    if "decision" in table:
+        x_col = next(c for c in exp.columns if c.endswith("verify_len"))
+        assert list(table.columns).index("decision") == list(table.columns).index(x_col) - 1
+    assert table.columns[-1] == ("lowering" if exp.kind in TIMED_KINDS else "aat_source")
     assert result.aat_source and result.aat_source in markdown(result)
     assert (result.engine == "analytic") == (exp.kind in TIMED_KINDS)
 

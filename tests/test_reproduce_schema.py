@@ -1,4 +1,5 @@
-"""Experiment files: every shipped one loads, the column contract of TABLES.md, bad files."""
+"""Experiment files: every shipped one loads, the column contract (docs/reproduction.md),
+bad files."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from fpgasim.reproduce.schema import FIGURE_KINDS
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The CSV contract of ../shared/spec/TABLES.md, column for column.
+#: The CSV contract of docs/reproduction.md, column for column.
 CONTRACT = {
     "table1": ["context", "method", "verify_len", "tokens_per_s", "speedup"],
     "table2": [

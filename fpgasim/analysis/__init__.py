@@ -1,4 +1,4 @@
-"""Analysis (METHOD.md): AAT tables and the AAT log model, rooflines, the solver, schedules.
+"""Analysis (docs/method.md): AAT tables and the AAT log model, rooflines, the solver, schedules.
 
 Entry point: `solve(board, model, algorithm, contexts, ...) -> Solution` (tidy DataFrames).
 """

@@ -4,7 +4,7 @@ Two layouts are recognised by their header:
 - AAT rows (`AAT_COLUMNS`, optional `draft_depth`, `draft_top_k`): one measured AAT per
   (algorithm, model, task, context, structure, method, verify_len);
 - the per-x draft-configuration table (`TREE_TABLE_COLUMNS`): the tree used to cost the
-  draft at x when the AAT at x comes from a fitted curve (ACCOUNTING.md).
+  draft at x when the AAT at x comes from a fitted curve (docs/accounting.md).
 Rows with `method: original` are the algorithm's default tree (the Ori set), never part of
 a searched curve.
 """

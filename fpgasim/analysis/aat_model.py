@@ -1,4 +1,4 @@
-"""The AAT model of METHOD.md: AAT(x) = A + B·ln(x − C), fitted with C below the smallest x.
+"""The AAT model of docs/method.md: AAT(x) = A + B·ln(x − C), fitted with C below the smallest x.
 
 For a fixed C the model is linear in (A, B), so the fit profiles the squared error over
 d = min(x) − C > 0 (scipy's bounded Brent search on ln d after a coarse grid) and solves

@@ -33,6 +33,7 @@ COMPARE_COLUMNS = [
     "algorithm",
     "tokens_per_pass",
     "ad_tokens_per_s",
+    "decision",
     "best_verify_len",
     "best_tree",
     "tree_depth",
@@ -103,6 +104,7 @@ def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
                 "algorithm": algorithm.id,
                 "tokens_per_pass": k,
                 "ad_tokens_per_s": s["ad_tokens_per_s"],
+                "decision": s["decision"],
                 "best_verify_len": int(s["best_verify_len"]),
                 "best_tree": s["best_tree"],
                 "tree_depth": tree_depth(s["best_tree"]),
@@ -349,18 +351,18 @@ def plot_comparison(comparison: Comparison, path: Path) -> None:
 def comparison_markdown(comparison: Comparison) -> str:
     """The ranking table and the per-context reasons as Markdown (docs/falcon.md's blocks)."""
     lines = [
-        "| L | rank | algorithm | k | best x | tree | depth / passes | AAT | T_v ms | T_d ms "
-        "| alpha | speedup | Ori speedup |",
-        "| ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| L | rank | algorithm | k | decision | speedup | best x | tree | depth / passes | AAT "
+        "| T_v ms | T_d ms | alpha | Ori speedup |",
+        "| ---: | ---: | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
         "| ---: |",
     ]
     for r in comparison.table.to_dict("records"):
         lines.append(
             f"| {r['context']} | {r['rank']} | {r['algorithm']} | {r['tokens_per_pass']} "
+            f"| {r['decision']} | {r['best_speedup']:.2f} "
             f"| {r['best_verify_len']} | {r['best_tree']} | {r['tree_depth']} / "
             f"{r['draft_passes']} | {r['best_aat']:.2f} | {r['verify_ms']:.1f} "
-            f"| {r['draft_ms']:.1f} | {r['alpha']:.3f} | {r['best_speedup']:.2f} "
-            f"| {r['ori_speedup']:.2f} |"
+            f"| {r['draft_ms']:.1f} | {r['alpha']:.3f} | {r['ori_speedup']:.2f} |"
         )
     lines.append("")
     lines += [

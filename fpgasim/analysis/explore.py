@@ -7,6 +7,7 @@ AAT / (T_v + T_d) picks the best x per (board, context).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ import pandas as pd
 
 from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.fileio import write_figure
@@ -174,7 +176,7 @@ def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str)
                 "best_aat": float(best["aat"]),
                 "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
                 "speedup": speedup,
-                "decision": "use SD" if speedup > 1 else "use AD",
+                "decision": decision_of(speedup),
                 "fits_memory": bool(best["fits_memory"]),
             }
         )
@@ -192,7 +194,8 @@ def verdict(summary: pd.DataFrame) -> list[str]:
         top = group.loc[group["best_tokens_per_s"].idxmax()]
         line = (
             f"L={context}: fastest {top['pe_array']} at {top['bandwidth_gb_s']:g} GB/s "
-            f"({top['best_tokens_per_s']:.3g} tok/s, x={top['best_verify_len']})"
+            f"({top['decision']}: {top['speedup']:.2f}x over AD at x={top['best_verify_len']}, "
+            f"{top['best_tokens_per_s']:.3g} tok/s)"
         )
         gains = []
         for m, b in zip(macs[:-1], bws[:-1], strict=False):
@@ -214,12 +217,16 @@ def verdict(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
-def plot_explore(summary: pd.DataFrame, path) -> None:
-    """Heat maps over (MAC/cycle, bandwidth): best tokens/s, speedup and best x per context."""
+def plot_explore(summary: pd.DataFrame, path, lowering: str = "study") -> None:
+    """Heat maps over (MAC/cycle, bandwidth): best tokens/s, speedup and best x per context.
+
+    A cell where SD does not beat AD (decision 'use AD') is drawn grey and hatched in every
+    panel, labelled 'AD', so no colour suggests SD where AD is faster (legend below)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     contexts = sorted(summary["context"].unique())
     macs = sorted(summary["macs_per_cycle"].unique())
@@ -233,16 +240,23 @@ def plot_explore(summary: pd.DataFrame, path) -> None:
         len(panels),
         len(contexts),
         squeeze=False,
-        figsize=(3.6 * len(contexts) + 1, 3.2 * len(panels) + 0.8),
+        figsize=(3.6 * len(contexts) + 1.4, 3.2 * len(panels) + 1.6),
     )
     for row, (col, label, cmap, fmt) in enumerate(panels):
         for j, context in enumerate(contexts):
             ax = axes[row][j]
-            grid = (
-                summary[summary["context"] == context]
-                .pivot_table(index="macs_per_cycle", columns="bandwidth_gb_s", values=col)
+            here = summary[summary["context"] == context]
+            grid = here.pivot_table(
+                index="macs_per_cycle", columns="bandwidth_gb_s", values=col
+            ).reindex(index=macs, columns=bws)
+            use_ad = (
+                here.assign(ad=here["decision"] != USE_SD)
+                .pivot_table(index="macs_per_cycle", columns="bandwidth_gb_s", values="ad")
                 .reindex(index=macs, columns=bws)
+                .fillna(False)
+                .to_numpy(bool)
             )
+            values = np.where(use_ad, np.nan, grid.to_numpy(float))
             kwargs = (
                 {
                     "vmin": min(0.5, float(np.nanmin(grid.values))),
@@ -251,20 +265,23 @@ def plot_explore(summary: pd.DataFrame, path) -> None:
                 if col == "speedup"
                 else {}
             )
-            image = ax.imshow(grid.values, origin="lower", cmap=cmap, aspect="auto", **kwargs)
+            image = ax.imshow(values, origin="lower", cmap=cmap, aspect="auto", **kwargs)
             for (i, k), value in np.ndenumerate(grid.values):
-                if np.isfinite(value):
+                if not np.isfinite(value):
+                    continue
+                if use_ad[i, k]:
+                    ax.add_patch(
+                        plt.Rectangle(
+                            (k - 0.5, i - 0.5), 1, 1, facecolor="0.85", hatch="///",
+                            edgecolor="0.55", linewidth=0,
+                        )
+                    )  # fmt: skip
+                    text, color = f"AD\n{fmt.format(value)}", "black"
+                else:
                     r, g, b, _ = image.cmap(image.norm(value))
                     dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-                    ax.text(
-                        k,
-                        i,
-                        fmt.format(value),
-                        ha="center",
-                        va="center",
-                        fontsize=8,
-                        color="white" if dark else "black",
-                    )
+                    text, color = fmt.format(value), "white" if dark else "black"
+                ax.text(k, i, text, ha="center", va="center", fontsize=8, color=color)
             ax.set_xticks(range(len(bws)), [f"{b:g}" for b in bws], fontsize=8)
             ax.set_yticks(range(len(macs)), [f"{m:,}" for m in macs], fontsize=8)
             ax.set_xlabel("off-chip bandwidth (GB/s)", fontsize=8)
@@ -275,9 +292,33 @@ def plot_explore(summary: pd.DataFrame, path) -> None:
             fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     first = summary.iloc[0]
     fig.suptitle(
-        f"Design space: {first['model']} / {first['algorithm']} on variants of the base board "
-        f"(engine {first['engine']}, AAT {first['aat_source']})",
+        textwrap.fill(
+            f"Design space: {first['model']} / {first['algorithm']} on variants of the base "
+            "board",
+            int(fig.get_figwidth() * 72 * 0.9 / (0.55 * 11)),
+        ),
         fontsize=11,
     )
-    fig.tight_layout()
+    fig.legend(
+        handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55", label="use AD")],
+        labels=[
+            textwrap.fill(
+                "grey, hatched, 'AD': SD's best speedup <= 1 here, use AD (its x is not used)",
+                int(fig.get_figwidth() * 72 * 0.85 / (0.55 * 8)),
+            )
+        ],
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.035),
+        fontsize=8,
+        frameon=False,
+    )
+    fig.text(
+        0.5,
+        0.01,
+        f"engine: {first['engine']} (lowering {lowering}) · AAT: {first['aat_source']}",
+        ha="center",
+        fontsize=8,
+        wrap=True,
+    )
+    fig.tight_layout(rect=(0, 0.07, 1, 0.97))
     write_figure(fig, Path(path))

@@ -34,7 +34,13 @@ from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import align_up, check_max_context, prefill_spec, verify_timing
+from fpgasim.simulate import (
+    align_up,
+    check_max_context,
+    memory_columns,
+    prefill_spec,
+    verify_timing,
+)
 
 #: Longest decode a command accepts, tokens.
 MAX_DECODE_LEN = 1_000_000
@@ -48,6 +54,7 @@ STEP_COLUMNS = [
     "tree",
     "aat",
     "decision",
+    "sd_speedup",
     "verify_s",
     "draft_s",
     "step_s",
@@ -92,10 +99,11 @@ class ProgressSink(Protocol):
 
 GROUP_COLUMNS = [
     "context",
+    "decision",
+    "sd_speedup",
     "verify_len",
     "tree",
     "aat",
-    "decision",
     "steps",
     "step_s",
     "group_s",
@@ -111,9 +119,9 @@ class Generation:
 
     def groups(self) -> pd.DataFrame:
         """One row per distinct decode step (context, x, ...): its count and time."""
-        keys = ["context", "verify_len", "tree", "aat", "decision", "step_s"]
+        keys = ["context", "verify_len", "tree", "aat", "decision", "sd_speedup", "step_s"]
         out = (
-            self.steps.groupby(keys, sort=True)
+            self.steps.groupby(keys, sort=True, dropna=False)
             .size()
             .reset_index(name="steps")
             .sort_values("context", kind="stable", ignore_index=True)
@@ -232,6 +240,9 @@ def generate(
         "total_s": prefill.seconds + decode_s,
         "decode_tokens_per_s": decode_len / decode_s,
         "tpot_s": decode_s / decode_len,
+        # weights and KV at the last step's context (the largest)
+        **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
+                         algorithm.drafter if algorithm else None),
     }
     return Generation(frame, summary)
 
@@ -256,7 +267,8 @@ def _ad_steps(
         if progress is not None:
             progress.advance(1)
     return [
-        _row(i, float(i), c, 1, "", 1.0, "use AD", seconds[c], 0.0) for i, c in enumerate(contexts)
+        _row(i, float(i), c, 1, "", 1.0, ("use AD", math.nan), seconds[c], 0.0)
+        for i, c in enumerate(contexts)
     ]
 
 
@@ -270,7 +282,7 @@ def _sd_steps(
     """SD: each step verifies the best x of its context and advances g by AAT(x)."""
     board = timer.board
     multiple = board.padding.decode_multiple
-    solved: dict[int, tuple[int, str, float, str, float, float]] = {}
+    solved: dict[int, tuple[int, str, float, tuple[str, float], float, float]] = {}
     rows: list[dict] = []
     generated, shown = 0.0, 0
     if progress is not None:
@@ -279,9 +291,9 @@ def _sd_steps(
         context = decode_context(prompt_len, math.floor(generated), multiple)
         if context not in solved:
             solved[context] = _best_step(timer, curve_at(context))
-        x, tree, aat, decision, verify_s, draft_s = solved[context]
+        x, tree, aat, verdict, verify_s, draft_s = solved[context]
         check_max_context(board, context + x, "decode_len", decode_len)
-        rows.append(_row(len(rows), generated, context, x, tree, aat, decision, verify_s, draft_s))
+        rows.append(_row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s))
         generated += aat
         if progress is not None:
             done = min(decode_len, math.floor(generated))
@@ -290,17 +302,21 @@ def _sd_steps(
     return rows
 
 
-def _best_step(timer: Timer, curve: AatCurve) -> tuple[int, str, float, str, float, float]:
-    """(x, tree, AAT, decision, T_v s, T_d s) of the solver's best set at one context."""
+def _best_step(
+    timer: Timer, curve: AatCurve
+) -> tuple[int, str, float, tuple[str, float], float, float]:
+    """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s) of the solver's
+    best set at one context (x = 1 where the decision is AD)."""
     solution = solve_curve(timer, curve)
-    if solution.summary["decision"] != "use SD":
-        return 1, "", 1.0, "use AD", timer.verify_s(1, curve.context), 0.0
+    verdict = (solution.summary["decision"], float(solution.summary["best_speedup"]))
+    if verdict[0] != "use SD":
+        return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0
     best = solution.curve.loc[solution.curve["p_eff_tokens_per_s"].idxmax()]
     return (
         int(best["verify_len"]),
         str(best["tree"]),
         float(best["aat"]),
-        "use SD",
+        verdict,
         float(best["verify_s"]),
         float(best["draft_s"]),
     )
@@ -313,7 +329,7 @@ def _row(
     verify_len: int,
     tree: str,
     aat: float,
-    decision: str,
+    verdict: tuple[str, float],
     verify_s: float,
     draft_s: float,
 ) -> dict:
@@ -325,7 +341,8 @@ def _row(
         "verify_len": verify_len,
         "tree": tree,
         "aat": aat,
-        "decision": decision,
+        "decision": verdict[0],
+        "sd_speedup": verdict[1],
         "verify_s": verify_s,
         "draft_s": draft_s,
         "step_s": verify_s + draft_s,

@@ -19,7 +19,7 @@ MARKERS = {
 }
 
 
-def plot_solution(solution: Solution, path: Path) -> None:
+def plot_solution(solution: Solution, path: Path, lowering: str = "study") -> None:
     """Write a PNG: one row per (task, context), rooflines left, AAT and AR right."""
     import matplotlib
 
@@ -39,7 +39,7 @@ def plot_solution(solution: Solution, path: Path) -> None:
     first = summary.iloc[0]
     fig.suptitle(
         f"Combined model: {first['algorithm']} on {first['model']}, board {first['board']} "
-        f"({first['engine']} engine, AAT {first['aat_source']})",
+        f"({first['engine']} engine, {lowering} lowering, AAT {first['aat_source']})",
         fontsize=13,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.98 if n > 2 else 0.95))
@@ -126,7 +126,6 @@ ROOFLINE_STYLE: dict[str, dict] = {
     "p_disc": {
         "color": "tab:orange",
         "lw": 1.8,
-        "ls": "--",
         "label": "P_disc(x) = x / (T_v + T_d): discounted roofline",
     },
     "p_eff": {"color": "tab:green", "lw": 2.2, "label": "P_eff(x) = AAT / (T_v + T_d): combined"},

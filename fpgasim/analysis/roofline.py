@@ -1,4 +1,4 @@
-"""Rooflines of METHOD.md: P(x) = x/T_v(x), its piecewise fit, P_disc, AR and P_eff.
+"""Rooflines of docs/method.md: P(x) = x/T_v(x), its piecewise fit, P_disc, AR and P_eff.
 
 All speeds are tokens per second, all times seconds. The piecewise fit is
 `P(x) = a·x + b` for x < x_R and `P(x) = P_max` for x >= x_R; the ridge x_R is the
@@ -21,6 +21,18 @@ from fpgasim.simulate import verify_timing
 
 #: Relative tolerance under which two candidate ridges fit equally well (ties -> smaller x_R).
 TIE_RTOL = 1e-9
+
+
+def ridge_tokens(board: Board) -> float:
+    """The board sheet's ridge: x at which a weight-streaming pass would turn compute-bound
+    if the array ran at its peak, MAC/cycle over weight elements streamed per cycle (the
+    weight group's sustained bytes/cycle over bytes per weight). Not x_R: x_R is measured
+    on an engine's roofline, where padding, MV-rate passes, attention and the SFU move it
+    (docs/glossary.md, "ridge")."""
+    elems_per_cycle = board.group_bytes_per_cycle("weight", "load") / (
+        board.precision.weight_bits / 8
+    )
+    return board.macs_per_cycle / elems_per_cycle
 
 
 @dataclass(frozen=True)

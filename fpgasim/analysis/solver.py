@@ -1,4 +1,4 @@
-"""The solver of METHOD.md: per (task, context), the best x, the Ori and Naive sets, the regime.
+"""The solver of docs/method.md: per (task, context) the best x, the Ori and Naive sets, the regime.
 
 Best set: argmax over the curve's x of P_eff(x) = AAT(x)/(T_v(x)+T_d(x)), the draft tree at
 x costed with accepted = floor(AAT(x)). Naive set: the slope rule of
@@ -28,6 +28,7 @@ from fpgasim.analysis.aat_curves import (
     measured_curves,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
@@ -197,7 +198,7 @@ class ContextSolution:
 def classify_regime(
     p1_tokens_per_s: float, roof: RooflineFit, x_naive: int, alpha_best: float
 ) -> tuple[str, str]:
-    """(regime, the numbers that decide it) per METHOD.md's three regimes."""
+    """(regime, the numbers that decide it) per docs/method.md's three regimes."""
     gain = roof.p_max_tokens_per_s / p1_tokens_per_s
     if gain < COMPUTE_BOUND_GAIN:
         return "compute-bound", (
@@ -218,7 +219,7 @@ def classify_regime(
 
 
 def _ideal_speedups(curve: pd.DataFrame, x_ridge: int | None) -> tuple[float, float]:
-    """METHOD.md: max AAT/(1+alpha) below x_R and max AAT·x_R/(x(1+alpha)) from x_R on."""
+    """docs/method.md: max AAT/(1+alpha) below x_R and max AAT·x_R/(x(1+alpha)) from x_R on."""
     x = curve["verify_len"].to_numpy(float)
     aat = curve["aat"].to_numpy(float)
     alpha = curve["alpha"].to_numpy(float)
@@ -324,8 +325,9 @@ def solve_curve(
         "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
-        "decision": "use SD" if best["speedup"] > 1.0 else "use AD",
-        "fits_memory": fits_memory(board, model, context, int(best["verify_len"])),
+        "decision": decision_of(float(best["speedup"])),
+        "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
+                                   algorithm.drafter),
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": x_ridge,

@@ -18,16 +18,27 @@ from fpgasim.cli.explore_cmd import explore_cmd
 from fpgasim.cli.flags import field_flags
 from fpgasim.cli.generate_cmd import generate_cmd
 from fpgasim.cli.hetero_cmd import hetero_app
+from fpgasim.cli.mpl_config import use_usable_dir
 from fpgasim.cli.reproduce_cmd import reproduce
 from fpgasim.cli.simulate_cmd import simulate
 from fpgasim.cli.solve_cmd import solve
 from fpgasim.cli.sweep_cmd import sweep
+from fpgasim.cli.terminal import safe_streams
 from fpgasim.cli.tree_cmd import tree_app
 from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
+#: Under every results command's --help: where the symbols of its output are defined.
+GLOSSARY_EPILOG = (
+    "Symbols in the output (AAT, AR, P_eff, T_v, T_d, x_R, ridge_tokens, alpha, regime, "
+    "Ori/Naive/Best, speedup, decision, engine, lowering): docs/glossary.md. Which answer "
+    "to trust: the simulator (default engine) to decide, the study's accounting "
+    "(--engine analytic) to reproduce the paper (docs/analysis.md)."
+)
+
 app = typer.Typer(
+    epilog=GLOSSARY_EPILOG,
     name="fpgasim",
     help=(
         "Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators.\n\n"
@@ -40,15 +51,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command()(simulate)
-app.command(name="generate")(generate_cmd)
-app.command()(sweep)
-app.command(name="explore")(explore_cmd)
-app.command()(boards)
-app.command()(solve)
+app.command(epilog=GLOSSARY_EPILOG)(simulate)
+app.command(name="generate", epilog=GLOSSARY_EPILOG)(generate_cmd)
+app.command(epilog=GLOSSARY_EPILOG)(sweep)
+app.command(name="explore", epilog=GLOSSARY_EPILOG)(explore_cmd)
+app.command(epilog=GLOSSARY_EPILOG)(boards)
+app.command(epilog=GLOSSARY_EPILOG)(solve)
 app.command()(validate)
-app.command()(reproduce)
-app.command(name="compare-algorithms")(compare_algorithms)
+app.command(epilog=GLOSSARY_EPILOG)(reproduce)
+app.command(name="compare-algorithms", epilog=GLOSSARY_EPILOG)(compare_algorithms)
 app.add_typer(cache_app, name="cache")
 app.add_typer(hetero_app, name="hetero")
 app.add_typer(tree_app, name="tree")
@@ -60,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; user errors print one line to stderr and exit 2."""
     import os
 
+    safe_streams()  # any locale: never a UnicodeEncodeError on output
+    use_usable_dir()  # matplotlib's folder, before any figure code imports matplotlib
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]

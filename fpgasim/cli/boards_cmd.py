@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
@@ -10,9 +11,6 @@ from fpgasim.config.schema import Board
 
 def board_row(b: Board) -> dict:
     """Summary facts of one board, including the one-token-per-MAC ridge point."""
-    weight_elems_per_cycle = b.group_bytes_per_cycle("weight", "load") / (
-        b.precision.weight_bits / 8
-    )
     return {
         "board": b.name,
         "description": b.description,
@@ -22,20 +20,22 @@ def board_row(b: Board) -> dict:
         "bandwidth_gb_s": b.memory.bandwidth_gb_s,
         "clock_mhz": b.clock_mhz,
         "peak_tmac_s": b.macs_per_cycle * b.clock_hz / 1e12,
-        # x at which a weight-streaming pass turns compute-bound: each weight element is
-        # used once per token, so x_R ~ (MAC/cycle) / (weight elements/cycle).
-        "ridge_tokens": b.macs_per_cycle / weight_elems_per_cycle,
+        # the sheet's ridge (not the measured x_R of `solve`): each weight element is used
+        # once per token, so a pass turns compute-bound near (MAC/cycle) / (weights/cycle)
+        "ridge_tokens": ridge_tokens(b),
     }
 
 
 def boards(
     as_json: bool = json_option("Print JSON instead of a table."),
 ) -> None:
-    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge point.
+    """List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge_tokens.
 
-    The ridge point is the verification length x at which one weight-streaming pass stops
-    being memory-bound (MAC/cycle over weight elements streamed per cycle at the weight
-    group's efficiency), i.e. one token per MAC of weight bandwidth.
+    ridge_tokens is the board sheet's ridge: the verification length x at which one
+    weight-streaming pass would stop being memory-bound at the array's peak (MAC/cycle over
+    weight elements streamed per cycle at the weight group's efficiency). `solve` reports
+    it beside x_R, the ridge measured on the engine's roofline, which padding, MV-mode
+    passes, attention and stalls push higher (docs/glossary.md).
     """
     rows = [board_row(load_board(name)) for name in available("board")]
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import typer
@@ -22,6 +23,8 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.fileio import after_commit
 
 
 def compare_algorithms(
@@ -59,6 +62,8 @@ def compare_algorithms(
     names = parse_name_list(algorithms, "--algorithms")
     b, m = load_board(board), load_model(model)
     algos = [load_algorithm(n) for n in names]
+    for a in algos:
+        check_drafter(b, a)
     result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)
     if plot is not None:
         plot_comparison(result, plot)
@@ -73,7 +78,8 @@ def compare_algorithms(
     else:
         _print(result)
         if plot is not None:
-            wide_console().print(f"wrote figure to {plot}", highlight=False)
+            line = f"wrote figure to {plot}"
+            after_commit(functools.partial(wide_console().print, line, highlight=False))
 
 
 def _print(result) -> None:
@@ -86,6 +92,8 @@ def _print(result) -> None:
             "rank": r["rank"],
             "algorithm": r["algorithm"],
             "k": r["tokens_per_pass"],
+            "decision": r["decision"],
+            "speedup": r["best_speedup"],
             "best x": r["best_verify_len"],
             "tree": r["best_tree"],
             "depth": r["tree_depth"],
@@ -95,7 +103,6 @@ def _print(result) -> None:
             "T_d ms": r["draft_ms"],
             "alpha": r["alpha"],
             "tok/s": r["best_tokens_per_s"],
-            "speedup": r["best_speedup"],
             "ori speedup": r["ori_speedup"],
         }
         for r in t.to_dict("records")

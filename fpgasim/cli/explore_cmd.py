@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from fpgasim.analysis.explore import explore, plot_explore, verdict
-from fpgasim.cli.common import RichProgress, console, err_console, rich_table
+from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
 from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
@@ -30,8 +32,9 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_out_path, write_frame
+from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_pe_arrays
@@ -40,6 +43,16 @@ from fpgasim.sweep.space import parse_pe_arrays
 def parse_bandwidths(text: str) -> list[float]:
     """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, within the board schema's range)."""
     return parse_float_list(text, "--bandwidths", *BANDWIDTH_GB_S, "GB/s")
+
+
+def explore_out(summary: pd.DataFrame, lowering: str) -> pd.DataFrame:
+    """The summary as written: the decision before the best x, the lowering beside the
+    engine (provenance)."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("engine") + 1, "lowering", lowering)
+    decision = out.pop("decision")
+    out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return out
 
 
 def explore_cmd(
@@ -96,6 +109,7 @@ def explore_cmd(
     bws = parse_bandwidths(bandwidths)
     m = load_model(model)
     algo = load_algorithm(algorithm)
+    check_drafter(base, algo)
     ctxs = parse_contexts(contexts)
     progress = RichProgress(f"explore ({engine}, {executor})")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
@@ -115,25 +129,33 @@ def explore_cmd(
             task=task,
             progress=progress,
         )
-    write_frame(result.summary, out)
-    plot_explore(result.summary, png)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    shown = result.summary[
+    summary = explore_out(result.summary, base.lowering)
+    write_frame(summary, out)
+    plot_explore(summary, png, base.lowering)
+    stats_line = result.stats.summary()
+    after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
+    shown = summary[
         [
             "pe_array",
             "bandwidth_gb_s",
             "context",
-            "ad_tokens_per_s",
+            "decision",
+            "speedup",
             "best_verify_len",
             "best_tokens_per_s",
-            "speedup",
+            "ad_tokens_per_s",
+            *(["fits_memory"] if base.lowering == "flightllm" else []),
         ]
     ]
-    console.print(
-        rich_table(
-            shown.to_dict("records"), title=f"explore: {m.id} / {algo.id} on {base.name} variants"
-        )
+    title = (
+        f"explore: {m.id} / {algo.id} on {base.name} variants\n"
+        f"engine {engine}, lowering {base.lowering} / AAT {summary['aat_source'].iloc[0]}"
     )
+    heads = {"pe_array": "PE array", "bandwidth_gb_s": "GB/s", "best_verify_len": "best x"}
+    heads |= {"best_tokens_per_s": "best tok/s", "ad_tokens_per_s": "AD tok/s"}
+    rows = shown.rename(columns=heads).to_dict("records")
+    wide_console().print(rich_table(rows, title=title))
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(f"wrote {out} and {png}", highlight=False, soft_wrap=True)
+    wrote = f"wrote {out} and {png}"
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

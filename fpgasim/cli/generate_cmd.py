@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from pathlib import Path
 
@@ -11,12 +12,20 @@ from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
+    decode_context,
     embedded_curve_at,
     generate,
     measured_curve_at,
 )
-from fpgasim.cli.common import RichProgress, dumps_json, json_records, json_row, rich_table
-from fpgasim.cli.common import console as out_console
+from fpgasim.cli.common import (
+    RichProgress,
+    dumps_json,
+    err_console,
+    json_records,
+    json_row,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     JsonTable,
     aat_dir_option,
@@ -30,9 +39,11 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes
+from fpgasim.fileio import after_commit, atomic_write_bytes
+from fpgasim.simulate import memory_warning
 
 
 class MeasuredSource(StrEnum):
@@ -66,10 +77,10 @@ def generate_cmd(
     task: str | None = typer.Option(
         None, "--task", "-t", help="Task of the measured AAT tables (with --aat-dir)."
     ),
-    aat_source: MeasuredSource = typer.Option(
-        MeasuredSource.measured,
+    aat_source: MeasuredSource | None = typer.Option(
+        None,
         "--aat-source",
-        help="With --aat-dir: measured (the measured x only) or fitted (the log model at every x).",
+        help="With --aat-dir: measured (the measured x only; default) or fitted (the log model at every x).",
     ),
     engine: str = engine_option(
         "Engine: analytic (the study's accounting), event (list-scheduler simulator), fast (numba)."
@@ -100,8 +111,18 @@ def generate_cmd(
         )
     if aat_dir is not None and task is None:
         raise InputError("--task", None, "required with --aat-dir (one measured task)")
+    if aat_source is not None and aat_dir is None:
+        raise InputError(
+            "--aat-source", aat_source.value, "only with --aat-dir (measured AAT tables)"
+        )
+    aat_source = aat_source or MeasuredSource.measured
     b, m = load_board(board), load_model(model)
+    last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
+    warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
+    if warning is not None:  # as `simulate` warns, before the work
+        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
+    check_drafter(b, algo)
     eng = get_engine(engine)
     curve_at, source = None, ""
     if algo is not None:
@@ -127,18 +148,27 @@ def generate_cmd(
         )
     if steps_out is not None:
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
-    _print(result, output_format, steps_out)
+    _print(result, output_format, steps_out, b.lowering)
 
 
-def _print(result: Generation, output_format: JsonTable, steps_out: Path | None) -> None:
-    s = result.summary
+def _print(
+    result: Generation, output_format: JsonTable, steps_out: Path | None, lowering: str
+) -> None:
+    """The summary (with the board's lowering beside the engine: provenance) and the decode
+    steps by context, each with its decision and SD's best speedup over AD."""
+    s = {}
+    for k, v in result.summary.items():
+        s[k] = v
+        if k == "engine":
+            s["lowering"] = lowering
     if output_format is JsonTable.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
         return
     title = (
         f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"
-        f" / {s['algorithm'] or 'AD'} / {s['engine']}"
+        f" / {s['algorithm'] or 'AD'} / {s['engine']} ({lowering} lowering)"
     )
+    out_console = wide_console()
     out_console.print(
         rich_table(
             [{"quantity": k, "value": v} for k, v in s.items()], title=title, floatfmt="{:.6g}"
@@ -150,4 +180,5 @@ def _print(result: Generation, output_format: JsonTable, steps_out: Path | None)
         )
     )
     if steps_out is not None:
-        out_console.print(f"wrote {len(result.steps)} steps to {steps_out}", highlight=False)
+        line = f"wrote {len(result.steps)} steps to {steps_out}"
+        after_commit(functools.partial(out_console.print, line, highlight=False))

@@ -4,6 +4,7 @@ the study's accounting and the simulator side by side."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from concurrent.futures import as_completed
 from contextlib import nullcontext
@@ -21,12 +22,12 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
-from fpgasim.config import load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_output_path
+from fpgasim.fileio import after_commit, check_input_path, check_output_path
 from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -127,8 +128,8 @@ def reproduce(
         elif len(results) == 1:
             print(csv_text(result), end="")
     for result, paths in results:
-        shown = ", ".join(str(p) for p in paths)
-        err_console.print(f"{result.name}: wrote {shown}", highlight=False, soft_wrap=True)
+        line = f"{result.name}: wrote {', '.join(str(p) for p in paths)}"
+        after_commit(functools.partial(err_console.print, line, highlight=False, soft_wrap=True))
 
 
 def _experiments(names: list[str]) -> list[AnyExperiment]:
@@ -271,15 +272,17 @@ def _warm(sim: Engine) -> None:
 
 
 def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
-    """Add a note naming the experiment's (board, model, contexts) whose weights + KV cache
-    exceed the board's memory; the study simulates them anyway and so does reproduce."""
+    """Add a note naming the experiment's (board, model, contexts) whose target and drafter
+    weights + KV caches exceed the board's memory; the study simulates them anyway and so does reproduce."""
     unfit = []
     for workload in getattr(exp, "workloads", None) or []:
         for board_name in workload.boards:
             board = load_board(board_name)
             for model_name in workload.models:
                 model = load_model(model_name)
-                over = [c for c in workload.contexts if not fits_memory(board, model, c, 1)]
+                drafter = load_algorithm(workload.algorithm).drafter
+                over = [c for c in workload.contexts
+                        if not fits_memory(board, model, c, 1, drafter)]
                 if over:
                     unfit.append(
                         f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
@@ -288,7 +291,8 @@ def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResul
     if not unfit:
         return result
     note = (
-        "does not fit the board's memory (weights + KV cache, fits_memory = False), "
+        "does not fit the board's memory (target and drafter weights + KV caches, "
+        "fits_memory = False), "
         f"simulated anyway as in the study: {'; '.join(unfit)}"
     )
     return dataclasses.replace(result, notes=(*result.notes, note))
@@ -321,6 +325,6 @@ def shown_columns(result: ExperimentResult) -> pd.DataFrame:
     twins = [
         c
         for c in beside_columns(result.kind)
-        if c.endswith(("verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
+        if c.endswith(("decision_sim", "verify_len_sim", "speedup_sim", "_ratio", "sim_reason"))
     ]
     return result.table[[*result.columns, *twins]]

@@ -24,10 +24,17 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
-from fpgasim.simulate import Point, point_graphs, simulate_point, simulate_prefill
+from fpgasim.simulate import (
+    Point,
+    memory_warning,
+    point_graphs,
+    simulate_point,
+    simulate_prefill,
+)
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
@@ -166,9 +173,15 @@ def simulate(
 
     Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
+    if dump_graph and output_format is JsonTable.json:
+        raise InputError("--format", "json", "table with --dump-graph (the graph dump is text)")
     if phase is Phase.prefill:
-        if dump_graph:
-            raise InputError("--dump-graph", True, "only with --phase decode")
+        decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
+                       "--tree": (tree is not None, tree), "--depth": (depth is not None, depth),
+                       "--top-k": (top_k is not None, top_k)}
+        for flag, (given, value) in decode_only.items():
+            if given:
+                raise InputError(flag, value, "only with --phase decode")
         _prefill(
             board,
             model,
@@ -191,6 +204,7 @@ def simulate(
     b = _board(board, overlap)
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
+    check_drafter(b, algo)
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
@@ -207,21 +221,28 @@ def simulate(
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
-    row = simulate_point(eng, point)
+    row = with_lowering(simulate_point(eng, point), b.lowering)
     row["clock_mhz"] = b.clock_mhz
-    if not row["fits_memory"]:
-        err_console.print(
-            f"fpgasim: warning: {m.id} needs {row['memory_bytes'] / 2**30:.2f} GiB "
-            f"(weights + KV cache at L={context}) but {b.name} has "
-            f"{b.memory.capacity_gib:g} GiB (memory.capacity_gib); the timing assumes it fits",
-            highlight=False,
-            soft_wrap=True,
-        )
+    drafter = algo.drafter if algo is not None else None
+    warning = memory_warning(b, m, context, verify_len, drafter)
+    if warning is not None:
+        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     if trace is not None:
         events = eng.trace_events(b, m, verify_len, context)
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+
+
+def with_lowering(row: dict, lowering: str) -> dict:
+    """The result row with the board's lowering right after the engine (provenance: which
+    engine and which lowering produced the cycles)."""
+    out = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == "engine":
+            out["lowering"] = lowering
+    return out
 
 
 def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
@@ -275,7 +296,7 @@ def _prefill(
     b = _board(board, overlap)
     m = load_model(model)
     eng = get_engine(engine)
-    row = simulate_prefill(eng, b, m, prompt_len)
+    row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
     row["clock_mhz"] = b.clock_mhz
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

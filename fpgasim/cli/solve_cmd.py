@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -12,9 +13,10 @@ import typer
 from fpgasim.analysis.algorithm_comparison import tree_depth
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_solution
+from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
+from fpgasim.cli.common import dumps_json, err_console, json_records, rich_table, wide_console
 from fpgasim.cli.options import (
     TableJsonCsv,
     aat_dir_option,
@@ -31,9 +33,12 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import Algorithm
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
+from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
+from fpgasim.reproduce.beside import disagreement_line, point_reason
 
 
 class AatSource(StrEnum):
@@ -123,43 +128,106 @@ def solve(
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
     tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
     b, m, a = load_board(board), load_model(model), load_algorithm(algorithm)
-    solution = solve_workload(
-        b,
-        m,
-        a,
-        parse_contexts(contexts),
-        engine=engine,
-        tasks=tasks,
-        aat_dir=aat_dir,
-        aat_source=aat_source.value if aat_source else None,
-        fit_points=parse_int_list(fit_points, "--fit-points", 1, 4096) if fit_points else None,
-        naive_threshold=naive_threshold,
-        curve_method=curve_method,
-        mean=mean.value,
-    )
+    check_drafter(b, a)
+    inputs = {
+        "tasks": tasks,
+        "aat_dir": aat_dir,
+        "aat_source": aat_source.value if aat_source else None,
+        "fit_points": parse_int_list(fit_points, "--fit-points", 1, 4096) if fit_points else None,
+        "naive_threshold": naive_threshold,
+        "curve_method": curve_method,
+        "mean": mean.value,
+    }
+    ctxs = parse_contexts(contexts)
+    solution = solve_workload(b, m, a, ctxs, engine=engine, **inputs)
+    differs = cross_check(solution, (b, m, a), ctxs, engine, inputs)
     if plot is not None:
-        plot_solution(solution, plot)
+        plot_solution(solution, plot, b.lowering)
     if schedule_out is not None:
         meta = _meta(solution)
         atomic_write_bytes(schedule_out, schedule_yaml(solution.schedule, meta).encode())
+    summary = summary_out(solution.summary, b)
     if output_format is TableJsonCsv.json:
         print(
             dumps_json(
                 {
-                    "summary": json_records(solution.summary),
+                    "summary": json_records(summary),
                     "unified": json_records(solution.unified),
                     "schedule": json_records(solution.schedule),
+                    "disagreements": differs,
                 }
             )
         )
     elif output_format is TableJsonCsv.csv:
-        print(solution.summary.to_csv(index=False), end="")
+        print(summary.to_csv(index=False), end="")
+        for line in differs:  # stdout stays pure CSV
+            err_console.print(line, highlight=False, soft_wrap=True)
     else:
-        _print_tables(solution)
+        _print_tables(solution, b, show_fit=b.lowering == "flightllm")
         _print_draft_lines(solution, a)
+        for line in differs:
+            wide_console().print(line, highlight=False)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
-            wide_console().print(f"wrote {what} to {path}", highlight=False)
+            line = f"wrote {what} to {path}"
+            after_commit(functools.partial(wide_console().print, line, highlight=False))
+
+
+def cross_check(
+    solution: Solution,
+    workload: tuple[Board, TargetModel, Algorithm],
+    contexts: list[int],
+    engine: str,
+    inputs: dict,
+) -> list[str]:
+    """With a simulator engine on a study-lowering board: solve the same inputs with the
+    study's accounting (analytic) and return one line per (task, context) where the two
+    decide SD-or-AD differently, with the simulator's reason at the accounting's point."""
+    board, model, algorithm = workload
+    if engine == "analytic" or board.lowering != "study":
+        return []
+    account = solve_workload(board, model, algorithm, contexts, engine="analytic", **inputs)
+    ours = solution.summary.set_index(["task", "context"])
+    multi = solution.summary["task"].nunique() > 1
+    lines = []
+    for r in account.summary.to_dict("records"):
+        s = ours.loc[(r["task"], r["context"])]
+        if s["decision"] == r["decision"]:
+            continue
+        reason = point_reason(
+            get_engine("analytic"),
+            get_engine(engine),
+            workload,
+            x=int(r["best_verify_len"]),
+            tree_text=str(r["best_tree"] or ""),
+            aat=float(r["best_aat"]),
+            context=int(r["context"]),
+            x_sim=int(s["best_verify_len"]),
+        )
+        line = disagreement_line(
+            decision=r["decision"],
+            speedup=float(r["best_speedup"]),
+            x=int(r["best_verify_len"]),
+            decision_sim=s["decision"],
+            speedup_sim=float(s["best_speedup"]),
+            x_sim=int(s["best_verify_len"]),
+            sim_name=engine,
+            reason=reason,
+        )
+        label = f"{r['task']}, L={r['context']}" if multi else f"L={r['context']}"
+        lines.append(f"  {label}: SD-or-AD differs: {line}")
+    return lines
+
+
+def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
+    """The per-context summary as written: the decision first (before the best x), the
+    lowering beside the engine (provenance) and the sheet's ridge beside the measured x_R."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("engine") + 1, "lowering", board.lowering)
+    out.insert(out.columns.get_loc("x_ridge") + 1, "ridge_tokens", ridge_tokens(board))
+    decision = out.pop("decision")
+    out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return out
 
 
 def _meta(solution: Solution) -> dict:
@@ -210,7 +278,19 @@ def _passes(n: int) -> str:
     return f"{n} pass" if n == 1 else f"{n} passes"
 
 
-def _print_tables(solution: Solution) -> None:
+#: Printed under the regime table, one line each: the symbols it uses (docs/glossary.md defines them all).
+LEGEND = (
+    "x_R: the x where this engine's measured roofline P(x) = x/T_v(x) turns flat",
+    "ridge_tokens: the board sheet's ridge, peak MAC/cycle over weights streamed per cycle "
+    "(as in `fpgasim boards`)",
+    "alpha: the draft cost relative to AD, weight bytes of all draft passes over those of "
+    "one AD pass (memory-bound: alpha < 1/2 guarantees SD wins)",
+    "P_max/P(1): the roofline's ceiling over AD; every symbol: docs/glossary.md",
+)
+
+
+def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> None:
+    """The solution's tables; `show_fit` adds fits_memory beside tokens/s (FlightLLM boards)."""
     out = wide_console()
     summ = solution.summary
     first = summ.iloc[0]
@@ -218,18 +298,21 @@ def _print_tables(solution: Solution) -> None:
     files = ", ".join(sorted({f for f in summ["aat_file"] if f}))
     head = (
         f"{first['board']} / {first['model']} / {first['algorithm']} / engine {first['engine']}"
-        f" / AAT {first['aat_source']}" + (f" ({files})" if files else "")
+        f", lowering {board.lowering} / AAT {first['aat_source']}"
+        + (f" ({files})" if files else "")
     )
+    ridge = ridge_tokens(board)
     rows = []
     for s in summ.to_dict("records"):
         row = {"task": s["task"]} if multi else {}
         row.update(
             {
                 "context": s["context"],
-                "AD tok/s": s["ad_tokens_per_s"],
+                "decision": s["decision"],
+                "speedup": s["best_speedup"],
                 "best x": _x(s["best_verify_len"]),
                 "best tok/s": s["best_tokens_per_s"],
-                "speedup": s["best_speedup"],
+                "AD tok/s": s["ad_tokens_per_s"],
                 "ori x": _x(s["ori_verify_len"]),
                 "ori tok/s": s["ori_tokens_per_s"],
                 "ori speedup": s["ori_speedup"],
@@ -238,6 +321,8 @@ def _print_tables(solution: Solution) -> None:
                 "naive speedup": s["naive_speedup"],
             }
         )
+        if show_fit:
+            row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
     model_rows = []
@@ -249,6 +334,7 @@ def _print_tables(solution: Solution) -> None:
                 "decision": s["decision"],
                 "regime": s["regime"],
                 "x_R": _x(s["x_ridge"]) if _x(s["x_ridge"]) != "" else "none",
+                "ridge_tokens": ridge,
                 "P_max/P(1)": s["p_gain"],
                 "alpha(best)": s["alpha_best"],
                 "best tree": s["best_tree"],
@@ -264,6 +350,8 @@ def _print_tables(solution: Solution) -> None:
         )
         model_rows.append(row)
     out.print(rich_table(model_rows, title="Regime, roofline ridge and AAT fit", floatfmt="{:.3g}"))
+    for line in LEGEND:
+        out.print(f"  {line}", highlight=False, soft_wrap=True)
     for s in summ.to_dict("records"):
         label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
         out.print(f"  {label}: {s['regime']}: {s['regime_reason']}", highlight=False)

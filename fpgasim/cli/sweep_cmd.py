@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import typer
@@ -32,7 +33,8 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.fileio import check_out_path, write_frame
+from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
 
@@ -88,6 +90,8 @@ def sweep(
     boards = [load_board(b) for b in parse_name_list(board, "--board")]
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
+    for b in boards:
+        check_drafter(b, algo)
     grid = Grid(
         boards=boards,
         model=m,
@@ -109,6 +113,10 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    write_frame(result.frame, out)
-    err_console.print(result.stats.summary(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {len(result.frame)} rows to {out}", highlight=False, soft_wrap=True)
+    frame = result.frame.copy()  # provenance: the lowering of each row's board, by the engine
+    lowering = {b.name: b.lowering for b in boards}
+    frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
+    write_frame(frame, out)
+    summary, wrote = result.stats.summary(), f"wrote {len(frame)} rows to {out}"
+    after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
+    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from pathlib import Path
 
@@ -24,9 +25,16 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import check_input_path, check_out_path, write_figure, write_frame
+from fpgasim.fileio import (
+    after_commit,
+    check_input_path,
+    check_out_path,
+    write_figure,
+    write_frame,
+)
 from fpgasim.lists import split_items
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
@@ -265,9 +273,9 @@ def _throughput_row(
         )
     assert board is not None and algorithm is not None and context is not None
     eng = get_engine(engine)
-    costs = EngineTreeCosts(
-        eng, load_board(board), load_model(model_name), load_algorithm(algorithm), context
-    )
+    b, a = load_board(board), load_algorithm(algorithm)
+    check_drafter(b, a)
+    costs = EngineTreeCosts(eng, b, load_model(model_name), a, context)
     result = design_tree(model, costs, size)
     clock = costs.clock_hz()
     row: dict = {
@@ -403,11 +411,12 @@ def search(
     frame = result.to_frame(top)
     write_frame(frame, out)
     note = f" (the maximal tree holds {tree.nodes})" if top < max_nodes else ""
-    console.print(
+    line = (
         f"{result.iterations} iterations, {result.truncated} paths cut by the maximal tree; "
         f"wrote trees of 1..{top} nodes{note} to {out}; AAT at {top} nodes: "
         f"{result.aat(top):.4f}"
     )
+    after_commit(functools.partial(console.print, line))
 
 
 @tree_app.command("calibrate")

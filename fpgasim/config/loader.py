@@ -223,9 +223,25 @@ def load_board(name_or_path: str) -> Board:
     return load_file(Board, resolve("board", name_or_path))
 
 
+#: Folder (under `data_root()`) of the block-sparse prefill mask tables a model may name.
+MASK_DIR = "workloads/masks"
+
+
 def load_model(name_or_path: str) -> TargetModel:
-    """Load a target model by shipped name or path."""
-    return load_file(TargetModel, resolve("model", name_or_path))
+    """Load a target model by shipped name or path; a mask table it names must exist.
+
+    The `flightllm.prefill_mask` name is checked here, on every run, not only when a
+    prefill pass first needs the table (a typo would otherwise pass every decode run).
+    """
+    path = resolve("model", name_or_path)
+    model = load_file(TargetModel, path)
+    mask = model.flightllm.prefill_mask if model.flightllm is not None else "causal"
+    if mask != "causal" and not (data_root() / MASK_DIR / f"{mask}.yaml").is_file():
+        names = sorted(p.stem for p in (data_root() / MASK_DIR).glob("*.yaml"))
+        raise ConfigError(
+            str(path), "flightllm.prefill_mask", mask, f"'causal' or one of {names} ({MASK_DIR}/)"
+        )
+    return model
 
 
 def load_algorithm(name_or_path: str) -> Algorithm:

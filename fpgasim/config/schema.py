@@ -125,7 +125,7 @@ class Precision(Strict):
 
 
 class Padding(Strict):
-    """Three different roundings, one field each (FLIGHTLLM.md 4.8, 2.3)."""
+    """Three different roundings, one field each (docs/flightllm-model.md §4.8, 2.3)."""
 
     mm_token_multiple: PosInt = Field(
         le=4096, description="MM-mode token rows are padded to this (the study lowering's MM tile)"
@@ -146,7 +146,7 @@ class FlightBuffer(Strict):
 
 
 class FlightBuffers(Strict):
-    """Buffer depths the compiler sizes K chunks and credits from (FLIGHTLLM.md section 1)."""
+    """Buffer depths the compiler sizes K chunks and credits from (docs/flightllm-model.md §1)."""
 
     a: FlightBuffer = Field(description="A buffer: weights in MV mode, activations in MM mode")
     b: FlightBuffer = Field(description="B buffer: the vector in MV mode, weights in MM mode")
@@ -292,7 +292,7 @@ class Board(Strict):
         """Sustained bytes per cycle of a channel group in one direction: the group's share
         of the peak (channels / memory.channels) times its load or store efficiency.
 
-        The one definition of a channel rate (ACCOUNTING.md, Bandwidth): the analytic
+        The one definition of a channel rate (docs/accounting.md, Bandwidth): the analytic
         engine, the lowering and `fpgasim boards` all use it.
         """
         mem = self.memory
@@ -303,7 +303,9 @@ class Board(Strict):
     @model_validator(mode="after")
     def _flightllm_fields(self) -> Board:
         if self.lowering == "flightllm" and self.flightllm is None:
-            raise ValueError("lowering = flightllm needs the flightllm: section (FLIGHTLLM.md 8)")
+            raise ValueError(
+                "lowering = flightllm needs the flightllm: section (docs/flightllm-model.md §8)"
+            )
         return self
 
     @model_validator(mode="after")
@@ -354,7 +356,7 @@ class FlightLLMModel(Strict):
 
 
 class MaskLayerSums(Strict):
-    """One layer's block-mask sums over heads (FLIGHTLLM.md 4.9); see workloads/masks/."""
+    """One layer's block-mask sums over heads (docs/flightllm-model.md §4.9; workloads/masks/)."""
 
     S: list[Annotated[int, Field(ge=0, le=1 << 20)]] = Field(
         min_length=2, max_length=4096, description="active blocks per mask row, over heads"

@@ -1,4 +1,4 @@
-"""Draft passes: which forward passes a drafter runs to build a tree (ACCOUNTING.md)."""
+"""Draft passes: which forward passes a drafter runs to build a tree (docs/accounting.md)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def check_shape(widths: tuple[int, ...], argument: str = "tree") -> None:
 def draft_passes(
     algorithm: Algorithm, tree: DraftTree, accepted: int, context: int
 ) -> list[PassSpec]:
-    """The reference draft schedule of ACCOUNTING.md for one iteration."""
+    """The reference draft schedule of docs/accounting.md for one iteration."""
     if accepted < 1:
         raise InputError("accepted", accepted, "at least 1 (the tokens accepted last iteration)")
     kind = algorithm.kind

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow import flightllm, lowering
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import Executable
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, InputError
 
-__all__ = ["LOWERINGS", "Lowering", "lower", "lowering_of", "register_lowering"]
+__all__ = ["LOWERINGS", "Lowering", "check_drafter", "lower", "lowering_of", "register_lowering"]
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,14 @@ class Lowering:
                        solver's alpha bytes) describes the passes this lowering builds
     causal_prefill     True if a prefill pass carries its causal mask as the spec's
                        `tree_parents` (else the lowering applies its own prefill masks)
+    drafters           the drafter kinds it can lower (None: every drafter)
     """
 
     name: str
     build: Callable[[PassSpec, Board, TargetModel, object], Executable]
     study_accounting: bool
     causal_prefill: bool
+    drafters: tuple[str, ...] | None = None
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -56,6 +58,23 @@ def lowering_of(board: Board) -> Lowering:
     return entry
 
 
+def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
+    """Refuse, before any work, an algorithm whose drafter the board's lowering cannot lower.
+
+    Commands call it right after loading their inputs, so an unsupported pair fails in
+    milliseconds instead of at the first draft pass, after every other point was timed.
+    """
+    kinds = lowering_of(board).drafters
+    if algorithm is None or kinds is None or algorithm.kind in kinds:
+        return
+    raise InputError(
+        "algorithm",
+        algorithm.kind,
+        f"{' or '.join(kinds)} on {board.name} (the drafters its {board.lowering} "
+        "lowering models)",
+    )
+
+
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
     """The executable form of one pass on the board's lowering."""
     try:
@@ -72,5 +91,6 @@ def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Ex
 
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
-    Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False)
+    Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
+             drafters=flightllm.DRAFTERS)
 )

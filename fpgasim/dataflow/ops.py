@@ -1,6 +1,6 @@
 """Operator-level description of a forward pass: what each op streams, stores and computes.
 
-Element counts follow the study's accounting (ACCOUNTING.md) item by item, so that summing
+Element counts follow the study's accounting (docs/accounting.md) item by item, so that summing
 the ops of a pass gives the `analytic` engine's totals; the event engine tiles each op into
 instructions without changing those totals.
 """

@@ -1,4 +1,4 @@
-"""Lowering of target and draft forward passes to ops and their dataflow graph (ACCOUNTING.md).
+"""Lowering of target and draft forward passes to ops and their dataflow graph (docs/accounting.md).
 
 Symbols: n tokens of the pass, L cached context, h hidden, i intermediate, H heads,
 kv = kv_heads*head_dim (= s*h), V vocabulary. Weights are reread every
@@ -9,7 +9,7 @@ Each op is also a node of the pass's `Graph`: it names the tensors it reads and 
 (weights, KV cache, activations in off-chip memory), and the lowering takes every
 dependency from those names. Two choices of the study's schedule are visible in the graph:
 - the SwiGLU product SiLU(gate) * up is charged to `up` (its SFU work and the n*i gate
-  elements in its activation loads, ACCOUNTING.md), but `up` reads only the normed input:
+  elements in its activation loads, docs/accounting.md), but `up` reads only the normed input:
   up streams beside gate, and `down` waits for both;
 - norms have no weight tensor: the accounting does not count their h gains.
 """

@@ -1,4 +1,4 @@
-"""The `analytic` engine: the study's reference accounting in closed form (ACCOUNTING.md).
+"""The `analytic` engine: the study's reference accounting in closed form (docs/accounting.md).
 
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
 charged. Functions accept numpy arrays for n and L so sweeps are vectorised.
@@ -130,7 +130,7 @@ def eagle3_counts(
 
 
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
-    """Fractional LD/ST/compute cycles from element counts (ACCOUNTING.md, Bandwidth)."""
+    """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth)."""
     wbytes = board.precision.weight_bits / 8
     abytes = board.precision.activation_bits / 8
     kvbytes = board.precision.kv_bits / 8

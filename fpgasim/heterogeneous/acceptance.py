@@ -1,6 +1,6 @@
 """Omega(gamma): expected tokens per iteration of a dynamic draft tree with gamma candidates.
 
-Positional model (METHOD.md): the rank-1 child of an accepted node is accepted with
+Positional model (docs/method.md): the rank-1 child of an accepted node is accepted with
 probability `top1`; if it is rejected, the rank-r sibling (r >= 2) is the accepted one with
 probability share_r (Sequoia's published sibling profile, renormalised). A tree's expected
 accepted length is 1 + sum over its nodes of the path probability, and taking the gamma nodes

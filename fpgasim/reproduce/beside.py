@@ -56,8 +56,8 @@ class BesideSpec:
     point: tuple[str, str, str]
 
 
-_SETS = BesideSpec(("method",), ("verify_len", "tokens_per_s", "speedup"), "speedup",
-                   ("verify_len", "tree", "aat"))  # fmt: skip
+_SETS = BesideSpec(("method",), ("decision", "verify_len", "tokens_per_s", "speedup"),
+                   "speedup", ("verify_len", "tree", "aat"))  # fmt: skip
 _BEST = ("best_verify_len", "best_tree", "best_aat")
 _PER_X = ("verify_len", "tree", "aat")
 BESIDE: dict[str, BesideSpec] = {
@@ -65,19 +65,19 @@ BESIDE: dict[str, BesideSpec] = {
     "tree_methods": _SETS,
     "tasks_unified": BesideSpec(
         (),
-        ("best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
+        ("decision", "best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
         "best_speedup",
         _BEST,
     ),
     "boards_grid": BesideSpec(
         (),
-        ("ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
+        ("decision", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
         "speedup",
         _BEST,
     ),
     "sparse_fit_models": BesideSpec(
         (),
-        ("ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
+        ("decision", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
         "speedup",
         _BEST,
     ),
@@ -118,34 +118,113 @@ def beside(
     return out
 
 
+def disagreements(kind: str, table: pd.DataFrame, sim_name: str) -> list[str]:
+    """One line per row where the accounting and the simulator decide SD-or-AD differently
+    (`disagreement_line`, naming the row and reusing its `sim_reason`)."""
+    spec = BESIDE.get(kind)
+    if spec is None or "decision_sim" not in table.columns:
+        return []
+    x_col = spec.point[0]
+    lines = []
+    for row in table.to_dict("records"):
+        if not isinstance(row.get("decision_sim"), str) or row["decision"] == row["decision_sim"]:
+            continue
+        where = [f"{row[k]}" for k in ("board", "task") if k in row] + [f"L={row['context']}"]
+        where += [f"{row[k]}" for k in spec.keys]
+        line = disagreement_line(
+            decision=row["decision"],
+            speedup=float(row[spec.speedup]),
+            x=_int(row.get(x_col)),
+            decision_sim=row["decision_sim"],
+            speedup_sim=float(row[f"{spec.speedup}_sim"]),
+            x_sim=_int(row.get(f"{x_col}_sim")),
+            sim_name=sim_name,
+            reason=str(row.get("sim_reason") or ""),
+        )
+        lines.append(f"SD-or-AD differs at {' '.join(where)}: {line}")
+    return lines
+
+
 # --------------------------------------------------------------------------- reasons
 
 
 def reason_of(row: dict, spec: BesideSpec, account: Engine, sim: Engine) -> str:
     """One line: why the simulator's speedup differs from the accounting's (or '')."""
     ratio = _float(row.get(f"{spec.speedup}_ratio"))
-    if ratio is None or abs(ratio - 1.0) <= REASON_THRESHOLD:
+    flipped = "decision" in row and row.get("decision") != row.get("decision_sim")
+    if ratio is None or (abs(ratio - 1.0) <= REASON_THRESHOLD and not flipped):
         return ""
     x_col, tree_col, aat_col = spec.point
     x = _int(row.get(x_col))
     if x is None or x < 2:
         return ""
     board, model, algorithm = load_inputs(row["board"], row["model"], row["algorithm"])
-    tree = parse_tree(str(row.get(tree_col) or ""))
-    context = int(row["context"])
-    accepted = accepted_from_aat(float(row[aat_col]))
+    return point_reason(
+        account,
+        sim,
+        (board, model, algorithm),
+        x=x,
+        tree_text=str(row.get(tree_col) or ""),
+        aat=float(row[aat_col]),
+        context=int(row["context"]),
+        x_sim=_int(row.get(f"{x_col}_sim")),
+    )
+
+
+def point_reason(
+    account: Engine,
+    sim: Engine,
+    inputs: tuple[Board, TargetModel, Algorithm],
+    *,
+    x: int,
+    tree_text: str,
+    aat: float,
+    context: int,
+    x_sim: int | None,
+) -> str:
+    """`reason_line` of the accounting's point (x, tree, AAT) at one context: the step
+    T_v(x) + T_d and the AD pass T_v(1) costed by both engines, the extra cycles attributed."""
+    board, model, algorithm = inputs
+    tree = parse_tree(tree_text)
+    accepted = accepted_from_aat(aat)
     step_a, step_s, by_mech = step_accounting(
         account, sim, board, model, algorithm, x, tree, accepted, context
     )
     ad_a, ad_s, _ = pass_excess(account, sim, PassSpec("target", 1, context), board, model)
     return reason_line(
         x=x,
-        x_sim=_int(row.get(f"{x_col}_sim")),
+        x_sim=x_sim,
         step_ratio=step_s / step_a,
         ad_ratio=ad_s / ad_a,
         by_mech=by_mech,
         clock_hz=board.clock_hz,
     )
+
+
+def disagreement_line(
+    *,
+    decision: str,
+    speedup: float,
+    x: int | None,
+    decision_sim: str,
+    speedup_sim: float,
+    x_sim: int | None,
+    sim_name: str,
+    reason: str,
+) -> str:
+    """One line where the accounting and the simulator decide SD-or-AD differently, e.g.
+    'the accounting says use SD (x=4, 2.07x), the simulator (event) use AD (x=2, 0.878x):
+    x=4 step 3.59x: MV rate +138 ms; AD 1.07x; sim x=2'."""
+
+    def side(d: str, sp: float, xx: int | None) -> str:
+        at = f"x={xx}, " if xx is not None else ""
+        return f"{d} ({at}{sp:.3g}x)"
+
+    line = (
+        f"the accounting says {side(decision, speedup, x)}, the simulator ({sim_name}) "
+        f"{side(decision_sim, speedup_sim, x_sim)}"
+    )
+    return f"{line}: {reason}" if reason else line
 
 
 def reason_line(
@@ -273,4 +352,13 @@ def _int(v: object) -> int | None:
     return None if f is None else int(f)
 
 
-__all__ = ["BESIDE", "REASON_THRESHOLD", "beside", "beside_columns", "reason_of"]
+__all__ = [
+    "BESIDE",
+    "REASON_THRESHOLD",
+    "beside",
+    "beside_columns",
+    "disagreement_line",
+    "disagreements",
+    "point_reason",
+    "reason_of",
+]

@@ -7,11 +7,13 @@ Each function takes an `ExperimentResult` (its `full` table and `plot_data`) and
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.decision import USE_AD, decision_of
 from fpgasim.analysis.plot import draw_aat_ar, draw_rooflines, legend_with_twin
 
 if TYPE_CHECKING:
@@ -29,6 +31,8 @@ METHOD_STYLE = {
     "depth": ("depth-based", "tab:orange", "-."),
     "eagle3_dynamic": ("EAGLE-3 dynamic", "tab:purple", "-"),
     "chain": ("chain", "tab:gray", ":"),
+    "throughput": ("throughput-optimal (embedded AAT)", "tab:red", ":"),
+    "optimal": ("AAT-optimal (embedded AAT)", "tab:brown", (0, (5, 1, 1, 1))),
 }
 
 
@@ -38,29 +42,78 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
-def _suptitle(fig: Figure, result: ExperimentResult) -> None:
-    sub = f"AAT: {result.aat_short or result.aat_source}"
+def _wrap(text: str, fig: Figure, fontsize: float) -> str:
+    """`text` broken into lines that fit the figure's width at `fontsize` (an average glyph
+    is about 0.55 em wide), so no title or caption runs past the canvas edges."""
+    width_pt = fig.get_figwidth() * 72 * 0.94
+    chars = max(20, int(width_pt / (0.55 * fontsize)))
+    return "\n".join(
+        textwrap.fill(part, chars, break_on_hyphens=False) for part in text.split("\n")
+    )
+
+
+def caption_text(result: ExperimentResult, extra: str = "") -> str:
+    """Which AAT, engine(s) and lowering produced the figure, and how the lines read."""
+    parts = [f"AAT: {result.aat_short or result.aat_source}"]
     if result.engine:
-        sub += f" · engine: {result.engine}"
-    if result.sim_engine:
-        sub += f" (solid) beside the {result.sim_engine} simulator (dashed)"
-    fig.suptitle(f"{result.title}\n{sub}", fontsize=11)
+        engine = f"engine: {result.engine} (the study's accounting, solid lines"
+        if result.sim_engine:
+            engine += (
+                f") beside {result.sim_engine} (the cycle-level simulator, thin dashed lines "
+                "with hollow markers in the same colours)"
+            )
+        else:
+            engine += ")"
+        parts.append(engine)
+        lowering = sorted({str(v) for v in result.full.get("lowering", pd.Series()).dropna()})
+        if lowering:
+            parts.append(f"lowering: {', '.join(lowering)}")
+    elif not extra:
+        parts.append("engine: none (AAT only, no timing)")
+    return " · ".join([*parts, extra] if extra else parts)
+
+
+def _suptitle(fig: Figure, result: ExperimentResult, extra: str = "") -> None:
+    """The title and under it the provenance caption, wrapped to fit the canvas (one text:
+    constrained layout then reserves its room above the panels)."""
+    text = f"{result.title}\n{caption_text(result, extra)}"
+    fig.suptitle(_wrap(text, fig, 10.5), fontsize=10.5)
 
 
 def _overlay(ax: Axes, result: ExperimentResult, x: pd.Series, column: str, color: str) -> None:
-    """The simulator's twin of `column` (NAME_sim), dashed with hollow markers, if present."""
+    """The simulator's twin of `column` (NAME_sim): thin, dashed, hollow markers, if present."""
     twin = f"{column}_sim"
     if not result.sim_engine or twin not in result.full:
         return
-    ax.plot(x, result.full.loc[x.index, twin].astype(float), color=color, lw=1.4, ls="--",
+    ax.plot(x, result.full.loc[x.index, twin].astype(float), color=color, lw=1.1, ls="--",
             marker="o", ms=4, mfc="none")  # fmt: skip
 
 
 def _overlay_legend(ax: Axes, result: ExperimentResult) -> None:
-    """One legend entry for every dashed line: the simulator."""
+    """One legend entry for every thin dashed line with hollow markers: the simulator."""
     if result.sim_engine:
-        ax.plot([], [], color="0.3", ls="--", marker="o", mfc="none",
-                label=f"dashed: {result.sim_engine} simulator")  # fmt: skip
+        ax.plot([], [], color="0.3", lw=1.1, ls="--", marker="o", mfc="none",
+                label=f"{result.sim_engine} simulator (each curve's colour)")  # fmt: skip
+
+
+def _mark_ad(ax: Axes, result: ExperimentResult, rows: pd.DataFrame, column: str) -> None:
+    """Ring in grey every point of `column` (and of its simulator twin) whose decision is
+    AD: a best x or speedup there is not used (docs/glossary.md, "decision")."""
+    for col, decision in ((column, "decision"), (f"{column}_sim", "decision_sim")):
+        if col not in rows or decision not in rows:
+            continue
+        ad = rows[rows[decision] == USE_AD]
+        if not ad.empty:
+            ax.plot(ad["context"], ad[col].astype(float), ls="none", marker="s", ms=11,
+                    mfc="none", mec="0.45", mew=1.6)  # fmt: skip
+
+
+def _ad_legend(ax: Axes, result: ExperimentResult) -> None:
+    """The legend entry of `_mark_ad`'s grey squares, when any point is AD."""
+    cols = [c for c in ("decision", "decision_sim") if c in result.full]
+    if any((result.full[c] == USE_AD).any() for c in cols):
+        ax.plot([], [], ls="none", marker="s", ms=9, mfc="none", mec="0.45", mew=1.6,
+                label="grey square: use AD here (speedup <= 1)")  # fmt: skip
 
 
 def _plain_log_ticks(ax: Axes) -> None:
@@ -137,7 +190,7 @@ def speedup_curve(result: ExperimentResult) -> Figure:
             ms=4,
             label=_label_ctx(context),
         )
-    ax_s.axhline(1.0, color="black", lw=1.2, ls="--", label="AD (speedup 1)")
+    ax_s.axhline(1.0, color="black", lw=1.2, ls="-.", label="AD (speedup 1)")
     ax_s.fill_between(
         [0, full["verify_len"].max() + 2], 0, 1, color="red", alpha=0.06, label="SD slower than AD"
     )
@@ -154,7 +207,7 @@ def speedup_curve(result: ExperimentResult) -> Figure:
         color="white",
         mec="black",
         ls="none",
-        label="best x (max speedup)",
+        label="best x (max speedup; use SD only above 1)",
     )
     _overlay_legend(ax_s, result)
     ax_s.set(
@@ -195,6 +248,7 @@ def rooflines(result: ExperimentResult) -> Figure:
         x = part["verify_len"]
         draw_rooflines(top, x, part["p"], part["p_disc"], part["p_eff"], s["ad_tokens_per_s"])
         _overlay(top, result, x, "p", "tab:blue")
+        _overlay(top, result, x, "p_disc", "tab:orange")
         _overlay(top, result, x, "p_eff", "tab:green")
         if j == 0:
             _overlay_legend(top, result)
@@ -211,7 +265,8 @@ def rooflines(result: ExperimentResult) -> Figure:
             label="best x (max P_eff)",
         )
         top.annotate(
-            f"best x = {bx}\n{by:.1f} tok/s = {s['best_speedup']:.2f}× AD",
+            f"{decision_of(float(s['best_speedup']))}: best x = {bx}\n"
+            f"{by:.1f} tok/s = {s['best_speedup']:.2f}× AD",
             (bx, by),
             xytext=(10, -30),
             textcoords="offset points",
@@ -223,7 +278,7 @@ def rooflines(result: ExperimentResult) -> Figure:
         bottom.axvline(bx, color="tab:green", lw=1, ls=":", label=f"best x = {bx}")
         legend_with_twin(bottom, right, fontsize=8, loc="center right")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(3, n), fontsize=9)
     _suptitle(fig, result)
     return fig
 
@@ -255,6 +310,8 @@ def sparse_fit_models(result: ExperimentResult) -> Figure:
             )
             _overlay(axes[0, j], result, rows["context"], "speedup", color)
             _overlay(axes[1, j], result, rows["context"], "best_verify_len", color)
+            _mark_ad(axes[0, j], result, rows, "speedup")
+            _mark_ad(axes[1, j], result, rows, "best_verify_len")
             if rows["ori_speedup"].notna().any():
                 axes[0, j].plot(
                     rows["context"],
@@ -273,8 +330,11 @@ def sparse_fit_models(result: ExperimentResult) -> Figure:
                 lw=1.8,
                 label=model,
             )
-        axes[0, j].axhline(1.0, color="black", lw=1, ls="--", label="AD (speedup 1)")
+        axes[0, j].axhline(1.0, color="black", lw=1, ls="-.", label="AD (speedup 1)")
+        _overlay_legend(axes[0, j], result)
         _overlay_legend(axes[1, j], result)
+        _ad_legend(axes[0, j], result)
+        _ad_legend(axes[1, j], result)
         axes[0, j].set(
             title=f"{algorithm}: speedup over AD on {_boards(part)}",
             ylabel="speedup over AD (×)",
@@ -311,6 +371,8 @@ def boards_grid(result: ExperimentResult) -> Figure:
         ax_s.plot(rows["context"], rows["speedup"], marker="o", color=color, label=label)
         _overlay(ax_s, result, rows["context"], "speedup", color)
         _overlay(ax_x, result, rows["context"], "best_verify_len", color)
+        _mark_ad(ax_s, result, rows, "speedup")
+        _mark_ad(ax_x, result, rows, "best_verify_len")
         ax_x.plot(
             rows["context"],
             rows["best_verify_len"].astype(float),
@@ -319,6 +381,8 @@ def boards_grid(result: ExperimentResult) -> Figure:
             label=label,
         )
     _overlay_legend(ax_s, result)
+    _ad_legend(ax_s, result)
+    ax_s.axhline(1.0, color="black", lw=1, ls="-.", label="AD (speedup 1)")
     ax_s.set(title="best speedup over AD", ylabel="speedup (×)", ylim=(0, None))
     ax_x.set(title="best verification length", ylabel="best x (tokens)", ylim=(0, None))
     for ax in (ax_s, ax_x):
@@ -363,8 +427,8 @@ def fit_table(result: ExperimentResult) -> Figure:
             label=f"fit {r['A']:.2f} + {r['B']:.2f}·ln(x {sign} {abs(r['C']):.2f})",
         )
         ax.set_title(
-            f"{_label_ctx(r['context'])}: R² = {r['r2']:.3f} on all {r['n_points']} sizes",
-            fontsize=10,
+            f"{_label_ctx(r['context'])}\nR² = {r['r2']:.3f} on all {r['n_points']} sizes",
+            fontsize=9.5,
         )
         ax.set(xlabel="x (tokens per verification)", ylabel="AAT (tokens / iteration)")
         ax.grid(alpha=0.3)
@@ -382,7 +446,7 @@ def aat_curves(result: ExperimentResult) -> Figure:
     """AAT vs x, one line per tree-construction method (one panel per context)."""
     full = result.full
     contexts = sorted(full["context"].unique())
-    fig = _figure(6.4 * len(contexts), 4.6)
+    fig = _figure(7.6 * len(contexts), 5.0)
     axes = np.atleast_1d(fig.subplots(1, len(contexts), squeeze=False)).ravel()
     for ax, context in zip(axes, contexts, strict=True):
         part = full[full["context"] == context]
@@ -406,5 +470,10 @@ def aat_curves(result: ExperimentResult) -> Figure:
         )
         ax.grid(alpha=0.3)
         ax.legend(fontsize=9, loc="lower right")
-    _suptitle(fig, result)
+    costed = " ".join(n for n in result.notes if n.startswith("throughput:"))
+    if costed:  # the one curve that is neither measured nor untimed says so
+        measured = [METHOD_STYLE.get(m, (m,))[0] for m in dict.fromkeys(full["method"])]
+        measured = [m for m in measured if "embedded" not in m]
+        costed = f"engine: none for {', '.join(measured)} (AAT only) · {costed}"
+    _suptitle(fig, result, costed)
     return fig

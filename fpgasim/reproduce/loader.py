@@ -65,7 +65,7 @@ def _order(name: str) -> tuple[int, int, str]:
     return (2, 0, name)
 
 
-#: The study's own tables and figures (../shared/spec/TABLES.md): what `reproduce all` runs.
+#: The study's own tables and figures (docs/reproduction.md): what `reproduce all` runs.
 #: The other shipped experiments (dovetail1, table4-flightllm, tree_design) are fpgasim's
 #: extensions; `reproduce everything` adds them.
 STUDY_EXPERIMENTS: tuple[str, ...] = (

@@ -34,14 +34,19 @@ def cell(value: object) -> str:
 
 
 def source_line(result: ExperimentResult) -> str:
-    """'AAT: ... · engine: ...' (which source and engines produced the numbers)."""
+    """'AAT: ... · engine: ... · lowering: ...' (which source, engines and lowering of the
+    boards produced the numbers)."""
     engine = result.engine or "none (no timing)"
+    lowering = ""
+    if result.engine and "lowering" in result.table.columns:
+        names = sorted({str(v) for v in result.table["lowering"].dropna()})
+        lowering = f" · lowering: {', '.join(names)}" if names else ""
     if result.sim_engine:
         return (
             f"AAT: {result.aat_source} · engine: {engine} (the study's accounting) beside "
-            f"{result.sim_engine} (the cycle-level simulator: NAME_sim columns)"
+            f"{result.sim_engine} (the cycle-level simulator: NAME_sim columns){lowering}"
         )
-    return f"AAT: {result.aat_source} · engine: {engine}"
+    return f"AAT: {result.aat_source} · engine: {engine}{lowering}"
 
 
 def markdown(result: ExperimentResult, figure_name: str | None = None) -> str:

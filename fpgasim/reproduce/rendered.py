@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fpgasim.analysis import Solution
+from fpgasim.analysis.decision import decision_of
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.reproduce.schema import KIND_COLUMNS, Experiment, Workload
+from fpgasim.reproduce.schema import DECISION_OF, KIND_COLUMNS, Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
 
 
@@ -33,6 +34,9 @@ class Rendered:
 def frame(kind: str, rows: list[dict]) -> pd.DataFrame:
     """Rows as a DataFrame with the kind's columns in order; x columns as nullable ints."""
     out = pd.DataFrame(rows, columns=list(KIND_COLUMNS[kind]))
+    if kind in DECISION_OF:
+        speedup = DECISION_OF[kind][0]
+        out["decision"] = [decision_of(float(v)) for v in out[speedup]]
     for col in out.columns:
         if col.endswith("verify_len") or col in ("x_ridge", "n_fit_points", "aat_n_fit_points"):
             out[col] = pd.array([_int_or_na(v) for v in out[col]], dtype="Int64")
@@ -86,6 +90,7 @@ def base(exp: Experiment, ctx: RunContext, s: dict) -> dict:
         "aat_source": source_name(exp, ctx),
         "aat_file": s.get("aat_file", "") or "",
         "engine": s["engine"],
+        "lowering": load_inputs(s["board"], s["model"], s["algorithm"])[0].lowering,
     }
 
 

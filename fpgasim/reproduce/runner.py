@@ -16,7 +16,7 @@ import pandas as pd
 
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
-from fpgasim.reproduce.beside import beside, beside_columns
+from fpgasim.reproduce.beside import beside, beside_columns, disagreements
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.loader import (
     EXTERNAL_KINDS,
@@ -24,10 +24,12 @@ from fpgasim.reproduce.loader import (
     ExternalExperiment,
     load_experiment,
 )
-from fpgasim.reproduce.schema import TIMED_KINDS, Experiment
+from fpgasim.reproduce.schema import DECISION_OF, TIMED_KINDS, Experiment
 from fpgasim.reproduce.workloads import RunContext, aat_label, check_aat_dir, check_files
 
-ALWAYS = ("aat_source", "engine")
+ALWAYS = ("aat_source", "engine", "lowering")
+#: Columns only timed kinds carry (which engine, and the lowering of the board it ran).
+TIMED_ONLY = ("engine", "lowering")
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class ExperimentResult:
     when nothing is timed); notes: lines printed under the table; available: False when
     the AAT source cannot give this experiment; sim_engine: the simulator whose twin
     columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none); columns:
-    the contract columns (TABLES.md) the table starts with.
+    the contract columns (docs/reproduction.md) the table starts with.
     """
 
     name: str
@@ -63,11 +65,21 @@ class ExperimentResult:
 def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
     """CSV columns: the contract, the extras, then aat_source and (timed kinds) engine; with
     a simulator beside, its twin columns, ratios, sim_engine and sim_reason last."""
-    cols = [*exp.columns, *exp.extra_columns]
+    cols = with_decision(exp.kind, [*exp.columns, *exp.extra_columns])
     for c in ALWAYS:
-        if c not in cols and (c != "engine" or exp.kind in TIMED_KINDS):
+        if c not in cols and (c not in TIMED_ONLY or exp.kind in TIMED_KINDS):
             cols.append(c)
     return cols + (beside_columns(exp.kind) if sim else [])
+
+
+def with_decision(kind: str, columns: list[str]) -> list[str]:
+    """The columns with `decision` (SD or AD) just before the kind's x column: every table
+    that shows a best x shows the decision first (at the end if the x is not listed)."""
+    if kind not in DECISION_OF or "decision" in columns:
+        return columns
+    x_col = DECISION_OF[kind][1]
+    at = columns.index(x_col) if x_col in columns else len(columns)
+    return [*columns[:at], "decision", *columns[at:]]
 
 
 def needs_engine(exp: AnyExperiment) -> bool:
@@ -110,11 +122,13 @@ def run_experiment(
     rendered = EXPERIMENT_KINDS[exp.kind].render(exp, ctx)
     timed = exp.kind in TIMED_KINDS
     full = rendered.table
+    notes = rendered.notes
     side_by_side = bool(timed and ctx.sim is not None and beside_columns(exp.kind))
     if side_by_side and rendered.available:
         simulated = EXPERIMENT_KINDS[exp.kind].render(exp, ctx.beside()).table
         assert ctx.engine is not None and ctx.sim is not None
         full = beside(exp.kind, full, simulated, ctx.engine, ctx.sim)
+        notes = (*notes, *disagreements(exp.kind, full, ctx.sim.name))
     elif side_by_side:
         full = full.reindex(columns=[*full.columns, *beside_columns(exp.kind)])
     return ExperimentResult(
@@ -127,12 +141,12 @@ def run_experiment(
         aat_source=aat_label(exp, ctx),
         aat_short=aat_label(exp, ctx, short=True),
         engine=ctx.engine.name if (timed and ctx.engine is not None) else "",
-        notes=rendered.notes,
+        notes=notes,
         available=rendered.available,
         plot_data=rendered.plot_data,
         figure=exp.figure and rendered.available,
         sim_engine=ctx.sim.name if side_by_side and ctx.sim is not None else "",
-        columns=tuple(exp.columns),
+        columns=tuple(with_decision(exp.kind, list(exp.columns))),
     )
 
 

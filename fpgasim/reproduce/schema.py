@@ -4,7 +4,7 @@ An experiment names a `kind` (a renderer of `fpgasim.reproduce.kinds.EXPERIMENT_
 the workloads it solves (boards x models x algorithm x contexts [x tasks]), where its AAT
 comes from with `--aat-dir` (which measured files, measured points or the fitted curve,
 fit points) and whether it can run on the embedded acceptance model, the x range, the tree
-methods, the CSV columns (the contract of TABLES.md, then extras) and whether it draws a
+methods, the CSV columns (the contract of docs/reproduction.md, then extras) and whether it draws a
 figure. Adding an experiment is writing such a file.
 """
 
@@ -22,34 +22,36 @@ TreeMethod = Literal[
 ]
 
 _SOURCE = ("aat_source", "aat_file")
-_TIMED = ("aat_source", "aat_file", "engine")
+_TIMED = ("aat_source", "aat_file", "engine", "lowering")
 #: Every column each kind of experiment can write (`columns` + `extra_columns` pick from it).
 KIND_COLUMNS: dict[str, tuple[str, ...]] = {
     "context_sets": (
         *("context", "method", "verify_len", "tokens_per_s", "speedup"),
-        *("board", "model", "algorithm", "task", "aat", "tree", *_TIMED),
+        *("board", "model", "algorithm", "task", "aat", "tree", "decision", *_TIMED),
     ),
     "tasks_unified": (
         *("task", "best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
         *("context", "board", "model", "algorithm", "mean", "unified_vs_best", "best_tree"),
-        *("best_aat", *_TIMED),
+        *("best_aat", "decision", *_TIMED),
     ),
     "tree_methods": (
         *("method", "verify_len", "tokens_per_s", "speedup"),
-        *("context", "board", "model", "algorithm", "task", "aat", "tree", *_TIMED),
+        *("context", "board", "model", "algorithm", "task", "aat", "tree", "decision"),
+        *_TIMED,
     ),
     "boards_grid": (
         *("board", "context", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s"),
         *("speedup", "model", "algorithm", "task", "best_tree", "best_aat", "ori_verify_len"),
         *("ori_speedup", "naive_verify_len", "naive_speedup", "regime", "x_ridge"),
-        *("macs_per_cycle", "bytes_per_cycle", "compute_to_bandwidth", *_TIMED),
+        *("macs_per_cycle", "bytes_per_cycle", "compute_to_bandwidth", "ridge_tokens"),
+        *("decision", *_TIMED),
     ),
     "sparse_fit_models": (
         *("algorithm", "model", "context", "ar_tokens_per_s", "best_verify_len"),
         *("best_tokens_per_s", "speedup", "ori_verify_len", "ori_tokens_per_s", "ori_speedup"),
         *("naive_verify_len", "naive_tokens_per_s", "naive_speedup", "board", "task"),
         *("best_tree", "best_aat", "aat_a", "aat_b", "aat_c", "aat_r2_fit", "aat_n_fit_points"),
-        *_TIMED,
+        *("decision", *_TIMED),
     ),
     "speedup_curve": (
         *("context", "verify_len", "aat", "speedup", "board", "model", "algorithm", "task"),
@@ -67,6 +69,15 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
         *("method", "verify_len", "aat", "context", "algorithm", "model", "task", "tree"),
         *_SOURCE,
     ),
+}
+#: Kinds that report a best x (or one x per set): kind -> (the speedup over AD whose
+#: decision is shown, the x column the `decision` column is written before).
+DECISION_OF: dict[str, tuple[str, str]] = {
+    "context_sets": ("speedup", "verify_len"),
+    "tree_methods": ("speedup", "verify_len"),
+    "tasks_unified": ("best_speedup", "best_verify_len"),
+    "boards_grid": ("speedup", "best_verify_len"),
+    "sparse_fit_models": ("speedup", "best_verify_len"),
 }
 #: Kinds whose numbers come from an engine (they get an `engine` column).
 TIMED_KINDS = frozenset(k for k, cols in KIND_COLUMNS.items() if "engine" in cols)
@@ -210,7 +221,9 @@ class Experiment(Strict):
         0, ge=0, le=2**32 - 1, description="seed of the embedded prior-score trace generator"
     )
     columns: list[Name] = Field(
-        min_length=1, max_length=64, description="CSV columns, in order (the TABLES.md contract)"
+        min_length=1,
+        max_length=64,
+        description="CSV columns, in order (docs/reproduction.md's contract)",
     )
     extra_columns: list[Name] = Field(
         default_factory=list,

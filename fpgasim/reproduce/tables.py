@@ -11,6 +11,7 @@ import pandas as pd
 from fpgasim.analysis import AatCurve, fit_curve
 from fpgasim.analysis.aat import tree_of_row
 from fpgasim.analysis.aat_curves import max_verify_len
+from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
@@ -245,12 +246,16 @@ def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
                     "macs_per_cycle": board.macs_per_cycle,
                     "bytes_per_cycle": board.bytes_per_cycle,
                     "compute_to_bandwidth": board.macs_per_cycle / board.bytes_per_cycle,
+                    "ridge_tokens": ridge_tokens(board),
                 }
             )
     notes = [
         *embedded_task_note(exp, ctx),
         "ar_tokens_per_s: autoregressive decoding (AD, x = 1); compute_to_bandwidth: "
-        "MAC per cycle / off-chip bytes per cycle (MAC/byte)",
+        "MAC per cycle / off-chip bytes per cycle (MAC/byte); x_ridge: x_R, where the "
+        "engine's measured roofline turns flat; ridge_tokens: the board sheet's ridge (peak "
+        "MAC/cycle over weights streamed per cycle, as `fpgasim boards`); decision: use SD "
+        "iff speedup > 1",
     ]
     return Rendered(frame(exp.kind, rows), tuple(notes))
 

@@ -73,6 +73,7 @@ class SweepStats:
     seconds: float
     refused: int = 0
     evicted: int = 0
+    unstored: int = 0
 
     def summary(self) -> str:
         """One line, e.g. '510 points: 85 computed, 425 from the cache (1 chunk on ...)'."""
@@ -90,6 +91,8 @@ class SweepStats:
             )
         if self.evicted:
             notes += f"; {self.evicted} least recently used rows evicted (cache size limit)"
+        if self.unstored:
+            notes += f"; the cache is read-only: {self.unstored} computed rows not stored"
         return (
             f"{self.points} points: {self.computed} computed, {self.cached} from the cache "
             f"({where}, {self.seconds:.2f} s){notes}"
@@ -157,6 +160,7 @@ def run_points(
     rows: list[dict | None] = [None] * len(points)
     refused_before = cache.refused if cache is not None else 0
     evicted_before = cache.evicted if cache is not None else 0
+    unstored_before = cache.unstored if cache is not None else 0
     if cache is not None:
         found = cache.get_many(keys)
         for i, key in enumerate(keys):
@@ -212,6 +216,7 @@ def run_points(
         seconds=time.perf_counter() - started,
         refused=cache.refused - refused_before if cache is not None else 0,
         evicted=cache.evicted - evicted_before if cache is not None else 0,
+        unstored=cache.unstored - unstored_before if cache is not None else 0,
     )
     return [r for r in rows if r is not None], stats
 

@@ -1,6 +1,6 @@
 """Tree builders beside the optimal ones: width/depth baselines, EAGLE's dynamic tree, max trees.
 
-The width- and depth-based baselines of METHOD.md give level widths (`shapes.py`); here
+The width- and depth-based baselines of docs/method.md give level widths (`shapes.py`); here
 they become trees by `TokenTree.from_shape` (each level's nodes on the most probable
 free slots under the model, or round robin without one).
 """

@@ -22,9 +22,9 @@ from fpgasim.errors import ConfigError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_curve
 
-#: Sequoia, Llama3-70B target / Llama3-8B draft, CNN: P(rank r is accepted) (MODELS.md).
+#: Sequoia, Llama3-70B target / Llama3-8B draft, CNN: P(rank r is accepted) (docs/models.md).
 SEQUOIA_LLAMA3 = (0.7732, 0.1039, 0.0402, 0.0206, 0.0128, 0.0081, 0.0064, 0.0043, 0.0035, 0.0026)
-#: EAGLE chain per-position acceptance 0-a..4-a, MT-Bench, T=0 (MODELS.md).
+#: EAGLE chain per-position acceptance 0-a..4-a, MT-Bench, T=0 (docs/models.md).
 EAGLE_CHAIN = {
     "vicuna-7b": (0.79, 0.74, 0.72, 0.73, 0.67),
     "vicuna-13b": (0.79, 0.74, 0.72, 0.74, 0.70),

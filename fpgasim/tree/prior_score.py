@@ -1,4 +1,4 @@
-"""Prior-score tree search (METHOD.md): score maximal-tree nodes by how often they are accepted.
+"""Prior-score tree search (docs/method.md): score maximal-tree nodes by how often accepted.
 
 Every iteration's accepted path adds 1 to each node on it. Nodes are ordered by score
 (descending), ties broken parent-first (shallower first, then node id), so a parent always

@@ -28,9 +28,9 @@ from fpgasim.tree.embedded import default_token_tree, default_tree_aat
 
 #: Top-1 acceptance of a block's first token: the middle of the published 0.74-0.80.
 FALCON_ALPHA = 0.77
-#: Published tau, Vicuna-7B MT-Bench, T = 0, by tokens per pass k (MODELS.md).
+#: Published tau, Vicuna-7B MT-Bench, T = 0, by tokens per pass k (docs/models.md).
 FALCON_TAU = {2: 3.34, 3: 2.52, 4: 2.35}
-#: Published acceptance-rate range (MODELS.md), which FALCON_ALPHA must fall in.
+#: Published acceptance-rate range (docs/models.md), which FALCON_ALPHA must fall in.
 FALCON_ACCEPTANCE_RANGE = (0.74, 0.80)
 
 

@@ -1,4 +1,4 @@
-"""Level-width tree shapes: parsing, and the width-/depth-based baselines of METHOD.md."""
+"""Level-width tree shapes: parsing, and the width-/depth-based baselines of docs/method.md."""
 
 from __future__ import annotations
 

@@ -29,6 +29,9 @@ from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
+#: The drafter kinds this lowering models (LongSpec's draft passes, docs/flightllm-model.md).
+DRAFTERS = ("longspec",)
+
 __all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
 
 #: the largest tick count a part may reach (int64 with headroom)
@@ -188,7 +191,7 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
     if drafter is not None or spec.kind != "target":
         if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
             raise InputError("algorithm", spec.kind,
-                             "longspec (the one drafter FlightLLM's lowering models)")
+                             f"{' or '.join(DRAFTERS)} (the drafters FlightLLM's lowering models)")
         shape = longspec_shape(spec, board, drafter)
         hw = longspec_layers_of(model, *shape)
         label = f"{board.name} {model.id} flightllm longspec rows={shape[0]} keys={shape[2]}"

@@ -1,4 +1,4 @@
-"""FlightLLM's compiler (FLIGHTLLM.md sections 2-4): hardware layers -> instruction rows.
+"""FlightLLM's compiler (docs/flightllm-model.md §2-4): hardware layers -> instruction rows.
 
 Each layer type emits its instructions in FlightLLM's program order with FlightLLM's
 wait/release flags (sets of units). Tokens pair deterministically (the n-th waiter of c on
@@ -37,14 +37,16 @@ from fpgasim.dataflow.instructions import (
 
 #: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
 TICKS_PER_CYCLE = 1 << 24
-#: FlightLLM's six in-order units, in its order (FLIGHTLLM.md 2.1); row `unit` and `opcode`
+#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1); row `unit` and
+#: `opcode`
 UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 #: what each unit does (the engines aggregate by role)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 LD, ST, MM, MV, MISC, SYS = range(6)
-#: A rows one K block of a linear_mv weight set takes, and meta rows per K block (FLIGHTLLM.md
-#: 4.2-4.3 give the credits as A_DEPTH // (4 chunk) and META_DEPTH // (8 chunk); the digest
-#: gives these multipliers without deriving them from widths)
+#: A rows one K block of a linear_mv weight set takes, and meta rows per K block
+#: (docs/flightllm-model.md §4.2-4.3 give the credits as A_DEPTH // (4 chunk) and
+#: META_DEPTH // (8 chunk); FlightLLM's model gives these multipliers without deriving them
+#: from widths)
 A_ROWS_PER_K_BLOCK_MV = 4
 META_ROWS_PER_K_BLOCK = 8
 #: B rows per K block of an MM weight/K/V load (B_DEPTH // (8 chunk), sections 4.3 and 4.5)
@@ -351,7 +353,7 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                 d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)
             if d == bpc:
                 sizes.append(b * b * kc * d * r.weight_bytes)
-            elif d:  # FLIGHTLLM.md 4.2, never reached by LLaMA2-7B
+            elif d:  # docs/flightllm-model.md §4.2, never reached by LLaMA2-7B
                 sizes.append((b * b * kc * d - b * b * (bpc - d)) * r.weight_bytes)
         sizes_of[kc] = sizes
     e.ld(L.k * r.act_bytes, cross=True)  # (a) the input vector into B
@@ -446,7 +448,7 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
         for a in range(m):
             size = blk
             if last_tile and a == m - 1:
-                size = L.rows - b * (mb - 1)  # FLIGHTLLM.md 7.9: rows, not bytes
+                size = L.rows - b * (mb - 1)  # docs/flightllm-model.md §7.9: rows, not bytes
             wait = _mask(MISC if fused else MM) if a == 0 else 0
             rel = _mask(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
             sub.st(size, par=r.channels_a, wait=wait, rel=rel)

@@ -1,4 +1,4 @@
-"""FlightLLM's LLaMA-style graph (FLIGHTLLM.md section 5) on the dataflow graph IR.
+"""FlightLLM's LLaMA-style graph (docs/flightllm-model.md §5) on the dataflow graph IR.
 
 One decoder layer, in IR order: RMSnorm; q, k (each with the RoPE triple: mul by the sin
 cache, mul by the cos cache, add); v; decode only: concat of the new k and v onto the

@@ -1,4 +1,4 @@
-"""Fusion: FlightLLM's graph -> hardware layers (FLIGHTLLM.md section 4.1).
+"""Fusion: FlightLLM's graph -> hardware layers (docs/flightllm-model.md §4.1).
 
 Decided from tensors only: an attention QK^T whose output the next op (a softmax) reads
 absorbs it; a linear whose output the next op reads absorbs a SiLU, or a run of eltwise ops

@@ -1,7 +1,7 @@
 """Prefill attention masks as FlightLLM's compiler sees them: per-layer sums and stand-ins.
 
 FlightLLM's LLaMA2-7B masks are 32 heads x 32 x 32 blocks of 64 tokens. The files are not
-public here; FLIGHTLLM.md section 4.9 gives per-layer sums that fix every instruction count
+public here; docs/flightllm-model.md §4.9 gives per-layer sums that fix every instruction count
 and busy time: S_i (active blocks of mask row i over all heads), V_t (blocks active in row
 2t or 2t+1) and C(n) (maximal runs plus partly-masked rows over rows i < n). Head h gets
 the count-level stand-in a_{h,i} = S_i // H + [h < S_i mod H] (likewise u_{h,t} from V_t).
@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from fpgasim.config.loader import data_root, load_file
+from fpgasim.config.loader import MASK_DIR, data_root, load_file
 from fpgasim.config.schema import MaskTable
 from fpgasim.errors import ConfigError
-
-MASK_DIR = "workloads/masks"
 
 
 @dataclass(frozen=True)

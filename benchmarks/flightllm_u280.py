@@ -1,0 +1,92 @@
+"""Print the prediction tables of docs/validation.md ("FlightLLM on U280: prediction").
+
+LLaMA2-7B on boards/flightllm-u280.yaml (FlightLLM's compiler, `fast` engine): decode at
+T = 128 and 512 (`--context 127` and `511`, one token), prefill of 128 tokens and
+`generate` P = 128, D = 512; first with the board as derived, then with each divisor
+hypothesis and each HBM-efficiency reading (Markdown on stdout, about 30 s).
+
+Usage: python benchmarks/flightllm_u280.py
+"""
+
+from __future__ import annotations
+
+from fpgasim.analysis.generation import generate
+from fpgasim.config import load_board, load_model
+from fpgasim.config.schema import Board
+from fpgasim.engine import get_engine
+from fpgasim.simulate import prefill_timing, verify_timing
+
+#: the divisor hypotheses of docs/validation.md and the value each gives on the U280
+DIVISORS = (
+    ("pipelines = min(SLRs, channels / 10) (the board)", 3.0),
+    ("one pipeline (SLR0 only, layers not split)", 1.0),
+    ("HBM pin rate, Gb/s (1.8 on U280)", 1.8),
+    ("a constant of FlightLLM's model, carried over", 3.2),
+)
+#: the other channel reading: one pipeline whose 8 logical channels each stripe over 4
+#: pseudo-channels (460 / 8 GB/s per channel, all 32 in use), divisor 1
+WIDE_CHANNELS = ("one pipeline, 8 channels of 4 pseudo-channels", 1.0, 8)
+#: same-channel efficiency readings (cross-channel = half, FlightLLM's ratio)
+EFFICIENCIES = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def variant(board: Board, divisor: float | None = None, e_same: float | None = None,
+            gib: bool | None = None, channels: int | None = None) -> Board:
+    """The board with derived quantities replaced."""
+    fl = board.flightllm
+    assert fl is not None
+    update: dict = {}
+    if divisor is not None:
+        update["duration_divisor"] = divisor
+    if e_same is not None:
+        update["flightllm"] = fl.model_copy(update={
+            "same_channel_efficiency": e_same, "cross_channel_efficiency": e_same / 2})
+    memory = {}
+    if gib is not None:
+        memory["bandwidth_is_gib"] = gib
+    if channels is not None:
+        memory["channels"] = channels
+    if memory:
+        update["memory"] = board.memory.model_copy(update=memory)
+    return board.model_copy(update=update)
+
+
+def predict(board: Board) -> dict:
+    """ms/token and tokens/s at T = 128 and 512, prefill 128 (ms), generate 128 + 512."""
+    engine = get_engine("fast")
+    model = load_model("llama2-7b-flightllm")
+    out = {}
+    for t in (128, 512):
+        s = verify_timing(engine, board, model, 1, t - 1).seconds
+        out[f"T={t} ms"] = 1e3 * s
+        out[f"T={t} tok/s"] = 1 / s
+    out["prefill 128 ms"] = 1e3 * prefill_timing(engine, board, model, 128).seconds
+    gen = generate(engine, board, model, 128, 512).summary
+    out["generate total s"] = gen["total_s"]
+    out["generate decode tok/s"] = gen["decode_tokens_per_s"]
+    return out
+
+
+def table(rows: list[tuple[str, dict]]) -> str:
+    keys = list(rows[0][1])
+    lines = ["| variant | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    for name, r in rows:
+        lines.append(f"| {name} | " + " | ".join(f"{r[k]:.2f}" for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    board = load_board("flightllm-u280")
+    rows = [(name, predict(variant(board, divisor=d))) for name, d in DIVISORS]
+    name, d, ch = WIDE_CHANNELS
+    rows.append((name, predict(variant(board, divisor=d, channels=ch))))
+    print(table(rows))
+    print()
+    rows = [(f"e_same {e} / e_cross {e / 2}", predict(variant(board, e_same=e)))
+            for e in EFFICIENCIES]
+    rows.append(("460 read as GiB/s (+7.4%)", predict(variant(board, gib=True))))
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

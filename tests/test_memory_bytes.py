@@ -1,0 +1,79 @@
+"""memory_bytes counts the drafter: its weights equal those of its draft graph, its KV cache
+follows its attention; fits_memory appears beside tokens/s on FlightLLM-lowered boards only."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fpgasim.analysis.generation import generate
+from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.dataflow.passes import PassSpec, lower_pass
+from fpgasim.engine.analytic import AnalyticEngine
+from fpgasim.engine.fast import FastEngine
+from fpgasim.simulate import (
+    drafter_weight_count,
+    memory_bytes,
+    simulate_prefill,
+    target_weight_count,
+)
+
+
+def graph_weights(algorithm: str, model_id: str) -> int:
+    """Elements of every weight tensor of the algorithm's (first) draft pass graph, less the
+    LM head when the drafter shares the target's."""
+    algo = load_algorithm(algorithm)
+    model = load_model(model_id)
+    kind = algo.kind
+    spec = PassSpec(kind, 1, 256, first=True) if kind == "eagle3" else PassSpec(kind, 1, 256)
+    graph = lower_pass(spec, load_board("v80"), model, algo.drafter).graph
+    total = 0
+    for name, t in graph.tensors.items():
+        if t.location != "weights" or (name.endswith("lm_head.w") and kind != "eagle3"):
+            continue
+        total += math.prod(t.shape)
+    return total
+
+
+@pytest.mark.parametrize("algorithm", ["longspec", "eagle3", "falcon", "falcon-k3"])
+@pytest.mark.parametrize("model_id", ["llama-3.1-8b", "vicuna-13b-v1.5"])
+def test_drafter_weights_equal_the_draft_graph(algorithm: str, model_id: str) -> None:
+    model = load_model(model_id)
+    assert drafter_weight_count(model, load_algorithm(algorithm).drafter) == graph_weights(
+        algorithm, model_id
+    )
+
+
+def test_memory_adds_the_drafter_weights_and_its_own_kv() -> None:
+    board, model = load_board("v80"), load_model("llama-3.1-8b")  # fp16 weights and KV
+    kv = model.kv_heads * model.head_dim
+    target = memory_bytes(board, model, 1000, 4)
+    assert target == 2 * target_weight_count(model) + 2 * 2 * model.layers * kv * 1004
+    longspec = load_algorithm("longspec").drafter  # window 512: its KV stops growing
+    extra = memory_bytes(board, model, 1000, 4, longspec) - target
+    assert extra == 2 * drafter_weight_count(model, longspec) + 2 * 2 * kv * 512
+    eagle = load_algorithm("eagle3").drafter  # one layer over the whole context
+    extra = memory_bytes(board, model, 1000, 4, eagle) - target
+    assert extra == 2 * drafter_weight_count(model, eagle) + 2 * 2 * kv * 1004
+
+
+def test_flightllm_board_counts_the_models_stored_precision() -> None:
+    board, model = load_board("flightllm-u280"), load_model("llama2-7b-flightllm")
+    # int8 weights as stored (not the int4 they are timed at), int8 KV
+    kv = 2 * model.layers * model.kv_heads * model.head_dim * 512
+    assert memory_bytes(board, model, 511, 1) == target_weight_count(model) + kv
+    assert memory_bytes(board, model, 511, 1) < 8 * 2**30
+
+
+def test_fits_memory_is_shown_for_flightllm_boards_only() -> None:
+    model = load_model("llama2-7b-flightllm")
+    row = simulate_prefill(FastEngine(), load_board("flightllm-u280"), model, 128)
+    assert row["fits_memory"] is True and row["memory_bytes"] > 6e9
+    study = simulate_prefill(AnalyticEngine(), load_board("u280"), load_model("llama-3.1-8b"), 128)
+    assert "fits_memory" not in study and "memory_bytes" not in study
+    gen = generate(FastEngine(), load_board("flightllm-u280"), model, 100, 20).summary
+    # the last step attends T = ceil16(100 + 19 + 1) = 128 tokens: context 127 + 1
+    assert gen["memory_bytes"] == memory_bytes(load_board("flightllm-u280"), model, 127, 1)
+    study_gen = generate(AnalyticEngine(), load_board("u280"), load_model("llama-3.1-8b"), 100, 4)
+    assert "fits_memory" not in study_gen.summary

@@ -1,4 +1,5 @@
-"""FlightLLM benchmarks (issue 12): one decode pass, the 121 decode contexts, prefill P=512.
+"""FlightLLM benchmarks (issues 12, 19): one decode pass, the 121 decode contexts, prefill
+P=512, and `generate --algorithm longspec` P=128 D=512 (the solver at every context).
 
 Board flightllm-vhk158, model llama2-7b-flightllm. "cold" = the lowering caches cleared
 first (the pass compiles every layer type); "warm" = a new context after another pass in
@@ -21,6 +22,7 @@ from fpgasim.engine.fast import FastEngine
 
 def _clear() -> None:
     flightllm.hardware_layers_of.cache_clear()
+    flightllm.longspec_layers_of.cache_clear()
     flightllm._part.cache_clear()
 
 
@@ -60,7 +62,7 @@ def run() -> list[dict]:
     row("flightllm decode T=1024, event, cold", _best(
         lambda: EventEngine().run_pass(spec, board, model), 3, True), 0.050)
     row("flightllm decode T=1024, fast, cold", _best(
-        lambda: FastEngine().run_pass(spec, board, model), 3, True), 0.010)
+        lambda: FastEngine().run_pass(spec, board, model), 3, True), 0.002)
     warm = [PassSpec("target", 1, t - 1) for t in (1040, 1056, 1072)]
     row("flightllm decode new T, event, warm", min(
         _timed(lambda s=s: EventEngine().run_pass(s, board, model)) for s in warm), 0.050)
@@ -82,4 +84,11 @@ def run() -> list[dict]:
     _clear()
     row("flightllm prefill P=128, event, cold", _timed(
         lambda: EventEngine().run_pass(pre128, board, model)), None)
+    from fpgasim.analysis.generation import generate
+    from fpgasim.config import load_algorithm
+
+    longspec = load_algorithm("longspec")
+    _clear()
+    row("flightllm generate longspec P=128 D=512, fast, cold", _timed(
+        lambda: generate(FastEngine(), board, model, 128, 512, algorithm=longspec)), 5.0)
     return rows

@@ -8,7 +8,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -152,30 +151,3 @@ def test_a_read_only_cache_holding_every_point_is_read(serial: bytes, tmp_path: 
         subprocess.run(["umount", str(mount)], check=False)
 
 
-def test_a_cache_in_a_folder_the_user_cannot_write_is_read(serial: bytes) -> None:
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv to run a sweep as an unprivileged user")
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    probe = subprocess.run([*as_nobody, sys.executable, "-c", "import fpgasim.cli"],
-                           capture_output=True, env={**os.environ}, cwd="/")
-    if probe.returncode != 0:
-        pytest.skip("the unprivileged user cannot import fpgasim here")
-    tmp_path = Path(tempfile.mkdtemp(prefix="fpgasim-ro-"))  # pytest's folder is 0700
-    request_cleanup = tmp_path
-    cache = ["--cache-dir", str(tmp_path / "cache")]
-    code, err = finish(start(*SWEEP, "--executor", "inprocess", *cache,
-                             "--out", str(tmp_path / "fill.csv")))
-    assert code == 0, err
-    outs = tmp_path / "outs"
-    outs.mkdir()
-    outs.chmod(0o777)
-    for folder in (tmp_path, tmp_path / "cache", tmp_path / "cache" / "v2"):
-        folder.chmod(0o755)  # owned by root: readable, not writable, by the other user
-    code, err = finish(start(*SWEEP, "--executor", "inprocess", *cache,
-                             "--out", str(outs / "a.csv"), user=as_nobody))
-    try:
-        assert code == 0, err
-        assert "0 computed, 48 from the cache" in err
-        assert (outs / "a.csv").read_bytes() == serial
-    finally:
-        shutil.rmtree(request_cleanup)

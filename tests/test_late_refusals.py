@@ -29,7 +29,15 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_an_unsupported_drafter_is_refused_before_any_work(command: list[str], tmp_path: Path,
-                                                           capsys) -> None:
+                                                           capsys, monkeypatch) -> None:
+    # FlightLLM's compiler lowers every drafter now: a registry entry restricted to LongSpec
+    # stands in for a lowering that cannot lower some drafter
+    import dataclasses
+
+    from fpgasim.dataflow import lowerings
+
+    entry = dataclasses.replace(lowerings.LOWERINGS["flightllm"], drafters=("longspec",))
+    monkeypatch.setitem(lowerings.LOWERINGS, "flightllm", entry)
     # the up-front check (lowering.check_drafter) names the board; the late one did not
     res = run_cli(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in command])
     assert res.code == 2, res.err

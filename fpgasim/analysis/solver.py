@@ -145,13 +145,15 @@ class Timer:
         # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
         own = engine.name == "analytic" or not lowering_of(board).study_accounting
         self.analytic = engine if own else get_engine("analytic")
+        #: False: the lowering costs every tree of x tokens alike (FlightLLM's: docs/validation.md)
+        self.reads_tree_mask = lowering_of(board).reads_tree_mask
         self._verify: dict[tuple[int, int, str], float] = {}
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
         self._target_weights: dict[int, int] = {}
 
     def verify_s(self, verify_len: int, context: int, tree: DraftTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
-        if tree_parents(tree, verify_len) is None:
+        if tree_parents(tree, verify_len) is None or not self.reads_tree_mask:
             tree = None
         key = (verify_len, context, tree.describe() if tree else "")
         if key not in self._verify:

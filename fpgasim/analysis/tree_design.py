@@ -73,7 +73,7 @@ class EngineTreeCosts:
                 spec, self.board, self.model, self.algorithm.drafter if drafter else None
             )
             self.calls += 1
-            self._clock = t.clock_hz
+            self._clock = t.clock_hz * t.duration_divisor  # cycles per second of time
             self._cache[key] = int(t.cycles)
         return self._cache[key]
 

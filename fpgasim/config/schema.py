@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 #: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
@@ -194,7 +202,12 @@ class FlightLLMBoard(Strict):
         le=1 << 12, description="output columns one MM is charged for: MM_START_N_NUM (16)"
     )
     mv_start_rows: PosInt = Field(
-        1, le=1 << 12, description="rows one MV is charged for: MV_START_M_NUM (1)"
+        1, le=1 << 12, description="rows one MV instruction carries and is charged for: "
+        "MV_START_M_NUM (1)"
+    )
+    mv_parallel_m: PosInt = Field(
+        1, le=1 << 12, description="token lanes of the MV array: MV_PARALLEL_M (1); "
+        "mv_macs_per_cycle is the whole array, lanes x MV_PARALLEL_N x MV_PARALLEL_K"
     )
     mv_k_chunk_blocks: PosInt = Field(
         le=1 << 14, description="first-guess K chunk of linear_mv, 16-blocks (128)"
@@ -204,6 +217,16 @@ class FlightLLMBoard(Strict):
     )
     buffers: FlightBuffers
     misc: MiscRates = MiscRates()
+
+    @field_validator("mv_parallel_m")
+    @classmethod
+    def _whole_lanes(cls, lanes: int, info: ValidationInfo) -> int:
+        rows = info.data.get("mv_start_rows")
+        if rows is not None and rows % lanes:
+            raise ValueError(
+                f"a divisor of mv_start_rows = {rows} (an MV instruction fills whole token lanes)"
+            )
+        return lanes
 
     @model_validator(mode="after")
     def _tiles(self) -> FlightLLMBoard:
@@ -305,6 +328,13 @@ class Board(Strict):
         if self.lowering == "flightllm" and self.flightllm is None:
             raise ValueError(
                 "lowering = flightllm needs the flightllm: section (docs/flightllm-model.md §8)"
+            )
+        fl = self.flightllm
+        if fl is not None and self.mv_macs_per_cycle % (fl.mv_parallel_m * fl.block):
+            raise ValueError(
+                f"mv_macs_per_cycle = {self.mv_macs_per_cycle} is not a multiple of "
+                f"flightllm.mv_parallel_m x flightllm.block = {fl.mv_parallel_m * fl.block} "
+                f"(the MV array is lanes x MV_PARALLEL_N x MV_PARALLEL_K, K = one block)"
             )
         return self
 

@@ -31,6 +31,8 @@ class Lowering:
                        solver's alpha bytes) describes the passes this lowering builds
     causal_prefill     True if a prefill pass carries its causal mask as the spec's
                        `tree_parents` (else the lowering applies its own prefill masks)
+    reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
+                       passes that differ only in their tree cost the same)
     drafters           the drafter kinds it can lower (None: every drafter)
     """
 
@@ -38,6 +40,7 @@ class Lowering:
     build: Callable[[PassSpec, Board, TargetModel, object], Executable]
     study_accounting: bool
     causal_prefill: bool
+    reads_tree_mask: bool = True
     drafters: tuple[str, ...] | None = None
 
 
@@ -92,5 +95,5 @@ def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Ex
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
     Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
-             drafters=flightllm.DRAFTERS)
+             reads_tree_mask=False, drafters=flightllm.DRAFTERS)
 )

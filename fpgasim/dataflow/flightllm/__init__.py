@@ -14,7 +14,14 @@ from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
 
-from fpgasim.config.schema import Board, FlightLLMModel, LongSpecDrafter, TargetModel
+from fpgasim.config.schema import (
+    Board,
+    Eagle3Drafter,
+    FalconDrafter,
+    FlightLLMModel,
+    LongSpecDrafter,
+    TargetModel,
+)
 from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
@@ -22,15 +29,20 @@ from fpgasim.dataflow.flightllm.compiler import (
     Rates,
     compile_part,
 )
-from fpgasim.dataflow.flightllm.graph import build_graph, build_longspec_graph
+from fpgasim.dataflow.flightllm.graph import (
+    build_eagle3_graph,
+    build_falcon_graph,
+    build_graph,
+    build_longspec_graph,
+)
 from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
-#: The drafter kinds this lowering models (LongSpec's draft passes, docs/flightllm-model.md).
-DRAFTERS = ("longspec",)
+#: The drafter kinds this lowering compiles (docs/validation.md, FlightLLM draft passes).
+DRAFTERS = ("longspec", "eagle3", "falcon")
 
 __all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
 
@@ -131,13 +143,16 @@ def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) ->
     return tuple(hardware_layers(graph, prefill=False))
 
 
-#: compiled parts kept across passes, least recently used first out, up to this many rows
-#: in all (about 70 bytes each): sweeps over contexts or verify lengths reuse the projections
+#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each):
+#: sweeps over contexts or verify lengths reuse the projections. When full, the most
+#: recently used parts leave first: a sweep that revisits x = 1..85 at every context then
+#: keeps hitting the parts that fit, where least-recently-used would evict each before reuse
 PART_CACHE_ROWS = 4_000_000
 
 
 class _PartCache:
-    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows."""
+    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows
+    (most recently used out first)."""
 
     def __init__(self, budget_rows: int) -> None:
         self.budget = budget_rows
@@ -154,11 +169,11 @@ class _PartCache:
         part = compile_part(list(layers), rates, masks, list(names))
         n = len(part.instrs)
         if n <= self.budget:
+            while self.rows + n > self.budget:  # most recently used out: sweeps are cyclic
+                _, old = self.items.popitem(last=True)
+                self.rows -= len(old.instrs)
             self.items[key] = part
             self.rows += n
-            while self.rows > self.budget:
-                _, old = self.items.popitem(last=False)
-                self.rows -= len(old.instrs)
         return part
 
     def cache_clear(self) -> None:
@@ -167,6 +182,9 @@ class _PartCache:
 
 
 _part = _PartCache(PART_CACHE_ROWS)
+#: layer kinds whose instructions depend on the context: their parts are not kept across
+#: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
+_CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
 
 
 def _short(name: str) -> str:
@@ -189,13 +207,8 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
     extras = extras_of(model)
     rates = Rates.of(board, extras)
     if drafter is not None or spec.kind != "target":
-        if not isinstance(drafter, LongSpecDrafter) or spec.kind != "longspec":
-            raise InputError("algorithm", spec.kind,
-                             f"{' or '.join(DRAFTERS)} (the drafters FlightLLM's lowering models)")
-        shape = longspec_shape(spec, board, drafter)
-        hw = longspec_layers_of(model, *shape)
-        label = f"{board.name} {model.id} flightllm longspec rows={shape[0]} keys={shape[2]}"
-        return _segments(hw, rates, None, label, board)
+        hw, label = _draft_layers(spec, board, model, drafter)
+        return _segments(hw, rates, None, f"{board.name} {model.id} flightllm {label}", board)
     phase, rows, context = pass_shape(spec, board)
     masks = None
     if phase == "prefill":
@@ -213,6 +226,49 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
     hw = hardware_layers_of(model, phase, rows, context)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     return _segments(hw, rates, masks, label, board)
+
+
+def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter) -> tuple:
+    """Hardware layers and label of one draft pass (LongSpec, EAGLE-3 or Falcon)."""
+    kind = getattr(drafter, "kind", None)
+    if kind != spec.kind:
+        raise InputError("algorithm", spec.kind,
+                         "a drafter of the pass's kind: longspec, eagle3 or falcon")
+    if isinstance(drafter, LongSpecDrafter):
+        shape = longspec_shape(spec, board, drafter)
+        return longspec_layers_of(model, *shape), f"longspec rows={shape[0]} keys={shape[2]}"
+    block = board.flightllm.block
+    _, rows, keys = pass_shape(PassSpec("target", spec.tokens, spec.context), board)
+    if isinstance(drafter, Eagle3Drafter):
+        vocab = drafter.draft_vocab or model.vocab
+        if vocab % block:
+            raise ConfigError("drafter eagle3", "draft_vocab", vocab,
+                              f"a multiple of {block} (FlightLLM's blocks)")
+        hw = eagle3_layers_of(model, rows, keys, spec.first, drafter.fused_layers,
+                              drafter.input_multiple, vocab)
+        return hw, f"eagle3 rows={rows} keys={keys}{' first' if spec.first else ''}"
+    if isinstance(drafter, FalconDrafter):
+        head_rows = max(rows, drafter.tokens_per_pass)
+        hw = falcon_layers_of(model, rows, keys, drafter.lstm_layers, head_rows)
+        return hw, f"falcon rows={rows} keys={keys}"
+    raise InputError("algorithm", spec.kind, "longspec, eagle3 or falcon")
+
+
+@lru_cache(maxsize=64)
+def eagle3_layers_of(model: TargetModel, rows: int, keys: int, first: bool, fused_layers: int,
+                     input_multiple: int, vocab: int) -> tuple:
+    """Hardware layers of one EAGLE-3 draft pass (graph.build_eagle3_graph)."""
+    graph = build_eagle3_graph(model, extras_of(model), rows, keys, first, fused_layers,
+                               input_multiple, vocab)
+    return tuple(hardware_layers(graph, prefill=False))
+
+
+@lru_cache(maxsize=64)
+def falcon_layers_of(model: TargetModel, rows: int, keys: int, lstm_layers: int,
+                     head_rows: int) -> tuple:
+    """Hardware layers of one Falcon draft pass (graph.build_falcon_graph)."""
+    graph = build_falcon_graph(model, extras_of(model), rows, keys, lstm_layers, head_rows)
+    return tuple(hardware_layers(graph, prefill=False))
 
 
 def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
@@ -238,7 +294,10 @@ def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
         keys = (tuple(described[id(layer)][0] for layer in group), names)
         k = index.get(keys)
         if k is None:
-            part = _part(keys, tuple(group), rates, masks, names)
+            if any(layer.kind in _CONTEXT_KINDS for layer in group):  # used by this pass only
+                part = compile_part(list(group), rates, masks, list(names))
+            else:
+                part = _part(keys, tuple(group), rates, masks, names)
             if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
                 raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
                                   board.memory.bandwidth_gb_s,

@@ -28,6 +28,8 @@ class _Layers:
     def __init__(self, g: GraphBuilder, model: TargetModel, extras: FlightLLMModel, rows: int):
         self.g, self.rows = g, rows
         self.h, self.heads, self.hd = model.hidden, model.heads, model.head_dim
+        self.inter = model.intermediate
+        self.residual = ""
         self.act = _dtype(extras.activation_bits)
         self.wdt = _dtype(extras.weight_bits)
         self.bdt = _dtype(extras.bias_bits)
@@ -50,9 +52,11 @@ class _Layers:
         self.g.op(name, "eltwise", [a, b], [out], fn=fn)
         return out
 
-    def rmsnorm(self, name: str, src: str) -> str:
-        scale = self.g.input(f"{name}.scale", (1, self.h), self.act, "weights")
-        out = self.g.tensor(f"{name}.out", (self.rows, self.h), self.act, "hbm")
+    def rmsnorm(self, name: str, src: str, width: int | None = None) -> str:
+        """RMSnorm of `src`, `width` wide (default the hidden size)."""
+        width = width or self.h
+        scale = self.g.input(f"{name}.scale", (1, width), self.act, "weights")
+        out = self.g.tensor(f"{name}.out", (self.rows, width), self.act, "hbm")
         self.g.op(name, "rmsnorm", [src, scale], [out])
         return out
 
@@ -162,4 +166,90 @@ def build_longspec_graph(
     gated = b.eltwise("mlp.gated", up, act_out, "mul")
     x3 = b.eltwise("mlp.residual", b.linear("mlp.down_proj", gated, inter, h, dense), x2, "add")
     b.linear("lm_head", x3, h, model.vocab, dense)
+    return g.build()
+
+
+def _draft_decoder(b: _Layers, x: str, width: int, keys: int) -> str:
+    """A draft model's decoder layer over its own KV cache: RMSnorm of `x` (`width` wide),
+    q/k (RoPE) and v from it, concat onto the cache, attention over `keys` keys, o plus the
+    residual; the MLP. Dense int8 linears without biases, at the target's sizes."""
+    h, inter = b.h, b.inter
+    dense = FlightLinear()
+    n1 = b.rmsnorm("norm", x, width)
+    q = b.rope("q", b.linear("q_proj", n1, width, h, dense))
+    k = b.rope("k", b.linear("k_proj", n1, width, h, dense))
+    v = b.linear("v_proj", n1, width, h, dense)
+    k_all, v_all = b.concat("self", k, v, keys)
+    att = b.attention("self", q, k_all, v_all, keys, -1)
+    residual = b.residual
+    x1 = b.eltwise("residual_attn", b.linear("o_proj", att, h, h, dense), residual, "add")
+    n2 = b.rmsnorm("post_norm", x1)
+    act_out = b.silu("silu", b.linear("gate_proj", n2, h, inter, dense), inter)
+    up = b.linear("up_proj", n2, h, inter, dense)
+    gated = b.eltwise("gated", up, act_out, "mul")
+    return b.eltwise("residual_mlp", b.linear("down_proj", gated, inter, h, dense), x1, "add")
+
+
+def build_eagle3_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, first: bool,
+    fused_layers: int, input_multiple: int, vocab: int,
+) -> Graph:
+    """An EAGLE-3 draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    First pass only: fc fuses `fused_layers` target hidden states (fused_layers h -> h). Then
+    one decoder layer whose norm and q/k/v read the token embedding concatenated with the
+    feature (`input_multiple` h wide, assembled in HBM), over the drafter's own KV cache of
+    keys - rows positions plus the `rows` new ones; the residual is the feature; the LM head
+    (`vocab` outputs) without a final norm. The study charges q's MACs twice; here q is
+    compiled once, as the network runs it.
+    """
+    h = model.hidden
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm eagle3 draft {model.id} rows={rows} keys={keys}")
+    b = _Layers(g, model, extras, rows)
+    if first:
+        fused = g.input("target_features", (rows, fused_layers * h), b.act, "hbm")
+        feature = b.linear("fc", fused, fused_layers * h, h, dense)
+    else:
+        feature = b.x
+    wide = g.input("embedding_feature", (rows, input_multiple * h), b.act, "hbm")
+    b.residual = feature
+    x = _draft_decoder(b, wide, input_multiple * h, keys)
+    b.linear("lm_head", x, h, vocab, dense)
+    return g.build()
+
+
+def build_falcon_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, lstm_layers: int,
+    head_rows: int,
+) -> Graph:
+    """A Falcon SAR draft pass in FlightLLM's layer types (an extension).
+
+    Each LSTM layer: one linear over [input, previous state] (2h + h -> 4h in layer 1,
+    h + h -> 4h after; the concatenation assembled in HBM) fused with a SiLU over its 4h
+    gate outputs (the stand-in for sigmoid and tanh: FlightLLM's MISC unit has neither,
+    and SiLU runs at the same 16 elements/cycle), then the cell update as three stand-alone
+    eltwise layers over h (f * c, + i * g, o * tanh(c)). Then one decoder layer over the
+    drafter's own KV cache (residual: the LSTM output) and the shared LM head over
+    `head_rows` rows (max(rows, k): each position of a k-block predicts one token).
+    """
+    h = model.hidden
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm falcon draft {model.id} rows={rows} keys={keys}")
+    b = _Layers(g, model, extras, rows)
+    x = ""
+    for i in range(lstm_layers):
+        d_in = 2 * h if i == 0 else h
+        src = g.input(f"lstm{i}.in", (rows, d_in + h), b.act, "hbm")
+        gates = b.silu(f"lstm{i}.gates", b.linear(f"lstm{i}.proj", src, d_in + h, 4 * h, dense),
+                       4 * h)
+        cell = g.input(f"lstm{i}.cell", (rows, h), b.act, "hbm")
+        forget = b.eltwise(f"lstm{i}.forget", cell, gates, "mul")
+        new_cell = b.eltwise(f"lstm{i}.cell_update", forget, gates, "add")
+        x = b.eltwise(f"lstm{i}.out", new_cell, gates, "mul")
+    b.residual = x
+    x = _draft_decoder(b, x, h, keys)
+    if head_rows != rows:
+        x = g.input("lm_head.rows", (head_rows, h), b.act, "hbm")
+    b.linear("lm_head", x, h, model.vocab, dense)
     return g.build()

@@ -9,7 +9,7 @@ triple). The eltwise operands produced outside the fused group are loaded per ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fpgasim.dataflow.graph import Graph, GraphError
 
@@ -24,6 +24,7 @@ class HwLayer:
     misc     fused MISC ops in order (e.g. ("eltwise",) * 3 for RoPE, ("silu",), ("softmax",))
     operand_sets  external eltwise operands (one LD set each per output group)
     mask_layer    prefill attention: which layer's mask (-1: none)
+    prefill       a layer of a prefill pass (compiled by FlightLLM's published rules only)
     """
 
     kind: str
@@ -37,11 +38,12 @@ class HwLayer:
     operand_sets: int = 0
     heads: int = 1
     mask_layer: int = -1
+    prefill: bool = False
 
     def key(self) -> tuple:
         """Everything but the name: identical keys compile to identical instructions."""
         return (self.kind, self.rows, self.k, self.n, self.sparse_ratio, self.bias, self.misc,
-                self.operand_sets, self.heads, self.mask_layer)
+                self.operand_sets, self.heads, self.mask_layer, self.prefill)
 
 
 def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
@@ -114,7 +116,8 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             i += 1
             continue
         if node.kind == "rmsnorm":
-            out.append(HwLayer("norm", node.name, shape_in[0], shape_in[1], shape_in[1],
+            width = graph.tensors[node.outputs[0]].shape[1]
+            out.append(HwLayer("norm", node.name, shape_in[0], width, width,
                                misc=("norm",)))
             i += 1
             continue
@@ -124,4 +127,4 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             i += 1
             continue
         raise GraphError(graph.name, node.name, "-", f"kind {node.kind!r} has no FlightLLM layer")
-    return out
+    return [replace(x, prefill=True) for x in out] if prefill else out

@@ -1,0 +1,253 @@
+"""FlightLLM's attention layers (docs/flightllm-model.md §4.4, §4.5): attention_mv per head
+with MVs of 512 keys (by MV row groups for x > 1 rows), attention_mm by 128-row tiles with
+block masks (prefill) or the causal block mask of a verify pass's tree."""
+
+from __future__ import annotations
+
+import math
+
+from fpgasim.dataflow.buffers import BufferTooSmall
+from fpgasim.dataflow.flightllm.emitter import (
+    B_ROWS_PER_K_BLOCK_MM,
+    LD,
+    MISC,
+    MM,
+    MV,
+    ST,
+    Emitter,
+    Rates,
+    mask_of,
+    need_credit,
+)
+from fpgasim.dataflow.flightllm.layers import HwLayer
+from fpgasim.dataflow.flightllm.linear import row_groups
+from fpgasim.dataflow.flightllm.masks import LayerMask, spread
+from fpgasim.dataflow.instructions import TRAFFIC_KV
+
+
+def attention_mv(e: Emitter, L: HwLayer) -> None:
+    """Decode attention (docs/flightllm-model.md §4.4): QK^T (softmax fused) or PV, per head,
+    MVs of 512; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
+
+    Each row group is §4.4's layer body over its rows: their query (or probability) rows into
+    B, the K (or V) cache streamed once per head, MVs charged for MV_START_M_NUM rows, one
+    softmax over the group's rows per head, and the group's store. The group's last MV
+    releases LD for the next group's row load. The tree mask is applied inside the softmax:
+    an MV spans 512 keys, so no mask block can drop one (decode attention is dense, §7.6).
+    """
+    r = e.r
+    b = r.block
+    qk = L.kind == "attention_qk"
+    k_el, n_el = L.k, L.n
+    kb, nb = k_el // b, n_el // b
+    gb = r.mv_group // b
+    bpc = gb // r.channels_a
+    n_mv = math.ceil(nb / gb)
+    dep = need_credit(r.depth_a // k_el, "flightllm.buffers.a.depth", r.depth_a,
+                f"one K={k_el} tile of {L.name}")
+    sizes = []
+    for c in range(r.channels_a):
+        d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)  # uses the total Nb
+        if d:
+            sizes.append(b * k_el * d * r.act_bytes)
+
+    def head(sub: Emitter, last_head: bool, rows: int, more_rows: bool) -> None:
+        for j in range(1, n_mv + 1):
+            for n_ld, size in enumerate(sizes):
+                wait = mask_of(MV) if (n_ld == 0 and j > dep) else 0
+                rel = mask_of(MV) if n_ld == len(sizes) - 1 else 0
+                sub.ld(size, par=r.channels_a, traffic=TRAFFIC_KV, wait=wait, rel=rel)
+            rel = mask_of(LD) if j + dep <= n_mv else 0
+            if j == n_mv:
+                if qk:
+                    rel |= mask_of(MISC)
+                elif last_head:
+                    rel |= mask_of(ST)
+                if last_head and more_rows:
+                    rel |= mask_of(LD)
+            sub.mv(kb, wait=mask_of(LD), rel=rel)
+        if qk:
+            sub.misc("softmax", nb * rows, wait=mask_of(MV), rel=mask_of(ST) if last_head else 0)
+
+    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+        sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
+        for h in range(L.heads):
+            last = h == L.heads - 1
+            sub.block((last, rows, more_rows),
+                      lambda s2, la=last: head(s2, la, rows, more_rows))
+        sub.st(rows * L.heads * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
+
+    groups = row_groups(L.rows, r.mv_start_rows)
+    if len(groups) == 1:
+        row_group(e, groups[0], True, False)
+        return
+    for n, rows in enumerate(groups):
+        first, more = n == 0, n < len(groups) - 1
+        e.block(("rows", rows, first, more),
+                lambda sub, ro=rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
+
+
+def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
+    """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
+    (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
+    64-token key block is visible to some row, so the block mask is dense)."""
+    r = e.r
+    b = r.block
+    qk = L.kind == "attention_qk"
+    keys = L.n if qk else L.k  # key tokens (L in prefill)
+    tile_blocks = r.mm_rows // b  # row blocks per 128-row tile (8)
+    kblocks = keys // b  # key blocks (L/16)
+    act = r.act_bytes
+    if mask is not None:
+        if keys % r.mm_rows or r.mm_rows % r.mask_block or L.rows != keys:
+            raise BufferTooSmall("padding.prefill_multiple", keys,
+                                 f"prefill length must be a multiple of {r.mm_rows}")
+        n = keys // r.mask_block  # mask rows in use
+        if n > mask.rows():
+            raise BufferTooSmall("max_context_tokens", keys,
+                                 f"the masks cover {mask.rows() * r.mask_block} tokens")
+        rb_per_row = r.mask_block // b  # 16-row blocks per mask row (4)
+        rows_per_tile = r.mm_rows // r.mask_block  # mask rows per tile (2)
+        H = heads_in_mask
+    mb = math.ceil(L.rows / b)
+    nt = math.ceil(mb / tile_blocks)
+
+    def a_rows(h: int, t: int) -> tuple[int, ...]:  # active key blocks per row block, tile t
+        if mask is None:
+            first = (t - 1) * tile_blocks
+            return tuple(_causal_key_blocks(keys, L.rows, x, r)
+                         for x in range(first, min(first + tile_blocks, mb)))
+        return tuple(rb_per_row * spread(mask.S[(t - 1) * rows_per_tile + x // rb_per_row], H, h)
+                     for x in range(rows_per_tile * rb_per_row))
+
+    if qk:
+        kb = L.k // b  # head dim in blocks (8)
+        nb = kblocks
+        dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+                      r.depth_b, "the K-block ring")
+        dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+                     f"one tile row of scores over {keys} keys")
+
+        def qk_tile(sub: Emitter, a_r: tuple[int, ...], u: int, t: int) -> None:
+            first = True
+            for a in a_r:
+                if a > 0:
+                    sub.ld(b * b * kb * act, par=r.channels_a,
+                           wait=mask_of(MM) if (first and t > 1) else 0)
+                    first = False
+            for i in range(1, u + 1):
+                sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                       wait=mask_of(MM) if i > dep_b else 0, rel=mask_of(MM))
+                wait = mask_of(LD)
+                rel = mask_of(LD) if i + dep_b <= u else 0
+                if i == u:
+                    rel |= mask_of(MISC) | (mask_of(LD) if t < nt else 0)
+                if i == 1 and t > dout:
+                    wait |= mask_of(MISC)
+                sub.mm(kb, wait=wait, rel=rel)
+            live = [a for a in a_r if a > 0]
+            for x, a in enumerate(live):
+                rel = mask_of(ST)
+                if x == len(live) - 1 and t + dout <= nt:
+                    rel |= mask_of(MM)
+                sub.misc("softmax", a, wait=mask_of(MM) if x == 0 else 0, rel=rel, count=b)
+                sub.st(b * b * a * act, par=r.channels_a, wait=mask_of(MISC))
+
+        for h in range(L.heads):
+            for t in range(1, nt + 1):
+                a_r = a_rows(h, t)
+                u = max(a_r) if mask is None else rb_per_row * spread(mask.V[t - 1], H, h)
+                key = (a_r, u, t > 1, t < nt, t > dout, t + dout <= nt)
+                e.block(key, lambda sub, a_r=a_r, u=u, t=t: qk_tile(sub, a_r, u, t))
+        return
+    kb = kblocks  # K = the keys
+    nb = L.n // b  # head dim in blocks (8)
+    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+                  r.depth_b, f"one V block of K = {keys}")
+    dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+                 "the PV output credit")
+    # A-side loads of every (head, tile): zero-fill and active bytes per row block
+    tiles: list[list[tuple[bool, float]]] = []
+    for h in range(L.heads):
+        for t in range(1, nt + 1):
+            loads: list[tuple[bool, float]] = []
+            for a in a_rows(h, t):
+                if a < kblocks:
+                    loads.append((True, b * b * (kblocks - a) * act))
+                loads.append((False, b * b * a * act))
+            tiles.append(loads)
+    if mask is not None:
+        _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
+
+    def pv_tile(sub: Emitter, loads: tuple, t: int, m: int) -> None:
+        for x, (zero, size) in enumerate(loads):
+            wait = mask_of(MM) if (x == 0 and t > 1) else 0
+            if zero:
+                sub.zero_fill(size, r.channels_a, wait=wait)
+            else:
+                sub.ld(size, par=r.channels_a, wait=wait)
+        for j in range(1, nb + 1):
+            sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+                   wait=mask_of(MM) if j > dep_b else 0, rel=mask_of(MM))
+            wait = mask_of(LD) | (mask_of(ST) if (j == 1 and t > dout) else 0)
+            rel = mask_of(LD) if j + dep_b <= nb else 0
+            if j == nb:
+                rel |= mask_of(ST) | (mask_of(LD) if t < nt else 0)
+            sub.mm(kb, wait=wait, rel=rel)
+        for x in range(m):
+            wait = mask_of(MM) if x == 0 else 0
+            rel = mask_of(MM) if (x == m - 1 and t + dout <= nt) else 0
+            sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
+
+    for h in range(L.heads):
+        for t in range(1, nt + 1):
+            loads = tuple(tiles[h * nt + t - 1])
+            m = min(tile_blocks, mb - (t - 1) * tile_blocks)
+            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt, m)
+            e.block(key, lambda sub, lo=loads, t=t, m=m: pv_tile(sub, lo, t, m))
+
+
+def _causal_key_blocks(keys: int, rows: int, row_block: int, r: Rates) -> int:
+    """Key blocks (of `block` tokens) a verify pass's row block sees under its tree mask.
+
+    The x tree tokens are the last x of the `keys` positions, parents before children.
+    Every row sees the whole cache and itself, and no key after itself, so at
+    `mask_block`-token granularity a tree mask is the causal block mask: the row block
+    sees every mask block up to the one holding its last row (docs/engines.md).
+    """
+    last_row = min(row_block * r.block + r.block, rows) - 1
+    position = keys - rows + last_row
+    mask_blocks = position // r.mask_block + 1
+    return min(keys // r.block, mask_blocks * (r.mask_block // r.block))
+
+
+def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:
+    """Split (or merge) active probability-row loads inside tiles until the layer has `target`.
+
+    The stand-in gives one active LD per row block; the real masks have one per maximal run.
+    Loads of a tile run back to back and LD time is linear in bytes, so timing is unchanged.
+    """
+    count = sum(len(t) for t in tiles)
+    extra = target - count
+    for loads in tiles:
+        if extra == 0:
+            return
+        k = 1  # never touch a tile's first load (it carries the tile's wait)
+        while k < len(loads) and extra != 0:
+            zero, size = loads[k]
+            if extra > 0 and not zero and size >= 2 * unit:
+                half = (size // unit // 2) * unit
+                loads[k] = (False, size - half)
+                loads.insert(k + 1, (False, half))
+                extra -= 1
+                continue
+            if extra < 0 and not zero:
+                nxt = next((m for m in range(k + 1, len(loads)) if not loads[m][0]), None)
+                if nxt is not None:
+                    loads[k] = (False, size + loads[nxt][1])
+                    del loads[nxt]
+                    extra += 1
+                    continue
+            k += 1
+    if extra != 0:
+        raise AssertionError(f"cannot match the mask's probability-row load count ({extra} left)")

@@ -29,7 +29,9 @@ RUNS = (
 
 def clear_numba_cache() -> None:
     """Remove the fast engine's compiled kernel from its on-disk cache (a fresh install)."""
-    for path in (REPO / "fpgasim" / "engine" / "__pycache__").glob("fast._loop*"):
+    from fpgasim.engine.fast import numba_cache_dir
+
+    for path in numba_cache_dir().rglob("fast._loop*"):
         path.unlink()
 
 

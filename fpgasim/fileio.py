@@ -28,12 +28,12 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from fpgasim.errors import InputError
+
+if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy/pandas only when used
+    import pandas as pd
 
 FRAME_SUFFIXES = {".csv", ".parquet", ".pq"}
 #: Longest file or folder name (bytes) and whole path (characters) an output may have (Linux).
@@ -236,6 +236,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def check_finite_frame(frame: pd.DataFrame, what: str) -> None:
     """Refuse a table holding inf (missing values are NaN and written as empty cells)."""
+    import numpy as np
+
     numeric = frame.select_dtypes("number")
     if numeric.empty:
         return

@@ -47,16 +47,18 @@ def test_aat_choice() -> None:
 
 
 def test_readme_two_commands_and_its_sample_is_the_accounting() -> None:
-    """Two commands; .ci/run runs the test one; the table4 excerpt's accounting is golden."""
+    """Two commands (running installs no test tools); .ci/run runs the test one; the Python
+    version is stated; the table4 excerpt's accounting is golden."""
     import re
 
     text = (REPO / "README.md").read_text()
     commands = re.findall(r"```bash\n(.*?)\n```", text.split("## Examples")[0], flags=re.S)
     assert commands == [
-        'python -m pip install -e ".[dev]" && fpgasim reproduce all --out results/',
+        "python -m pip install . && fpgasim reproduce all --out results/",  # no test tools
         'python -m pip install -e ".[dev]" && python -m pytest',
     ]
     assert commands[1] in (REPO / ".ci" / "run").read_text()
+    assert "Python 3.11" in text.split("```bash")[0]  # which Python, before the first command
     golden = pd.read_csv(REPO / "tests" / "golden" / "table4.csv").set_index(["board", "context"])
     sample = re.search(r"```text\n(.*?)\n```", text, flags=re.S).group(1).splitlines()
     assert sample[0].split()[:8] == [

@@ -110,6 +110,29 @@ def test_fig5_fit_is_good(aat_dir: Path) -> None:
     assert (fig5["n_fit_points"] == 7).all() and (fig5["r2"] > 0.98).all()
 
 
+def test_the_ad_rows_are_x_1(aat_dir: Path) -> None:
+    """AD is x = 1 (verify_len 1, AAT 1, speedup 1, no tree) at the 1-token pass's speed.
+
+    The goldens' AD rows once left verify_len empty; the only change to table1.csv and
+    table3.csv since is that cell, set to 1: every other cell of those rows is checked here
+    against an independent recomputation (the analytic engine's 1-token pass).
+    """
+    from fpgasim.config import load_board, load_model
+    from fpgasim.simulate import Point, simulate_point
+
+    engine = get_engine("analytic")
+    for name in ("table1", "table3"):
+        ad = pd.read_csv(GOLDEN / f"{name}.csv", keep_default_na=False)
+        ad = ad[ad["method"] == "ad"]
+        assert len(ad) > 0, name
+        assert (ad["verify_len"] == 1).all() and (ad["aat"] == 1.0).all(), name
+        assert (ad["speedup"] == 1.0).all() and (ad["tree"] == "").all(), name
+        for row in ad.to_dict("records"):
+            point = Point(load_board(row["board"]), load_model(row["model"]), row["context"], 1)
+            want = simulate_point(engine, point)["verify_tokens_per_s"]
+            assert row["tokens_per_s"] == pytest.approx(want, rel=RTOL), (name, row)
+
+
 #: Per golden table with a decision: the speedup over AD that the decision is about.
 DECIDED = {
     "table1": "speedup",

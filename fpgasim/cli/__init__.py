@@ -3,43 +3,47 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperOption
+
+import fpgasim
 
 try:  # typer >= 0.22 vendors click
     from typer._click import exceptions as click_exc
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc
 
-from fpgasim.cli.boards_cmd import boards
-from fpgasim.cli.cache_cmd import cache_app
-from fpgasim.cli.compare_cmd import compare_algorithms
-from fpgasim.cli.explore_cmd import explore_cmd
 from fpgasim.cli.flags import field_flags
-from fpgasim.cli.generate_cmd import generate_cmd
-from fpgasim.cli.hetero_cmd import hetero_app
+from fpgasim.cli.lazy import GLOSSARY_EPILOG, LazyGroup
 from fpgasim.cli.mpl_config import use_usable_dir
-from fpgasim.cli.reproduce_cmd import reproduce
-from fpgasim.cli.simulate_cmd import simulate
-from fpgasim.cli.solve_cmd import solve
-from fpgasim.cli.sweep_cmd import sweep
 from fpgasim.cli.terminal import safe_streams
-from fpgasim.cli.tree_cmd import tree_app
-from fpgasim.cli.validate_cmd import validate
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import output_transaction
 
-#: Under every results command's --help: where the symbols of its output are defined.
-GLOSSARY_EPILOG = (
-    "Symbols in the output (AAT, AR, P_eff, T_v, T_d, x_R, ridge_tokens, alpha, regime, "
-    "Ori/Naive/Best, speedup, decision, engine, lowering): docs/glossary.md. Which answer "
-    "to trust: the simulator (default engine) to decide, the study's accounting "
-    "(--engine analytic) to reproduce the paper (docs/analysis.md)."
-)
+
+def _flag_shows_no_type(option_class: type) -> None:
+    """A flag takes no value, so rich help shows no `<bool>` type beside it.
+
+    typer's plain help already skips the type of a flag (`TyperOption.get_help_record`); its
+    rich help asks `display_type_rich`, which answers `<bool>`, and prints nothing for None.
+    """
+    shown = option_class.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    option_class.display_type_rich = display_type_rich
+
+
+_flag_shows_no_type(TyperOption)
+
 
 app = typer.Typer(
     epilog=GLOSSARY_EPILOG,
     name="fpgasim",
+    cls=LazyGroup,  # imports a command's module only when it runs or shows its help
     help=(
         "Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators.\n\n"
         "Boards (boards/*.yaml), target models (workloads/models) and SD algorithms "
@@ -51,18 +55,32 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command(epilog=GLOSSARY_EPILOG)(simulate)
-app.command(name="generate", epilog=GLOSSARY_EPILOG)(generate_cmd)
-app.command(epilog=GLOSSARY_EPILOG)(sweep)
-app.command(name="explore", epilog=GLOSSARY_EPILOG)(explore_cmd)
-app.command(epilog=GLOSSARY_EPILOG)(boards)
-app.command(epilog=GLOSSARY_EPILOG)(solve)
-app.command()(validate)
-app.command(epilog=GLOSSARY_EPILOG)(reproduce)
-app.command(name="compare-algorithms", epilog=GLOSSARY_EPILOG)(compare_algorithms)
-app.add_typer(cache_app, name="cache")
-app.add_typer(hetero_app, name="hetero")
-app.add_typer(tree_app, name="tree")
+
+
+def installed_version() -> str:
+    """fpgasim's version from the installed package's metadata (a bare checkout: __version__)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fpgasim")
+    except PackageNotFoundError:  # run from a checkout on PYTHONPATH, never installed
+        return fpgasim.__version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"fpgasim {installed_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+    ),
+) -> None:
+    """Simulate and solve tree-based speculative decoding (SD) of LLMs on FPGA accelerators."""
+
 
 DEBUG_ENV = "FPGASIM_DEBUG"
 

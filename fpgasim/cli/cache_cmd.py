@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from fpgasim.cli.common import console, dumps_json
-from fpgasim.cli.options import cache_dir_option, cache_limit_option, json_option
+from fpgasim.cli.options import json_option
+from fpgasim.cli.sweep_options import cache_dir_option, cache_limit_option
 from fpgasim.sweep import SweepCache
 
 cache_app = typer.Typer(

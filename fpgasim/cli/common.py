@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
 from fpgasim.cli.options import parse_int_list, parse_name_list  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:  # pandas (0.3-0.7 s) is imported by the commands that build frames
+    import pandas as pd
 
 console = Console()
 err_console = Console(stderr=True)
@@ -63,6 +65,8 @@ def dumps_json(obj) -> str:
 
 def json_value(v: object) -> object:
     """A cell with NaN, pd.NA and None as None (valid JSON, an empty rich_table cell)."""
+    import pandas as pd  # loaded already by whoever built the cell's frame
+
     if v is None or (not isinstance(v, str) and pd.isna(v)):
         return None
     return v
@@ -87,6 +91,8 @@ class RichProgress:
     """
 
     def __init__(self, description: str) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
         self.description = description
         self.shown = err_console.is_terminal
         self.bar = Progress(

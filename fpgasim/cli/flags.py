@@ -7,6 +7,7 @@ field maps to a flag only if some command has that flag.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -21,15 +22,21 @@ def _commands(command: Any) -> list[Any]:
     return out
 
 
+def command_flags(commands: Iterable[Any]) -> dict[str, str]:
+    """{field: flag} of every long option of these (click) commands and those below them."""
+    flags: dict[str, str] = {}
+    for top in commands:
+        for command in _commands(top):
+            for param in command.params:
+                for opt in (*param.opts, *param.secondary_opts):
+                    if opt.startswith("--") and len(opt) > 2:
+                        flags[opt[2:].replace("-", "_")] = opt
+    return flags
+
+
 @cache
 def _table(app: typer.Typer) -> dict[str, str]:
-    flags: dict[str, str] = {}
-    for command in _commands(typer.main.get_command(app)):
-        for param in command.params:
-            for opt in (*param.opts, *param.secondary_opts):
-                if opt.startswith("--") and len(opt) > 2:
-                    flags[opt[2:].replace("-", "_")] = opt
-    return flags
+    return command_flags([typer.main.get_command(app)])
 
 
 def field_flags(app: typer.Typer) -> dict[str, str]:

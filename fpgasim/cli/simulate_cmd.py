@@ -22,7 +22,8 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import config_source
+from fpgasim.config.resources import resource_columns
+from fpgasim.config.schema import Board, config_source
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.lowerings import check_drafter
 from fpgasim.engine import get_engine
@@ -126,12 +127,14 @@ def simulate(
         help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
     ),
     algorithm: str | None = algorithm_option(
-        None, "SD algorithm (longspec, eagle3) to also cost the draft phase."
+        None,
+        "SD algorithm whose draft phase is costed too: longspec, eagle3, falcon, falcon-k3, "
+        "falcon-k4 (workloads/algorithms) or a YAML path.",
     ),
     tree: str | None = typer.Option(
         None,
         "--tree",
-        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec). Default: the algorithm's default tree.",
+        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
     ),
     depth: int | None = typer.Option(None, "--depth", min=1, max=64, help="EAGLE-3 draft depth."),
     top_k: int | None = typer.Option(
@@ -224,6 +227,9 @@ def simulate(
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = with_lowering(simulate_point(eng, point), b.lowering)
     row["clock_mhz"] = b.clock_mhz
+    row["duration_divisor"] = b.duration_divisor
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
     if warning is not None:
@@ -235,6 +241,42 @@ def simulate(
         atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+
+
+def cycles_shown(value: object) -> object:
+    """A cycle count for a table: whole cycles as an integer, fractional ones (FlightLLM's
+    lowering times transfers as bytes over a rate) to two decimals, never in e-notation."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.2f}" if isinstance(value, float) else value
+
+
+def seconds_rule(row: dict, pass_name: str) -> str:
+    """The line under the table saying how the row's seconds follow from its cycles."""
+    cycles, clock, divisor = row[f"{pass_name}_cycles"], row["clock_mhz"], row["duration_divisor"]
+    if divisor == 1:
+        return (
+            f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6) = "
+            f"{cycles_shown(cycles)} / ({clock:g} x 1e6)"
+        )
+    return (
+        f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6 x duration_divisor) = "
+        f"{cycles_shown(cycles)} / ({clock:g} x 1e6 x {divisor:g}): the board divides every "
+        f"duration by duration_divisor, as FlightLLM's performance model does"
+    )
+
+
+def warn_dsps(row: dict, board: Board) -> None:
+    """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
+    if row["fits_dsps"] is False:
+        err_console.print(
+            f"fpgasim: warning: {board.name}'s MM/MV arrays need {row['dsps_used']:,} "
+            f"{row['dsp_kind']} slices ({row['pipelines']} pipeline(s) x max(MM "
+            f"{row['mm_dsps']:,}, MV {row['mv_dsps']:,})) but the device has "
+            f"{row['dsps_available']:,} (dsps); the timing assumes they fit",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def with_lowering(row: dict, lowering: str) -> dict:
@@ -253,14 +295,22 @@ def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) 
     if output_format is JsonTable.json:
         print(dumps_json(row))
         return
-    console.print(
-        rich_table(
-            [{"quantity": k, "value": v} for k, v in row.items()], title=title, floatfmt="{:.6g}"
-        )
+    table = rich_table(
+        [
+            {"quantity": k, "value": cycles_shown(v) if k.endswith("_cycles") else v}
+            for k, v in row.items()
+        ],
+        title=title,
+        floatfmt="{:.6g}",
     )
+    console.print(table)
+    console.print(seconds_rule(row, pass_name), highlight=False, soft_wrap=True)
     util = getattr(eng, "last_utilisation", None)
     if util:
-        console.print(rich_table(util, title=f"per-unit utilisation ({pass_name} pass)"))
+        rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in util]
+        table = rich_table(rows, title=f"per-unit utilisation ({pass_name} pass)")
+        table.columns[list(rows[0]).index("busy_cycles")].justify = "right"
+        console.print(table)
 
 
 def _board(board: str, overlap: str | None):
@@ -301,5 +351,8 @@ def _prefill(
     eng = get_engine(engine)
     row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
     row["clock_mhz"] = b.clock_mhz
+    row["duration_divisor"] = b.duration_divisor
+    row.update(resource_columns(b))
+    warn_dsps(row, b)
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

@@ -16,21 +16,23 @@ from fpgasim.cli.options import (
     accepted_option,
     algorithm_option,
     board_option,
-    cache_dir_option,
-    cache_limit_option,
-    check_executor,
     contexts_option,
     engine_option,
-    executor_option,
     model_option,
-    no_cache_option,
-    open_cache,
     out_option,
     parse_contexts,
     parse_int_list,
     parse_name_list,
-    scheduler_option,
     workers_option,
+)
+from fpgasim.cli.sweep_options import (
+    cache_dir_option,
+    cache_limit_option,
+    check_executor,
+    executor_option,
+    no_cache_option,
+    open_cache,
+    scheduler_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings import check_drafter

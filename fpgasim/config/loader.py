@@ -23,10 +23,22 @@ MAX_PATH_CHARS = 4096
 MAX_VALUES = 100_000
 
 
+#: Where an installed wheel keeps the shipped boards/, workloads/ and platforms/ (pyproject.toml
+#: maps the checkout's top-level folders there as package data).
+PACKAGED_DATA = Path(__file__).resolve().parents[1] / "_data"
+#: The checkout's root, which holds those folders in a clone and in an editable install.
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+
+
 def data_root() -> Path:
-    """Folder holding `boards/` and `workloads/` (FPGASIM_HOME overrides the repository root)."""
+    """Folder holding `boards/`, `workloads/` and `platforms/`.
+
+    `FPGASIM_HOME` overrides; else the wheel's package data when installed, else the checkout.
+    """
     env = os.environ.get("FPGASIM_HOME")
-    return Path(env) if env else Path(__file__).resolve().parents[2]
+    if env:
+        return Path(env)
+    return PACKAGED_DATA if PACKAGED_DATA.is_dir() else CHECKOUT_ROOT
 
 
 KIND_DIRS: dict[str, str] = {
@@ -71,7 +83,7 @@ def resolve(kind: str, name_or_path: str) -> Path:
             return shipped
     except OSError as exc:
         raise ConfigError(text, kind, text, f"a readable file ({exc.strerror})") from None
-    names = ", ".join(available(kind)) or "none shipped"
+    names = ", ".join(available(kind)) or f"none in {data_root() / KIND_DIRS[kind]}"
     raise ConfigError("", "name", text, f"unknown {kind}; choose one of: {names}", kind)
 
 

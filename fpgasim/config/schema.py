@@ -340,7 +340,9 @@ class Board(Strict):
 
     @model_validator(mode="after")
     def _mv_not_above_mm(self) -> Board:
-        if self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:
+        # The study's MV mode is a share of the one array; FlightLLM's MV is its own unit
+        # (its own queue and array, docs/flightllm-model.md §1-2), so it may be the larger one.
+        if self.lowering == "study" and self.mv_macs_per_cycle > self.pe_array.macs_per_cycle:
             raise ValueError(
                 f"mv_macs_per_cycle = {self.mv_macs_per_cycle} exceeds the PE array "
                 f"({self.pe_array.macs_per_cycle} MAC/cycle); MV mode uses part of the array"

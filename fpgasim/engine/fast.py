@@ -8,7 +8,9 @@ random configurations). numba is imported and the kernel compiled on first use.
 
 from __future__ import annotations
 
+import os
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -74,11 +76,30 @@ def _loop(unit_ptr, unit_idx, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes, wa
     return start, finish, t, 0
 
 
+def numba_cache_dir() -> Path:
+    """Where the compiled loop is cached: `<fpgasim's cache folder>/numba`.
+
+    The folder rule is the result cache's (`fpgasim.sweep.cache.default_cache_dir`, a higher
+    layer): `$FPGASIM_CACHE_DIR`, else `$XDG_CACHE_HOME/fpgasim`, else `~/.cache/fpgasim`.
+    Not numba's default beside this file: inside an installed package that cache outlives
+    `pip uninstall`, and the leftover `fpgasim/` folder in site-packages then hides a later
+    editable install of fpgasim (the README's test command after its run command).
+    """
+    env = os.environ.get("FPGASIM_CACHE_DIR")
+    if env:
+        return Path(env).expanduser() / "numba"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "fpgasim" / "numba"
+
+
 @cache
 def _kernel():
-    """The compiled loop (numba imported here so `import fpgasim` stays light)."""
+    """The compiled loop (numba imported here so `import fpgasim` stays light), cached on
+    disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise."""
     import numba
 
+    if not numba.config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR wins
+        numba.config.CACHE_DIR = str(numba_cache_dir())
     return numba.njit(cache=True, nogil=True)(_loop)
 
 

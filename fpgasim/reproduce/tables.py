@@ -42,7 +42,7 @@ def _ad_row(common: dict, s: dict) -> dict:
     return {
         **common,
         "method": "ad",
-        "verify_len": None,
+        "verify_len": 1,
         "tokens_per_s": s["ad_tokens_per_s"],
         "speedup": 1.0,
         "aat": 1.0,

@@ -144,12 +144,26 @@ def aat_label(exp: Experiment, ctx: RunContext, short: bool = False) -> str:
     if not ctx.measured:
         return "embedded acceptance model (task-agnostic)" if short else EMBEDDED_LABEL
     files = ", ".join(exp.aat.files)
+    where = folder_label(ctx.aat_dir)
     if exp.aat.source == "fitted":
         if short:
             aat_files = [f for f in exp.aat.files if "tree_shapes" not in f]
             return f"A + B·ln(x − C) fitted on the sparse points of {', '.join(aat_files)}"
-        return f"fitted A + B·ln(x − C) on the measured points of {files} (from {ctx.aat_dir})"
-    return f"measured ({files})" if short else f"measured ({files} from {ctx.aat_dir})"
+        return f"fitted A + B·ln(x − C) on the measured points of {files} (from {where})"
+    return f"measured ({files})" if short else f"measured ({files} from {where})"
+
+
+def folder_label(folder: Path) -> str:
+    """An AAT folder as outputs name it: the shipped one by its place in fpgasim, another by
+    its path relative to the working directory (else its name), never a machine's absolute path.
+    """
+    path = Path(folder).resolve()
+    if path == shipped_aat_dir().resolve():
+        return "workloads/aat, shipped with fpgasim"
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return path.name
 
 
 def source_name(exp: Experiment, ctx: RunContext) -> str:

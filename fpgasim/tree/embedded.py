@@ -8,8 +8,7 @@ at the given context, within the model's depth bound.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.errors import ConfigError, InputError
@@ -17,6 +16,9 @@ from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.optimal import MAX_SIZE, optimal_trees
 from fpgasim.tree.token_tree import TokenTree
+
+if TYPE_CHECKING:  # pandas (0.3-0.7 s) only when a curve is tabulated, not for a tree
+    import pandas as pd
 
 
 def embedded_acceptance(algorithm: Algorithm) -> PositionalAcceptance:
@@ -106,6 +108,8 @@ def embedded_curve(
     EAGLE-3 adds draft_depth and draft_top_k (nullable ints), a dynamic-tree setting whose
     tree holds the optimal one (depth = levels - 1, at least 1; top-k = widest need).
     """
+    import pandas as pd
+
     xs = [int(x) for x in verify_lens]
     bad = [x for x in xs if x < 1 or x > MAX_SIZE]
     if bad:

@@ -9,14 +9,17 @@ nodes is the top n. Its empirical AAT on the traces is 1 + (sum of its scores) /
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import walk
 from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import Traces
+
+if TYPE_CHECKING:  # pandas (0.3-0.7 s) only when a search result is tabulated
+    import pandas as pd
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +55,8 @@ class PriorScore:
 
     def to_frame(self, max_nodes: int | None = None) -> pd.DataFrame:
         """One row per tree size: verify_len, nodes, aat (on the traces), tree_shape, parents."""
+        import pandas as pd
+
         top = self.max_tree.nodes if max_nodes is None else max_nodes
         self._check(top)
         cum = np.cumsum(self.scores[self.order]) / self.iterations

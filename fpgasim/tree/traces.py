@@ -18,12 +18,15 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fpgasim.errors import ConfigError
 from fpgasim.fileio import write_frame
+
+if TYPE_CHECKING:  # pandas (0.3-0.7 s to import) only when a trace file is read or written:
+    import pandas as pd  # every command touching fpgasim.tree would pay for it otherwise
 
 #: Deepest path and largest rank a trace file may hold.
 MAX_DEPTH = 64
@@ -52,6 +55,8 @@ class Traces:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per iteration: `iteration`, `ranks` (space-separated text)."""
+        import pandas as pd
+
         text = [" ".join(str(int(r)) for r in row if r >= 0) for row in self.ranks]
         return pd.DataFrame({"iteration": np.arange(self.iterations), "ranks": text})
 
@@ -70,6 +75,8 @@ def traces_from_paths(paths: list[list[int]], source: str = "traces") -> Traces:
 
 def load_traces(path: Path, context: int | None = None) -> Traces:
     """Read a trace file (.csv, .parquet); every problem is a ConfigError naming the row."""
+    import pandas as pd
+
     source = str(path)
     frame = _read_frame(Path(path))
     if "ranks" not in frame.columns:
@@ -97,6 +104,8 @@ def write_traces(traces: Traces, path: Path) -> None:
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     suffix = path.suffix.lower()
     if suffix not in {".csv", ".parquet", ".pq"}:
         raise ConfigError(str(path), "file", path.name, "a .csv or .parquet trace file")

@@ -1,0 +1,160 @@
+"""The installed wheel: it ships every board, workload and platform file and runs from anywhere.
+
+`pip install .` (not editable) must give a working fpgasim with no checkout beside it and no
+FPGASIM_HOME: the test builds the wheel from a copy of the checkout, installs it into a fresh
+venv in a temporary folder, and runs commands there with the cwd outside the checkout. Their
+output is compared with the checkout's (same numbers) and with the golden CSVs, and the
+tutorial (docs/tutorial.md) runs end to end with the installed `fpgasim`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import fpgasim
+from tests.test_reproduce_golden import GOLDEN, assert_frames_close
+from tests.tutorial_steps import missing_key_lines, read_tutorial, run_step, write_files
+
+REPO = Path(__file__).resolve().parents[1]
+#: The checkout's top-level data folders and the packages the wheel maps them to.
+DATA_FOLDERS = {"boards": "fpgasim._data.boards", "platforms": "fpgasim._data.platforms",
+                "workloads": "fpgasim._data.workloads"}
+#: What the build never needs (caches, earlier builds, results, VCS metadata).
+NOT_COPIED = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+                                    ".venv", "results", ".pytest_cache", ".ruff_cache",
+                                    ".hypothesis")
+#: One simulate call, run by the wheel and by the checkout (analytic: deterministic, fast).
+SIMULATE = ["simulate", "-b", "v80", "-m", "llama-3.1-8b", "-L", "256", "-x", "4",
+            "--engine", "analytic", "--format", "json"]
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def test_every_code_package_is_listed() -> None:
+    """pyproject lists packages by hand (the data mapping needs it): none may be forgotten."""
+    setuptools = _pyproject()["tool"]["setuptools"]
+    on_disk = {
+        ".".join(p.parent.relative_to(REPO).parts)
+        for p in (REPO / "fpgasim").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    listed = set(setuptools["packages"])
+    assert listed - set(DATA_FOLDERS.values()) == on_disk
+    assert setuptools["package-dir"] == {pkg: folder for folder, pkg in DATA_FOLDERS.items()}
+
+
+def _clean_env() -> dict[str, str]:
+    """A user's environment after installing the wheel: no checkout on the path, no FPGASIM_HOME."""
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "FPGASIM_HOME"}}
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `pip wheel` builds from a copy of this checkout (the checkout stays clean)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    shutil.copytree(REPO, src, ignore=NOT_COPIED)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"),
+         str(src)],
+        check=True, capture_output=True, text=True, timeout=300, env=_clean_env(),
+    )
+    (built,) = (tmp / "dist").glob("fpgasim-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv (the test interpreter's packages visible) with the wheel installed."""
+    root = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(root)], check=True, timeout=120)
+    python = root / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-index", str(wheel)],
+        check=True, capture_output=True, text=True, timeout=300, env=_clean_env(),
+    )
+    return root
+
+
+def run_installed(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`fpgasim ARGS` with the venv's console script, from `cwd`, as an installed user runs it."""
+    proc = subprocess.run([str(venv / "bin" / "fpgasim"), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env=_clean_env())
+    assert proc.returncode == 0, (args, proc.stderr)
+    return proc
+
+
+def test_wheel_ships_every_data_file(wheel: Path) -> None:
+    """Every file of boards/, platforms/ and workloads/ is in the wheel under fpgasim/_data."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in DATA_FOLDERS:
+        for path in (REPO / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                shipped = "fpgasim/_data/" + path.relative_to(REPO).as_posix()
+                assert shipped in names, f"{shipped} missing: add its suffix to package-data"
+
+
+def test_installed_wheel_runs_outside_the_checkout(venv: Path, tmp_path: Path) -> None:
+    """boards, simulate and reproduce table4 from the wheel alone, cwd outside the checkout."""
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import fpgasim; print(fpgasim.__file__)"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, env=_clean_env(),
+    ).stdout.strip()
+    assert Path(where).is_relative_to(venv), where  # the wheel's copy, not the checkout
+
+    version = run_installed(venv, tmp_path, "--version").stdout
+    assert version.strip() == f"fpgasim {fpgasim.__version__}"
+
+    boards = json.loads(run_installed(venv, tmp_path, "boards", "--json").stdout)
+    assert [b["board"] for b in boards] == sorted(p.stem for p in (REPO / "boards").glob("*.yaml"))
+
+    installed = run_installed(venv, tmp_path, *SIMULATE).stdout
+    checkout = subprocess.run(
+        [sys.executable, "-m", "fpgasim", *SIMULATE], cwd=REPO, capture_output=True, text=True,
+        check=True, env={**_clean_env(), "PYTHONPATH": str(REPO)},
+    ).stdout
+    assert installed == checkout and json.loads(installed)["verify_cycles"] > 0
+
+    run_installed(venv, tmp_path, "reproduce", "table4", "--out", "out")
+    got = pd.read_csv(tmp_path / "out" / "table4.csv")
+    want = pd.read_csv(GOLDEN / "table4.csv")
+    # the study's side (the golden columns) is the golden table; the simulator's sits beside
+    assert_frames_close(got[list(want.columns)], want, "table4")
+
+    # nothing was written into the installed package (table4 ran the numba kernel): files
+    # pip did not install would outlive `pip uninstall` and hide a later editable install
+    package = Path(where).parent
+    (record,) = package.parent.glob("fpgasim-*.dist-info/RECORD")
+    installed = {line.split(",")[0] for line in record.read_text().splitlines()}
+    extra = [p.relative_to(package.parent).as_posix() for p in package.rglob("*")
+             if p.is_file() and p.suffix != ".pyc"]
+    assert [p for p in extra if p not in installed] == []
+
+
+def test_installed_wheel_runs_the_tutorial(venv: Path, tmp_path: Path) -> None:
+    """docs/tutorial.md end to end with the wheel's `fpgasim`, in an empty folder holding
+    only the board file the tutorial writes (no checkout, no FPGASIM_HOME)."""
+    tutorial = read_tutorial()
+    write_files(tutorial, tmp_path)
+    env = {**_clean_env(), "FPGASIM_CACHE_DIR": str(tmp_path / ".cache")}
+    assert tutorial.steps
+    for step in tutorial.steps:
+        proc = run_step(step, tmp_path, [str(venv / "bin" / "fpgasim")], env)
+        assert proc.returncode == 0, (step.command, proc.stderr)
+        assert missing_key_lines(step, proc.stdout) == [], step.command

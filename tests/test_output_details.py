@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import available, load_algorithm
-from fpgasim.dataflow.draft_passes import DraftTree, draft_passes
+from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.tree.embedded import embedded_curve
 from fpgasim.tree.shapes import depth_based, width_based
 from tests.cli_helpers import run_cli

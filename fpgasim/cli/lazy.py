@@ -55,12 +55,12 @@ COMMANDS: dict[str, LazyCommand] = {
     "explore": LazyCommand(
         "fpgasim.cli.explore_cmd",
         "explore_cmd",
-        'Explore hypothetical boards: "more DSPs or more bandwidth?"',
+        'Explore hypothetical boards: "more DSPs or more bandwidth?", or FlightLLM designs.',
     ),
     "boards": LazyCommand(
         "fpgasim.cli.boards_cmd",
         "boards",
-        "List the shipped boards: PE array, MAC/cycle, bandwidth, clock and ridge_tokens.",
+        "List the shipped boards: PE array, MAC/cycle, bandwidth, clock, ridge_tokens and DSPs.",
     ),
     "solve": LazyCommand(
         "fpgasim.cli.solve_cmd",

@@ -84,7 +84,7 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     At the board's weight and KV precisions; on a FlightLLM-lowered board at the model's
     (`flightllm:` weight_bits as stored, activation_bits for the KV cache).
     """
-    if board.lowering == "flightllm" and model.flightllm is not None:
+    if lowering_of(board).model_precision and model.flightllm is not None:
         weight_bits, kv_bits = model.flightllm.weight_bits, model.flightllm.activation_bits
     else:
         weight_bits, kv_bits = board.precision.weight_bits, board.precision.kv_bits
@@ -297,7 +297,7 @@ def memory_columns(board: Board, model: TargetModel, context: int, verify_len: i
                    drafter: DrafterSchema | None = None) -> dict:
     """`memory_bytes` and `fits_memory` for rows that show tokens/s on a FlightLLM-lowered
     board (prefill, generate); {} on the study lowering, whose outputs stay as they were."""
-    if board.lowering != "flightllm":
+    if not lowering_of(board).model_precision:
         return {}
     return {
         "memory_bytes": memory_bytes(board, model, context, verify_len, drafter),

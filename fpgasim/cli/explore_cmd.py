@@ -48,7 +48,7 @@ from fpgasim.cli.sweep_options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import BANDWIDTH_GB_S, CLOCK_MHZ, Board, TargetModel
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings import check_drafter, lowering_of
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
@@ -175,7 +175,7 @@ def explore_cmd(
         "--clocks": clocks,
         "--verify-lens": verify_lens,
     }
-    if base.lowering == "flightllm" and pe_arrays is None:
+    if base.flightllm is not None and pe_arrays is None:
         if algorithm is not None:
             raise InputError("--algorithm", algorithm, "only with --pe-arrays (FlightLLM "
                              "designs take --algorithms)")
@@ -232,7 +232,7 @@ def explore_cmd(
             "best_verify_len",
             "best_tokens_per_s",
             "ad_tokens_per_s",
-            *(["fits_memory"] if base.lowering == "flightllm" else []),
+            *(["fits_memory"] if lowering_of(base).model_precision else []),
         ]
     ]
     title = (
@@ -272,7 +272,7 @@ def _explore_designs(
 ) -> None:
     """The FlightLLM design space of `base`: table, Pareto/heat-map PNG, cheapest paying."""
     fl = base.flightllm
-    assert fl is not None  # the caller checked lowering == flightllm
+    assert fl is not None  # the caller checked that the board has a `flightllm:` section
     base_lanes = fl.mv_parallel_m
     space = designs(
         parse_int_list(mv_lanes, "--mv-lanes", 1, 4096) if mv_lanes else [base_lanes],

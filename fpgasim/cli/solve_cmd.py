@@ -34,7 +34,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings import check_drafter, lowering_of
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
@@ -163,7 +163,7 @@ def solve(
         for line in differs:  # stdout stays pure CSV
             err_console.print(line, highlight=False, soft_wrap=True)
     else:
-        _print_tables(solution, b, show_fit=b.lowering == "flightllm")
+        _print_tables(solution, b, show_fit=lowering_of(b).model_precision)
         _print_draft_lines(solution, a)
         for line in differs:
             wide_console().print(line, highlight=False)
@@ -184,7 +184,7 @@ def cross_check(
     study's accounting (analytic) and return one line per (task, context) where the two
     decide SD-or-AD differently, with the simulator's reason at the accounting's point."""
     board, model, algorithm = workload
-    if engine == "analytic" or board.lowering != "study":
+    if engine == "analytic" or not lowering_of(board).study_accounting:
         return []
     account = solve_workload(board, model, algorithm, contexts, engine="analytic", **inputs)
     ours = solution.summary.set_index(["task", "context"])

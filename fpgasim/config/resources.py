@@ -158,7 +158,7 @@ def board_resources(board: Board, separate_mv: bool = False) -> Resources | None
 
     Study-lowering boards are fp16 (the int8 rules do not apply) and are not costed.
     """
-    if board.lowering != "flightllm" or board.dsp_kind is None:
+    if board.flightllm is None or board.dsp_kind is None:
         return None
     rule = DSP_RULES.get(board.dsp_kind)
     if rule is None:

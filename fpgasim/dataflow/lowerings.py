@@ -34,6 +34,9 @@ class Lowering:
     reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
                        passes that differ only in their tree cost the same)
     drafters           the drafter kinds it can lower (None: every drafter)
+    model_precision    True if weights and KV cache sit off chip at the model's stored
+                       precision (its `flightllm:` block) instead of the board's, so that
+                       tokens/s rows carry the memory they need (memory_bytes, fits_memory)
     """
 
     name: str
@@ -42,6 +45,7 @@ class Lowering:
     causal_prefill: bool
     reads_tree_mask: bool = True
     drafters: tuple[str, ...] | None = None
+    model_precision: bool = False
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -95,5 +99,5 @@ def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Ex
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
     Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
-             reads_tree_mask=False, drafters=flightllm.DRAFTERS)
+             reads_tree_mask=False, drafters=flightllm.DRAFTERS, model_precision=True)
 )

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat_curves import AatCurve
-from fpgasim.analysis.explore import explore_curves, explore_points
+from fpgasim.analysis.explore import EXPLORE_COLUMNS, explore_curves, explore_points
 from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.errors import InputError
@@ -48,19 +48,7 @@ DESIGN_SPACE_COLUMNS = [
     "dsps_used",
     "dsps_available",
     "fits_dsps",
-    "model",
-    "algorithm",
-    "context",
-    "engine",
-    "aat_source",
-    "ad_tokens_per_s",
-    "best_verify_len",
-    "best_tree",
-    "best_aat",
-    "best_tokens_per_s",
-    "speedup",
-    "decision",
-    "fits_memory",
+    *EXPLORE_COLUMNS[EXPLORE_COLUMNS.index("model"):],  # what explore reports per board
     "pareto",
 ]
 

@@ -210,7 +210,9 @@ def classify_regime(
         )
     if roof.x_ridge is None or roof.x_ridge > x_naive:
         ridge = "none in range" if roof.x_ridge is None else str(roof.x_ridge)
-        guarantee = " < 1/2: SD is guaranteed to win" if alpha_best < 0.5 else ""
+        guarantee = (  # docs/method.md: the guarantee assumes a flat T_v (x tokens at 1 cost)
+            " < 1/2: SD wins wherever T_v(x) stays at T_v(1)" if alpha_best < 0.5 else ""
+        )
         return "memory-bound", (
             f"x_R = {ridge} > x_naive = {x_naive}: P(x) still rises where AAT saturates; "
             f"alpha(x_best) = {alpha_best:.2f}{guarantee}"

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat_curves import AatCurve
-from fpgasim.analysis.explore import EXPLORE_COLUMNS, explore_curves, explore_points
+from fpgasim.analysis.explore import EXPLORE_COLUMNS, best_of, explore_curves, explore_points
 from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.errors import InputError
@@ -158,27 +158,6 @@ def cost_boards(
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
     sources = {a: cs[0].aat_source for a, cs in curves.items() if cs}
     return frame, stats, sources
-
-
-def best_of(group: pd.DataFrame) -> dict:
-    """AD and the best x (argmax P_eff, the smaller x on ties) of one (board, drafter,
-    context) group of `cost_boards` rows."""
-    ad = group.loc[group["verify_len"] == 1].iloc[0]
-    sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
-    best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
-    p1 = float(ad["p_eff_tokens_per_s"])
-    speedup = float(best["p_eff_tokens_per_s"]) / p1
-    return {
-        "model": ad["model"],
-        "ad_tokens_per_s": p1,
-        "best_verify_len": int(best["verify_len"]),
-        "best_tree": best["tree"],
-        "best_aat": float(best["aat"]),
-        "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
-        "speedup": speedup,
-        "decision": "use SD" if speedup > 1 else "use AD",
-        "fits_memory": bool(best["fits_memory"]),
-    }
 
 
 def solve_boards(

@@ -155,32 +155,41 @@ def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str)
     out = []
     for (board, context), group in frame.groupby(["board", "context"], sort=False):
         ad = group.loc[group["verify_len"] == 1].iloc[0]
-        sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
-        best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
-        p1 = float(ad["p_eff_tokens_per_s"])
-        speedup = float(best["p_eff_tokens_per_s"]) / p1
         out.append(
             {
                 "board": board,
                 "pe_array": ad["pe_array"],
                 "macs_per_cycle": ad["macs_per_cycle"],
                 "bandwidth_gb_s": ad["bandwidth_gb_s"],
-                "model": ad["model"],
                 "algorithm": algorithm,
                 "context": int(context),
                 "engine": engine,
                 "aat_source": aat_source,
-                "ad_tokens_per_s": p1,
-                "best_verify_len": int(best["verify_len"]),
-                "best_tree": best["tree"],
-                "best_aat": float(best["aat"]),
-                "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
-                "speedup": speedup,
-                "decision": decision_of(speedup),
-                "fits_memory": bool(best["fits_memory"]),
+                **best_of(group),
             }
         )
     return pd.DataFrame(out, columns=EXPLORE_COLUMNS)
+
+
+def best_of(group: pd.DataFrame) -> dict:
+    """AD and the best x (argmax P_eff, the smaller x on ties) of one group of points that
+    share board, drafter and context: the result columns of explore and the design space."""
+    ad = group.loc[group["verify_len"] == 1].iloc[0]
+    sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
+    best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
+    p1 = float(ad["p_eff_tokens_per_s"])
+    speedup = float(best["p_eff_tokens_per_s"]) / p1
+    return {
+        "model": ad["model"],
+        "ad_tokens_per_s": p1,
+        "best_verify_len": int(best["verify_len"]),
+        "best_tree": best["tree"],
+        "best_aat": float(best["aat"]),
+        "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
+        "speedup": speedup,
+        "decision": decision_of(speedup),
+        "fits_memory": bool(best["fits_memory"]),
+    }
 
 
 def verdict(summary: pd.DataFrame) -> list[str]:

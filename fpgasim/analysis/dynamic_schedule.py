@@ -12,6 +12,8 @@ import math
 import pandas as pd
 import yaml
 
+from fpgasim.analysis.decision import USE_SD
+
 SCHEDULE_COLUMNS = [
     "context_from",
     "context_to",
@@ -44,7 +46,7 @@ def build_schedule(summary: pd.DataFrame) -> pd.DataFrame:
     starts = boundaries([int(r["context"]) for r in rows])
     ranges: list[dict] = []
     for i, r in enumerate(rows):
-        use_sd = r["decision"] == "use SD"
+        use_sd = r["decision"] == USE_SD
         entry = {
             "context_from": starts[i],
             "context_to": starts[i + 1] if i + 1 < len(rows) else None,

@@ -29,6 +29,7 @@ import pandas as pd
 
 from fpgasim.analysis.aat import AatTables, curve_method, workload_rows
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.decision import USE_SD
 from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
@@ -309,7 +310,7 @@ def _best_step(
     best set at one context (x = 1 where the decision is AD)."""
     solution = solve_curve(timer, curve)
     verdict = (solution.summary["decision"], float(solution.summary["best_speedup"]))
-    if verdict[0] != "use SD":
+    if verdict[0] != USE_SD:
         return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0
     best = solution.curve.loc[solution.curve["p_eff_tokens_per_s"].idxmax()]
     return (

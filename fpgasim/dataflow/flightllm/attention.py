@@ -20,7 +20,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     need_credit,
 )
 from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.flightllm.linear import row_groups
+from fpgasim.dataflow.flightllm.linear import emit_row_groups
 from fpgasim.dataflow.flightllm.masks import LayerMask, spread
 from fpgasim.dataflow.instructions import TRAFFIC_KV
 
@@ -77,14 +77,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
                       lambda s2, la=last: head(s2, la, rows, more_rows))
         sub.st(rows * L.heads * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
 
-    groups = row_groups(L.rows, r.mv_start_rows)
-    if len(groups) == 1:
-        row_group(e, groups[0], True, False)
-        return
-    for n, rows in enumerate(groups):
-        first, more = n == 0, n < len(groups) - 1
-        e.block(("rows", rows, first, more),
-                lambda sub, ro=rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
+    emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
 def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:

@@ -77,6 +77,19 @@ def row_groups(rows: int, per_group: int) -> list[int]:
     return [per_group] * full + ([rest] if rest else [])
 
 
+def emit_row_groups(e: Emitter, rows: int, per_group: int, row_group) -> None:
+    """Emit `row_group(emitter, rows, first, more)` for each MV row group of `rows`: inline
+    for a single group (decode: §4.2's stream exactly), else as one block per group."""
+    sizes = row_groups(rows, per_group)
+    if len(sizes) == 1:
+        row_group(e, sizes[0], True, False)
+        return
+    for n, group_rows in enumerate(sizes):
+        first, more = n == 0, n < len(sizes) - 1
+        e.block(("rows", group_rows, first, more),
+                lambda sub, ro=group_rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
+
+
 def linear_mv(e: Emitter, L: HwLayer) -> None:
     """Decode projection (docs/flightllm-model.md §4.2): weights in A by 512-output groups,
     vector in B; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
@@ -147,14 +160,7 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                       lambda s2, fi=first_i, la=last: group(s2, fi, la, rows, more_rows))
         sub.st(rows * L.n * r.act_bytes, wait=mask_of(MISC if fused else MV))
 
-    sizes = row_groups(L.rows, r.mv_start_rows)
-    if len(sizes) == 1:
-        row_group(e, sizes[0], True, False)
-        return
-    for n, rows in enumerate(sizes):
-        first, more = n == 0, n < len(sizes) - 1
-        e.block(("rows", rows, first, more),
-                lambda sub, ro=rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
+    emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
 def _fused_misc(e: Emitter, L: HwLayer, k: int, per_set: list[float], par: int, compute: int,

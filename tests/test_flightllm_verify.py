@@ -10,12 +10,13 @@ import pytest
 from fpgasim.config.loader import load_board, load_model
 from fpgasim.dataflow import flightllm
 from fpgasim.dataflow.flightllm import compiler
-from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST, SYS
+from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
 from fpgasim.dataflow.lowerings import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
+from tests.test_flightllm import count, layer_rows
 
 BOARD = load_board("flightllm-vhk158")
 MODEL = load_model("llama2-7b-flightllm")
@@ -25,18 +26,6 @@ def lanes(m: int, rows: int, macs: int):
     """The published board with m MV token lanes, `rows` rows per MV and `macs` MAC/cycle."""
     fl = BOARD.flightllm.model_copy(update={"mv_parallel_m": m, "mv_start_rows": rows})
     return BOARD.model_copy(update={"flightllm": fl, "mv_macs_per_cycle": macs})
-
-
-def layer_rows(seg, name: str) -> np.ndarray:
-    for part in seg.parts:
-        if name in part.op_names:
-            ins = part.instrs
-            return ins[(ins["op"] == part.op_names.index(name)) & (ins["unit"] != SYS)]
-    raise KeyError(name)
-
-
-def count(rows: np.ndarray, unit: int) -> int:
-    return int((rows["unit"] == unit).sum())
 
 
 def seconds(x: int, context: int = 1023, board=BOARD) -> float:

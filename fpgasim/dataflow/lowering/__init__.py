@@ -33,15 +33,13 @@ array rounding, MV at the full array rate.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
+from fpgasim.dataflow.instructions import Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.emit import Emitter
+from fpgasim.dataflow.lowering.fragments import Assembler, cache_of, op_key, store_plan
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -89,9 +87,14 @@ def lower_ops(
     flat = pass_ops.template_ops()
     if len(flat) != len(graph.nodes):
         raise AssertionError(f"graph {graph.name}: {len(graph.nodes)} nodes for {len(flat)} ops")
-    low = Emitter(mach)
+    cache = cache_of(mach)
+    low = Assembler(mach, cache)
     mask = TreeMask(tree_parents, mask_block, mach.ideal)
+    # what an attention plan reads besides its op: head geometry and the tree mask
+    mask_key = None if (tree_parents is None or mach.ideal) else (tree_parents, mask_block)
+    attention_key = (model.head_dim, model.kv_heads, mask_key)
     plans: dict[int, Plan] = {}
+    keys: dict[int, tuple] = {}
     blocks = pass_ops.template_blocks
     regions: list[tuple[int, tuple[Op, ...]]] = [(-1, pass_ops.head)]
     regions += [(k, pass_ops.layer) for k in range(blocks)]
@@ -102,27 +105,34 @@ def lower_ops(
         low.layer = layer
         # ops whose emission waits for the next op that can prefetch: ops without streamed
         # loads (norms, softmax) and ops whose streamed loads wait for inputs (PV)
-        deferred: list[Plan] = []
+        deferred: list[int] = []
         for op in ops:
-            scores = next(
-                (plans[p] for p in graph.producers(pos) if flat[p].kind == "attn_qk"), None
-            )
-            plan = _plan(mach, model, mask, op, pos, scores)
-            plans[pos] = plan
+            key = op_key(op)
+            scores = None
+            if op.kind in ("attn_qk", "attn_pv"):
+                key += attention_key
+            elif op.kind == "softmax":
+                scores = next(
+                    (plans[p] for p in graph.producers(pos) if flat[p].kind == "attn_qk"), None
+                )
+                key += (None,) if scores is None else (scores.cached_keys, scores.tree_visible)
+            plan = cache.plans.get(key)
+            if plan is None:
+                plan = store_plan(cache, key, _plan(mach, model, mask, op, pos, scores))
+            plans[pos], keys[pos] = plan, key
             pos += 1
             if not plan.stream_bytes or plan.waits_for_inputs:
-                deferred.append(plan)
+                deferred.append(pos - 1)
                 continue
-            streams: list[int] = []
-            low.emit_loads(plan, (), range(low.prefetch_count(plan)), streams)
+            streams = low.prefetch(key, plan, pos - 1)
             for d in deferred:
-                low.emit_body(d, _inputs(low, d, graph), [])
+                low.body(keys[d], plans[d], d, _inputs(low, plans[d], d, graph), [])
             deferred = []
-            low.emit_body(plan, _inputs(low, plan, graph), streams)
+            low.body(key, plan, pos - 1, _inputs(low, plan, pos - 1, graph), streams)
         for d in deferred:
-            low.emit_body(d, _inputs(low, d, graph), [])
-        bounds.append(len(low.rows))
-    instrs = np.array(low.rows, dtype=INSTR_DTYPE)
+            low.body(keys[d], plans[d], d, _inputs(low, plans[d], d, graph), [])
+        bounds.append(low.count)
+    instrs = low.rows()
     head_len = bounds[1]
     layer_len = bounds[2] - bounds[1] if blocks else 0
     if blocks == 2 and bounds[3] - bounds[2] != layer_len:
@@ -143,7 +153,7 @@ def lower_ops(
     )
 
 
-def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
+def _inputs(low: Assembler, plan: Plan, index: int, graph: Graph) -> tuple[int, ...]:
     """Rows the op's first instructions wait for (none in ideal mode).
 
     The rows that publish the outputs of the op's direct producers in the graph; softmax
@@ -151,7 +161,7 @@ def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     """
     if low.mach.ideal:
         return ()
-    producers = graph.direct_producers(plan.index)
+    producers = graph.direct_producers(index)
     if plan.op.kind == "softmax":
         return tuple(low.last_mpe[p] for p in producers if low.last_mpe.get(p, -1) >= 0)
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)

@@ -134,25 +134,24 @@ def window(template: Program, layers: int) -> Program:
         raise ValueError("window of 1 layer from a multi-layer template is not defined")
     if (block["wait"][block["wait"] >= 0] < h).any():
         raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
-    parts = [head, first]
-    for k in range(1, layers):
-        copy = block.copy()
-        _shift(copy, h, (k - 1) * lam)
-        copy["layer"] = k
-        parts.append(copy)
+    # blocks 1..layers-1: copies of block 1, waits past the head shifted by (k - 1) layers
+    copies = layers - 1
+    blocks = np.tile(block, copies)
+    shift = np.repeat(np.arange(copies, dtype=np.int64) * lam, lam)
+    _shift(blocks, h, shift[:, None])
+    blocks["layer"] = np.repeat(np.arange(1, layers, dtype=np.int32), lam)
     tail_copy = tail.copy()
     _shift(tail_copy, h, (layers - 2) * lam)
     tail_copy["layer"] = layers
-    instrs = np.concatenate(parts + [tail_copy])
+    instrs = np.concatenate([head, first, blocks, tail_copy])
     instrs.flags.writeable = False
     return replace(template, instrs=instrs, layers=layers)
 
 
-def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
+def _shift(rows: np.ndarray, head_len: int, offset: int | np.ndarray) -> None:
+    """Add `offset` (per row, or one for all) to the rows' waits on rows past the head."""
     wait = rows["wait"]
-    mask = wait >= head_len
-    wait[mask] += offset
-    rows["wait"] = wait
+    rows["wait"] = np.where(wait >= head_len, wait + offset, wait)
 
 
 def full(template: Program) -> Program:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fpgasim.dataflow.instructions import INSTR_DTYPE
+from fpgasim.dataflow.instructions import INSTR_DTYPE, concat_rows
 from fpgasim.dataflow.lowering.emit import Emitter
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -199,7 +199,7 @@ class Assembler:
             return np.zeros(0, INSTR_DTYPE)
         frags = [p[0] for p in self._placed]
         lengths = np.array([len(f.rows) for f in frags], dtype=np.int64)
-        instrs = np.concatenate([f.rows for f in frags])
+        instrs = concat_rows([f.rows for f in frags])
         codes = np.concatenate([f.codes for f in frags])
         per_row = np.repeat(np.arange(len(frags)), lengths)
         bases = np.array([p[1] for p in self._placed], dtype=np.int64)[per_row]

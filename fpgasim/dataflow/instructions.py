@@ -118,37 +118,66 @@ class Program:
 
 def window(template: Program, layers: int) -> Program:
     """The program of the same pass with `layers` layer blocks (1 <= layers <= total_layers)."""
+    rows = _window_rows(template, layers)
+    if rows is None:
+        return template
+    src = template.instrs
+    # gathered as bytes: numpy gathers a structured array ten times slower
+    raw = src.view(np.uint8).reshape(len(src), src.dtype.itemsize)
+    instrs = raw[rows].reshape(-1).view(src.dtype)
+    cols = window_columns(template, layers, ("wait", "layer"))
+    instrs["wait"] = cols["wait"]
+    instrs["layer"] = cols["layer"]
+    instrs.flags.writeable = False
+    return replace(template, instrs=instrs, layers=layers)
+
+
+def window_columns(template: Program, layers: int, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Columns `names` of `window(template, layers).instrs`, contiguous, built from the
+    template's columns without building the window (what the `fast` engine reads)."""
+    src = template.instrs
+    rows = _window_rows(template, layers)
+    if rows is None:
+        return {name: np.ascontiguousarray(src[name]) for name in names}
+    h, lam = template.head_len, template.layer_len
+    blocks = slice(h + lam, len(rows) - (len(src) - h - 2 * lam))  # block 1's copies
+    tail = slice(blocks.stop, len(rows))
+    out = {}
+    for name in names:
+        col = np.ascontiguousarray(src[name])[rows]
+        if name == "wait":
+            # copy k of block 1 is layer k: its waits past the head move k - 1 layers on;
+            # the tail's move layers - 2
+            shift = np.zeros(len(rows), dtype=col.dtype)
+            shift[blocks] = np.repeat(np.arange(layers - 1, dtype=col.dtype) * lam, lam)
+            shift[tail] = (layers - 2) * lam
+            np.add(col, shift[:, None], out=col, where=col >= h)
+        elif name == "layer":
+            col[blocks] = np.repeat(np.arange(1, layers, dtype=col.dtype), lam)
+            col[tail] = layers
+        out[name] = col
+    return out
+
+
+def _window_rows(template: Program, layers: int) -> np.ndarray | None:
+    """The template row of each row of the `layers`-block window: head, block 0, then block
+    1 `layers - 1` times, then the tail; None when the window is the template itself."""
     if not 1 <= layers <= template.total_layers:
         raise ValueError(f"window of {layers} layers outside 1..{template.total_layers}")
     if template.layers < 2 or layers == template.layers:
         if layers != template.layers:
             raise ValueError("a template with fewer than 2 layer blocks cannot be widened")
-        return template
-    src = template.instrs
-    h, lam = template.head_len, template.layer_len
-    head = src[:h]
-    first = src[h : h + lam]
-    block = src[h + lam : h + 2 * lam]
-    tail = src[h + 2 * lam :]
+        return None
     if layers == 1:
         raise ValueError("window of 1 layer from a multi-layer template is not defined")
-    if (block["wait"][block["wait"] >= 0] < h).any():
+    h, lam, n = template.head_len, template.layer_len, len(template.instrs)
+    block_wait = template.instrs["wait"][h + lam : h + 2 * lam]
+    if (block_wait[block_wait >= 0] < h).any():
         raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
-    # blocks 1..layers-1: copies of block 1, waits past the head shifted by (k - 1) layers
-    # (computed on a contiguous copy of block 1's waits: a structured array's field is slow)
-    copies = layers - 1
-    blocks = np.tile(block, copies)
-    wait = np.tile(block["wait"], (copies, 1))
-    shift = np.repeat(np.arange(copies, dtype=wait.dtype) * lam, lam)[:, None]
-    np.add(wait, shift, out=wait, where=wait >= h)
-    blocks["wait"] = wait
-    blocks["layer"] = np.repeat(np.arange(1, layers, dtype=np.int32), lam)
-    tail_copy = tail.copy()
-    _shift(tail_copy, h, (layers - 2) * lam)
-    tail_copy["layer"] = layers
-    instrs = concat_rows([head, first, blocks, tail_copy])
-    instrs.flags.writeable = False
-    return replace(template, instrs=instrs, layers=layers)
+    block = np.arange(h + lam, h + 2 * lam)
+    return np.concatenate(
+        [np.arange(h + lam), np.tile(block, layers - 1), np.arange(h + 2 * lam, n)]
+    )
 
 
 def concat_rows(parts: list[np.ndarray]) -> np.ndarray:
@@ -157,12 +186,6 @@ def concat_rows(parts: list[np.ndarray]) -> np.ndarray:
     dtype = parts[0].dtype
     raw = [np.ascontiguousarray(p).view(np.uint8) for p in parts]
     return np.concatenate(raw).view(dtype)
-
-
-def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
-    """Add `offset` to the rows' waits on rows past the head."""
-    wait = rows["wait"]
-    rows["wait"] = np.where(wait >= head_len, wait + offset, wait)
 
 
 def full(template: Program) -> Program:

@@ -212,6 +212,10 @@ class CycleEngine:
                     self.last_method = f"window {w}, layer {a}"
                     return sched.makespan + (n - w) * delta
         self.last_method = "full"
+        return self.full_makespan(template)
+
+    def full_makespan(self, template: Program) -> int:
+        """Makespan of the pass with every layer simulated."""
         return self.simulate(full(template)).makespan
 
     @staticmethod

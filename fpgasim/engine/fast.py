@@ -18,6 +18,7 @@ from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
     Program,
+    window_columns,
 )
 from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
@@ -103,25 +104,45 @@ def _kernel():
     return numba.njit(cache=True, nogil=True)(_loop)
 
 
+#: the instruction columns the loop reads
+COLUMNS = ("unit", "cycles", "acq_buf", "acq_bytes", "rel_buf", "rel_bytes", "wait")
+
+
 def run_loop(program: Program, compiled: bool = True) -> Timeline:
     """Simulate a program with the numba loop (or the same loop in Python if not compiled)."""
     check_runnable(program)
     ins = program.instrs
-    unit = ins["unit"].astype(np.int64)
-    order = np.argsort(unit, kind="stable").astype(np.int64)
+    cols = {name: np.ascontiguousarray(ins[name]) for name in COLUMNS}
+    start, finish = _run_columns(program, cols, compiled)
+    return Timeline(program, start, finish)
+
+
+def full_makespan(template: Program) -> int:
+    """Makespan of `full(template)`, simulated on columns built from the template's
+    (`window_columns`), never building the full program's rows."""
+    check_runnable(template)  # the full program's rows are the template's, repeated
+    cols = window_columns(template, template.total_layers, COLUMNS)
+    _, finish = _run_columns(template, cols, True)
+    return int(finish.max()) if len(finish) else 0
+
+
+def _run_columns(
+    program: Program, cols: dict[str, np.ndarray], compiled: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start, finish) of every row given by its columns; DeadlockError names `program`."""
+    unit = cols["unit"]
     nu = program.n_units
+    # each unit's rows in program order (a stable sort by unit, without sorting)
+    order = np.concatenate([np.flatnonzero(unit == u) for u in range(nu)]).astype(np.int64)
     ptr = np.zeros(nu + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(unit, minlength=nu)[:nu])
     cap = np.asarray(program.buffer_bytes[:N_BUFFERS], np.int64)
+    wait = cols["wait"]
     args = (
         ptr,
         order,
-        np.ascontiguousarray(ins["cycles"], np.int64),
-        np.ascontiguousarray(ins["acq_buf"], np.int64),
-        np.ascontiguousarray(ins["acq_bytes"], np.int64),
-        np.ascontiguousarray(ins["rel_buf"], np.int64),
-        np.ascontiguousarray(ins["rel_bytes"], np.int64),
-        np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT),
+        *(cols[name].astype(np.int64) for name in COLUMNS[1:-1]),
+        wait.astype(np.int64).reshape(len(wait), MAX_WAIT),
         cap,
     )
     fn = _kernel() if compiled else _loop
@@ -130,7 +151,7 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
         names = program.unit_names
         stuck = [names[u] for u in range(nu) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()]
         raise DeadlockError(f"{program.label}: deadlock at cycle {t}; units waiting: {stuck}")
-    return Timeline(program, start, finish)
+    return start, finish
 
 
 class FastEngine(CycleEngine):
@@ -144,3 +165,6 @@ class FastEngine(CycleEngine):
 
     def simulate(self, program: Program) -> Timeline:
         return run_loop(program)
+
+    def full_makespan(self, template: Program) -> int:
+        return full_makespan(template)

@@ -144,14 +144,14 @@ def window_columns(template: Program, layers: int, names: tuple[str, ...]) -> di
     tail = slice(blocks.stop, len(rows))
     out = {}
     for name in names:
-        col = np.ascontiguousarray(src[name])[rows]
+        col = np.take(np.ascontiguousarray(src[name]), rows, axis=0)
         if name == "wait":
             # copy k of block 1 is layer k: its waits past the head move k - 1 layers on;
             # the tail's move layers - 2
             shift = np.zeros(len(rows), dtype=col.dtype)
             shift[blocks] = np.repeat(np.arange(layers - 1, dtype=col.dtype) * lam, lam)
             shift[tail] = (layers - 2) * lam
-            np.add(col, shift[:, None], out=col, where=col >= h)
+            col += shift[:, None] * (col >= h)
         elif name == "layer":
             col[blocks] = np.repeat(np.arange(1, layers, dtype=col.dtype), lam)
             col[tail] = layers

@@ -56,7 +56,7 @@ class Tensor:
             raise GraphError("?", "?", self.name, f"dtype {self.dtype!r} not in {allowed}")
         if self.location not in LOCATIONS:
             raise GraphError("?", "?", self.name, f"location {self.location!r} not in {LOCATIONS}")
-        if any(d < 0 for d in self.shape):
+        if self.shape and min(self.shape) < 0:
             raise GraphError("?", "?", self.name, f"negative dimension in shape {self.shape}")
 
     @property
@@ -237,7 +237,7 @@ class GraphBuilder:
         """Define a tensor (names are unique) and return its name."""
         if name in self._tensors:
             raise GraphError(self.name, "<define>", name, "tensor defined twice")
-        self._tensors[name] = Tensor(name, tuple(int(d) for d in shape), dtype, location)
+        self._tensors[name] = Tensor(name, tuple(map(int, shape)), dtype, location)
         return name
 
     def input(self, name: str, shape: Iterable[int], dtype: str, location: Location) -> str:

@@ -39,7 +39,7 @@ from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.fragments import Assembler, cache_of, op_key, store_plan
+from fpgasim.dataflow.lowering.fragments import Assembler, Entry, entries_of, op_key, store_plan
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -87,14 +87,14 @@ def lower_ops(
     flat = pass_ops.template_ops()
     if len(flat) != len(graph.nodes):
         raise AssertionError(f"graph {graph.name}: {len(graph.nodes)} nodes for {len(flat)} ops")
-    cache = cache_of(mach)
-    low = Assembler(mach, cache)
+    entries = entries_of(mach)
+    low = Assembler(mach)
     mask = TreeMask(tree_parents, mask_block, mach.ideal)
     # what an attention plan reads besides its op: head geometry and the tree mask
     mask_key = None if (tree_parents is None or mach.ideal) else (tree_parents, mask_block)
     attention_key = (model.head_dim, model.kv_heads, mask_key)
-    plans: dict[int, Plan] = {}
-    keys: dict[int, tuple] = {}
+    placed: dict[int, Entry] = {}
+    attention: dict[tuple, Entry] = {}  # this pass's attention plans (see fragments)
     blocks = pass_ops.template_blocks
     regions: list[tuple[int, tuple[Op, ...]]] = [(-1, pass_ops.head)]
     regions += [(k, pass_ops.layer) for k in range(blocks)]
@@ -109,28 +109,33 @@ def lower_ops(
         for op in ops:
             key = op_key(op)
             scores = None
+            cache = entries
             if op.kind in ("attn_qk", "attn_pv"):
                 key += attention_key
+                cache = attention
             elif op.kind == "softmax":
                 scores = next(
-                    (plans[p] for p in graph.producers(pos) if flat[p].kind == "attn_qk"), None
+                    (placed[p].plan for p in graph.producers(pos) if flat[p].kind == "attn_qk"),
+                    None,
                 )
                 key += (None,) if scores is None else (scores.cached_keys, scores.tree_visible)
-            plan = cache.plans.get(key)
-            if plan is None:
-                plan = store_plan(cache, key, _plan(mach, model, mask, op, pos, scores))
-            plans[pos], keys[pos] = plan, key
+                cache = attention
+            entry = cache.get(key)
+            if entry is None:
+                plan = _plan(mach, model, mask, op, pos, scores)
+                entry = store_plan(cache, key, plan, shared=cache is entries)
+            placed[pos] = entry
             pos += 1
-            if not plan.stream_bytes or plan.waits_for_inputs:
+            if not entry.prefetches:
                 deferred.append(pos - 1)
                 continue
-            streams = low.prefetch(key, plan, pos - 1)
+            streams = low.prefetch(entry, pos - 1)
             for d in deferred:
-                low.body(keys[d], plans[d], d, _inputs(low, plans[d], d, graph), [])
+                low.body(placed[d], d, _inputs(low, placed[d].plan, d, graph), [])
             deferred = []
-            low.body(key, plan, pos - 1, _inputs(low, plan, pos - 1, graph), streams)
+            low.body(entry, pos - 1, _inputs(low, entry.plan, pos - 1, graph), streams)
         for d in deferred:
-            low.body(keys[d], plans[d], d, _inputs(low, plans[d], d, graph), [])
+            low.body(placed[d], d, _inputs(low, placed[d].plan, d, graph), [])
         bounds.append(low.count)
     instrs = low.rows()
     head_len = bounds[1]

@@ -9,17 +9,21 @@ with its waits coded, and a program is the concatenation of its fragments with e
 turned back into a row index (`Assembler.rows`): the same rows, bit for bit, as emitting
 each call in place.
 
-Plans and fragments are cached per `Machine` (module level, bounded by `MAX_CACHED_ROWS`):
-a pass at a new context replans only its attention, and the two layer blocks of a template
-share every fragment. The cache key of a plan is everything the plan functions read: the
-op's counts (not its name: names appear only in errors, which are never cached), and for
-attention the head geometry and the tree mask, for softmax the scores it exponentiates.
+Plans and fragments of ops that do not read the KV cache (linears, the LM head, norms) are
+cached per `Machine` (module level, bounded by `MAX_CACHED_ROWS`): a pass at a new context
+replans only its attention. Attention's (QK^T, softmax, PV) depend on the context and the
+tree, so no other pass uses them: they are cached for one lowering only, where the two
+layer blocks of a template share them (and the collector never scans a cache of them).
+The cache key of a plan is everything the plan functions read: the op's counts (not its
+name: names appear only in errors, which are never cached), and for attention the head
+geometry and the tree mask, for softmax the scores it exponentiates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,9 +41,11 @@ MAX_CACHED_ROWS = 1_000_000
 UNUSED = -1
 
 
-@dataclass(frozen=True)
-class Fragment:
-    """The rows of one emitter call, `wait` coded (see module doc), `op`/`layer` zero."""
+class Fragment(NamedTuple):
+    """The rows of one emitter call, `wait` coded (see module doc), `op`/`layer` zero.
+
+    A tuple of arrays and ints: the garbage collector stops tracking it, so a large cache
+    costs no collection time."""
 
     rows: np.ndarray
     codes: np.ndarray  # (len(rows), MAX_WAIT) int64 wait codes
@@ -79,24 +85,29 @@ def _record(
     )
 
 
-class _Cache:
-    """Plans and fragments of one machine."""
+class Entry:
+    """A cached plan and the fragments of its emitter calls."""
 
-    def __init__(self) -> None:
-        self.plans: dict[tuple, Plan] = {}
-        self.fragments: dict[tuple, Fragment] = {}
+    __slots__ = ("plan", "shared", "prefetches", "bodies")
+
+    def __init__(self, plan: Plan, shared: bool) -> None:
+        self.plan = plan
+        self.shared = shared  # in a machine's cache (its rows count towards MAX_CACHED_ROWS)
+        #: whether the op's streamed loads may run ahead (it has some, none waits for inputs)
+        self.prefetches = bool(plan.stream_bytes) and not plan.waits_for_inputs
+        self.bodies: dict[tuple[int, int] | None, Fragment] = {}  # None: the prefetch
 
 
-_CACHES: dict[Machine, _Cache] = {}
+_CACHES: dict[Machine, dict[tuple, Entry]] = {}
 _cached_rows = 0
 
 
-def cache_of(mach: Machine) -> _Cache:
-    """The plan and fragment cache of a machine."""
-    cache = _CACHES.get(mach)
-    if cache is None:
-        cache = _CACHES[mach] = _Cache()
-    return cache
+def entries_of(mach: Machine) -> dict[tuple, Entry]:
+    """The plan entries of a machine, by plan key (see `op_key`)."""
+    entries = _CACHES.get(mach)
+    if entries is None:
+        entries = _CACHES[mach] = {}
+    return entries
 
 
 def _make_room(rows: int) -> None:
@@ -104,18 +115,19 @@ def _make_room(rows: int) -> None:
     when they would exceed MAX_CACHED_ROWS."""
     global _cached_rows
     if _cached_rows + rows > MAX_CACHED_ROWS:
-        for cache in _CACHES.values():
-            cache.fragments.clear()
-            cache.plans.clear()
+        for entries in _CACHES.values():
+            entries.clear()
         _cached_rows = 0
     _cached_rows += rows
 
 
-def store_plan(cache: _Cache, key: tuple, plan: Plan) -> Plan:
-    """Cache a plan under its key (see `op_key`); the plan."""
-    _make_room(len(plan.steps) + len(plan.stream_bytes))
-    cache.plans[key] = plan
-    return plan
+def store_plan(entries: dict[tuple, Entry], key: tuple, plan: Plan, shared: bool) -> Entry:
+    """Cache a plan under its key (see `op_key`) in a machine's `entries_of` (`shared`), or
+    in a dict of one lowering's; its entry."""
+    if shared:
+        _make_room(len(plan.steps) + len(plan.stream_bytes))
+    entry = entries[key] = Entry(plan, shared)
+    return entry
 
 
 def op_key(op: Op) -> tuple:
@@ -140,80 +152,84 @@ class Assembler:
     """A program's rows as fragments: each emitter call is looked up (or recorded) and
     placed after the rows so far; `rows()` relocates them into one array."""
 
-    def __init__(self, mach: Machine, cache: _Cache) -> None:
+    def __init__(self, mach: Machine) -> None:
         self.mach = mach
-        self.cache = cache
         self.layer = -1  # layer field of the rows being placed (-1 head, blocks = tail)
         self.count = 0  # rows placed so far
         self.done: dict[int, int] = {}  # op position -> row that publishes its output
         self.last_mpe: dict[int, int] = {}  # op position -> its last MPE row
-        self._placed: list[tuple[Fragment, int, int, int, int]] = []  # frag, base, op, layer, ext
+        self._frags: list[Fragment] = []
+        self._bases: list[int] = []  # first row of each placed fragment
+        self._ops: list[int] = []  # op position of each
+        self._layers: list[int] = []  # layer of each
+        self._ext_starts: list[int] = []  # where its external rows start in _externals
         self._externals: list[int] = []
 
-    def _fragment(self, key: tuple, externals: int, call, plan: Plan, index: int) -> Fragment:
-        frag = self.cache.fragments.get(key)
-        if frag is None:
-            own = replace(plan, index=index)
-            frag = _record(self.mach, externals, lambda low, ext: call(low, own, ext), index)
-            _make_room(len(frag.rows))
-            self.cache.fragments[key] = frag
-        return frag
-
-    def _place(self, frag: Fragment, index: int, external: tuple[int, ...] | list[int]) -> int:
+    def _place(self, frag: Fragment, index: int, external: tuple[int, ...]) -> int:
         base = self.count
-        self._placed.append((frag, base, index, self.layer, len(self._externals)))
+        self._frags.append(frag)
+        self._bases.append(base)
+        self._ops.append(index)
+        self._layers.append(self.layer)
+        self._ext_starts.append(len(self._externals))
         self._externals.extend(external)
         self.count += len(frag.rows)
         return base
 
-    def _resolve(self, code: int, base: int, external: tuple[int, ...] | list[int]) -> int:
-        if code == UNUSED:
-            return -1
-        return base + code if code >= 0 else external[-code - 2]
-
-    def prefetch(self, plan_key: tuple, plan: Plan, index: int) -> list[int]:
-        """The plan's prefetched streamed loads (`Emitter.prefetch_count`); their rows."""
-        frag = self._fragment(("prefetch", plan_key), 0, _prefetch, plan, index)
+    def prefetch(self, entry: Entry, index: int) -> list[int]:
+        """The op's prefetched streamed loads (`Emitter.prefetch_count` of them); their rows."""
+        frag = entry.bodies.get(None)
+        if frag is None:
+            frag = _record_into(self.mach, entry, None, 0, _prefetch, index)
         base = self._place(frag, index, ())
         return [base + c for c in frag.streams]
 
-    def body(
-        self,
-        plan_key: tuple,
-        plan: Plan,
-        index: int,
-        inputs: tuple[int, ...],
-        streams: list[int],
-    ) -> None:
+    def body(self, entry: Entry, index: int, inputs: tuple[int, ...], streams: list[int]) -> None:
         """The op's body (`Emitter.emit_body`) after its prefetched loads `streams`."""
-        key = ("body", plan_key, len(inputs), len(streams))
-        frag = self._fragment(key, len(inputs) + len(streams), _body_call(len(inputs)), plan, index)
+        shape = (len(inputs), len(streams))
+        frag = entry.bodies.get(shape)
+        if frag is None:
+            frag = _record_into(self.mach, entry, shape, sum(shape), _body_call(len(inputs)), index)
         external = (*inputs, *streams)
         base = self._place(frag, index, external)
-        self.done[index] = self._resolve(frag.done, base, external)
-        self.last_mpe[index] = self._resolve(frag.last_mpe, base, external)
+        for table, code in ((self.done, frag.done), (self.last_mpe, frag.last_mpe)):
+            if code == UNUSED:
+                table[index] = -1
+            else:
+                table[index] = base + code if code >= 0 else external[-code - 2]
 
     def rows(self) -> np.ndarray:
         """Every placed fragment's rows, relocated: one instruction array."""
-        if not self._placed:
+        if not self._frags:
             return np.zeros(0, INSTR_DTYPE)
-        frags = [p[0] for p in self._placed]
-        lengths = np.array([len(f.rows) for f in frags], dtype=np.int64)
-        instrs = concat_rows([f.rows for f in frags])
-        codes = np.concatenate([f.codes for f in frags])
-        per_row = np.repeat(np.arange(len(frags)), lengths)
-        bases = np.array([p[1] for p in self._placed], dtype=np.int64)[per_row]
-        instrs["op"] = np.array([p[2] for p in self._placed], dtype=np.int32)[per_row]
-        instrs["layer"] = np.array([p[3] for p in self._placed], dtype=np.int32)[per_row]
-        ext_base = np.array([p[4] for p in self._placed], dtype=np.int64)[per_row][:, None]
+        lengths = [len(f.rows) for f in self._frags]
+        instrs = concat_rows([f.rows for f in self._frags])
+        codes = np.concatenate([f.codes for f in self._frags])
+        per_row = np.repeat(np.arange(len(lengths)), lengths)
+        instrs["op"] = np.array(self._ops, dtype=np.int32)[per_row]
+        instrs["layer"] = np.array(self._layers, dtype=np.int32)[per_row]
+        bases = np.array(self._bases, dtype=np.int64)[per_row][:, None]
+        ext_starts = np.array(self._ext_starts, dtype=np.int64)[per_row][:, None]
         externals = np.array(self._externals or [0], dtype=np.int64)
         own = codes >= 0
         outside = codes <= -2
         wait = np.full(codes.shape, -1, dtype=np.int64)
-        wait[own] = (codes + bases[:, None])[own]
-        wait[outside] = externals[(ext_base - codes - 2)[outside]]
+        wait[own] = (codes + bases)[own]
+        wait[outside] = externals[(ext_starts - codes - 2)[outside]]
         instrs["wait"] = wait
         return instrs
+
+
+def _record_into(
+    mach: Machine, entry: Entry, shape: tuple[int, int] | None, externals: int, call, index: int
+) -> Fragment:
+    """Record the fragment of `call` on the entry's plan (as op `index`) and cache it."""
+    plan = replace(entry.plan, index=index)
+    frag = _record(mach, externals, lambda low, ext: call(low, plan, ext), index)
+    if entry.shared:
+        _make_room(len(frag.rows))
+    entry.bodies[shape] = frag
+    return frag
 
 
 def _prefetch(low: Emitter, plan: Plan, _ext: tuple[int, ...]) -> list[int]:

@@ -132,19 +132,22 @@ def window(template: Program, layers: int) -> Program:
     return replace(template, instrs=instrs, layers=layers)
 
 
-def window_columns(template: Program, layers: int, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Columns `names` of `window(template, layers).instrs`, contiguous, built from the
-    template's columns without building the window (what the `fast` engine reads)."""
+def window_columns(
+    template: Program, layers: int, names: tuple[str, ...], dtype: type | None = None
+) -> dict[str, np.ndarray]:
+    """Columns `names` of `window(template, layers).instrs`, contiguous (and of `dtype` if
+    given), built from the template's columns without building the window (what the `fast`
+    engine reads)."""
     src = template.instrs
     rows = _window_rows(template, layers)
     if rows is None:
-        return {name: np.ascontiguousarray(src[name]) for name in names}
+        return {name: np.ascontiguousarray(src[name], dtype=dtype) for name in names}
     h, lam = template.head_len, template.layer_len
     blocks = slice(h + lam, len(rows) - (len(src) - h - 2 * lam))  # block 1's copies
     tail = slice(blocks.stop, len(rows))
     out = {}
     for name in names:
-        col = np.take(np.ascontiguousarray(src[name]), rows, axis=0)
+        col = np.take(np.ascontiguousarray(src[name], dtype=dtype), rows, axis=0)
         if name == "wait":
             # copy k of block 1 is layer k: its waits past the head move k - 1 layers on;
             # the tail's move layers - 2
@@ -316,25 +319,35 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
     nbytes = src["nbytes"] * weights
     work = src["work"] * weights
     unit = src["unit"]
-    out: dict[str, int] = {}
     traffic = src["traffic"]
     moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
-    for u, name in enumerate(template.unit_names):
-        mine = unit == u
-        out[f"busy_{name}"] = int(cyc[mine].sum())
-        out[f"bytes_{name}"] = int(nbytes[mine & moved].sum())
-        out[f"work_{name}"] = int(work[mine].sum())
-    loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
-    out["weight_bytes"] = int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_bytes"] = int(nbytes[loads].sum())
-    out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
-    out["weight_load_cycles"] = int(cyc[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_cycles"] = int(cyc[loads].sum())
-    compute = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE])
-    sfu = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_SFU])
-    mv = compute & (src["opcode"] == MV)
-    out["macs"] = int(work[compute].sum())
-    out["sfu_elements"] = int(work[sfu].sum())
+    names = template.unit_names
+    # per-unit and per-traffic sums as one-hot products (exact integer arithmetic)
+    per_unit = _one_hot(unit, len(names)) @ np.stack([cyc, nbytes * moved, work], axis=1)
+    per_traffic = _one_hot(traffic, TRAFFIC_STORE + 1) @ np.stack([nbytes, cyc], axis=1)
+    out: dict[str, int] = {}
+    for u, name in enumerate(names):
+        out[f"busy_{name}"] = int(per_unit[u, 0])
+        out[f"bytes_{name}"] = int(per_unit[u, 1])
+        out[f"work_{name}"] = int(per_unit[u, 2])
+    loads = [TRAFFIC_ACT, TRAFFIC_KV]
+    out["weight_bytes"] = int(per_traffic[TRAFFIC_WEIGHT, 0])
+    out["act_load_bytes"] = int(per_traffic[loads, 0].sum())
+    out["act_store_bytes"] = int(per_traffic[TRAFFIC_STORE, 0])
+    out["weight_load_cycles"] = int(per_traffic[TRAFFIC_WEIGHT, 1])
+    out["act_load_cycles"] = int(per_traffic[loads, 1].sum())
+    compute = [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE]
+    sfu = [u for u, r in enumerate(unit_roles) if r == ROLE_SFU]
+    is_compute = np.zeros(len(names), dtype=bool)
+    is_compute[compute] = True
+    mv = is_compute[unit] & (src["opcode"] == MV)
+    out["macs"] = int(per_unit[compute, 2].sum())
+    out["sfu_elements"] = int(per_unit[sfu, 2].sum())
     out["mv_cycles"] = int(cyc[mv].sum())
     out["mv_macs"] = int(work[mv].sum())
     return out
+
+
+def _one_hot(keys: np.ndarray, n: int) -> np.ndarray:
+    """(n, len(keys)) int64 matrix: row k marks the positions whose key is k."""
+    return (keys == np.arange(n)[:, None]).astype(np.int64)

@@ -121,7 +121,7 @@ def full_makespan(template: Program) -> int:
     """Makespan of `full(template)`, simulated on columns built from the template's
     (`window_columns`), never building the full program's rows."""
     check_runnable(template)  # the full program's rows are the template's, repeated
-    cols = window_columns(template, template.total_layers, COLUMNS)
+    cols = window_columns(template, template.total_layers, COLUMNS, np.int64)
     _, finish = _run_columns(template, cols, True)
     return int(finish.max()) if len(finish) else 0
 
@@ -141,8 +141,8 @@ def _run_columns(
     args = (
         ptr,
         order,
-        *(cols[name].astype(np.int64) for name in COLUMNS[1:-1]),
-        wait.astype(np.int64).reshape(len(wait), MAX_WAIT),
+        *(np.asarray(cols[name], np.int64) for name in COLUMNS[1:-1]),
+        np.asarray(wait, np.int64).reshape(len(wait), MAX_WAIT),
         cap,
     )
     fn = _kernel() if compiled else _loop

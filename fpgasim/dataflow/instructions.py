@@ -122,44 +122,23 @@ def window(template: Program, layers: int) -> Program:
     if rows is None:
         return template
     src = template.instrs
+    h, lam = template.head_len, template.layer_len
     # gathered as bytes: numpy gathers a structured array ten times slower
     raw = src.view(np.uint8).reshape(len(src), src.dtype.itemsize)
     instrs = raw[rows].reshape(-1).view(src.dtype)
-    cols = window_columns(template, layers, ("wait", "layer"))
-    instrs["wait"] = cols["wait"]
-    instrs["layer"] = cols["layer"]
-    instrs.flags.writeable = False
-    return replace(template, instrs=instrs, layers=layers)
-
-
-def window_columns(
-    template: Program, layers: int, names: tuple[str, ...], dtype: type | None = None
-) -> dict[str, np.ndarray]:
-    """Columns `names` of `window(template, layers).instrs`, contiguous (and of `dtype` if
-    given), built from the template's columns without building the window (what the `fast`
-    engine reads)."""
-    src = template.instrs
-    rows = _window_rows(template, layers)
-    if rows is None:
-        return {name: np.ascontiguousarray(src[name], dtype=dtype) for name in names}
-    h, lam = template.head_len, template.layer_len
     blocks = slice(h + lam, len(rows) - (len(src) - h - 2 * lam))  # block 1's copies
     tail = slice(blocks.stop, len(rows))
-    out = {}
-    for name in names:
-        col = np.take(np.ascontiguousarray(src[name], dtype=dtype), rows, axis=0)
-        if name == "wait":
-            # copy k of block 1 is layer k: its waits past the head move k - 1 layers on;
-            # the tail's move layers - 2
-            shift = np.zeros(len(rows), dtype=col.dtype)
-            shift[blocks] = np.repeat(np.arange(layers - 1, dtype=col.dtype) * lam, lam)
-            shift[tail] = (layers - 2) * lam
-            col += shift[:, None] * (col >= h)
-        elif name == "layer":
-            col[blocks] = np.repeat(np.arange(1, layers, dtype=col.dtype), lam)
-            col[tail] = layers
-        out[name] = col
-    return out
+    # copy k of block 1 is layer k: its waits past the head move k - 1 layers on; the
+    # tail's move layers - 2 (on a contiguous copy: a structured array's field is slow)
+    wait = np.take(np.ascontiguousarray(src["wait"]), rows, axis=0)
+    shift = np.zeros(len(rows), dtype=wait.dtype)
+    shift[blocks] = np.repeat(np.arange(layers - 1, dtype=wait.dtype) * lam, lam)
+    shift[tail] = (layers - 2) * lam
+    instrs["wait"] = wait + shift[:, None] * (wait >= h)
+    instrs["layer"][blocks] = np.repeat(np.arange(1, layers, dtype=np.int32), lam)
+    instrs["layer"][tail] = layers
+    instrs.flags.writeable = False
+    return replace(template, instrs=instrs, layers=layers)
 
 
 def _window_rows(template: Program, layers: int) -> np.ndarray | None:
@@ -173,14 +152,20 @@ def _window_rows(template: Program, layers: int) -> np.ndarray | None:
         return None
     if layers == 1:
         raise ValueError("window of 1 layer from a multi-layer template is not defined")
+    check_window(template)
     h, lam, n = template.head_len, template.layer_len, len(template.instrs)
-    block_wait = template.instrs["wait"][h + lam : h + 2 * lam]
-    if (block_wait[block_wait >= 0] < h).any():
-        raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
     block = np.arange(h + lam, h + 2 * lam)
     return np.concatenate(
         [np.arange(h + lam), np.tile(block, layers - 1), np.arange(h + 2 * lam, n)]
     )
+
+
+def check_window(template: Program) -> None:
+    """A template's layer block 1 may be copied to later layers: it waits on no head row."""
+    h, lam = template.head_len, template.layer_len
+    block_wait = template.instrs["wait"][h + lam : h + 2 * lam]
+    if (block_wait[block_wait >= 0] < h).any():
+        raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
 
 
 def concat_rows(parts: list[np.ndarray]) -> np.ndarray:

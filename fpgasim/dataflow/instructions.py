@@ -168,14 +168,6 @@ def check_window(template: Program) -> None:
         raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
 
 
-def concat_rows(parts: list[np.ndarray]) -> np.ndarray:
-    """`np.concatenate` of arrays of one structured dtype, done on their bytes: numpy
-    otherwise re-derives the structured dtype for each pair of parts (~10 us a part)."""
-    dtype = parts[0].dtype
-    raw = [np.ascontiguousarray(p).view(np.uint8) for p in parts]
-    return np.concatenate(raw).view(dtype)
-
-
 def full(template: Program) -> Program:
     """The program with all of the pass's layers."""
     return window(template, template.total_layers)

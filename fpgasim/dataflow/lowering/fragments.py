@@ -22,12 +22,11 @@ geometry and the tree mask, for softmax the scores it exponentiates.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
-from fpgasim.dataflow.instructions import INSTR_DTYPE, concat_rows
+from fpgasim.dataflow.instructions import INSTR_DTYPE
 from fpgasim.dataflow.lowering.emit import Emitter
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -48,6 +47,7 @@ class Fragment(NamedTuple):
     costs no collection time."""
 
     rows: np.ndarray
+    raw: np.ndarray  # the rows' bytes (uint8), what programs are concatenated from
     codes: np.ndarray  # (len(rows), MAX_WAIT) int64 wait codes
     done: int  # code of the row publishing the op's output (UNUSED: none)
     last_mpe: int  # code of the op's last MPE row (UNUSED: none)
@@ -78,6 +78,7 @@ def _record(
     codes.flags.writeable = False
     return Fragment(
         rows=rows,
+        raw=rows.view(np.uint8),
         codes=codes,
         done=_code(low.done.get(op, -1), externals),
         last_mpe=_code(low.last_mpe.get(op, -1), externals),
@@ -158,20 +159,14 @@ class Assembler:
         self.count = 0  # rows placed so far
         self.done: dict[int, int] = {}  # op position -> row that publishes its output
         self.last_mpe: dict[int, int] = {}  # op position -> its last MPE row
-        self._frags: list[Fragment] = []
-        self._bases: list[int] = []  # first row of each placed fragment
-        self._ops: list[int] = []  # op position of each
-        self._layers: list[int] = []  # layer of each
-        self._ext_starts: list[int] = []  # where its external rows start in _externals
+        #: placed fragments: (fragment, first row, op position, layer, where its external
+        #: rows start in _externals)
+        self._placed: list[tuple[Fragment, int, int, int, int]] = []
         self._externals: list[int] = []
 
     def _place(self, frag: Fragment, index: int, external: tuple[int, ...]) -> int:
         base = self.count
-        self._frags.append(frag)
-        self._bases.append(base)
-        self._ops.append(index)
-        self._layers.append(self.layer)
-        self._ext_starts.append(len(self._externals))
+        self._placed.append((frag, base, index, self.layer, len(self._externals)))
         self._externals.extend(external)
         self.count += len(frag.rows)
         return base
@@ -180,7 +175,7 @@ class Assembler:
         """The op's prefetched streamed loads (`Emitter.prefetch_count` of them); their rows."""
         frag = entry.bodies.get(None)
         if frag is None:
-            frag = _record_into(self.mach, entry, None, 0, _prefetch, index)
+            frag = _record_into(self.mach, entry, None, 0, _prefetch)
         base = self._place(frag, index, ())
         return [base + c for c in frag.streams]
 
@@ -189,7 +184,7 @@ class Assembler:
         shape = (len(inputs), len(streams))
         frag = entry.bodies.get(shape)
         if frag is None:
-            frag = _record_into(self.mach, entry, shape, sum(shape), _body_call(len(inputs)), index)
+            frag = _record_into(self.mach, entry, shape, sum(shape), _body_call(len(inputs)))
         external = (*inputs, *streams)
         base = self._place(frag, index, external)
         for table, code in ((self.done, frag.done), (self.last_mpe, frag.last_mpe)):
@@ -200,32 +195,33 @@ class Assembler:
 
     def rows(self) -> np.ndarray:
         """Every placed fragment's rows, relocated: one instruction array."""
-        if not self._frags:
+        if not self._placed:
             return np.zeros(0, INSTR_DTYPE)
-        lengths = [len(f.rows) for f in self._frags]
-        instrs = concat_rows([f.rows for f in self._frags])
-        codes = np.concatenate([f.codes for f in self._frags])
-        per_row = np.repeat(np.arange(len(lengths)), lengths)
-        instrs["op"] = np.array(self._ops, dtype=np.int32)[per_row]
-        instrs["layer"] = np.array(self._layers, dtype=np.int32)[per_row]
-        bases = np.array(self._bases, dtype=np.int64)[per_row][:, None]
-        ext_starts = np.array(self._ext_starts, dtype=np.int64)[per_row][:, None]
+        frags, bases, ops, layers, ext_starts = zip(*self._placed, strict=True)
+        instrs = np.concatenate([f.raw for f in frags]).view(INSTR_DTYPE)
+        codes = np.concatenate([f.codes for f in frags])
+        per_row = np.repeat(np.arange(len(frags)), [len(f.rows) for f in frags])
+        instrs["op"] = np.array(ops, dtype=np.int32)[per_row]
+        instrs["layer"] = np.array(layers, dtype=np.int32)[per_row]
+        base = np.array(bases, dtype=np.int64)[per_row][:, None]
+        ext_start = np.array(ext_starts, dtype=np.int64)[per_row][:, None]
         externals = np.array(self._externals or [0], dtype=np.int64)
         own = codes >= 0
         outside = codes <= -2
         wait = np.full(codes.shape, -1, dtype=np.int64)
-        wait[own] = (codes + bases)[own]
-        wait[outside] = externals[(ext_starts - codes - 2)[outside]]
+        wait[own] = (codes + base)[own]
+        wait[outside] = externals[(ext_start - codes - 2)[outside]]
         instrs["wait"] = wait
         return instrs
 
 
 def _record_into(
-    mach: Machine, entry: Entry, shape: tuple[int, int] | None, externals: int, call, index: int
+    mach: Machine, entry: Entry, shape: tuple[int, int] | None, externals: int, call
 ) -> Fragment:
-    """Record the fragment of `call` on the entry's plan (as op `index`) and cache it."""
-    plan = replace(entry.plan, index=index)
-    frag = _record(mach, externals, lambda low, ext: call(low, plan, ext), index)
+    """Record the fragment of `call` on the entry's plan and cache it (its rows' op and layer
+    fields are set where it is placed)."""
+    plan = entry.plan
+    frag = _record(mach, externals, lambda low, ext: call(low, plan, ext), plan.index)
     if entry.shared:
         _make_room(len(frag.rows))
     entry.bodies[shape] = frag

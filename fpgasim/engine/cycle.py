@@ -94,11 +94,14 @@ def check_runnable(program: Program) -> None:
     least = 1 if shared or program.ticks_per_cycle == 1 else 0
     if int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
-    for port in np.unique(ins["chan"][ins["chan"] >= 0]):
-        units = np.unique(ins["unit"][ins["chan"] == port])
-        if len(units) > 1:
-            names = [program.unit_names[u] for u in units]
-            raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
+    chan = ins["chan"]
+    used = chan >= 0
+    # the distinct (port, unit) pairs, as one number each: a port in two pairs is shared
+    pairs = np.unique(chan[used].astype(np.int64) * 256 + ins["unit"][used])
+    ports = pairs // 256
+    for port in np.unique(ports[1:][ports[1:] == ports[:-1]]):
+        names = [program.unit_names[u] for u in pairs[ports == port] % 256]
+        raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
 # --------------------------------------------------------------------------- steady state

@@ -100,41 +100,39 @@ def _expand(h, lam, layers, n_units, unit, cycles, acq_buf, acq_bytes, rel_buf, 
     its waits past the head moved one layer per copy, the tail moved `layers - 2`)."""
     nt = cycles.shape[0]
     lead = h + lam
-    blocks_end = lead + (layers - 1) * lam
     n = nt + (layers - 2) * lam
-    out = np.empty((5, n), np.int64)
+    src = np.empty((6, nt), np.int64)
+    src[0], src[1], src[2], src[3], src[4], src[5] = (
+        unit, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes
+    )
+    out = np.empty((6, n), np.int64)
     out_wait = np.empty((n, wait.shape[1]), np.int64)
-    out_unit = np.empty(n, np.int64)
+    out[:, :lead] = src[:, :lead]
+    out_wait[:lead] = wait[:lead]
+    # (first row, template row it copies from, rows, wait shift) of block 1's copies and the tail
+    for k in range(layers):
+        if k < layers - 1:
+            first, t0, rows, shift = lead + k * lam, lead, lam, k * lam
+        else:
+            first, t0, rows, shift = lead + k * lam, lead + lam, nt - lead - lam, (k - 1) * lam
+        out[:, first : first + rows] = src[:, t0 : t0 + rows]
+        for r in range(rows):
+            for j in range(wait.shape[1]):
+                w = wait[t0 + r, j]
+                out_wait[first + r, j] = w + shift if w >= h else w
     counts = np.zeros(n_units, np.int64)
     for r in range(n):
-        if r < lead:
-            t, shift = r, 0
-        elif r < blocks_end:
-            k = (r - lead) // lam
-            t, shift = r - k * lam, k * lam
-        else:
-            shift = (layers - 2) * lam
-            t = r - shift
-        out[0, r] = cycles[t]
-        out[1, r] = acq_buf[t]
-        out[2, r] = acq_bytes[t]
-        out[3, r] = rel_buf[t]
-        out[4, r] = rel_bytes[t]
-        for j in range(wait.shape[1]):
-            w = wait[t, j]
-            out_wait[r, j] = w + shift if w >= h else w
-        out_unit[r] = unit[t]
-        counts[unit[t]] += 1
+        counts[out[0, r]] += 1
     ptr = np.zeros(n_units + 1, np.int64)
     for u in range(n_units):
         ptr[u + 1] = ptr[u] + counts[u]
     fill = ptr[:n_units].copy()
     order = np.empty(n, np.int64)
     for r in range(n):
-        u = out_unit[r]
+        u = out[0, r]
         order[fill[u]] = r
         fill[u] += 1
-    return ptr, order, out[0], out[1], out[2], out[3], out[4], out_wait
+    return ptr, order, out[1], out[2], out[3], out[4], out[5], out_wait
 
 
 @cache

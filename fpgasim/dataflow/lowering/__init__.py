@@ -11,6 +11,7 @@ execute the rows. One file per op family, each small enough to read at once:
   attention.py    QK^T, softmax, PV (KV chunks, tree-mask tile skipping)
   elementwise.py  norms and other SFU-only ops
   emit.py         plans -> instruction rows (waits, buffer space)
+  fragments.py    each op's rows emitted once and relocated into every program using them
 
 Realistic mode (board.overlap == "realistic"):
 - weights, K/V and PV's probabilities stream through bounded buffers (linear.py,

@@ -39,7 +39,7 @@ from fpgasim.simulate import (
     align_up,
     check_max_context,
     memory_columns,
-    prefill_spec,
+    prefill_timing,
     verify_timing,
 )
 
@@ -208,7 +208,7 @@ def generate(
     """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
     with `algorithm` when given (AAT curves from `curve_at`, default: embedded model)."""
     _check(board, prompt_len, decode_len)
-    prefill = engine.run_pass(prefill_spec(board, prompt_len), board, model)
+    prefill = prefill_timing(engine, board, model, prompt_len)
     if algorithm is None:
         steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
     else:

@@ -128,7 +128,7 @@ def test_prefetched_passes_equal_passes_run_here() -> None:
     cached = {pass_key(*k): service.run_pass(*k) for k in keys}
     for exp in exps:
         run_experiment(exp, ctx=planned)
-    assert len(service) == len(keys)  # nothing asked beyond the plan
+    assert service.remembered == len(keys)  # nothing asked beyond the plan
     fresh = get_engine("fast")  # no window: every layer simulated
     for key in keys[:: max(1, len(keys) // 12)]:
         assert fresh.run_pass(*key).cycles == cached[pass_key(*key)].cycles
@@ -143,6 +143,6 @@ def test_passes_are_shared_across_models_of_one_architecture() -> None:
 
     board = load_board("v80")
     ta = verify_timing(fast, board, a, 3, 512)
-    assert len(service_for(fast)) == 1
-    assert verify_timing(fast, board, b, 3, 512) == ta and len(service_for(fast)) == 1
+    assert service_for(fast).remembered == 1
+    assert verify_timing(fast, board, b, 3, 512) == ta and service_for(fast).remembered == 1
     assert verify_timing(get_engine("fast"), board, b, 3, 512).cycles == ta.cycles

@@ -70,8 +70,10 @@ class PassService:
         """Per-unit and per-channel-group rows of the last target (verify) pass asked."""
         return self._last_rows
 
-    def __len__(self) -> int:
-        """How many distinct passes are remembered."""
+    @property
+    def remembered(self) -> int:
+        """How many distinct passes are remembered (not `__len__`: an empty service is no
+        less an engine, and callers test `engine or default`)."""
         return len(self._memo)
 
     def __contains__(self, key: PassKey) -> bool:

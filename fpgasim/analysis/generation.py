@@ -307,8 +307,10 @@ def _best_step(
     timer: Timer, curve: AatCurve
 ) -> tuple[int, str, float, tuple[str, float], float, float]:
     """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s) of the solver's
-    best set at one context (x = 1 where the decision is AD)."""
-    solution = solve_curve(timer, curve)
+    best set at one context (x = 1 where the decision is AD). Without the primary roofline
+    (T_v at every x up to the largest): the best set and the decision do not read it, and
+    it was half of the passes a generation asked."""
+    solution = solve_curve(timer, curve, roofline=False)
     verdict = (solution.summary["decision"], float(solution.summary["best_speedup"]))
     if verdict[0] != USE_SD:
         return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0

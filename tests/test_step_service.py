@@ -103,3 +103,19 @@ def test_the_planner_lists_each_distinct_pass_and_answers_with_its_engine() -> N
     engine = CountingEngine()
     solve(V80, LLAMA, LONGSPEC, [1024], engine=engine)
     assert set(engine.asked) == {pass_key(*k) for k in plan}
+
+
+def test_an_unhashable_engine_gets_one_service_too() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class DataclassEngine:  # eq=True makes it unhashable
+        name: str = "dc"
+        version: str = "1"
+
+        def run_pass(self, spec, board, model, drafter=None) -> Timing:
+            return get_engine("analytic").run_pass(spec, board, model, drafter)
+
+    engine = DataclassEngine()
+    assert service_for(engine) is service_for(engine)
+    assert verify_timing(engine, V80, LLAMA, 2, 64) is verify_timing(engine, V80, LLAMA, 2, 64)

@@ -151,15 +151,23 @@ def time_pass(
 
 
 _SERVICES: weakref.WeakKeyDictionary[Any, PassService] = weakref.WeakKeyDictionary()
+#: Services of engines that cannot be weak dictionary keys (e.g. a dataclass engine, which
+#: is unhashable); the service holds its engine, so the id is not reused while it lives.
+_UNHASHABLE: dict[int, PassService] = {}
 
 
 def service_for(engine: Engine | PassService) -> PassService:
     """The pass service of an engine instance (created on first ask; a service is its own)."""
     if isinstance(engine, PassService):
         return engine
-    service = _SERVICES.get(engine)
-    if service is None:
-        service = _SERVICES[engine] = PassService(engine)
+    try:
+        service = _SERVICES.get(engine)
+        if service is None:
+            service = _SERVICES[engine] = PassService(engine)
+    except TypeError:
+        service = _UNHASHABLE.get(id(engine))
+        if service is None:
+            service = _UNHASHABLE[id(engine)] = PassService(engine)
     return service
 
 

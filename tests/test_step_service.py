@@ -105,17 +105,30 @@ def test_the_planner_lists_each_distinct_pass_and_answers_with_its_engine() -> N
     assert set(engine.asked) == {pass_key(*k) for k in plan}
 
 
-def test_an_unhashable_engine_gets_one_service_too() -> None:
+def test_an_engine_that_takes_no_attributes_gets_one_service_too() -> None:
     from dataclasses import dataclass
 
-    @dataclass
-    class DataclassEngine:  # eq=True makes it unhashable
-        name: str = "dc"
+    @dataclass(frozen=True)
+    class FrozenEngine:
+        name: str = "frozen"
         version: str = "1"
 
         def run_pass(self, spec, board, model, drafter=None) -> Timing:
             return get_engine("analytic").run_pass(spec, board, model, drafter)
 
-    engine = DataclassEngine()
+    engine = FrozenEngine()
     assert service_for(engine) is service_for(engine)
     assert verify_timing(engine, V80, LLAMA, 2, 64) is verify_timing(engine, V80, LLAMA, 2, 64)
+
+
+def test_an_engine_and_its_service_are_freed_together() -> None:
+    """A sweep builds an engine per chunk: its passes must not outlive it."""
+    import gc
+    import weakref
+
+    engine = get_engine("analytic")
+    verify_timing(engine, V80, LLAMA, 2, 64)
+    gone = weakref.ref(service_for(engine))
+    del engine
+    gc.collect()
+    assert gone() is None

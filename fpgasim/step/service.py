@@ -4,9 +4,10 @@ Engines turn one pass into a `Timing` and remember nothing. `PassService` wraps 
 and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`: the spec,
 the board, the model's architecture and the drafter), the per-unit rows of the last verify
 pass, and batching (`prefetch`: the missing passes of a plan computed on an executor's
-workers and stored here). `service_for(engine)` is the one service of an engine instance,
-so every consumer holding that engine (simulate, the solver, tree design, the side-by-side
-tables, generate, `--trace`) shares one memo and nothing is timed twice.
+workers and stored here). `service_for(engine)` is the one service of an engine instance
+(carried by the engine object, so both are freed together), and every consumer holding
+that engine (simulate, the solver, tree design, the side-by-side tables, generate,
+`--trace`) shares one memo: nothing is timed twice.
 
 A service satisfies the `Engine` protocol itself (`name`, `version`, `run_pass`), so it can
 be handed wherever an engine is expected.
@@ -14,7 +15,6 @@ be handed wherever an engine is expected.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
@@ -150,24 +150,29 @@ def time_pass(
     return engine.run_pass(spec, board, model, drafter), []
 
 
-_SERVICES: weakref.WeakKeyDictionary[Any, PassService] = weakref.WeakKeyDictionary()
-#: Services of engines that cannot be weak dictionary keys (e.g. a dataclass engine, which
-#: is unhashable); the service holds its engine, so the id is not reused while it lives.
-_UNHASHABLE: dict[int, PassService] = {}
+#: The attribute under which an engine instance carries its service (set by `service_for`;
+#: the engine's own code never reads it). An attribute, not a weak-keyed table: the
+#: service refers to its engine, which would keep a table's key alive for ever, while an
+#: engine and its service form a cycle the garbage collector frees together.
+_ATTRIBUTE = "_pass_service"
+#: Services of engines that take no attributes (slots, frozen classes); the service holds
+#: its engine, so the id is not reused while the entry lives.
+_DETACHED: dict[int, PassService] = {}
 
 
 def service_for(engine: Engine | PassService) -> PassService:
     """The pass service of an engine instance (created on first ask; a service is its own)."""
     if isinstance(engine, PassService):
         return engine
-    try:
-        service = _SERVICES.get(engine)
-        if service is None:
-            service = _SERVICES[engine] = PassService(engine)
-    except TypeError:
-        service = _UNHASHABLE.get(id(engine))
-        if service is None:
-            service = _UNHASHABLE[id(engine)] = PassService(engine)
+    service = getattr(engine, _ATTRIBUTE, None)
+    if service is None:
+        service = _DETACHED.get(id(engine))
+    if service is None:
+        service = PassService(engine)
+        try:
+            setattr(engine, _ATTRIBUTE, service)
+        except (AttributeError, TypeError):
+            _DETACHED[id(engine)] = service
     return service
 
 

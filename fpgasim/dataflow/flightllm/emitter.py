@@ -139,7 +139,7 @@ def mask_of(*units: int) -> int:
 
 #: FlightLLM's rows before `compiler.resolve`: duration in (fractional) cycles, bytes, work,
 #: traffic, and the units the row waits on / releases to, as bit masks (`mask_of`)
-ROW = np.dtype([("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64),
+FLIGHTLLM_ROW = np.dtype([("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64),
                 ("work", np.int64), ("traffic", np.int64), ("wait_units", np.int64),
                 ("rel_units", np.int64)])
 
@@ -152,7 +152,7 @@ class FlightLLMEmitter(Emitter):
     a run of the same block is kept once with its repeat count until `rows` tiles it.
     """
 
-    ROW = ROW
+    ROW = FLIGHTLLM_ROW
 
     def __init__(self, rates: Rates) -> None:
         super().__init__()

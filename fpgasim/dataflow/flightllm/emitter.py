@@ -139,13 +139,14 @@ def mask_of(*units: int) -> int:
 
 #: FlightLLM's rows before `compiler.resolve`: duration in (fractional) cycles, bytes, work,
 #: traffic, and the units the row waits on / releases to, as bit masks (`mask_of`)
-FLIGHTLLM_ROW = np.dtype([("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64),
-                ("work", np.int64), ("traffic", np.int64), ("wait_units", np.int64),
-                ("rel_units", np.int64)])
+FLIGHTLLM_ROW = np.dtype([
+    ("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64), ("work", np.int64),
+    ("traffic", np.int64), ("wait_units", np.int64), ("rel_units", np.int64),
+])
 
 
 class FlightLLMEmitter(Emitter):
-    """Rows of one part in FlightLLM's layout (`ROW`) with its per-unit duration formulas.
+    """Rows of one part in FlightLLM's layout (`FLIGHTLLM_ROW`) with its per-unit duration formulas.
 
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
     for every later block with the same key in the layer (identical tiles, groups or heads);

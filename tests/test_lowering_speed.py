@@ -15,7 +15,6 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.instructions import (
-    INSTR_DTYPE,
     MV,
     TRAFFIC_ACT,
     TRAFFIC_KV,
@@ -31,7 +30,7 @@ from fpgasim.dataflow.instructions import (
 from fpgasim.dataflow.lowering import Machine, _plan, lower
 from fpgasim.dataflow.lowering import fragments as frag_module
 from fpgasim.dataflow.lowering.attention import TreeMask
-from fpgasim.dataflow.lowering.emit import Emitter
+from fpgasim.dataflow.lowering.emit import PlanEmitter
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.fast import full_makespan, run_loop
 from fpgasim.step import step_passes
@@ -44,12 +43,12 @@ SMALL = TargetModel(
 
 
 def reference_rows(spec: PassSpec, board, model, drafter=None) -> np.ndarray:
-    """Every row emitted in place by one `Emitter`, op by op (the lowering without caches)."""
+    """Every row emitted in place by one `PlanEmitter`, op by op (the lowering without caches)."""
     pass_ops = lower_pass(spec, board, model, drafter)
     mach = Machine.of(board)
     graph = pass_ops.graph
     flat = pass_ops.template_ops()
-    low = Emitter(mach)
+    low = PlanEmitter(mach)
     mask = TreeMask(spec.tree_parents, spec.mask_block, mach.ideal)
     plans = {}
 
@@ -82,7 +81,7 @@ def reference_rows(spec: PassSpec, board, model, drafter=None) -> np.ndarray:
             low.emit_body(plan, inputs(plan), streams)
         for d in deferred:
             low.emit_body(d, inputs(d), [])
-    return np.array(low.rows, dtype=INSTR_DTYPE)
+    return low.rows()
 
 
 #: (algorithm, verify length, context) of the passes checked

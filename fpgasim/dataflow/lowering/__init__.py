@@ -10,7 +10,7 @@ execute the rows. One file per op family, each small enough to read at once:
   linear.py       linears and the LM head (weight tiles)
   attention.py    QK^T, softmax, PV (KV chunks, tree-mask tile skipping)
   elementwise.py  norms and other SFU-only ops
-  emit.py         plans -> instruction rows (waits, buffer space)
+  emit.py         plans -> instruction rows (waits, buffer space), on dataflow/emitter.py
   fragments.py    each op's rows emitted once and relocated into every program using them
 
 Realistic mode (board.overlap == "realistic"):

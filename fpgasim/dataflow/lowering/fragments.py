@@ -1,7 +1,7 @@
 """Relocatable fragments: an op's rows emitted once, then copied into every program using them.
 
-What the `Emitter` writes for one call (an op's prefetched loads, or its body) depends only
-on the op's plan, the board and how many rows it waits on, never on where those rows are:
+What the `PlanEmitter` writes for one call (an op's prefetched loads, or its body) depends
+only on the op's plan, the board and how many rows it waits on, never on where those rows are:
 the rows a call waits for (its inputs and its prefetched loads) enter only the `wait`
 fields, and its own rows only as offsets from its first row. So a call is emitted once, on
 row indices that tell the two apart (external rows 0..E-1, its own rows from E on), stored
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fpgasim.dataflow.instructions import INSTR_DTYPE
-from fpgasim.dataflow.lowering.emit import Emitter
+from fpgasim.dataflow.lowering.emit import PlanEmitter
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
 from fpgasim.dataflow.ops import Op
@@ -61,15 +61,17 @@ def _code(row: int, externals: int) -> int:
 
 
 def _record(
-    mach: Machine, externals: int, call: Callable[[Emitter, tuple[int, ...]], list[int]], op: int
+    mach: Machine,
+    externals: int,
+    call: Callable[[PlanEmitter, tuple[int, ...]], list[int]],
+    op: int,
 ) -> Fragment:
-    """Run `call(emitter, external rows)` on a fresh emitter whose first `externals` rows
-    stand for the external rows; the fragment of what it appended."""
-    low = Emitter(mach)
-    low.rows = [()] * externals
+    """Run `call(emitter, external rows)` on a fresh emitter whose row numbers start at
+    `externals` (0..externals-1 stand for the external rows); the fragment it emitted."""
+    low = PlanEmitter(mach)
+    low.count = externals
     streams = call(low, tuple(range(externals)))
-    own = low.rows[externals:]
-    rows = np.array(own, dtype=INSTR_DTYPE) if own else np.zeros(0, INSTR_DTYPE)
+    rows = low.rows()
     wait = rows["wait"].astype(np.int64)
     codes = np.where(wait >= externals, wait - externals, np.where(wait >= 0, -wait - 2, UNUSED))
     rows["op"] = 0
@@ -172,7 +174,7 @@ class Assembler:
         return base
 
     def prefetch(self, entry: Entry, index: int) -> list[int]:
-        """The op's prefetched streamed loads (`Emitter.prefetch_count` of them); their rows."""
+        """The op's prefetched streamed loads (`PlanEmitter.prefetch_count` of them); their rows."""
         frag = entry.bodies.get(None)
         if frag is None:
             frag = _record_into(self.mach, entry, None, 0, _prefetch)
@@ -180,7 +182,7 @@ class Assembler:
         return [base + c for c in frag.streams]
 
     def body(self, entry: Entry, index: int, inputs: tuple[int, ...], streams: list[int]) -> None:
-        """The op's body (`Emitter.emit_body`) after its prefetched loads `streams`."""
+        """The op's body (`PlanEmitter.emit_body`) after its prefetched loads `streams`."""
         shape = (len(inputs), len(streams))
         frag = entry.bodies.get(shape)
         if frag is None:
@@ -228,14 +230,14 @@ def _record_into(
     return frag
 
 
-def _prefetch(low: Emitter, plan: Plan, _ext: tuple[int, ...]) -> list[int]:
+def _prefetch(low: PlanEmitter, plan: Plan, _ext: tuple[int, ...]) -> list[int]:
     streams: list[int] = []
     low.emit_loads(plan, (), range(low.prefetch_count(plan)), streams)
     return streams
 
 
 def _body_call(n_inputs: int):
-    def call(low: Emitter, plan: Plan, ext: tuple[int, ...]) -> list[int]:
+    def call(low: PlanEmitter, plan: Plan, ext: tuple[int, ...]) -> list[int]:
         streams = list(ext[n_inputs:])
         low.emit_body(plan, ext[:n_inputs], streams)
         return []

@@ -9,9 +9,7 @@ from typing import ClassVar, Literal
 from fpgasim.config.schema import Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, level_passes
 from fpgasim.dataflow.drafters import (
-    Counts,
     DrafterKind,
-    ops_counts,
     register_drafter,
     unregister_drafter,
 )
@@ -50,11 +48,6 @@ class Mlp:
 
         x = net.act_input("hidden", n, model.hidden)
         return net.build(self.kind, spec.context, 1, identity, layer, tail, x)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: MlpDrafter
-    ) -> Counts:
-        return ops_counts(self.build_pass(spec, board, model, drafter))
 
     def weight_count(self, model: TargetModel, drafter: MlpDrafter) -> int:
         """The MLP (gate, up, down); the LM head is the target's."""

@@ -9,11 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
-from fpgasim.dataflow.drafters import Counts, drafter_plugin, weight_reads_array
+from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
+
+
+def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
+    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
+    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
 
 
 def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
@@ -61,10 +66,12 @@ def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
 
 
 def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Counts:
-    """Element counts of one PassSpec: the target's closed form, or its drafter plug-in's."""
+    """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
+    the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
+    transcribed independently)."""
     if spec.kind == "target":
         return target_counts(model, spec.tokens, spec.context, board)
-    return drafter_plugin(spec.kind).counts(spec, board, model, drafter)
+    return ops_counts(lower_pass(spec, board, model, drafter))
 
 
 class AnalyticEngine:

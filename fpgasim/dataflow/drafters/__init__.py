@@ -18,7 +18,6 @@ from fpgasim.dataflow.drafters.base import (
     ops_counts,
     register_drafter,
     unregister_drafter,
-    weight_reads_array,
 )
 from fpgasim.dataflow.drafters.eagle3 import Eagle3
 from fpgasim.dataflow.drafters.falcon import Falcon
@@ -64,5 +63,4 @@ __all__ = [
     "ops_counts",
     "register_drafter",
     "unregister_drafter",
-    "weight_reads_array",
 ]

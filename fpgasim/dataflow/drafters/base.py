@@ -2,9 +2,10 @@
 
 A drafter is one module (fpgasim/dataflow/drafters/longspec.py is the simplest) holding a
 `DrafterPlugin`: its schema (a `DrafterSchema` of fpgasim.config.schema, which also states
-its tree family), the draft passes it runs to build a tree, the builder of one draft pass
-(ops and graph) and that pass's element counts for the analytic engine. Registering the
-plug-in also registers its schema, so algorithm files can name the kind.
+its tree family), the draft passes it runs to build a tree, and the builder of one draft
+pass (ops and graph). The analytic engine's element counts of a draft pass are the sums of
+that pass's ops (`ops_counts`), so the accounting and the lowered program cannot drift.
+Registering the plug-in also registers its schema, so algorithm files can name the kind.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ Counts = dict[str, np.ndarray]
 
 
 class DrafterPlugin(Protocol):
-    """One drafter: its schema, draft schedule, pass builder and the pass's counts."""
+    """One drafter: its schema, draft schedule and pass builder."""
 
     kind: DrafterKind
     schema: type[DrafterSchema]
@@ -51,12 +52,6 @@ class DrafterPlugin(Protocol):
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
     ) -> PassOps:
         """One draft pass lowered to ops and their dataflow graph."""
-        ...
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
-    ) -> Counts:
-        """Element counts of one draft pass; equal to `build_pass(...).totals()`."""
         ...
 
     def weight_count(self, model: TargetModel, drafter: DrafterSchema) -> int:
@@ -97,13 +92,8 @@ def drafter_plugin(kind: str) -> DrafterPlugin:
 
 
 def ops_counts(ops: PassOps) -> Counts:
-    """The counts of a lowered pass, from its ops (a drafter without a closed form)."""
+    """The element counts of a lowered pass: the sums over its ops (`PassOps.totals`)."""
     t = ops.totals()
     keys = {"weight": "weight_elems", "act": "act_elems", "kv": "kv_elems"}
     keys |= {"store": "store_elems", "macs": "macs"}
     return {name: np.float64(t[total]) for name, total in keys.items()}
-
-
-def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
-    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
-    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))

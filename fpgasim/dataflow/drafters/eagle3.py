@@ -5,15 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
 from fpgasim.config.schema import Board, Eagle3Drafter, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    weight_reads_array,
-)
+from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
 from fpgasim.errors import InputError
@@ -39,11 +33,6 @@ class Eagle3:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
     ) -> PassOps:
         return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
-    ) -> Counts:
-        return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
 
     def weight_count(self, model: TargetModel, drafter: Eagle3Drafter) -> int:
         """fc (fused_layers h -> h), one layer whose q/k/v read the wide concat, o, the MLP
@@ -98,59 +87,3 @@ def eagle3_pass(
         x = net.act_input("feature", n, h)
     return net.build("eagle3", context, 1, head, layer, tail, x)
 
-
-def eagle3_counts(
-    m: TargetModel, d: Eagle3Drafter, n, context, board: Board, first: bool
-) -> Counts:
-    """Element counts of one EAGLE-3 draft pass (fc on the first pass only)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s = m.hidden, m.intermediate, m.heads, m.kv_ratio
-    V = d.draft_vocab or m.vocab
-    nk = n + L
-    q_mult = 4 if d.q_charged_twice else 2
-    weights = 2 * h * h + 2 * (2 * h * s * h) + h * h + 3 * h * i + h * V
-    act = (
-        2 * n * h
-        + 6 * n * h
-        + n * h * (1 + s)
-        + n * nk * H
-        + n * h * s
-        + 2 * n * h
-        + n * h
-        + n * h
-        + (n * h + n * i)
-        + (n * i + n * h)
-        + n * h
-    )
-    store = (
-        2 * n * h
-        + n * h * (1 + 2 * s)
-        + n * nk * H
-        + n * h
-        + n * h
-        + n * h
-        + 2 * n * i
-        + n * h
-        + n * V
-    )
-    macs = (
-        q_mult * n * h * h
-        + 4 * s * n * h * h
-        + 2 * n * nk * h
-        + n * h * h
-        + 3 * n * h * i
-        + n * h * V
-    )
-    if first:
-        weights = weights + 3 * h * h
-        act = act + 3 * n * h
-        store = store + n * h
-        macs = macs + 3 * n * h * h
-    return {
-        "weight": weights * weight_reads_array(n, board),
-        "act": act,
-        "kv": 2 * s * h * L + 0 * n,
-        "store": store,
-        "macs": macs,
-    }

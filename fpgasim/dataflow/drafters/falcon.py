@@ -7,17 +7,13 @@ from typing import ClassVar
 
 from fpgasim.config.schema import Board, FalconDrafter, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, block_parents
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    ops_counts,
-)
+from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 
 
 class Falcon:
-    """The Falcon drafter plug-in; its counts are those of its lowered ops."""
+    """The Falcon drafter plug-in."""
 
     kind: ClassVar[DrafterKind] = DrafterKind("falcon")
     schema: ClassVar[type[FalconDrafter]] = FalconDrafter
@@ -31,12 +27,6 @@ class Falcon:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
     ) -> PassOps:
         return falcon_pass(model, drafter, spec.tokens, spec.context, board)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
-    ) -> Counts:
-        # Falcon is not in the study: its accounting is its ops' (docs/falcon.md)
-        return ops_counts(self.build_pass(spec, board, model, drafter))
 
     def weight_count(self, model: TargetModel, drafter: FalconDrafter) -> int:
         """The LSTM layers (4 gates over [input, state]; the first input is 2h wide), one

@@ -5,15 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
 from fpgasim.config.schema import Board, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.draft_passes import DraftTree, level_passes
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    weight_reads_array,
-)
+from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 
@@ -34,11 +28,6 @@ class LongSpec:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
     ) -> PassOps:
         return longspec_pass(model, drafter, spec.tokens, spec.context, board)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
-    ) -> Counts:
-        return longspec_counts(model, drafter, spec.tokens, spec.context, board)
 
     def weight_count(self, model: TargetModel, drafter: LongSpecDrafter) -> int:
         """Windowed self-attention (q, o: h x h; k, v: h x kv), cross-attention q and o (its
@@ -73,36 +62,3 @@ def longspec_pass(
     x = net.act_input("hidden", n, h)
     return net.build("longspec", context, 1, identity, layer, tail, x)
 
-
-def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board) -> Counts:
-    """Element counts of one LongSpec draft pass (self-attn, cross-attn, MLP, LM head)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s, V = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
-    nk = n + L
-    W = np.minimum(d.window_tokens, nk)
-    weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
-    return {
-        "weight": weights * weight_reads_array(n, board),
-        "act": n * h * (7 + 2 * s)
-        + n * W * H
-        + n * h * (5 + 2 * s)
-        + n * nk * H
-        + 4 * n * h
-        + 2 * n * i
-        + n * h,
-        "kv": 2 * s * h * W + 2 * s * h * L,
-        "store": n * h * (4 + 2 * s)
-        + n * W * H
-        + 4 * n * h
-        + n * nk * H
-        + 2 * n * h
-        + 2 * n * i
-        + n * V,
-        "macs": (2 + 2 * s) * n * h * h
-        + 2 * n * W * h
-        + 2 * n * h * h
-        + 2 * n * nk * h
-        + 3 * n * h * i
-        + n * h * V,
-    }

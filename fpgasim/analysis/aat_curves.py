@@ -84,7 +84,7 @@ def _embedded_trees(algorithm: Algorithm, context: int, xs: Sequence[int]) -> di
         return {}
     out = {}
     for row in frame.to_dict("records"):
-        tree = tree_of_row(row, algorithm.kind)
+        tree = tree_of_row(row, algorithm.drafter)
         if tree is not None:
             out[int(row["verify_len"])] = tree
     return out
@@ -100,7 +100,7 @@ def resolve_trees(
     """The tree at each x by the documented precedence, and where each came from."""
     trees: list[DraftTree | None] = []
     sources: list[str] = []
-    by_x = table_trees(tree_table, algorithm.kind) if tree_table is not None else {}
+    by_x = table_trees(tree_table, algorithm.drafter) if tree_table is not None else {}
     for x in xs:
         tree = row_trees.get(x)
         if tree is not None:
@@ -189,7 +189,7 @@ def measured_curves(
                     if x >= 2
                 ]
                 row_trees = {
-                    int(r["verify_len"]): tree_of_row(r, algorithm.kind)
+                    int(r["verify_len"]): tree_of_row(r, algorithm.drafter)
                     for r in curve.to_dict("records")
                 }
             else:
@@ -201,7 +201,7 @@ def measured_curves(
             file = str(curve["file"].iloc[0])
             ori = ori_row(rows, task, context, file)
             if ori is not None:
-                tree = tree_of_row(ori, algorithm.kind) or default_tree(algorithm)
+                tree = tree_of_row(ori, algorithm.drafter) or default_tree(algorithm)
                 ori_point = OriPoint(int(ori["verify_len"]), float(ori["aat"]), tree, "measured")
             else:
                 ori_point = _ori_fallback(algorithm, points, fit, aat_source)
@@ -244,9 +244,8 @@ def embedded_curves(
         if frame.empty:
             raise InputError("contexts", context, "the embedded model returned no x >= 2")
         xs = [int(x) for x in frame["verify_len"]]
-        row_trees = {
-            int(r["verify_len"]): tree_of_row(r, algorithm.kind) for r in frame.to_dict("records")
-        }
+        records = frame.to_dict("records")
+        row_trees = {int(r["verify_len"]): tree_of_row(r, algorithm.drafter) for r in records}
         trees, sources = resolve_trees(algorithm, context, xs, row_trees, None)
         sources = ["embedded" if s == "measured" else s for s in sources]
         points = _points(xs, frame["aat"], trees, sources)

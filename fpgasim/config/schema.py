@@ -537,10 +537,13 @@ class DrafterSchema(Strict):
 
     `tree_family`: "static" drafters build a tree of given level widths (`default_tree.shape`);
     "dynamic" ones grow it from a depth and a top-k (`default_tree.depth`, `.top_k`).
+    `tree_table_columns`: the columns of a per-x tree table (workloads/aat) that state this
+    drafter's tree: one column of level widths (static), or depth and top-k (dynamic).
     """
 
     kind: str
     tree_family: ClassVar[Literal["static", "dynamic"]] = "static"
+    tree_table_columns: ClassVar[tuple[str, ...]] = ("longspec_tree_shape",)
 
     @property
     def levels_per_pass(self) -> int:
@@ -557,6 +560,7 @@ class LongSpecDrafter(DrafterSchema):
 class Eagle3Drafter(DrafterSchema):
     kind: Literal["eagle3"]
     tree_family: ClassVar[Literal["static", "dynamic"]] = "dynamic"
+    tree_table_columns: ClassVar[tuple[str, ...]] = ("eagle3_depth", "eagle3_top_k")
     fused_layers: PosInt = Field(3, le=16, description="target hidden states fused by fc")
     input_multiple: PosInt = Field(2, le=8, description="q/k/v input width / hidden")
     draft_vocab: PosInt | None = Field(

@@ -10,6 +10,7 @@ import pytest
 
 from fpgasim.analysis.solver import solve
 from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.dataflow import lowerings
 from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
@@ -57,6 +58,38 @@ def test_a_drafter_from_tests_runs_through_the_solver(mlp_drafter) -> None:
     assert list(solution.summary["context"]) == [1024, 8192]
     assert (solution.summary["algorithm"] == "test-mlp").all()
     assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
+
+
+FLIGHT = ["-b", "flightllm-vhk158", "-m", "llama2-7b-flightllm", "-L", "512"]
+
+
+def test_a_drafter_from_tests_runs_on_flightllms_compiler(mlp_drafter, capsys) -> None:
+    board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
+    assert "test-mlp" in lowerings.lowering_of(board).drafters()
+    tree = default_tree(mlp_drafter)
+    spec = step_passes(69, 512, mlp_drafter, tree, 3).drafts[1]
+    exe = lowerings.lower(spec, board, model, mlp_drafter.drafter)
+    names = {n for part in exe.parts for n in part.op_names}
+    assert {"gate_proj", "up_proj", "down_proj", "lm_head"} <= names
+    assert not any("qk" in n or "concat" in n for n in names)  # no attention, no KV cache
+    timings = [get_engine(e).run_pass(spec, board, model, mlp_drafter.drafter) for e in
+               ("event", "fast")]
+    assert timings[0].cycles == timings[1].cycles > 0
+    res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML), "--format", "json")
+    assert res.code == 0, res.err
+    row = json.loads(res.out)
+    row = row[0] if isinstance(row, list) else row
+    assert row["draft_passes"] == 5 and row["draft_cycles"] > 0
+
+
+def test_a_drafter_without_a_flightllm_graph_is_refused_in_one_line(
+    mlp_drafter, capsys, monkeypatch
+) -> None:
+    monkeypatch.delattr(drafter_mlp.Mlp, "flightllm_graph")
+    res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML))
+    assert res.code == 2
+    (line,) = res.err.strip().splitlines()
+    assert "--algorithm" in line and "test-mlp" in line and "flightllm-vhk158" in line, line
 
 
 def test_the_trace_is_the_pass_that_was_timed(capsys, tmp_path: Path) -> None:

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fpgasim.config.schema import Board, Eagle3Drafter, TargetModel
+from fpgasim.config.schema import (
+    Board,
+    Eagle3Drafter,
+    FlightLinear,
+    FlightLLMModel,
+    TargetModel,
+)
 from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters.base import DrafterKind
+from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
-from fpgasim.errors import InputError
+from fpgasim.errors import ConfigError, InputError
 
 
 class Eagle3:
@@ -46,6 +55,21 @@ class Eagle3:
     def kv_tokens(self, drafter: Eagle3Drafter, context: int, verify_len: int) -> int:
         """Its own one-layer cache over the whole context."""
         return context + verify_len
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
+    ) -> DraftGraph:
+        """Its pass on FlightLLM's compiler: n rows over its own cache of L + n keys (padded),
+        fc on the first pass, an LM head of draft_vocab (a multiple of the compiler's block)."""
+        rows, keys = spec.tokens, decode_keys(spec.tokens, spec.context, board)
+        vocab = drafter.draft_vocab or model.vocab
+        block = board.flightllm.block
+        if vocab % block:
+            raise ConfigError("drafter eagle3", "draft_vocab", vocab,
+                              f"a multiple of {block} (FlightLLM's blocks)")
+        dims = (rows, keys, spec.first, drafter.fused_layers, drafter.input_multiple, vocab)
+        label = f"eagle3 rows={rows} keys={keys}{' first' if spec.first else ''}"
+        return DraftGraph(eagle3_flightllm_graph, dims, label)
 
 
 def eagle3_pass(
@@ -87,3 +111,31 @@ def eagle3_pass(
         x = net.act_input("feature", n, h)
     return net.build("eagle3", context, 1, head, layer, tail, x)
 
+
+def eagle3_flightllm_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, first: bool,
+    fused_layers: int, input_multiple: int, vocab: int,
+) -> Graph:
+    """An EAGLE-3 draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    First pass only: fc fuses `fused_layers` target hidden states (fused_layers h -> h). Then
+    one decoder layer whose norm and q/k/v read the token embedding concatenated with the
+    feature (`input_multiple` h wide, assembled in HBM), over the drafter's own KV cache of
+    keys - rows positions plus the `rows` new ones; the residual is the feature; the LM head
+    (`vocab` outputs) without a final norm. The study charges q's MACs twice; here q is
+    compiled once, as the network runs it.
+    """
+    h = model.hidden
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm eagle3 draft {model.id} rows={rows} keys={keys}")
+    b = Layers(g, model, extras, rows)
+    if first:
+        fused = g.input("target_features", (rows, fused_layers * h), b.act, "hbm")
+        feature = b.linear("fc", fused, fused_layers * h, h, dense)
+    else:
+        feature = b.x
+    wide = g.input("embedding_feature", (rows, input_multiple * h), b.act, "hbm")
+    b.residual = feature
+    x = b.draft_decoder(wide, input_multiple * h, keys)
+    b.linear("lm_head", x, h, vocab, dense)
+    return g.build()

@@ -3,13 +3,24 @@ over the target's KV cache; a static tree drafted level by level (docs/accountin
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-from fpgasim.config.schema import Board, LongSpecDrafter, TargetModel
+from fpgasim.config.schema import (
+    Board,
+    FlightLinear,
+    FlightLLMModel,
+    LongSpecDrafter,
+    TargetModel,
+)
 from fpgasim.dataflow.draft_passes import DraftTree, level_passes
 from fpgasim.dataflow.drafters.base import DrafterKind
+from fpgasim.dataflow.flightllm.drafts import DraftGraph
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.errors import InputError
 
 
 class LongSpec:
@@ -39,6 +50,23 @@ class LongSpec:
         """Its sliding window (cross-attention reads the target's cache)."""
         return min(drafter.window_tokens, context + verify_len)
 
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
+    ) -> DraftGraph:
+        """Its pass on FlightLLM's compiler: rows n, the window W = min(window_tokens, n + L)
+        and the target's cache of L positions (at least one block), padded to
+        decode_multiple."""
+        mult = board.padding.decode_multiple
+        n, ctx = spec.tokens, spec.context
+        window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
+        window = max(window, math.ceil(n / mult) * mult)
+        keys = max(mult, math.ceil(ctx / mult) * mult)
+        limit = board.max_context_tokens
+        if limit is not None and keys > limit:
+            raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
+        label = f"longspec rows={n} keys={keys}"
+        return DraftGraph(longspec_flightllm_graph, (n, window, keys), label)
+
 
 def longspec_pass(
     m: TargetModel, d: LongSpecDrafter, n: int, context: int, board: Board
@@ -62,3 +90,39 @@ def longspec_pass(
     x = net.act_input("hidden", n, h)
     return net.build("longspec", context, 1, identity, layer, tail, x)
 
+
+def longspec_flightllm_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, window: int, target_keys: int
+) -> Graph:
+    """A LongSpec draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    One block over `rows` new tokens: RMSnorm, q/k (RoPE) and v, concat onto the sliding-window
+    cache (window - rows positions), self-attention over `window` keys, o + residual; RMSnorm,
+    the drafter's own q, cross-attention over the target's cached K/V (`target_keys` keys, read
+    in place: no concat), its own o + residual; the MLP; the shared LM head. Its linears are
+    dense, without biases, at the model's FlightLLM precision.
+    """
+    h, heads, hd, inter = model.hidden, model.heads, model.head_dim, model.intermediate
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm longspec draft {model.id} rows={rows} window={window}")
+    b = Layers(g, model, extras, rows)
+    n1 = b.rmsnorm("self.norm", b.x)
+    q = b.rope("self.q", b.linear("self.q_proj", n1, h, h, dense))
+    k = b.rope("self.k", b.linear("self.k_proj", n1, h, h, dense))
+    v = b.linear("self.v_proj", n1, h, h, dense)
+    k_all, v_all = b.concat("self", k, v, window)
+    att = b.attention("self", q, k_all, v_all, window, -1)
+    x1 = b.eltwise("self.residual", b.linear("self.o_proj", att, h, h, dense), b.x, "add")
+    n2 = b.rmsnorm("cross.norm", x1)
+    cq = b.linear("cross.q_proj", n2, h, h, dense)
+    tk = g.input("target.k_cache", (heads, target_keys, hd), b.act, "kv_cache")
+    tv = g.input("target.v_cache", (heads, target_keys, hd), b.act, "kv_cache")
+    cross = b.attention("cross", cq, tk, tv, target_keys, -1)
+    x2 = b.eltwise("cross.residual", b.linear("cross.o_proj", cross, h, h, dense), x1, "add")
+    n3 = b.rmsnorm("mlp.norm", x2)
+    act_out = b.silu("mlp.silu", b.linear("mlp.gate_proj", n3, h, inter, dense), inter)
+    up = b.linear("mlp.up_proj", n3, h, inter, dense)
+    gated = b.eltwise("mlp.gated", up, act_out, "mul")
+    x3 = b.eltwise("mlp.residual", b.linear("mlp.down_proj", gated, inter, h, dense), x2, "add")
+    b.linear("lm_head", x3, h, model.vocab, dense)
+    return g.build()

@@ -14,7 +14,7 @@ from fpgasim.config.schema import (
     FlightLLMModel,
     TargetModel,
 )
-from fpgasim.dataflow.draft_passes import DraftTree, level_passes
+from fpgasim.dataflow.draft_passes import level_passes
 from fpgasim.dataflow.drafters import (
     DrafterKind,
     register_drafter,
@@ -25,6 +25,7 @@ from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
 
 
 class MlpDrafter(DrafterSchema):
@@ -40,7 +41,7 @@ class Mlp:
     schema: ClassVar[type[MlpDrafter]] = MlpDrafter
 
     def draft_passes(
-        self, drafter: MlpDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: MlpDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         return level_passes(self.kind, tree, accepted, context)
 

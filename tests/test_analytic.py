@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes, lower_pass
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.engine.analytic import counts_for, target_counts, weight_reads_array
 from fpgasim.simulate import draft_timing, verify_timing
@@ -203,29 +203,28 @@ def test_verify_time_monotone(x: int, context: int, dx: int, dl: int, board: str
 def test_draft_time_grows_with_depth() -> None:
     b = BOARDS["v80"]
     shapes = [(4,), (4, 4), (4, 4, 4), (4, 4, 4, 4), (4, 4, 4, 4, 4)]
-    times = [
-        draft_timing(ENGINE, b, LLAMA, LONGSPEC, DraftTree(shape=s), 2, 1024).cycles for s in shapes
-    ]
+    trees = [TokenTree.from_shape(s) for s in shapes]
+    times = [draft_timing(ENGINE, b, LLAMA, LONGSPEC, t, 2, 1024).cycles for t in trees]
     assert all(a < c for a, c in zip(times, times[1:], strict=False))
     eagle = [
-        draft_timing(ENGINE, b, LLAMA, EAGLE3, DraftTree(depth=d, top_k=8), 2, 1024).cycles
+        draft_timing(ENGINE, b, LLAMA, EAGLE3, TokenTree.dynamic(d, 8), 2, 1024).cycles
         for d in range(1, 8)
     ]
     assert all(a < c for a, c in zip(eagle, eagle[1:], strict=False))
 
 
 def test_longspec_schedule_matches_accounting() -> None:
-    passes = draft_passes(LONGSPEC, DraftTree(shape=(4, 16, 16, 16, 16)), 3, 1024)
+    passes = draft_passes(LONGSPEC, TokenTree.from_shape((4, 16, 16, 16, 16)), 3, 1024)
     assert [p.tokens for p in passes] == [3, 4, 16, 16, 16]
-    passes = draft_passes(LONGSPEC, DraftTree(shape=(2, 1, 0)), 1, 10)
+    passes = draft_passes(LONGSPEC, TokenTree.from_shape((2, 1, 0)), 1, 10)
     assert [p.tokens for p in passes] == [1, 2, 1]
-    eagle = draft_passes(EAGLE3, DraftTree(depth=6, top_k=10), 4, 1024)
+    eagle = draft_passes(EAGLE3, TokenTree.dynamic(6, 10), 4, 1024)
     assert [(p.tokens, p.first) for p in eagle] == [(4, True)] + [(10, False)] * 6
 
 
 def test_longspec_draft_grows_with_context() -> None:
     b = BOARDS["v80"]
-    tree = DraftTree(shape=(4, 16, 16, 16, 16))
+    tree = TokenTree.from_shape((4, 16, 16, 16, 16))
     short = draft_timing(ENGINE, b, LLAMA, LONGSPEC, tree, 3, 128).cycles
     long = draft_timing(ENGINE, b, LLAMA, LONGSPEC, tree, 3, 16384).cycles
     assert long > short
@@ -240,7 +239,7 @@ def test_weights_reread_every_128_tokens() -> None:
 
 def test_falcon_passes_shrink_by_k() -> None:
     falcon = load_algorithm("falcon")
-    tree = DraftTree(shape=(4, 4, 16, 16, 24, 24, 39, 39))
+    tree = TokenTree.from_shape((4, 4, 16, 16, 24, 24, 39, 39))
     passes = draft_passes(falcon, tree, 3, 1024)
     # depth 8 with k = 2: 4 passes; each runs over the k-block just proposed
     assert [p.tokens for p in passes] == [3, 8, 32, 48]

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from fpgasim.config import load_algorithm
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.calibrate import SPECS, calibrate, eagle1_depth_profile
@@ -17,7 +18,6 @@ from fpgasim.tree.embedded import (
     embedded_tree,
 )
 from fpgasim.tree.shapes import parse_shape
-from fpgasim.tree.token_tree import TokenTree
 
 
 @pytest.mark.parametrize("name", ["longspec", "eagle3"])
@@ -82,12 +82,13 @@ def test_embedded_tree_and_sweep_method() -> None:
     tree = embedded_tree(longspec, 21)
     assert isinstance(tree, TokenTree) and tree.size == 21
     draft = tree_for_verify_len(longspec, 21, "optimal")
-    assert draft.shape == tree.level_widths()
+    assert draft.static_shape() == tree.level_widths()
+    assert draft == TokenTree.from_shape(tree.level_widths())  # realised round robin
     assert tree_for_verify_len(longspec, 21, "optimal", context=16384).nodes == 20
     eagle3 = load_algorithm("eagle3")
     draft = tree_for_verify_len(eagle3, 61, "optimal")
-    assert (draft.depth, draft.top_k) == dynamic_params(embedded_tree(eagle3, 61))
-    assert tree_for_verify_len(longspec, 21, "width").shape == (4, 16)  # unchanged methods
+    assert (draft.draft_depth, draft.top_k) == dynamic_params(embedded_tree(eagle3, 61))
+    assert tree_for_verify_len(longspec, 21, "width").static_shape() == (4, 16)  # unchanged
 
 
 def test_no_embedded_acceptance_is_a_config_error() -> None:

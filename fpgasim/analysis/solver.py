@@ -34,8 +34,9 @@ from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, prim
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
@@ -152,7 +153,7 @@ class Timer:
         self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
         self._target_weights: dict[int, int] = {}
 
-    def verify_s(self, verify_len: int, context: int, tree: DraftTree | None = None) -> float:
+    def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
         if tree_parents(tree, verify_len) is None or not self.reads_tree_mask:
             tree = None
@@ -167,7 +168,7 @@ class Timer:
         for x, seconds in zip(verify_lens, verify_s, strict=True):
             self._verify[(int(x), context, "")] = float(seconds)
 
-    def draft(self, tree: DraftTree, accepted: int, context: int) -> tuple[float, int, float]:
+    def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
         key = (tree.describe(), accepted, context)
         if key not in self._draft:

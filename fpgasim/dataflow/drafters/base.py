@@ -25,9 +25,9 @@ from fpgasim.config.schema import (
 from fpgasim.errors import InputError
 
 if TYPE_CHECKING:
-    from fpgasim.dataflow.draft_passes import DraftTree
     from fpgasim.dataflow.ops import PassOps
     from fpgasim.dataflow.passes import PassSpec
+    from fpgasim.dataflow.token_tree import TokenTree
 
 #: A drafter kind: the `drafter.kind` of an algorithm file and the `kind` of its passes.
 DrafterKind = NewType("DrafterKind", str)
@@ -43,7 +43,7 @@ class DrafterPlugin(Protocol):
     schema: type[DrafterSchema]
 
     def draft_passes(
-        self, drafter: DrafterSchema, tree: DraftTree, accepted: int, context: int
+        self, drafter: DrafterSchema, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """The passes of one draft phase building `tree` after `accepted` tokens."""
         ...

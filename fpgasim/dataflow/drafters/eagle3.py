@@ -12,13 +12,13 @@ from fpgasim.config.schema import (
     FlightLLMModel,
     TargetModel,
 )
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
 from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 
 
@@ -29,13 +29,13 @@ class Eagle3:
     schema: ClassVar[type[Eagle3Drafter]] = Eagle3Drafter
 
     def draft_passes(
-        self, drafter: Eagle3Drafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: Eagle3Drafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """A first pass (with fc) over the accepted tokens, then `depth` passes of top-k."""
-        if tree.depth is None or tree.top_k is None:
+        if not tree.is_dynamic:
             raise InputError("depth/top_k", tree.describe(), "EAGLE-3 needs depth and top-k")
         return [PassSpec(self.kind, accepted, context, first=True)] + [
-            PassSpec(self.kind, tree.top_k, context) for _ in range(tree.depth)
+            PassSpec(self.kind, tree.top_k, context) for _ in range(tree.draft_depth)
         ]
 
     def build_pass(

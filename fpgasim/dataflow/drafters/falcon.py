@@ -12,13 +12,14 @@ from fpgasim.config.schema import (
     FlightLLMModel,
     TargetModel,
 )
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
+from fpgasim.dataflow.draft_passes import block_parents
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
 from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
 
 
 class Falcon:
@@ -28,7 +29,7 @@ class Falcon:
     schema: ClassVar[type[FalconDrafter]] = FalconDrafter
 
     def draft_passes(
-        self, drafter: FalconDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: FalconDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         return falcon_passes(drafter.tokens_per_pass, tree.static_shape(), accepted, context)
 

@@ -13,13 +13,14 @@ from fpgasim.config.schema import (
     LongSpecDrafter,
     TargetModel,
 )
-from fpgasim.dataflow.draft_passes import DraftTree, level_passes
+from fpgasim.dataflow.draft_passes import level_passes
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.flightllm.drafts import DraftGraph
 from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 
 
@@ -30,7 +31,7 @@ class LongSpec:
     schema: ClassVar[type[LongSpecDrafter]] = LongSpecDrafter
 
     def draft_passes(
-        self, drafter: LongSpecDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: LongSpecDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """One pass over the accepted tokens, then one per level but the last (its width)."""
         return level_passes(self.kind, tree, accepted, context)

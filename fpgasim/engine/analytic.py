@@ -1,7 +1,9 @@
 """The `analytic` engine: the study's reference accounting in closed form (docs/accounting.md).
 
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
-charged. Functions accept numpy arrays for n and L so sweeps are vectorised.
+charged. The target's element counts are a closed form (numpy arrays for n and L, so sweeps
+are vectorised); a draft pass's are the sums over its plug-in's ops, which equal the study's
+closed forms (tests/test_analytic.py) and cannot drift from the lowered program.
 """
 
 from __future__ import annotations

@@ -478,6 +478,25 @@ class Source(Strict):
     where: str = Field(max_length=300)
 
 
+class CalibrationTarget(Strict):
+    """What `fpgasim tree calibrate` pins an embedded acceptance model to, besides the
+    published `tau_target` at `context_ref` (docs/trees.md, "Calibration")."""
+
+    depth_profile: Literal["eagle1_chain", "flat"] = Field(
+        description="g(d): EAGLE-1's mean chain acceptance per position relative to position 0 "
+        "(eagle1_chain), or the same at every depth (flat)"
+    )
+    measured_table: str = Field(
+        min_length=1, max_length=200, description="AAT table (in --aat-dir) of the decay fit"
+    )
+    measured_method: str = Field(
+        min_length=1, max_length=64, description="its rows used (the table's `method`)"
+    )
+    other_tables: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=16, description="further tables the curve is compared with"
+    )
+
+
 class PositionalAcceptance(Strict):
     """P(rank-r child of an accepted node is the accepted token); rows = depth 1, 2, ...
 
@@ -509,6 +528,9 @@ class PositionalAcceptance(Strict):
         None, ge=1, le=64, description="deepest level (below the root) of embedded optimal trees"
     )
     calibration: str = Field("", max_length=4000, description="how the numbers were obtained")
+    calibrated_to: CalibrationTarget | None = Field(
+        None, description="what `fpgasim tree calibrate` recomputes the model from"
+    )
 
     @model_validator(mode="after")
     def _rows(self) -> PositionalAcceptance:

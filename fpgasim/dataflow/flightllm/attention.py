@@ -14,7 +14,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     MM,
     MV,
     ST,
-    Emitter,
+    FlightLLMEmitter,
     Rates,
     mask_of,
     need_credit,
@@ -25,7 +25,7 @@ from fpgasim.dataflow.flightllm.masks import LayerMask, spread
 from fpgasim.dataflow.instructions import TRAFFIC_KV
 
 
-def attention_mv(e: Emitter, L: HwLayer) -> None:
+def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode attention (docs/flightllm-model.md §4.4): QK^T (softmax fused) or PV, per head,
     MVs of 512; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
 
@@ -51,7 +51,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         if d:
             sizes.append(b * k_el * d * r.act_bytes)
 
-    def head(sub: Emitter, last_head: bool, rows: int, more_rows: bool) -> None:
+    def head(sub: FlightLLMEmitter, last_head: bool, rows: int, more_rows: bool) -> None:
         for j in range(1, n_mv + 1):
             for n_ld, size in enumerate(sizes):
                 wait = mask_of(MV) if (n_ld == 0 and j > dep) else 0
@@ -69,7 +69,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         if qk:
             sub.misc("softmax", nb * rows, wait=mask_of(MV), rel=mask_of(ST) if last_head else 0)
 
-    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+    def row_group(sub: FlightLLMEmitter, rows: int, first: bool, more_rows: bool) -> None:
         sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
         for h in range(L.heads):
             last = h == L.heads - 1
@@ -80,7 +80,9 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
-def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
+def attention_mm(
+    e: FlightLLMEmitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int
+) -> None:
     """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
     (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
     64-token key block is visible to some row, so the block mask is dense)."""
@@ -121,7 +123,7 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
         dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
                      f"one tile row of scores over {keys} keys")
 
-        def qk_tile(sub: Emitter, a_r: tuple[int, ...], u: int, t: int) -> None:
+        def qk_tile(sub: FlightLLMEmitter, a_r: tuple[int, ...], u: int, t: int) -> None:
             first = True
             for a in a_r:
                 if a > 0:
@@ -172,7 +174,7 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
     if mask is not None:
         _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
 
-    def pv_tile(sub: Emitter, loads: tuple, t: int, m: int) -> None:
+    def pv_tile(sub: FlightLLMEmitter, loads: tuple, t: int, m: int) -> None:
         for x, (zero, size) in enumerate(loads):
             wait = mask_of(MM) if (x == 0 and t > 1) else 0
             if zero:

@@ -2,7 +2,7 @@
 
 Each layer type (linear.py, attention.py, misc_layers.py) emits its instructions in
 FlightLLM's program order with FlightLLM's wait/release flags (sets of units) through one
-`Emitter` (emitter.py). Here: the per-layer choice of form for x > 1 rows, and parts.
+`FlightLLMEmitter` (emitter.py). Here: the per-layer choice of form for x > 1 rows, and parts.
 Tokens pair deterministically (the n-th waiter of c on p takes the n-th token that p
 releases to c), so `resolve` turns the flags of a part into explicit rows to wait for, in
 the engines' `Program` format. Durations follow §2.3 in cycles of the configured clock
@@ -27,7 +27,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
-    Emitter,
+    FlightLLMEmitter,
     Rates,
     mask_of,
 )
@@ -38,7 +38,7 @@ from fpgasim.dataflow.instructions import INSTR_DTYPE, MAX_WAIT, Program
 
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
-    "Emitter", "Rates", "attention_mm", "attention_mv", "cheapest_form", "compile_part",
+    "FlightLLMEmitter", "Rates", "attention_mm", "attention_mv", "cheapest_form", "compile_part",
     "emit_part", "linear_mm", "linear_mv", "mm_form_compute_cycles", "resolve",
 ]
 
@@ -60,7 +60,7 @@ def mm_form_compute_cycles(L: HwLayer, r: Rates) -> float:
     return L.heads * keys * (L.k // b) * per_mm
 
 
-def cheapest_form(e: Emitter, L: HwLayer, mv_form, mm_form) -> None:
+def cheapest_form(e: FlightLLMEmitter, L: HwLayer, mv_form, mm_form) -> None:
     """Compile L as MV row groups or as MM tiles, whichever has the less busy busiest unit.
 
     A pass of x > 1 rows outside prefill (a verify or draft pass: an extension) may run in
@@ -69,15 +69,15 @@ def cheapest_form(e: Emitter, L: HwLayer, mv_form, mm_form) -> None:
     layers run close to that bound. Ties keep MV. The MM form is only compiled when its MM
     unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
     """
-    mv = Emitter(e.r)
+    mv = FlightLLMEmitter(e.r)
     mv_form(mv, L)
     cost = mv.busiest_unit_cycles()
     if mm_form_compute_cycles(L, e.r) < cost:
-        mm = Emitter(e.r)
+        mm = FlightLLMEmitter(e.r)
         mm_form(mm, L)
         if mm.busiest_unit_cycles() < cost:
             mv = mm
-    e.append(mv)
+    e.extend(mv.rows())
 
 
 def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
@@ -117,11 +117,11 @@ def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
 def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
     """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
     the first row of each layer, with FlightLLM's flags (before `resolve`)."""
-    e = Emitter(rates)
+    e = FlightLLMEmitter(rates)
     starts = []
     ends = []
     for idx, L in enumerate(layers):
-        e.new_layer(idx)
+        e.new_layer()
         starts.append(len(e))
         if L.kind == "linear":
             if L.rows == 1:
@@ -143,14 +143,16 @@ def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, .
             misc_layer(e, L)
         ends.append(len(e) - 1)
         e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
-    unit, cyc, nbytes, work, traffic, wait, rel = e.arrays()
+    rows = e.rows()
+    unit, wait, rel = rows["unit"], rows["wait_units"], rows["rel_units"]
     for idx, (start, last) in enumerate(zip(starts, ends, strict=True)):
         if unit[start] != LD or unit[last] != ST:
             raise AssertionError(f"{layers[idx].name}: a layer must start with LD and end with ST")
         # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
         wait[start] = mask_of(SYS) if idx > 0 else 0
         rel[last] = mask_of(SYS)
-    return unit, cyc, nbytes, work, traffic, wait, rel, np.asarray(starts, np.int64)
+    cols = (rows[name] for name in ("cycles", "nbytes", "work", "traffic"))
+    return (unit, *cols, wait, rel, np.asarray(starts, np.int64))
 
 
 def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:

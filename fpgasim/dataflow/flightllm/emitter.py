@@ -1,8 +1,9 @@
 """FlightLLM's units, rates and the emitter of instruction rows (docs/flightllm-model.md §2).
 
 `Rates` gathers what the compiler and the duration formulas of §2.3 need from the board
-and the model; `Emitter` appends rows (unit, duration in cycles, bytes, work, traffic,
-wait and release sets) and reuses identical blocks of a layer.
+and the model; `FlightLLMEmitter`, on the shared `fpgasim.dataflow.emitter.Emitter`,
+appends rows (unit, duration in cycles, bytes, work, traffic, wait and release sets) and
+reuses identical blocks of a layer.
 """
 
 from __future__ import annotations
@@ -13,12 +14,20 @@ import numpy as np
 
 from fpgasim.config.schema import Board, FlightLLMModel
 from fpgasim.dataflow.buffers import BufferTooSmall
+from fpgasim.dataflow.emitter import Emitter
 from fpgasim.dataflow.instructions import (
+    LD,
+    MISC,
+    MM,
+    MV,
+    OPCODE_NAMES,
     ROLE_COMPUTE,
     ROLE_LOAD,
     ROLE_SFU,
     ROLE_STORE,
     ROLE_SYNC,
+    ST,
+    SYS,
     TRAFFIC_ACT,
     TRAFFIC_NONE,
     TRAFFIC_STORE,
@@ -26,12 +35,11 @@ from fpgasim.dataflow.instructions import (
 
 #: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
 TICKS_PER_CYCLE = 1 << 24
-#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1); row `unit` and
-#: `opcode`
-UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
+#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1): one per
+#: opcode, so a row's `unit` is its opcode (LD, ST, MM, MV, MISC, SYS)
+UNIT_NAMES = OPCODE_NAMES
 #: what each unit does (the engines aggregate by role)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
-LD, ST, MM, MV, MISC, SYS = range(6)
 #: A rows one K block of a linear_mv weight set takes, and meta rows per K block
 #: (docs/flightllm-model.md §4.2-4.3 give the credits as A_DEPTH // (4 chunk) and
 #: META_DEPTH // (8 chunk); FlightLLM's model gives these multipliers without deriving them
@@ -129,101 +137,50 @@ def mask_of(*units: int) -> int:
     return out
 
 
-class Emitter:
-    """Rows of one part, column by column: unit, duration (cycles), bytes, flags.
+#: FlightLLM's rows before `compiler.resolve`: duration in (fractional) cycles, bytes, work,
+#: traffic, and the units the row waits on / releases to, as bit masks (`mask_of`)
+FLIGHTLLM_ROW = np.dtype([
+    ("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64), ("work", np.int64),
+    ("traffic", np.int64), ("wait_units", np.int64), ("rel_units", np.int64),
+])
+
+
+class FlightLLMEmitter(Emitter):
+    """Rows of one part in FlightLLM's layout (`FLIGHTLLM_ROW`) with its per-unit duration formulas.
 
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
-    for every later block with the same key (identical tiles, groups or heads of a layer);
-    a run of the same block is kept once with its repeat count until `arrays` tiles it.
+    for every later block with the same key in the layer (identical tiles, groups or heads);
+    a run of the same block is kept once with its repeat count until `rows` tiles it.
     """
 
-    COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel")
-    DTYPES = (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64)
+    ROW = FLIGHTLLM_ROW
 
     def __init__(self, rates: Rates) -> None:
+        super().__init__()
         self.r = rates
-        #: finished rows: (column arrays, times in a row)
-        self.chunks: list[tuple[tuple[np.ndarray, ...], int]] = []
-        self.count = 0
-        self._open()
-        self.op_index = 0
         self._blocks: dict = {}
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
         self._passes = dict(rates.misc_passes)
         self._same = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_same)
         self._cross = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_cross)
 
-    def _open(self) -> None:
-        self.unit: list[int] = []
-        self.cyc: list[float] = []
-        self.nbytes: list[float] = []
-        self.work: list[int] = []
-        self.traffic: list[int] = []
-        self.wait: list[int] = []
-        self.rel: list[int] = []
-
-    def _flush(self) -> None:
-        if self.unit:
-            self.chunks.append((tuple(
-                np.asarray(getattr(self, c), d)
-                for c, d in zip(self.COLUMNS, self.DTYPES, strict=True)), 1))
-            self._open()
-
-    def __len__(self) -> int:
-        return self.count
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """Every row so far, column by column."""
-        self._flush()
-        if not self.chunks:
-            return tuple(np.zeros(0, d) for d in self.DTYPES)
-        if len(self.chunks) > 1 or self.chunks[0][1] > 1:
-            cols = tuple(np.concatenate([np.tile(ch[k], n) if n > 1 else ch[k]
-                                         for ch, n in self.chunks])
-                         for k in range(len(self.COLUMNS)))
-            self.chunks = [(cols, 1)]
-        return tuple(c.copy() for c in self.chunks[0][0])
-
-    def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
-        self.unit.append(unit)
-        self.cyc.append(cyc)
-        self.nbytes.append(nbytes)
-        self.work.append(work)
-        self.traffic.append(traffic)
-        self.wait.append(wait)
-        self.rel.append(rel)
-        self.count += 1
-        return self.count - 1
-
     def block(self, key, build) -> None:
         """Append build(sub)'s rows; a block with a key seen before in this layer is reused."""
-        cols = self._blocks.get(key)
-        if cols is None:
-            sub = Emitter(self.r)
+        rows = self._blocks.get(key)
+        if rows is None:
+            sub = FlightLLMEmitter(self.r)
             build(sub)
-            cols = sub.arrays()
-            self._blocks[key] = cols
-        self._flush()
-        if self.chunks and self.chunks[-1][0] is cols:
-            self.chunks[-1] = (cols, self.chunks[-1][1] + 1)
-        else:
-            self.chunks.append((cols, 1))
-        self.count += len(cols[0])
-
-    def append(self, other: Emitter) -> None:
-        """Append every row of `other` (an emitter of the same rates)."""
-        cols = other.arrays()
-        self._flush()
-        self.chunks.append((cols, 1))
-        self.count += len(cols[0])
+            rows = self._blocks[key] = sub.rows()
+        self.extend(rows)
 
     def busiest_unit_cycles(self) -> float:
         """The largest per-unit sum of durations: a lower bound of the rows' makespan."""
-        unit, cyc = self.arrays()[:2]
-        return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
+        rows = self.rows()
+        return float(np.bincount(rows["unit"], weights=rows["cycles"],
+                                 minlength=len(UNIT_NAMES)).max())
 
-    def new_layer(self, index: int) -> None:
-        self.op_index = index
+    def new_layer(self) -> None:
+        """Start a hardware layer: blocks of the previous one are not reused."""
         self._blocks = {}
 
     def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
@@ -233,27 +190,27 @@ class Emitter:
             cyc = nbytes * self._cross / ratio
         else:
             cyc = nbytes * self._same / (ratio * par)
-        return self._row(LD, cyc, nbytes, 0, traffic, wait, rel)
+        return self.row((LD, cyc, nbytes, 0, traffic, wait, rel))
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
         cyc = nbytes / (self.r.zero_fill_bytes_per_cycle * par)
-        return self._row(LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel)
+        return self.row((LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel))
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
-        return self._row(ST, nbytes * self._same / par, nbytes, 0, TRAFFIC_STORE, wait, rel)
+        return self.row((ST, nbytes * self._same / par, nbytes, 0, TRAFFIC_STORE, wait, rel))
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
         r = self.r
         macs = r.mm_start_rows * r.block * k * r.mm_cols
-        return self._row(MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+        return self.row((MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel))
 
     def mv(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MV: one row x 512 outputs over k K blocks, charged in full."""
         r = self.r
         macs = r.mv_start_rows * r.block * k * r.mv_group
-        return self._row(MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+        return self.row((MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel))
 
     def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0, count: int = 1) -> int:
         """MISC: block x k elements at the kind's rate, times its passes (softmax, norms).
@@ -263,20 +220,16 @@ class Emitter:
         cyc = elems * self._misc[kind]
         work = elems * self._passes[kind]
         if count == 1:
-            return self._row(MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel)
+            return self.row((MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel))
         first = self.count
         self.count += count
-        self.unit.extend([MISC] * count)
-        self.cyc.extend([cyc] * count)
-        self.nbytes.extend([0] * count)
-        self.work.extend([work] * count)
-        self.traffic.extend([TRAFFIC_NONE] * count)
-        self.wait.extend([wait] + [0] * (count - 1))
-        self.rel.extend([0] * (count - 1) + [rel])
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, wait, 0))
+        self.pending.extend([(MISC, cyc, 0, work, TRAFFIC_NONE, 0, 0)] * (count - 2))
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, 0, rel))
         return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:
-        return self._row(SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel)
+        return self.row((SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel))
 
 
 def need_credit(value: int, field: str, depth: int, what: str) -> int:

@@ -487,7 +487,7 @@ class CalibrationTarget(Strict):
         "(eagle1_chain), or the same at every depth (flat)"
     )
     measured_table: str = Field(
-        min_length=1, max_length=200, description="AAT table (in --aat-dir) of the decay fit"
+        min_length=1, max_length=200, description="AAT table (in `aat_dir`) of the decay fit"
     )
     measured_method: str = Field(
         min_length=1, max_length=64, description="its rows used (the table's `method`)"

@@ -6,6 +6,7 @@ its tree family), the draft passes it runs to build a tree, and the builder of o
 pass (ops and graph). The analytic engine's element counts of a draft pass are the sums of
 that pass's ops (`ops_counts`), so the accounting and the lowered program cannot drift.
 Registering the plug-in also registers its schema, so algorithm files can name the kind.
+A plug-in that also has `flightllm_graph` (`FlightLLMDrafter`) runs on FlightLLM boards.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fpgasim.config.schema import (
 from fpgasim.errors import InputError
 
 if TYPE_CHECKING:
+    from fpgasim.dataflow.flightllm.drafts import DraftGraph
     from fpgasim.dataflow.ops import PassOps
     from fpgasim.dataflow.passes import PassSpec
     from fpgasim.dataflow.token_tree import TokenTree
@@ -60,6 +62,16 @@ class DrafterPlugin(Protocol):
 
     def kv_tokens(self, drafter: DrafterSchema, context: int, verify_len: int) -> int:
         """Positions of the drafter's own KV cache at `context` with `verify_len` tokens."""
+        ...
+
+
+class FlightLLMDrafter(DrafterPlugin, Protocol):
+    """A drafter FlightLLM's lowering compiles (it checks for the method, so it is optional)."""
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
+    ) -> DraftGraph:
+        """One draft pass in FlightLLM's layer types, and the dimensions it is built for."""
         ...
 
 

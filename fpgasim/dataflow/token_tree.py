@@ -152,7 +152,7 @@ class TokenTree:
         a dynamic tree has none: an error."""
         if self.is_dynamic:
             raise InputError("tree", self.describe(), "level widths such as '4 16 16 16 16'")
-        widths = (*self.level_widths(), *(0,) * self.empty_levels)
+        widths = self._drafted_widths()
         check_shape(widths)
         return widths
 
@@ -160,7 +160,10 @@ class TokenTree:
         """What the draft cost depends on, as text: '4 16 16' or 'depth=6 top_k=10'."""
         if self.is_dynamic:
             return f"depth={self.draft_depth} top_k={self.top_k}"
-        return " ".join(map(str, (*self.level_widths(), *(0,) * self.empty_levels)))
+        return " ".join(map(str, self._drafted_widths()))
+
+    def _drafted_widths(self) -> tuple[int, ...]:
+        return (*self.level_widths(), *(0,) * self.empty_levels)
 
     # ------------------------------------------------------------------ structure
 

@@ -23,7 +23,7 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.step import run_passes, step_passes, target_spec, verify_spec
+from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def verify_timing(
     tiles; the analytic engine charges the dense block, as the study does.
     """
     with errors_name_the_file(board):
-        return engine.run_pass(verify_spec(verify_len, context, tree), board, model)
+        return service_for(engine).run_pass(verify_spec(verify_len, context, tree), board, model)
 
 
 def draft_timing(
@@ -260,13 +260,13 @@ def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
     """The time to first token: one prefill pass over the aligned prompt."""
-    return engine.run_pass(prefill_spec(board, prompt_len), board, model)
+    return service_for(engine).run_pass(prefill_spec(board, prompt_len), board, model)
 
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
     spec = prefill_spec(board, prompt_len)
-    t = engine.run_pass(spec, board, model)
+    t = service_for(engine).run_pass(spec, board, model)
     row: dict = {
         "board": board.name,
         "model": model.id,

@@ -14,7 +14,6 @@ import pytest
 
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
-from fpgasim.engine.cycle import architecture
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
 from fpgasim.reproduce.beside import (
     BESIDE,
@@ -25,6 +24,7 @@ from fpgasim.reproduce.beside import (
     reason_line,
 )
 from fpgasim.reproduce.prefetch import simulator_passes
+from fpgasim.step import architecture, pass_key, service_for
 from fpgasim.sweep.executors import InProcessExecutor
 from tests.test_reproduce_run import reduced
 
@@ -121,15 +121,18 @@ def test_prefetched_passes_equal_passes_run_here() -> None:
     planned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
     keys = simulator_passes(exps, planned)
     assert keys
+    assert len({pass_key(*k) for k in keys}) == len(keys)  # each distinct pass once
+    service = service_for(planned.sim)
     with InProcessExecutor() as pool:
-        assert planned.sim.prefetch(keys, pool) == len({planned.sim.cache_key(*k) for k in keys})
-    cached = dict(planned.sim._cache)
+        assert service.prefetch(keys, pool) == len(keys)
+    assert service.prefetch(keys, InProcessExecutor()) == 0  # all remembered now
+    cached = {pass_key(*k): service.run_pass(*k) for k in keys}
     for exp in exps:
         run_experiment(exp, ctx=planned)
-    assert planned.sim._cache.keys() == cached.keys()  # nothing asked beyond the plan
+    assert service.remembered == len(keys)  # nothing asked beyond the plan
     fresh = get_engine("fast")  # no window: every layer simulated
     for key in keys[:: max(1, len(keys) // 12)]:
-        assert fresh.run_pass(*key).cycles == cached[planned.sim.cache_key(*key)][0].cycles
+        assert fresh.run_pass(*key).cycles == cached[pass_key(*key)].cycles
 
 
 def test_passes_are_shared_across_models_of_one_architecture() -> None:
@@ -141,6 +144,6 @@ def test_passes_are_shared_across_models_of_one_architecture() -> None:
 
     board = load_board("v80")
     ta = verify_timing(fast, board, a, 3, 512)
-    assert len(fast._cache) == 1
-    assert verify_timing(fast, board, b, 3, 512) == ta and len(fast._cache) == 1
+    assert service_for(fast).remembered == 1
+    assert verify_timing(fast, board, b, 3, 512) == ta and service_for(fast).remembered == 1
     assert verify_timing(get_engine("fast"), board, b, 3, 512).cycles == ta.cycles

@@ -36,7 +36,7 @@ from fpgasim.simulate import (
     simulate_point,
     simulate_prefill,
 )
-from fpgasim.step import step_passes
+from fpgasim.step import service_for, step_passes
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
@@ -305,7 +305,7 @@ def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) 
     )
     console.print(table)
     console.print(seconds_rule(row, pass_name), highlight=False, soft_wrap=True)
-    util = getattr(eng, "last_utilisation", None)
+    util = service_for(eng).last_utilisation
     if util:
         rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in util]
         table = rich_table(rows, title=f"per-unit utilisation ({pass_name} pass)")

@@ -82,11 +82,8 @@ class AnalyticEngine:
     name = "analytic"
     version = "1"
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple, Timing] = {}
-
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
-        """Timing of one pass (cached per instance; the tree mask is ignored, as the study)."""
+        """Timing of one pass (the tree mask is ignored, as the study)."""
         if not lowering_of(board).study_accounting:
             raise ConfigError(
                 f"board {board.name}",
@@ -95,12 +92,7 @@ class AnalyticEngine:
                 "study (the analytic engine is the study's accounting); use the event or fast "
                 "engine",
             )
-        key = (spec.kind, spec.tokens, spec.context, spec.first, spec.mask_block, board, model)
-        key += (drafter,)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = self._timing(spec, board, model, drafter)
-        return hit
+        return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:
         u = unit_cycles(counts_for(spec, board, model, drafter), board)

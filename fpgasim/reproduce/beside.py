@@ -33,7 +33,7 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing
 from fpgasim.reproduce.workloads import load_inputs
-from fpgasim.step import step_passes, verify_spec
+from fpgasim.step import service_for, step_passes, verify_spec
 
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10
@@ -293,8 +293,8 @@ def pass_excess(
     drafter=None,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
-    a = account.run_pass(spec, board, model, drafter)
-    s = sim.run_pass(spec, board, model, drafter)
+    a = service_for(account).run_pass(spec, board, model, drafter)
+    s = service_for(sim).run_pass(spec, board, model, drafter)
     return a.cycles, s.cycles, attribute(a, s, board.macs_per_cycle)
 
 

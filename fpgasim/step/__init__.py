@@ -1,9 +1,12 @@
-"""One speculative-decoding step, planned in one place: the verify pass (with the tree's
-mask) and the draft passes of a point, and their timing on an engine.
+"""One speculative-decoding step, planned and timed in one place: the verify pass (with
+the tree's mask) and the draft passes of a point (this module), and the pass service that
+times them on an engine, remembers each pass and batches missing ones on an executor
+(`service.py`, `executor.py`).
 
 Every consumer (simulate, the solver, tree design, the side-by-side tables, generate,
-`--trace` and `--dump-graph`) asks here for the passes it costs, so a traced or dumped
-pass is the pass that was timed. `PassSpec`s of target passes are built only here.
+`--trace` and `--dump-graph`) asks here for the passes it costs and for their timing, so a
+traced or dumped pass is the pass that was timed and no pass is timed twice. `PassSpec`s
+of target passes are built only here.
 """
 
 from __future__ import annotations
@@ -15,7 +18,16 @@ from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import Timing, combine
+from fpgasim.engine.timing import Timing
+from fpgasim.step.executor import Executor
+from fpgasim.step.service import (
+    PassKey,
+    PassService,
+    Planner,
+    architecture,
+    pass_key,
+    service_for,
+)
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,23 @@ def run_passes(
     model: TargetModel,
     algorithm: Algorithm | None = None,
 ) -> Timing:
-    """The passes in sequence on `engine` (draft passes run with the algorithm's drafter)."""
-    drafter = algorithm.drafter if algorithm is not None else None
-    return combine(
-        [engine.run_pass(p, board, model, None if p.kind == "target" else drafter) for p in specs]
-    )
+    """The passes in sequence on `engine`'s pass service (draft passes run with the
+    algorithm's drafter)."""
+    return service_for(engine).run_passes(specs, board, model, algorithm)
+
+
+__all__ = [
+    "Executor",
+    "PassKey",
+    "PassService",
+    "Planner",
+    "StepPasses",
+    "architecture",
+    "pass_key",
+    "run_passes",
+    "service_for",
+    "step_passes",
+    "target_spec",
+    "tree_parents",
+    "verify_spec",
+]

@@ -15,11 +15,11 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
@@ -35,7 +35,7 @@ class Point:
     context: int
     verify_len: int
     algorithm: Algorithm | None = None
-    tree: DraftTree | None = None
+    tree: TokenTree | None = None
     accepted: int = 1
 
     def check(self) -> None:
@@ -148,7 +148,7 @@ def verify_timing(
     model: TargetModel,
     verify_len: int,
     context: int,
-    tree: DraftTree | None = None,
+    tree: TokenTree | None = None,
 ) -> Timing:
     """T_v: one target pass over `verify_len` tree tokens at `context`.
 
@@ -164,7 +164,7 @@ def draft_timing(
     board: Board,
     model: TargetModel,
     algorithm: Algorithm,
-    tree: DraftTree,
+    tree: TokenTree,
     accepted: int,
     context: int,
 ) -> Timing:

@@ -108,7 +108,8 @@ def test_reason_line_and_tree_round_trip() -> None:
         clock_hz=225e6,
     )  # fmt: skip
     assert line == "x=4 step 3.50x: MV rate +138 ms, stalls +4.6 ms; AD 1.07x; sim x=2"
-    assert parse_tree("4 16 16").shape == (4, 16, 16)
+    assert parse_tree("4 16 16").static_shape() == (4, 16, 16)
+    assert parse_tree("1 0").describe() == "1 0"  # an empty last level is kept (one more pass)
     assert parse_tree("depth=6 top_k=10").top_k == 10 and parse_tree("") is None
 
 

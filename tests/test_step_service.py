@@ -39,7 +39,7 @@ class CountingEngine:
 def test_every_consumer_shares_one_memo_and_no_pass_is_timed_twice() -> None:
     engine = CountingEngine()
     tree = default_tree(LONGSPEC)
-    point = Point(V80, LLAMA, 1024, sum(tree.shape) + 1, LONGSPEC, tree, 3)
+    point = Point(V80, LLAMA, 1024, tree.size, LONGSPEC, tree, 3)
     first = simulate_point(engine, point)
     assert simulate_point(engine, point) == first
     solve(V80, LLAMA, LONGSPEC, [1024, 2048], engine=engine)
@@ -75,7 +75,7 @@ def test_an_empty_service_is_still_an_engine() -> None:
 @pytest.mark.parametrize("pool", [InProcessExecutor, ProcessExecutor])
 def test_prefetch_on_an_executor_gives_the_in_process_timings(pool) -> None:
     tree = default_tree(LONGSPEC)
-    steps = [step_passes(sum(tree.shape) + 1, c, LONGSPEC, tree, 2) for c in (256, 4096)]
+    steps = [step_passes(tree.size, c, LONGSPEC, tree, 2) for c in (256, 4096)]
     keys = [(s.verify, V80, LLAMA, None) for s in steps]
     keys += [(p, V80, LLAMA, LONGSPEC.drafter) for s in steps for p in s.drafts]
     keys += keys[:2]  # asked twice: computed once

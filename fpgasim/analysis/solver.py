@@ -34,8 +34,9 @@ from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, prim
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
@@ -149,13 +150,13 @@ class Timer:
         #: False: the lowering costs every tree of x tokens alike (FlightLLM's: docs/validation.md)
         self.reads_tree_mask = lowering_of(board).reads_tree_mask
 
-    def verify_s(self, verify_len: int, context: int, tree: DraftTree | None = None) -> float:
+    def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
         if not self.reads_tree_mask:
             tree = None  # one pass for every tree of x tokens
         return verify_timing(self.engine, self.board, self.model, verify_len, context, tree).seconds
 
-    def draft(self, tree: DraftTree, accepted: int, context: int) -> tuple[float, int, float]:
+    def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
         a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context)
         t = draft_timing(*a)

@@ -22,9 +22,9 @@ from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.step import service_for, target_spec
@@ -42,7 +42,6 @@ from fpgasim.tree.throughput import (
     dynamic_designs,
     search_shapes,
 )
-from fpgasim.tree.token_tree import TokenTree
 
 #: EAGLE-3 top-k searched when the algorithm file gives none (its GPU default).
 EAGLE3_TOP_K = 10
@@ -95,10 +94,10 @@ class EngineTreeCosts:
         spec = target_spec(tree.size, self.context, parents)
         return self._cycles(spec, False)
 
-    def _schedule_tree(self, widths: tuple[int, ...]) -> DraftTree:
+    def _schedule_tree(self, widths: tuple[int, ...]) -> TokenTree:
         if self.algorithm.dynamic_tree:
-            return DraftTree(depth=1, top_k=widths[0])
-        return DraftTree(shape=(*widths, *(1,) * self.levels_per_pass))
+            return TokenTree.dynamic(1, widths[0])
+        return TokenTree.from_shape((*widths, *(1,) * self.levels_per_pass))
 
     def first_cycles(self, accepted: int) -> int:
         """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
@@ -246,9 +245,9 @@ def throughput_curve(
     if not designs:
         raise InputError("verify_lens", (x_min, x_max), "a range holding some x >= 2")
     trees = [
-        DraftTree(depth=d.draft_depth, top_k=d.draft_top_k)
+        TokenTree.dynamic(d.draft_depth, d.draft_top_k)
         if d.draft_depth is not None
-        else DraftTree(shape=d.shape)
+        else TokenTree.from_shape(d.shape)
         for d in designs
     ]
     points = pd.DataFrame(

@@ -12,12 +12,11 @@ of target passes are built only here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing
 from fpgasim.step.executor import Executor
@@ -39,14 +38,13 @@ class StepPasses:
     drafts: tuple[PassSpec, ...] = ()
 
 
-@lru_cache(maxsize=65536)
-def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
-    """Parent array of the verified tree (root + draft nodes) when its shape is known and
-    holds exactly verify_len - 1 nodes; None (dense attention) otherwise. Cached: the
-    solver asks for the same trees at every context and board."""
-    if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
+def tree_parents(tree: TokenTree | None, verify_len: int) -> tuple[int, ...] | None:
+    """Parent array of the verified tree (root + draft nodes) when it is known before
+    drafting (a static tree) and holds exactly verify_len nodes; None (dense attention)
+    otherwise: a dynamic drafter's tree is known only after its reranking."""
+    if tree is None or tree.is_dynamic or tree.size != verify_len:
         return None
-    return block_parents((1, *tree.shape))  # the root, then the levels round robin
+    return tree.parents
 
 
 def target_spec(
@@ -57,7 +55,7 @@ def target_spec(
     return PassSpec("target", tokens, context, tree_parents=parents, phase=phase)
 
 
-def verify_spec(verify_len: int, context: int, tree: DraftTree | None = None) -> PassSpec:
+def verify_spec(verify_len: int, context: int, tree: TokenTree | None = None) -> PassSpec:
     """T_v's pass: the target over `verify_len` tree tokens at `context`, with the tree's
     mask when its shape is known (engines that model it skip masked-out tiles)."""
     return target_spec(verify_len, context, tree_parents(tree, verify_len))
@@ -67,7 +65,7 @@ def step_passes(
     verify_len: int,
     context: int,
     algorithm: Algorithm | None = None,
-    tree: DraftTree | None = None,
+    tree: TokenTree | None = None,
     accepted: int = 1,
 ) -> StepPasses:
     """The passes of one step: verify pass, and with an algorithm and a tree its draft passes."""

@@ -41,7 +41,8 @@ UNUSED = -1
 
 
 class Fragment(NamedTuple):
-    """The rows of one emitter call, `wait` coded (see module doc), `op`/`layer` zero.
+    """The rows of one emitter call and their waits coded (see module doc); their `op`,
+    `layer` and `wait` fields are set where the fragment is placed (`Assembler.rows`).
 
     A tuple of arrays and ints: the garbage collector stops tracking it, so a large cache
     costs no collection time."""
@@ -74,8 +75,6 @@ def _record(
     rows = low.rows()
     wait = rows["wait"].astype(np.int64)
     codes = np.where(wait >= externals, wait - externals, np.where(wait >= 0, -wait - 2, UNUSED))
-    rows["op"] = 0
-    rows["wait"] = UNUSED
     rows.flags.writeable = False
     codes.flags.writeable = False
     return Fragment(

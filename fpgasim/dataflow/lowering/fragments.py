@@ -216,8 +216,12 @@ class Assembler:
         return instrs
 
 
+#: an emitter call on a plan and the external rows; the streamed loads it emitted
+Call = Callable[[PlanEmitter, Plan, tuple[int, ...]], list[int]]
+
+
 def _record_into(
-    mach: Machine, entry: Entry, shape: tuple[int, int] | None, externals: int, call
+    mach: Machine, entry: Entry, shape: tuple[int, int] | None, externals: int, call: Call
 ) -> Fragment:
     """Record the fragment of `call` on the entry's plan and cache it (its rows' op and layer
     fields are set where it is placed)."""
@@ -235,7 +239,10 @@ def _prefetch(low: PlanEmitter, plan: Plan, _ext: tuple[int, ...]) -> list[int]:
     return streams
 
 
-def _body_call(n_inputs: int):
+def _body_call(n_inputs: int) -> Call:
+    """`PlanEmitter.emit_body` with the first `n_inputs` external rows as its inputs and the
+    rest as its prefetched loads."""
+
     def call(low: PlanEmitter, plan: Plan, ext: tuple[int, ...]) -> list[int]:
         streams = list(ext[n_inputs:])
         low.emit_body(plan, ext[:n_inputs], streams)

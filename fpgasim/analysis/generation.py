@@ -34,11 +34,13 @@ from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
+from fpgasim.step import PassKey, verify_spec
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
     check_max_context,
     memory_columns,
+    prefill_spec,
     prefill_timing,
     verify_timing,
 )
@@ -137,10 +139,14 @@ def decode_context(prompt_len: int, generated: int, multiple: int) -> int:
 
 
 def embedded_curve_at(algorithm: Algorithm) -> CurveAt:
-    """AAT curves of the embedded acceptance model, at the step's own context."""
+    """AAT curves of the embedded acceptance model, at the step's own context (each fitted
+    once: `planned_passes` and `generate` ask the same contexts)."""
+    cache: dict[int, AatCurve] = {}
 
     def curve_at(context: int) -> AatCurve:
-        return embedded_curves(algorithm, [context])[0]
+        if context not in cache:
+            cache[context] = embedded_curves(algorithm, [context])[0]
+        return cache[context]
 
     return curve_at
 
@@ -190,6 +196,57 @@ def _check(board: Board, prompt_len: int, decode_len: int) -> None:
         raise InputError("decode_len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
     last = align_up(prompt_len + decode_len, board.padding.decode_multiple)
     check_max_context(board, last, "decode_len", decode_len)
+
+
+def planned_passes(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    prompt_len: int,
+    decode_len: int,
+    *,
+    algorithm: Algorithm | None = None,
+    curve_at: CurveAt | None = None,
+) -> list[PassKey]:
+    """The passes `generate` with these arguments will ask `engine`, listed without timing
+    any, so a pool can time them first (`PassService.prefetch`): the prefill, then the
+    step passes of every context the decode steps are sure to reach.
+
+    Plain decoding reaches every aligned context. SD reaches a context's tokens [s, t]
+    (t <= D - 1) from the previous context's, whose steps advance floor(g) by at most
+    floor(AAT) + 1 (AAT of any x of its curve, or 1 for AD): so it is sure to reach them
+    when that jump is at most t - s + 1 (always, when AAT < m - 1). The plan stops at the
+    first context the steps might jump over; `generate` times the rest as it reaches
+    them. At each reached context the solver asks `Timer.curve_passes`.
+    """
+    _check(board, prompt_len, decode_len)
+    keys: list[PassKey] = [(prefill_spec(board, prompt_len), board, model, None)]
+    bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
+    if algorithm is None:
+        return keys + [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
+    if curve_at is None:
+        curve_at = embedded_curve_at(algorithm)
+    timer = Timer(engine, board, model, algorithm)
+    jump = 1
+    for context, first, last in bins:
+        if jump > last - first + 1:
+            break
+        curve = curve_at(context)
+        keys += timer.curve_passes(curve)
+        jump = math.floor(max(1.0, float(curve.points["aat"].max()))) + 1
+    return keys
+
+
+def _context_bins(prompt_len: int, decode_len: int, multiple: int) -> list[tuple[int, int, int]]:
+    """(context, first, last) of each aligned decode context in order: the tokens generated
+    before a step, g in [first, last] within [0, decode_len - 1], that run at it."""
+    out = []
+    context = decode_context(prompt_len, 0, multiple)
+    while context - multiple + 1 - prompt_len <= decode_len - 1:
+        first = max(0, context - multiple + 1 - prompt_len)
+        out.append((context, first, min(decode_len - 1, context - prompt_len)))
+        context += multiple
+    return out
 
 
 def generate(

@@ -35,11 +35,13 @@ from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
+from fpgasim.step import PassKey, verify_spec
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -152,9 +154,13 @@ class Timer:
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
-        if not self.reads_tree_mask:
-            tree = None  # one pass for every tree of x tokens
+        tree = self._masked(tree)
         return verify_timing(self.engine, self.board, self.model, verify_len, context, tree).seconds
+
+    def _masked(self, tree: TokenTree | None) -> TokenTree | None:
+        """The tree whose mask the verify pass carries: None on lowerings that cost every
+        tree of x tokens alike (one pass for all of them)."""
+        return tree if self.reads_tree_mask else None
 
     def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
@@ -162,6 +168,23 @@ class Timer:
         t = draft_timing(*a)
         ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
         return t.seconds, t.passes, ref.weight_bytes / self.target_weights(context)
+
+    def curve_passes(self, curve: AatCurve) -> list[PassKey]:
+        """The engine passes `solve_curve(self, curve, roofline=False)` asks, known without
+        timing any: T_v(1), and at each x (and the Ori set's) its draft passes and T_v(x).
+        A consumer plans with it and prefetches them on a pool (`PassService.prefetch`)."""
+        context, drafter = curve.context, self.algorithm.drafter
+        points = [(int(x), float(aat), tree) for x, aat, tree in
+                  curve.points[["verify_len", "aat", "tree"]].itertuples(index=False)]
+        if curve.ori is not None:
+            points.append((curve.ori.verify_len, curve.ori.aat, curve.ori.tree))
+        keys: list[PassKey] = [(verify_spec(1, context), self.board, self.model, None)]
+        for x, aat, tree in points:
+            drafts = draft_passes(self.algorithm, tree, accepted_from_aat(aat), context)
+            keys += [(s, self.board, self.model, None if s.kind == "target" else drafter)
+                     for s in drafts]  # as `run_passes` asks them
+            keys.append((verify_spec(x, context, self._masked(tree)), self.board, self.model, None))
+        return keys
 
     def target_weights(self, context: int) -> int:
         """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""

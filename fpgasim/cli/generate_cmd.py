@@ -16,6 +16,7 @@ from fpgasim.analysis.generation import (
     embedded_curve_at,
     generate,
     measured_curve_at,
+    planned_passes,
 )
 from fpgasim.cli.common import (
     RichProgress,
@@ -37,13 +38,17 @@ from fpgasim.cli.options import (
     model_option,
     out_option,
     prompt_len_option,
+    workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings import check_drafter
-from fpgasim.engine import get_engine
-from fpgasim.errors import InputError
+from fpgasim.engine import Engine, get_engine
+from fpgasim.engine.cycle import CycleEngine
+from fpgasim.errors import FpgasimError, InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
 from fpgasim.simulate import memory_warning
+from fpgasim.step import PassKey, service_for
+from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
 
 class MeasuredSource(StrEnum):
@@ -89,6 +94,7 @@ def generate_cmd(
     steps_out: Path | None = out_option(
         None, "Also write one CSV row per decode step to this file (docs/formats.md)."
     ),
+    workers: int | None = workers_option(),
 ) -> None:
     """Time a whole generation: prefill of the prompt (TTFT), then D decode steps.
 
@@ -133,6 +139,12 @@ def generate_cmd(
         else:
             curve_at, source = embedded_curve_at(algo), "embedded"
     what = f"generate ({engine}{', ' + algo.id if algo else ''})"
+    n = workers or default_workers()
+    if n > 1 and isinstance(eng, CycleEngine):
+        keys = planned_passes(
+            eng, b, m, prompt_len, decode_len, algorithm=algo, curve_at=curve_at
+        )
+        _prefetch(eng, keys, n, f"{what}: {engine} passes")
     with RichProgress(what) as progress:
         result = generate(
             eng,
@@ -149,6 +161,27 @@ def generate_cmd(
     if steps_out is not None:
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
     _print(result, output_format, steps_out, b.lowering)
+
+
+def _prefetch(engine: Engine, keys: list[PassKey], workers: int, what: str) -> None:
+    """Time the planned passes on a pool of `workers` processes (a progress bar on stderr),
+    so `generate` finds them remembered. A pass that fails is left to `generate`, which
+    asks it in its own order and reports it as a serial run does."""
+    service = service_for(engine)
+    try:
+        with ProcessExecutor(workers) as pool, RichProgress(what) as bar:
+            shown = 0
+
+            def advance(done: int, total: int) -> None:
+                nonlocal shown
+                if shown == 0:
+                    bar.start(total, 0)
+                bar.advance(done - shown)
+                shown = done
+
+            service.prefetch(keys, pool, progress=advance)
+    except FpgasimError:
+        pass
 
 
 def _print(

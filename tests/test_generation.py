@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 
 from fpgasim.analysis.aat_curves import embedded_curves
-from fpgasim.analysis.generation import decode_context, generate
+from fpgasim.analysis.generation import decode_context, generate, planned_passes
 from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, prefill_spec, simulate_point
+from fpgasim.step import pass_key, service_for
 from tests.cli_helpers import run_cli
 
 BOARD, MODEL = "vhk158", "llama2-chat-7b"
@@ -124,6 +125,42 @@ def test_sd_that_never_pays_is_plain_decoding(setup) -> None:
     assert sd.summary["decode_s"] == ad.summary["decode_s"]
 
 
+def _asked(board, model, prompt_len, decode_len, **sd) -> tuple[set, set]:
+    """(passes planned, passes `generate` asked) on fresh analytic engines."""
+    planned = planned_passes(get_engine("analytic"), board, model, prompt_len, decode_len, **sd)
+    engine = get_engine("analytic")
+    generate(engine, board, model, prompt_len, decode_len, **sd)
+    return {pass_key(*k) for k in planned}, set(service_for(engine)._memo)
+
+
+@pytest.mark.parametrize("prompt_len, decode_len", [(128, 40), (10, 20), (7, 1)])
+def test_planned_passes_are_the_passes_asked(setup, prompt_len, decode_len) -> None:
+    _, board, model = setup
+    planned, asked = _asked(board, model, prompt_len, decode_len)
+    assert planned == asked and len(asked) == 1 + len({
+        decode_context(prompt_len, i, 16) for i in range(decode_len)})
+    for algorithm in ("longspec", "eagle3"):
+        sd = {"algorithm": load_algorithm(algorithm)}
+        planned, asked = _asked(board, model, prompt_len, decode_len, **sd)
+        assert planned == asked
+
+
+def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:
+    _, board, model = setup
+    algorithm = load_algorithm("longspec")
+    # D = 40 after P = 10: contexts 15, 31, 47, 63 hold g = 0..5, 6..21, 22..37, 38..39.
+    # AAT 16.5: a step advances floor(g) by up to 17 > 16 and may jump a whole context, so
+    # the plan stops after the first (the run asks 15, 31, 47: g = 0, 16.5, 33). AAT 14.5:
+    # at most 15, so 31 and 47 are sure, and 63 (2 tokens) may be jumped: the run
+    # (g = 0, 14.5, 29) asks exactly the plan.
+    for aat, contexts in ((16.5, [15]), (14.5, [15, 31, 47])):
+        sd = {"algorithm": algorithm, "curve_at": _constant_aat_curve(algorithm, aat)}
+        planned, asked = _asked(board, model, 10, 40, **sd)
+        assert planned < asked if aat > 16 else planned == asked
+        targets = {k[0].context for k in planned if k[0].kind == "target" and k[0].context}
+        assert sorted(targets) == contexts
+
+
 def test_max_context_tokens(setup) -> None:
     engine, board, model = setup
     small = board.model_copy(update={"max_context_tokens": 256})
@@ -200,6 +237,16 @@ def test_generate_cli(capsys, tmp_path) -> None:
                   "-a", "longspec", "--engine", "analytic")
     assert res.code == 0, res.err
     assert "decode_tokens_per_s" in res.out and "use SD" in res.out
+
+
+def test_generate_workers_same_output(capsys) -> None:
+    # the passes timed first on a pool of 2 (or 1: none) give the same bytes
+    args = ["generate", "-b", BOARD, "-m", MODEL, "-P", "30", "-D", "40", "-a", "longspec",
+            "--engine", "event", "--format", "json"]
+    one = run_cli(capsys, *args, "--workers", "1")
+    two = run_cli(capsys, *args, "--workers", "2")
+    assert one.code == two.code == 0, one.err + two.err
+    assert one.out == two.out
 
 
 def test_max_context_tokens_cli(capsys, tmp_path) -> None:

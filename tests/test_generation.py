@@ -17,7 +17,7 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, prefill_spec, simulate_point
-from fpgasim.step import pass_key, service_for
+from fpgasim.step import pass_key
 from tests.cli_helpers import run_cli
 
 BOARD, MODEL = "vhk158", "llama2-chat-7b"
@@ -125,12 +125,25 @@ def test_sd_that_never_pays_is_plain_decoding(setup) -> None:
     assert sd.summary["decode_s"] == ad.summary["decode_s"]
 
 
+class _Asking:
+    """The analytic engine, recording every pass it is asked (keyed like the service)."""
+
+    name, version = "asking", "1"
+
+    def __init__(self) -> None:
+        self.inner, self.asked = get_engine("analytic"), set()
+
+    def run_pass(self, spec, board, model, drafter=None):
+        self.asked.add(pass_key(spec, board, model, drafter))
+        return self.inner.run_pass(spec, board, model, drafter)
+
+
 def _asked(board, model, prompt_len, decode_len, **sd) -> tuple[set, set]:
-    """(passes planned, passes `generate` asked) on fresh analytic engines."""
-    planned = planned_passes(get_engine("analytic"), board, model, prompt_len, decode_len, **sd)
-    engine = get_engine("analytic")
+    """(passes planned, passes `generate` asked its engine)."""
+    engine = _Asking()
+    planned = planned_passes(engine, board, model, prompt_len, decode_len, **sd)
     generate(engine, board, model, prompt_len, decode_len, **sd)
-    return {pass_key(*k) for k in planned}, set(service_for(engine)._memo)
+    return {pass_key(*k) for k in planned}, engine.asked
 
 
 @pytest.mark.parametrize("prompt_len, decode_len", [(128, 40), (10, 20), (7, 1)])

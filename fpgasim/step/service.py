@@ -56,6 +56,24 @@ class PassService:
         self.engine = engine
         self._memo: dict[tuple, Timed] = {}
         self._last_rows: list[dict] = []
+        #: a small int per distinct board, architecture or drafter (by value), and the
+        #: token of each object seen (by identity, the object held so its id stays its own)
+        self._tokens: dict[Any, int] = {}
+        self._seen: dict[int, tuple[Any, int]] = {}
+
+    def _key(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any) -> tuple:
+        """What the memo is keyed by: `pass_key`'s content, with the board, the
+        architecture and the drafter as tokens. Hashing a pydantic board compares and
+        hashes every nested field (several µs, tens of thousands of times per run); the
+        token of an object already seen is found by its id."""
+        return (spec, self._token(board), self._token(model, architecture), self._token(drafter))
+
+    def _token(self, obj: Any, value: Callable[[Any], Any] | None = None) -> int:
+        hit = self._seen.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            token = self._tokens.setdefault(obj if value is None else value(obj), len(self._tokens))
+            hit = self._seen[id(obj)] = (obj, token)
+        return hit[1]
 
     @property
     def name(self) -> str:
@@ -77,11 +95,11 @@ class PassService:
         return len(self._memo)
 
     def __contains__(self, key: PassKey) -> bool:
-        return pass_key(*key) in self._memo
+        return self._key(*key) in self._memo
 
     def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
         """Timing and per-unit rows of one pass, timed on the first ask only."""
-        key = pass_key(spec, board, model, drafter)
+        key = self._key(spec, board, model, drafter)
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = time_pass(self.engine, spec, board, model, drafter)
@@ -121,7 +139,7 @@ class PassService:
         The results are those `run_pass` gives in this process (same engine class, same
         options). `progress(done, total)` is called after each chunk.
         """
-        wanted = {pass_key(*k): k for k in keys}
+        wanted = {self._key(*k): k for k in keys}
         missing = [k for pk, k in wanted.items() if pk not in self._memo]
         if not missing:
             return 0
@@ -133,7 +151,7 @@ class PassService:
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
             for key, result in zip(chunks[index], results, strict=True):
-                self._memo[pass_key(*key)] = result
+                self._memo[self._key(*key)] = result
             done += len(results)
             if progress is not None:
                 progress(done, len(missing))
@@ -206,7 +224,7 @@ class Planner(PassService):
         return "planner"
 
     def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
-        self._plan.setdefault(pass_key(spec, board, model, drafter), (spec, board, model, drafter))
+        self._plan.setdefault(self._key(spec, board, model, drafter), (spec, board, model, drafter))
         return super().timed(spec, board, model, drafter)
 
     @property

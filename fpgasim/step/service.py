@@ -1,7 +1,7 @@
 """The pass service: every pass a consumer costs is timed here, once per engine.
 
 Engines turn one pass into a `Timing` and remember nothing. `PassService` wraps an engine
-and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`: the spec,
+and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec,
 the board, the model's architecture and the drafter), the per-unit rows of the last verify
 pass, and batching (`prefetch`: the missing passes of a plan computed on an executor's
 workers and stored here). `service_for(engine)` is the one service of an engine instance

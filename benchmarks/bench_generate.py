@@ -1,16 +1,17 @@
 """Wall and CPU time of `fpgasim generate --algorithm longspec` on a study board (a fresh
-process, like a user): P = 128, D = 512 on vhk158 with llama2-chat-7b, the README's
-example, on the `fast` engine and on `generate`'s default engine, `event`.
+process, like a user): P = 128, D = 512 on vhk158 with llama2-chat-7b, the README's example,
+on the `fast` engine and on `generate`'s default engine, `event`.
 
-Target (issue 18): <= 5 s on the 2-core reference machine. The solver asks for 3425
-distinct passes (32 contexts x every verify length, plus the draft passes), listed before
-any is timed and timed on a pool of every core (docs/engines.md, "Where the time goes"), so
-the time is the per-pass cost of the lowering and the simulator over two workers, plus
-about 1.5 s of imports, AAT fits and solver in the main process. Measured (load average
-1.5-1.9): `fast` 3.55 s wall / 5.4 s CPU, `event` 6.8 s / 11.5 s (its passes cost 2.6 ms
-each: it misses the target; 4.8 s and 11.6 s before the pool). CPU time (this process's children) is reported beside the wall time: on a shared
-machine the wall time is pessimistic, the CPU time is not. The numba kernel is loaded
-from its on-disk cache (compiled once, see bench_reproduce.py for the cold compile).
+Target (issue 18): <= 5 s on the 2-core reference machine. The solver asks for 3425 distinct
+passes (32 contexts x every verify length, plus the draft passes), listed before any is
+timed and timed on a pool of every core (docs/engines.md, "Where the time goes"), so the
+time is the per-pass cost of the lowering and the simulator over two workers, plus about 1.5
+s of imports, AAT fits and solver in the main process. Measured (load average 1.5-1.9):
+`fast` 3.55 s wall / 5.4 s CPU, `event` 6.8 s / 11.5 s (its passes cost 2.6 ms each: it
+misses the target; 4.8 s and 11.6 s before the pool). CPU time (this process's children) is
+reported beside the wall time: on a shared machine the wall time is pessimistic, the CPU
+time is not. The numba kernel is loaded from its on-disk cache (compiled once, see
+bench_reproduce.py for the cold compile).
 """
 
 from __future__ import annotations

@@ -1,21 +1,21 @@
 """Wall and CPU time of the README's `fpgasim reproduce all --out DIR` (a fresh process, like a
 user) with the default simulator beside the accounting, the accounting alone and `event`.
 
-Targets, on the 2-core reference machine: default (fast beside analytic, numba compiled
-from scratch: its on-disk cache is emptied first) <= 30 s wall (issue 13), the default run
-again with the kernel in numba's on-disk cache <= 12 s (issue 18), `--engine analytic`
-<= 5 s, `--engine event` <= 120 s. CPU time (this process's children: the CLI
-and its pool workers) is reported beside the wall time: on a shared machine the wall time
-is pessimistic, the CPU time is not. All runs read the shipped measured AAT tables.
+Targets, on the 2-core reference machine: default (fast beside analytic, numba compiled from
+scratch: its on-disk cache is emptied first) <= 30 s wall (issue 13), the default run again
+with the kernel in numba's on-disk cache <= 12 s (issue 18), `--engine analytic` <= 5 s,
+`--engine event` <= 120 s. CPU time (this process's children: the CLI and its pool workers)
+is reported beside the wall time: on a shared machine the wall time is pessimistic, the CPU
+time is not. All runs read the shipped measured AAT tables.
 
 Measured for issue 18 (the default run again, `--format csv --out DIR`, numba cached, load
 average ~2 from other sessions, alternating runs): 10.7-11.0 s wall / 19.8-20.1 s CPU,
-against 11.4-12.1 s / 21.1-21.8 s before the pass service interned its keys; under a
-heavier load the same run took 15.7-22 s wall. Two idle cores were not available; summed
-from each process's CPU per phase, the critical path is about 9.5 s: imports 0.6 s, the plan on two workers ~1.5 s (fig4's dry run is one side,
-the eight others the other), the 3425 passes ~2.6 s per worker, the experiments and
-figures ~4.5 s per worker (table3's throughput tree search 2.3 s, fig4's 68 solved curves
-1.9 s, the five figures 2.5 s), then the files.
+against 11.4-12.1 s / 21.1-21.8 s before the pass service interned its keys; under a heavier
+load the same run took 15.7-22 s wall. Two idle cores were not available; summed from each
+process's CPU per phase, the critical path is about 9.5 s: imports 0.6 s, the plan on two
+workers ~1.5 s (fig4's dry run is one side, the eight others the other), the 3425 passes
+~2.6 s per worker, the experiments and figures ~4.5 s per worker (table3's throughput tree
+search 2.3 s, fig4's 68 solved curves 1.9 s, the five figures 2.5 s), then the files.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, solve_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
-from fpgasim.step import PassKey, verify_spec
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
@@ -44,6 +43,7 @@ from fpgasim.simulate import (
     prefill_timing,
     verify_timing,
 )
+from fpgasim.step import PassKey, verify_spec
 
 #: Longest decode a command accepts, tokens.
 MAX_DECODE_LEN = 1_000_000

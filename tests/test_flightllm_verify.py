@@ -97,9 +97,10 @@ def test_done_when_four_lanes() -> None:
 
 
 def _forced(form: str):
-    """cheapest_form restricted to the MV or the MM form."""
-    def pick(e, layer, mv_form, mm_form):
-        (mv_form if form == "mv" else mm_form)(e, layer)
+    """choose_forms restricted to the MV or the MM form."""
+    def pick(layers, rates, masks, rows_of=compiler.part_rows):
+        forms = tuple(form if compiler.has_choice(x) else compiler.MV_FORM for x in layers)
+        return forms, rows_of(layers, rates, masks, forms)
     return pick
 
 
@@ -118,9 +119,9 @@ def test_verify_costs_the_cheapest_form(monkeypatch, x: int) -> None:
         return {seg.parts[k].label: engine.part_ticks(seg.parts[k]) for k in set(seg.order)}
 
     chosen = spans()
-    monkeypatch.setattr(compiler, "cheapest_form", _forced("mv"))
+    monkeypatch.setattr(compiler, "choose_forms", _forced("mv"))
     mv = spans()
-    monkeypatch.setattr(compiler, "cheapest_form", _forced("mm"))
+    monkeypatch.setattr(compiler, "choose_forms", _forced("mm"))
     mm = spans()
     monkeypatch.undo()
     flightllm._part.cache_clear()

@@ -15,7 +15,7 @@ by role, never by a unit's name. See docs/engines.md.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -90,6 +90,9 @@ class Program:
     unit_names: tuple[str, ...] = UNIT_NAMES
     #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
     ticks_per_cycle: int = 1
+    #: results derived from the (read-only) rows, kept with them: `part_key` and `totals`
+    #: of a program that a lowering cache hands out again are computed once
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -258,6 +261,13 @@ class Executable:
 
 def part_key(part: Program) -> bytes:
     """Digest of what decides a part's schedule: units, durations and waits (not names)."""
+    key = part.memo.get("part_key")
+    if key is None:
+        key = part.memo["part_key"] = _digest(part)
+    return key
+
+
+def _digest(part: Program) -> bytes:
     ins = part.instrs
     h = hashlib.blake2b(digest_size=20)
     for col in ("unit", "cycles", "wait"):
@@ -273,6 +283,14 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
     `macs` is the work of the compute units, `sfu_elements` that of the special-function
     units (`unit_roles`); `mv_cycles` and `mv_macs` the part of them in MV-mode rows.
     """
+    key = ("totals", unit_roles)
+    out = template.memo.get(key)
+    if out is None:
+        out = template.memo[key] = _totals(template, unit_roles)
+    return dict(out)
+
+
+def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     n = template.total_layers

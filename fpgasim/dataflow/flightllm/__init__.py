@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fpgasim.config.schema import (
@@ -26,8 +27,10 @@ from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
+    PartRows,
     Rates,
     compile_part,
+    part_rows,
 )
 from fpgasim.dataflow.flightllm.graph import (
     build_eagle3_graph,
@@ -148,40 +151,70 @@ def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) ->
 #: recently used parts leave first: a sweep that revisits x = 1..85 at every context then
 #: keeps hitting the parts that fit, where least-recently-used would evict each before reuse
 PART_CACHE_ROWS = 4_000_000
+#: the same parts' link-free rows (about 90 bytes a row): a design-space sweep over clocks
+#: and bandwidths compiles each instruction stream once and only prices it per link rate
+ROWS_CACHE_ROWS = 4_000_000
 
 
-class _PartCache:
-    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows
-    (most recently used out first)."""
+class _RowBudgetCache:
+    """Values by key, bounded by their total rows (most recently used out first)."""
 
-    def __init__(self, budget_rows: int) -> None:
+    def __init__(self, budget_rows: int, rows_of: Callable[[object], int]) -> None:
         self.budget = budget_rows
         self.rows = 0
-        self.items: OrderedDict[tuple, Program] = OrderedDict()
+        self.rows_of = rows_of
+        self.items: OrderedDict[tuple, object] = OrderedDict()
 
-    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
-                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
-        key = (keys, rates, masks)
-        part = self.items.get(key)
-        if part is not None:
+    def __call__(self, key: tuple, make: Callable[[], object]):
+        value = self.items.get(key)
+        if value is not None:
             self.items.move_to_end(key)
-            return part
-        part = compile_part(list(layers), rates, masks, list(names))
-        n = len(part.instrs)
+            return value
+        value = make()
+        n = self.rows_of(value)
         if n <= self.budget:
             while self.rows + n > self.budget:  # most recently used out: sweeps are cyclic
                 _, old = self.items.popitem(last=True)
-                self.rows -= len(old.instrs)
-            self.items[key] = part
+                self.rows -= self.rows_of(old)
+            self.items[key] = value
             self.rows += n
-        return part
+        return value
 
     def cache_clear(self) -> None:
         self.items.clear()
         self.rows = 0
 
 
-_part = _PartCache(PART_CACHE_ROWS)
+class _PartCache:
+    """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (layer
+    keys, names, link-free rates, masks, forms), so another clock or bandwidth only prices
+    the rows again (bit-identical to compiling them)."""
+
+    def __init__(self, part_rows_budget: int, rows_budget: int) -> None:
+        self.parts = _RowBudgetCache(part_rows_budget, lambda p: len(p.instrs))
+        self.link_free = _RowBudgetCache(rows_budget, lambda p: len(p.rows))
+
+    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
+                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
+        free = rates.link_free()
+
+        def rows_of(layers, rates, masks, forms) -> PartRows:
+            return self.link_free((keys, free, masks, forms),
+                                  lambda: part_rows(layers, rates, masks, forms))
+
+        return self.parts((keys, rates, masks),
+                          lambda: compile_part(list(layers), rates, masks, list(names), rows_of))
+
+    @property
+    def rows(self) -> int:
+        return self.parts.rows
+
+    def cache_clear(self) -> None:
+        self.parts.cache_clear()
+        self.link_free.cache_clear()
+
+
+_part = _PartCache(PART_CACHE_ROWS, ROWS_CACHE_ROWS)
 #: layer kinds whose instructions depend on the context: their parts are not kept across
 #: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
 _CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
@@ -271,38 +304,75 @@ def falcon_layers_of(model: TargetModel, rows: int, keys: int, lstm_layers: int,
     return tuple(hardware_layers(graph, prefill=False))
 
 
-def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
-    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
-    groups: list[list[HwLayer]] = []
+@dataclass(frozen=True)
+class _Group:
+    """One barrier-delimited part of a pass: its layers, what identifies its instructions
+    (layer keys and short names) and whether it depends on the context."""
+
+    layers: tuple[HwLayer, ...]
+    keys: tuple
+    names: tuple[str, ...]
+    per_pass: bool  # attention or concat: met once in a sweep, so not kept across passes
+
+
+#: the grouping of recent hardware-layer tuples (by identity; the tuples come from the
+#: lru-cached `*_layers_of`), so a pass of a shape seen before is not regrouped
+_PLANS: OrderedDict[int, tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = OrderedDict()
+_PLAN_SLOTS = 256
+
+
+def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
+    """The distinct parts of a pass (first occurrence order) and the order they run in."""
+    hit = _PLANS.get(id(hw))
+    if hit is not None and hit[0] is hw:
+        _PLANS.move_to_end(id(hw))
+        return hit[1]
+    runs: list[list[HwLayer]] = []
     current: list[HwLayer] = []
     for layer in hw:
         current.append(layer)
         if layer.kind != "concat":  # every layer but concat ends in a full barrier
-            groups.append(current)
+            runs.append(current)
             current = []
     if current:
-        groups.append(current)
-    parts: list[Program] = []
+        runs.append(current)
+    groups: list[_Group] = []
     index: dict[tuple, int] = {}
     order: list[int] = []
     described: dict[int, tuple] = {}
-    for group in groups:
-        for layer in group:
+    for run in runs:
+        for layer in run:
             if id(layer) not in described:
                 described[id(layer)] = (layer.key(), _short(layer.name))
-        names = tuple(described[id(layer)][1] for layer in group)
-        keys = (tuple(described[id(layer)][0] for layer in group), names)
+        names = tuple(described[id(layer)][1] for layer in run)
+        keys = (tuple(described[id(layer)][0] for layer in run), names)
         k = index.get(keys)
         if k is None:
-            if any(layer.kind in _CONTEXT_KINDS for layer in group):  # used by this pass only
-                part = compile_part(list(group), rates, masks, list(names))
-            else:
-                part = _part(keys, tuple(group), rates, masks, names)
-            if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
-                raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
-                                  board.memory.bandwidth_gb_s,
-                                  "too slow: a layer would exceed the simulator's time range")
-            k = index[keys] = len(parts)
-            parts.append(part)
+            k = index[keys] = len(groups)
+            per_pass = any(layer.kind in _CONTEXT_KINDS for layer in run)
+            groups.append(_Group(tuple(run), keys, names, per_pass))
         order.append(k)
-    return Executable(parts=tuple(parts), order=tuple(order), label=label, unit_roles=UNIT_ROLES)
+    plan = (tuple(groups), tuple(order))
+    _PLANS[id(hw)] = (hw, plan)
+    if len(_PLANS) > _PLAN_SLOTS:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
+    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
+    groups, order = _plan(hw)
+    parts: list[Program] = []
+    for group in groups:
+        if group.per_pass:
+            part = compile_part(list(group.layers), rates, masks, list(group.names))
+        else:
+            part = _part(group.keys, group.layers, rates, masks, group.names)
+        if "too_slow" not in part.memo:
+            part.memo["too_slow"] = int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS
+        if part.memo["too_slow"]:
+            raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
+                              board.memory.bandwidth_gb_s,
+                              "too slow: a layer would exceed the simulator's time range")
+        parts.append(part)
+    return Executable(parts=tuple(parts), order=order, label=label, unit_roles=UNIT_ROLES)

@@ -5,6 +5,7 @@ block masks (prefill) or the causal block mask of a verify pass's tree."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.flightllm.emitter import (
@@ -80,124 +81,203 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
-def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
-    """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
-    (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
-    64-token key block is visible to some row, so the block mask is dense)."""
-    r = e.r
-    b = r.block
-    qk = L.kind == "attention_qk"
-    keys = L.n if qk else L.k  # key tokens (L in prefill)
-    tile_blocks = r.mm_rows // b  # row blocks per 128-row tile (8)
-    kblocks = keys // b  # key blocks (L/16)
-    act = r.act_bytes
+@dataclass(frozen=True)
+class _Tiling:
+    """How an MM-mode attention layer is cut (section 4.5): 128-row tiles of 16-row blocks
+    over `keys` key tokens, and the block mask that decides which key blocks a row block
+    sees (a prefill mask's count-level stand-in, or None: a verify pass's causal mask)."""
+
+    L: HwLayer
+    r: Rates
+    keys: int  # key tokens (L in prefill)
+    row_blocks: int  # 16-row blocks of the layer's rows (mb)
+    tiles: int  # 128-row tiles (nt)
+    mask: LayerMask | None
+    heads_in_mask: int
+
+    @property
+    def tile_blocks(self) -> int:
+        """Row blocks per 128-row tile (8)."""
+        return self.r.mm_rows // self.r.block
+
+    @property
+    def key_blocks(self) -> int:
+        """Key blocks of `block` tokens (L/16)."""
+        return self.keys // self.r.block
+
+    @property
+    def row_blocks_per_mask_row(self) -> int:
+        """16-row blocks per mask row (4)."""
+        return self.r.mask_block // self.r.block
+
+    @property
+    def mask_rows_per_tile(self) -> int:
+        """Mask rows per 128-row tile (2)."""
+        return self.r.mm_rows // self.r.mask_block
+
+    def active_key_blocks(self, h: int, t: int) -> tuple[int, ...]:
+        """Key blocks each row block of tile t (from 1) of head h sees."""
+        if self.mask is None:
+            first = (t - 1) * self.tile_blocks
+            return tuple(_causal_key_blocks(self.keys, self.L.rows, x, self.r)
+                         for x in range(first, min(first + self.tile_blocks, self.row_blocks)))
+        per = self.row_blocks_per_mask_row
+        S = self.mask.S
+        return tuple(per * spread(S[(t - 1) * self.mask_rows_per_tile + x // per],
+                                  self.heads_in_mask, h)
+                     for x in range(self.mask_rows_per_tile * per))
+
+    def loaded_key_blocks(self, h: int, t: int, active: tuple[int, ...]) -> int:
+        """Key blocks QK^T tile t of head h loads: its last row's (causal) or the mask's."""
+        if self.mask is None:
+            return max(active)
+        return self.row_blocks_per_mask_row * spread(self.mask.V[t - 1], self.heads_in_mask, h)
+
+
+def _tiling(L: HwLayer, r: Rates, mask: LayerMask | None, heads_in_mask: int) -> _Tiling:
+    """The layer's tiling, after checking a prefill mask covers its rows."""
+    keys = L.n if L.kind == "attention_qk" else L.k
     if mask is not None:
         if keys % r.mm_rows or r.mm_rows % r.mask_block or L.rows != keys:
             raise BufferTooSmall("padding.prefill_multiple", keys,
                                  f"prefill length must be a multiple of {r.mm_rows}")
-        n = keys // r.mask_block  # mask rows in use
-        if n > mask.rows():
+        if keys // r.mask_block > mask.rows():
             raise BufferTooSmall("max_context_tokens", keys,
                                  f"the masks cover {mask.rows() * r.mask_block} tokens")
-        rb_per_row = r.mask_block // b  # 16-row blocks per mask row (4)
-        rows_per_tile = r.mm_rows // r.mask_block  # mask rows per tile (2)
-        H = heads_in_mask
-    mb = math.ceil(L.rows / b)
-    nt = math.ceil(mb / tile_blocks)
+    mb = math.ceil(L.rows / r.block)
+    nt = math.ceil(mb / (r.mm_rows // r.block))
+    return _Tiling(L, r, keys, mb, nt, mask, heads_in_mask)
 
-    def a_rows(h: int, t: int) -> tuple[int, ...]:  # active key blocks per row block, tile t
-        if mask is None:
-            first = (t - 1) * tile_blocks
-            return tuple(_causal_key_blocks(keys, L.rows, x, r)
-                         for x in range(first, min(first + tile_blocks, mb)))
-        return tuple(rb_per_row * spread(mask.S[(t - 1) * rows_per_tile + x // rb_per_row], H, h)
-                     for x in range(rows_per_tile * rb_per_row))
 
-    if qk:
-        kb = L.k // b  # head dim in blocks (8)
-        nb = kblocks
-        dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
-                      r.depth_b, "the K-block ring")
-        dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
-                     f"one tile row of scores over {keys} keys")
+def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
+    """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
+    (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
+    64-token key block is visible to some row, so the block mask is dense)."""
+    tiling = _tiling(L, e.r, mask, heads_in_mask)
+    if L.kind == "attention_qk":
+        _qk_mm(e, tiling)
+    else:
+        _pv_mm(e, tiling)
 
-        def qk_tile(sub: Emitter, a_r: tuple[int, ...], u: int, t: int) -> None:
-            first = True
-            for a in a_r:
-                if a > 0:
-                    sub.ld(b * b * kb * act, par=r.channels_a,
-                           wait=mask_of(MM) if (first and t > 1) else 0)
-                    first = False
-            for i in range(1, u + 1):
-                sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
-                       wait=mask_of(MM) if i > dep_b else 0, rel=mask_of(MM))
-                wait = mask_of(LD)
-                rel = mask_of(LD) if i + dep_b <= u else 0
-                if i == u:
-                    rel |= mask_of(MISC) | (mask_of(LD) if t < nt else 0)
-                if i == 1 and t > dout:
-                    wait |= mask_of(MISC)
-                sub.mm(kb, wait=wait, rel=rel)
-            live = [a for a in a_r if a > 0]
-            for x, a in enumerate(live):
-                rel = mask_of(ST)
-                if x == len(live) - 1 and t + dout <= nt:
-                    rel |= mask_of(MM)
-                sub.misc("softmax", a, wait=mask_of(MM) if x == 0 else 0, rel=rel, count=b)
-                sub.st(b * b * a * act, par=r.channels_a, wait=mask_of(MISC))
 
-        for h in range(L.heads):
-            for t in range(1, nt + 1):
-                a_r = a_rows(h, t)
-                u = max(a_r) if mask is None else rb_per_row * spread(mask.V[t - 1], H, h)
-                key = (a_r, u, t > 1, t < nt, t > dout, t + dout <= nt)
-                e.block(key, lambda sub, a_r=a_r, u=u, t=t: qk_tile(sub, a_r, u, t))
-        return
-    kb = kblocks  # K = the keys
-    nb = L.n // b  # head dim in blocks (8)
+def _qk_mm(e: Emitter, tiling: _Tiling) -> None:
+    """QK^T with its fused softmax, tile by tile per head: Q rows into A, each key block
+    into B over one channel, an MM per key block, a softmax and a store per live row block."""
+    r, L = e.r, tiling.L
+    kb = L.k // r.block  # head dim in blocks (8)
     dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
-                  r.depth_b, f"one V block of K = {keys}")
-    dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
-                 "the PV output credit")
-    # A-side loads of every (head, tile): zero-fill and active bytes per row block
-    tiles: list[list[tuple[bool, float]]] = []
+                        r.depth_b, "the K-block ring")
+    dout = need_credit(r.depth_global // tiling.key_blocks, "flightllm.buffers.global.depth",
+                       r.depth_global, f"one tile row of scores over {tiling.keys} keys")
+    nt = tiling.tiles
     for h in range(L.heads):
         for t in range(1, nt + 1):
+            active = tiling.active_key_blocks(h, t)
+            u = tiling.loaded_key_blocks(h, t, active)
+            key = (active, u, t > 1, t < nt, t > dout, t + dout <= nt)
+            e.block(key, lambda sub, a=active, u=u, t=t:
+                    _qk_tile(sub, a, u, t, nt, kb, dep_b, dout))
+
+
+def _qk_tile(sub: Emitter, active: tuple[int, ...], u: int, t: int, nt: int, kb: int,
+             dep_b: int, dout: int) -> None:
+    """One QK^T tile: the query loads of its live row blocks, u key-block loads each feeding
+    an MM (ring of dep_b), then per live row block its softmax rows and its score store."""
+    r = sub.r
+    b = r.block
+    act = r.act_bytes
+    first = True
+    for a in active:
+        if a > 0:
+            sub.ld(b * b * kb * act, par=r.channels_a,
+                   wait=mask_of(MM) if (first and t > 1) else 0)
+            first = False
+    for i in range(1, u + 1):
+        sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+               wait=mask_of(MM) if i > dep_b else 0, rel=mask_of(MM))
+        wait = mask_of(LD)
+        rel = mask_of(LD) if i + dep_b <= u else 0
+        if i == u:
+            rel |= mask_of(MISC) | (mask_of(LD) if t < nt else 0)
+        if i == 1 and t > dout:
+            wait |= mask_of(MISC)
+        sub.mm(kb, wait=wait, rel=rel)
+    live = [a for a in active if a > 0]
+    for x, a in enumerate(live):
+        rel = mask_of(ST)
+        if x == len(live) - 1 and t + dout <= nt:
+            rel |= mask_of(MM)
+        sub.misc("softmax", a, wait=mask_of(MM) if x == 0 else 0, rel=rel, count=b)
+        sub.st(b * b * a * act, par=r.channels_a, wait=mask_of(MISC))
+
+
+def _pv_mm(e: Emitter, tiling: _Tiling) -> None:
+    """PV, tile by tile per head: probability rows into A (masked blocks zero-filled), each
+    V block into B over one channel, an MM per head-dim block, the output rows stored."""
+    r, L = e.r, tiling.L
+    kb = tiling.key_blocks  # K = the keys
+    nb = L.n // r.block  # head dim in blocks (8)
+    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+                        r.depth_b, f"one V block of K = {tiling.keys}")
+    dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+                       "the PV output credit")
+    nt, tile_blocks = tiling.tiles, tiling.tile_blocks
+    tiles = _probability_loads(tiling)
+    for h in range(L.heads):
+        for t in range(1, nt + 1):
+            loads = tuple(tiles[h * nt + t - 1])
+            m = min(tile_blocks, tiling.row_blocks - (t - 1) * tile_blocks)
+            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt, m)
+            e.block(key, lambda sub, lo=loads, t=t, m=m:
+                    _pv_tile(sub, L, lo, t, m, nt, kb, nb, dep_b, dout))
+
+
+def _probability_loads(tiling: _Tiling) -> list[list[tuple[bool, float]]]:
+    """A-side loads of every (head, tile), head major: per row block a zero-fill of its
+    masked key blocks (True) and a load of its active ones (False), in bytes; with a prefill
+    mask, split to the mask's load count (`_match_load_count`)."""
+    r, L = tiling.r, tiling.L
+    b, act, kblocks = r.block, r.act_bytes, tiling.key_blocks
+    tiles: list[list[tuple[bool, float]]] = []
+    for h in range(L.heads):
+        for t in range(1, tiling.tiles + 1):
             loads: list[tuple[bool, float]] = []
-            for a in a_rows(h, t):
+            for a in tiling.active_key_blocks(h, t):
                 if a < kblocks:
                     loads.append((True, b * b * (kblocks - a) * act))
                 loads.append((False, b * b * a * act))
             tiles.append(loads)
-    if mask is not None:
-        _match_load_count(tiles, rb_per_row * mask.c_of(n), b * b * act)
+    if tiling.mask is not None:
+        n = tiling.keys // r.mask_block  # mask rows in use
+        _match_load_count(tiles, tiling.row_blocks_per_mask_row * tiling.mask.c_of(n),
+                          b * b * act)
+    return tiles
 
-    def pv_tile(sub: Emitter, loads: tuple, t: int, m: int) -> None:
-        for x, (zero, size) in enumerate(loads):
-            wait = mask_of(MM) if (x == 0 and t > 1) else 0
-            if zero:
-                sub.zero_fill(size, r.channels_a, wait=wait)
-            else:
-                sub.ld(size, par=r.channels_a, wait=wait)
-        for j in range(1, nb + 1):
-            sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
-                   wait=mask_of(MM) if j > dep_b else 0, rel=mask_of(MM))
-            wait = mask_of(LD) | (mask_of(ST) if (j == 1 and t > dout) else 0)
-            rel = mask_of(LD) if j + dep_b <= nb else 0
-            if j == nb:
-                rel |= mask_of(ST) | (mask_of(LD) if t < nt else 0)
-            sub.mm(kb, wait=wait, rel=rel)
-        for x in range(m):
-            wait = mask_of(MM) if x == 0 else 0
-            rel = mask_of(MM) if (x == m - 1 and t + dout <= nt) else 0
-            sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
 
-    for h in range(L.heads):
-        for t in range(1, nt + 1):
-            loads = tuple(tiles[h * nt + t - 1])
-            m = min(tile_blocks, mb - (t - 1) * tile_blocks)
-            key = (loads, t > 1, t < nt, t > dout, t + dout <= nt, m)
-            e.block(key, lambda sub, lo=loads, t=t, m=m: pv_tile(sub, lo, t, m))
+def _pv_tile(sub: Emitter, L: HwLayer, loads: tuple, t: int, m: int, nt: int, kb: int,
+             nb: int, dep_b: int, dout: int) -> None:
+    """One PV tile: its probability loads, nb V-block loads each feeding an MM (ring of
+    dep_b), then the m row blocks' output stores."""
+    r = sub.r
+    b, act = r.block, r.act_bytes
+    for x, (zero, size) in enumerate(loads):
+        wait = mask_of(MM) if (x == 0 and t > 1) else 0
+        if zero:
+            sub.zero_fill(size, r.channels_a, wait=wait)
+        else:
+            sub.ld(size, par=r.channels_a, wait=wait)
+    for j in range(1, nb + 1):
+        sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+               wait=mask_of(MM) if j > dep_b else 0, rel=mask_of(MM))
+        wait = mask_of(LD) | (mask_of(ST) if (j == 1 and t > dout) else 0)
+        rel = mask_of(LD) if j + dep_b <= nb else 0
+        if j == nb:
+            rel |= mask_of(ST) | (mask_of(LD) if t < nt else 0)
+        sub.mm(kb, wait=wait, rel=rel)
+    for x in range(m):
+        wait = mask_of(MM) if x == 0 else 0
+        rel = mask_of(MM) if (x == m - 1 and t + dout <= nt) else 0
+        sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
 
 
 def _causal_key_blocks(keys: int, rows: int, row_block: int, r: Rates) -> int:

@@ -13,6 +13,8 @@ integer ticks of 2**-24 cycle.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +31,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     UNIT_ROLES,
     Emitter,
     Rates,
+    cycles_at,
     mask_of,
 )
 from fpgasim.dataflow.flightllm.layers import HwLayer
@@ -38,8 +41,9 @@ from fpgasim.dataflow.instructions import INSTR_DTYPE, MAX_WAIT, Program
 
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
-    "Emitter", "Rates", "attention_mm", "attention_mv", "cheapest_form", "compile_part",
-    "emit_part", "linear_mm", "linear_mv", "mm_form_compute_cycles", "resolve",
+    "Emitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
+    "compile_part", "emit_part", "emit_rows", "linear_mm", "linear_mv",
+    "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
 
 
@@ -60,24 +64,40 @@ def mm_form_compute_cycles(L: HwLayer, r: Rates) -> float:
     return L.heads * keys * (L.k // b) * per_mm
 
 
-def cheapest_form(e: Emitter, L: HwLayer, mv_form, mm_form) -> None:
-    """Compile L as MV row groups or as MM tiles, whichever has the less busy busiest unit.
+#: a layer's form: FlightLLM's own rule for its kind and phase, or a choice between MV row
+#: groups and MM tiles (x > 1 rows outside prefill, `choose_forms`)
+MV_FORM, MM_FORM = "mv", "mm"
 
-    A pass of x > 1 rows outside prefill (a verify or draft pass: an extension) may run in
-    either form. The compiler picks from static sizes, as FlightLLM's does for its tiling:
-    the busiest unit's summed durations bound the layer's span from below, and streamed
-    layers run close to that bound. Ties keep MV. The MM form is only compiled when its MM
-    unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
-    """
-    mv = Emitter(e.r)
-    mv_form(mv, L)
-    cost = mv.busiest_unit_cycles()
-    if mm_form_compute_cycles(L, e.r) < cost:
-        mm = Emitter(e.r)
-        mm_form(mm, L)
-        if mm.busiest_unit_cycles() < cost:
-            mv = mm
-    e.append(mv)
+
+def has_choice(L: HwLayer) -> bool:
+    """Whether L may run as MV row groups or as MM tiles: a linear layer of x > 1 rows
+    outside prefill, or an attention layer of x > 1 rows without a prefill block mask (a
+    verify or draft pass: an extension)."""
+    if L.rows == 1:
+        return False
+    if L.kind == "linear":
+        return not L.prefill
+    return L.kind in ("attention_qk", "attention_pv") and L.mask_layer < 0
+
+
+def emit_layer(e: Emitter, L: HwLayer, masks, form: str) -> None:
+    """L's rows in `form` (MV_FORM or MM_FORM where L has a choice; ignored otherwise)."""
+    if L.kind == "linear":
+        if L.rows == 1 or (has_choice(L) and form == MV_FORM):
+            linear_mv(e, L)
+        else:
+            linear_mm(e, L)
+    elif L.kind in ("attention_qk", "attention_pv"):
+        if L.mask_layer >= 0:
+            attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
+        elif L.rows == 1 or form == MV_FORM:
+            attention_mv(e, L)
+        else:
+            attention_mm(e, L, None, 0)
+    elif L.kind == "concat":
+        concat(e, L)
+    else:
+        misc_layer(e, L)
 
 
 def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
@@ -114,54 +134,63 @@ def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
     return deps
 
 
-def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
-    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
-    the first row of each layer, with FlightLLM's flags (before `resolve`)."""
+@dataclass(frozen=True)
+class PartRows:
+    """One part's instruction rows free of the link rate (see emitter.py): `rows` with zero
+    cycles, and what prices each row (`cycles_at`); `starts` is each layer's first row."""
+
+    rows: np.ndarray
+    num: np.ndarray
+    link: np.ndarray
+    den: np.ndarray
+    starts: np.ndarray
+
+    def cycles(self, rates: Rates) -> np.ndarray:
+        return cycles_at(self.num, self.link, self.den, rates)
+
+    def busiest_unit_cycles(self, layer: int, rates: Rates) -> float:
+        """The largest per-unit sum of durations of one layer's rows (its closing barrier
+        excluded): a lower bound of the layer's span."""
+        end = self.starts[layer + 1] - 1 if layer + 1 < len(self.starts) else len(self.rows) - 1
+        sl = slice(int(self.starts[layer]), int(end))
+        cyc = cycles_at(self.num[sl], self.link[sl], self.den[sl], rates)
+        unit = self.rows["unit"][sl].astype(np.int64)
+        return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
+
+
+def emit_rows(layers: list[HwLayer], rates: Rates, masks,
+              forms: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+    """Columns (unit, duration, bytes, work, traffic, wait set, release set, link, divisor)
+    of one part with its layers in `forms`, and the first row of each layer, with
+    FlightLLM's flags (before `resolve`)."""
     e = Emitter(rates)
     starts = []
     ends = []
-    for idx, L in enumerate(layers):
+    for idx, (L, form) in enumerate(zip(layers, forms, strict=True)):
         e.new_layer(idx)
         starts.append(len(e))
-        if L.kind == "linear":
-            if L.rows == 1:
-                linear_mv(e, L)
-            elif L.prefill:
-                linear_mm(e, L)
-            else:
-                cheapest_form(e, L, linear_mv, linear_mm)
-        elif L.kind in ("attention_qk", "attention_pv"):
-            if L.mask_layer >= 0:
-                attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
-            elif L.rows == 1:
-                attention_mv(e, L)
-            else:
-                cheapest_form(e, L, attention_mv, lambda sub, x: attention_mm(sub, x, None, 0))
-        elif L.kind == "concat":
-            concat(e, L)
-        else:
-            misc_layer(e, L)
+        emit_layer(e, L, masks, form)
         ends.append(len(e) - 1)
         e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
-    unit, cyc, nbytes, work, traffic, wait, rel = e.arrays()
+    unit, num, nbytes, work, traffic, wait, rel, link, den = e.arrays()
     for idx, (start, last) in enumerate(zip(starts, ends, strict=True)):
         if unit[start] != LD or unit[last] != ST:
             raise AssertionError(f"{layers[idx].name}: a layer must start with LD and end with ST")
         # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
         wait[start] = mask_of(SYS) if idx > 0 else 0
         rel[last] = mask_of(SYS)
-    return unit, cyc, nbytes, work, traffic, wait, rel, np.asarray(starts, np.int64)
+    return unit, num, nbytes, work, traffic, wait, rel, link, den, np.asarray(starts, np.int64)
 
 
-def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -> Program:
-    """One barrier-delimited part: its layers chained by SYS as in section 3."""
-    unit, cyc, nbytes, work, traffic, wait, rel, starts = emit_part(layers, rates, masks)
+def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]) -> PartRows:
+    """One barrier-delimited part, its layers chained by SYS as in section 3, link free."""
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+        layers, rates, masks, forms)
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
     rows["unit"] = unit
     rows["op"] = np.repeat(np.arange(len(layers)), np.diff(np.append(starts, len(unit))))
     rows["layer"] = -1
-    rows["cycles"] = np.rint(cyc * TICKS_PER_CYCLE).astype(np.int64)
     rows["nbytes"] = np.rint(nbytes).astype(np.int64)
     rows["work"] = work
     rows["traffic"] = traffic
@@ -170,6 +199,56 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
     rows["acq_buf"] = -1
     rows["rel_buf"] = -1
     rows["wait"] = resolve(unit, wait, rel)
+    for col in (rows, num, link, den, starts):
+        col.flags.writeable = False
+    return PartRows(rows, num, link.astype(np.int8), den, starts)
+
+
+#: part_rows(layers, rates, masks, forms), or a cache of it
+RowsOf = Callable[[list[HwLayer], Rates, object, tuple[str, ...]], PartRows]
+
+
+def choose_forms(layers: list[HwLayer], rates: Rates, masks,
+                 rows_of: RowsOf = part_rows) -> tuple[tuple[str, ...], PartRows]:
+    """Each layer's form and the part's rows in those forms.
+
+    A layer with a choice (`has_choice`) runs as MV row groups or MM tiles, whichever has
+    the less busy busiest unit. The compiler picks from static sizes, as FlightLLM's does
+    for its tiling: the busiest unit's summed durations bound the layer's span from below,
+    and streamed layers run close to that bound. Ties keep MV. The MM form is only compiled
+    when its MM unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
+    """
+    forms = tuple(MV_FORM for _ in layers)
+    mv = rows_of(layers, rates, masks, forms)
+    free = rates.link_free()
+    cost = {i: mv.busiest_unit_cycles(i, rates) for i, L in enumerate(layers) if has_choice(L)}
+    tried = [i for i, c in cost.items() if mm_form_compute_cycles(layers[i], free) < c]
+    if not tried:
+        return forms, mv
+    both = tuple(MM_FORM if i in tried else MV_FORM for i in range(len(layers)))
+    mm = rows_of(layers, rates, masks, both)
+    chosen = tuple(MM_FORM if i in tried and mm.busiest_unit_cycles(i, rates) < cost[i]
+                   else MV_FORM for i in range(len(layers)))
+    if chosen == forms:
+        return forms, mv
+    if chosen == both:
+        return both, mm
+    return chosen, rows_of(layers, rates, masks, chosen)
+
+
+def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
+    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
+    the first row of each layer, with FlightLLM's flags (before `resolve`)."""
+    forms, _ = choose_forms(layers, rates, masks)
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+        layers, rates, masks, forms)
+    return unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel, starts
+
+
+def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
+    """The part's rows priced for `rates`: durations in ticks of 2**-24 cycle."""
+    rows = part.rows.copy()
+    rows["cycles"] = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
     rows.flags.writeable = False
     return Program(
         instrs=rows,
@@ -185,3 +264,11 @@ def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str]) -
         unit_names=UNIT_NAMES,
         ticks_per_cycle=TICKS_PER_CYCLE,
     )
+
+
+def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str],
+                 rows_of: RowsOf = part_rows) -> Program:
+    """One barrier-delimited part: its layers chained by SYS as in section 3, each layer in
+    its cheapest form (`choose_forms`), priced for `rates`."""
+    _, part = choose_forms(layers, rates, masks, rows_of)
+    return program_at(part, rates, names)

@@ -1,13 +1,16 @@
 """FlightLLM's units, rates and the emitter of instruction rows (docs/flightllm-model.md §2).
 
 `Rates` gathers what the compiler and the duration formulas of §2.3 need from the board
-and the model; `Emitter` appends rows (unit, duration in cycles, bytes, work, traffic,
-wait and release sets) and reuses identical blocks of a layer.
+and the model; `Emitter` appends rows (unit, duration, bytes, work, traffic, wait and
+release sets) and reuses identical blocks of a layer. Rows are emitted free of the link
+rate (clock over channel bandwidth): a transfer row keeps its bytes, which channel
+efficiency it runs at and its divisor, and `cycles_at` prices it for a board, so one
+instruction stream serves every clock and bandwidth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,6 +45,9 @@ META_ROWS_PER_K_BLOCK = 8
 B_ROWS_PER_K_BLOCK_MM = 8
 #: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
 MISC_ELEMENTS_PER_ADDRESS = 128
+#: how a row's duration is priced (`Emitter` column `link`): known in cycles, or bytes over
+#: the same-channel or the cross-channel rate (§2.3)
+FIXED, SAME_CHANNEL, CROSS_CHANNEL = range(3)
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,24 @@ class Rates:
             bias_bytes=extras.bias_bits / 8,
         )
 
+    def link_free(self) -> Rates:
+        """These rates without the link rate (clock, channel bandwidth, efficiencies): what
+        the instructions depend on, so a compiled stream is shared by every link rate."""
+        return replace(self, clock_hz=0.0, channel_bytes_per_s=0.0, e_same=0.0, e_cross=0.0)
+
+    def cycles_per_byte(self) -> tuple[float, float]:
+        """Cycles per byte of one channel (same-channel, cross-channel efficiency), §2.3."""
+        return (self.clock_hz / (self.channel_bytes_per_s * self.e_same),
+                self.clock_hz / (self.channel_bytes_per_s * self.e_cross))
+
+
+def cycles_at(num: np.ndarray, link: np.ndarray, den: np.ndarray, rates: Rates) -> np.ndarray:
+    """Row durations in cycles: `num` for FIXED rows, num x cycles per byte / den for
+    transfers (the emitter's scalar formulas, element by element: bit-identical)."""
+    same, cross = rates.cycles_per_byte()
+    per_byte = np.array([1.0, same, cross])  # x 1.0 / 1.0 leaves a FIXED row exact
+    return num * per_byte[link] / den
+
 
 def mask_of(*units: int) -> int:
     out = 0
@@ -130,15 +154,18 @@ def mask_of(*units: int) -> int:
 
 
 class Emitter:
-    """Rows of one part, column by column: unit, duration (cycles), bytes, flags.
+    """Rows of one part, column by column: unit, duration, bytes, flags (link free: the
+    duration column `cyc` holds cycles of FIXED rows and the bytes of transfers, priced by
+    `cycles_at` from `link` and `den`).
 
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
     for every later block with the same key (identical tiles, groups or heads of a layer);
     a run of the same block is kept once with its repeat count until `arrays` tiles it.
     """
 
-    COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel")
-    DTYPES = (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64)
+    COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel", "link", "den")
+    DTYPES = (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64,
+              np.int64, np.float64)
 
     def __init__(self, rates: Rates) -> None:
         self.r = rates
@@ -150,8 +177,6 @@ class Emitter:
         self._blocks: dict = {}
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
         self._passes = dict(rates.misc_passes)
-        self._same = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_same)
-        self._cross = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_cross)
 
     def _open(self) -> None:
         self.unit: list[int] = []
@@ -161,6 +186,8 @@ class Emitter:
         self.traffic: list[int] = []
         self.wait: list[int] = []
         self.rel: list[int] = []
+        self.link: list[int] = []
+        self.den: list[float] = []
 
     def _flush(self) -> None:
         if self.unit:
@@ -184,7 +211,7 @@ class Emitter:
             self.chunks = [(cols, 1)]
         return tuple(c.copy() for c in self.chunks[0][0])
 
-    def _row(self, unit, cyc, nbytes, work, traffic, wait, rel) -> int:
+    def _row(self, unit, cyc, nbytes, work, traffic, wait, rel, link=FIXED, den=1.0) -> int:
         self.unit.append(unit)
         self.cyc.append(cyc)
         self.nbytes.append(nbytes)
@@ -192,6 +219,8 @@ class Emitter:
         self.traffic.append(traffic)
         self.wait.append(wait)
         self.rel.append(rel)
+        self.link.append(link)
+        self.den.append(den)
         self.count += 1
         return self.count - 1
 
@@ -210,18 +239,6 @@ class Emitter:
             self.chunks.append((cols, 1))
         self.count += len(cols[0])
 
-    def append(self, other: Emitter) -> None:
-        """Append every row of `other` (an emitter of the same rates)."""
-        cols = other.arrays()
-        self._flush()
-        self.chunks.append((cols, 1))
-        self.count += len(cols[0])
-
-    def busiest_unit_cycles(self) -> float:
-        """The largest per-unit sum of durations: a lower bound of the rows' makespan."""
-        unit, cyc = self.arrays()[:2]
-        return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
-
     def new_layer(self, index: int) -> None:
         self.op_index = index
         self._blocks = {}
@@ -230,10 +247,8 @@ class Emitter:
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
         """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
         if cross:
-            cyc = nbytes * self._cross / ratio
-        else:
-            cyc = nbytes * self._same / (ratio * par)
-        return self._row(LD, cyc, nbytes, 0, traffic, wait, rel)
+            return self._row(LD, nbytes, nbytes, 0, traffic, wait, rel, CROSS_CHANNEL, ratio)
+        return self._row(LD, nbytes, nbytes, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par)
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
@@ -241,7 +256,7 @@ class Emitter:
         return self._row(LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel)
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
-        return self._row(ST, nbytes * self._same / par, nbytes, 0, TRAFFIC_STORE, wait, rel)
+        return self._row(ST, nbytes, nbytes, 0, TRAFFIC_STORE, wait, rel, SAME_CHANNEL, par)
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
@@ -273,6 +288,8 @@ class Emitter:
         self.traffic.extend([TRAFFIC_NONE] * count)
         self.wait.extend([wait] + [0] * (count - 1))
         self.rel.extend([0] * (count - 1) + [rel])
+        self.link.extend([FIXED] * count)
+        self.den.extend([1.0] * count)
         return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:

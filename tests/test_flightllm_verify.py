@@ -98,7 +98,7 @@ def test_done_when_four_lanes() -> None:
 
 def _forced(form: str):
     """choose_forms restricted to the MV or the MM form."""
-    def pick(layers, rates, masks, rows_of=compiler.part_rows):
+    def pick(layers, rates, masks, rows_of=compiler.part_rows, cost_of=None):
         forms = tuple(form if compiler.has_choice(x) else compiler.MV_FORM for x in layers)
         return forms, rows_of(layers, rates, masks, forms)
     return pick

@@ -27,9 +27,11 @@ from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
+    FormCost,
     PartRows,
     Rates,
     compile_part,
+    form_cost,
     part_rows,
 )
 from fpgasim.dataflow.flightllm.graph import (
@@ -154,15 +156,22 @@ PART_CACHE_ROWS = 4_000_000
 #: the same parts' link-free rows (about 90 bytes a row): a design-space sweep over clocks
 #: and bandwidths compiles each instruction stream once and only prices it per link rate
 ROWS_CACHE_ROWS = 4_000_000
+#: link-free rows of parts that depend on the context (attention), least recently used out:
+#: met again only by the next designs of a sweep that differ in clock or bandwidth
+PASS_ROWS_CACHE_ROWS = 1_000_000
+#: form summaries kept (a few hundred bytes each)
+FORM_COSTS = 200_000
 
 
 class _RowBudgetCache:
-    """Values by key, bounded by their total rows (most recently used out first)."""
+    """Values by key, bounded by their total rows; when full, the most recently used leave
+    first (`mru`, for cyclic sweeps) or the least recently used."""
 
-    def __init__(self, budget_rows: int, rows_of: Callable[[object], int]) -> None:
+    def __init__(self, budget_rows: int, rows_of: Callable[[object], int], mru: bool) -> None:
         self.budget = budget_rows
         self.rows = 0
         self.rows_of = rows_of
+        self.mru = mru
         self.items: OrderedDict[tuple, object] = OrderedDict()
 
     def __call__(self, key: tuple, make: Callable[[], object]):
@@ -173,8 +182,8 @@ class _RowBudgetCache:
         value = make()
         n = self.rows_of(value)
         if n <= self.budget:
-            while self.rows + n > self.budget:  # most recently used out: sweeps are cyclic
-                _, old = self.items.popitem(last=True)
+            while self.rows + n > self.budget:
+                _, old = self.items.popitem(last=self.mru)
                 self.rows -= self.rows_of(old)
             self.items[key] = value
             self.rows += n
@@ -187,34 +196,45 @@ class _RowBudgetCache:
 
 class _PartCache:
     """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (layer
-    keys, names, link-free rates, masks, forms), so another clock or bandwidth only prices
-    the rows again (bit-identical to compiling them)."""
+    keys, names, link-free rates, masks, forms) and each layer's form summaries, so another
+    clock or bandwidth only prices the rows again (bit-identical to compiling them)."""
 
-    def __init__(self, part_rows_budget: int, rows_budget: int) -> None:
-        self.parts = _RowBudgetCache(part_rows_budget, lambda p: len(p.instrs))
-        self.link_free = _RowBudgetCache(rows_budget, lambda p: len(p.rows))
+    def __init__(self) -> None:
+        self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs), mru=True)
+        self.link_free = _RowBudgetCache(ROWS_CACHE_ROWS, lambda p: len(p.rows), mru=True)
+        self.per_pass = _RowBudgetCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows), mru=False)
+        self.costs = _RowBudgetCache(FORM_COSTS, lambda c: 1, mru=False)
 
-    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
-                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
+    def __call__(self, group: _Group, rates: Rates, masks: MaskSet | None) -> Program:
         free = rates.link_free()
+        keep = self.per_pass if group.per_pass else self.link_free
+        layers = list(group.layers)
 
         def rows_of(layers, rates, masks, forms) -> PartRows:
-            return self.link_free((keys, free, masks, forms),
-                                  lambda: part_rows(layers, rates, masks, forms))
+            return keep((group.keys, free, masks, forms),
+                        lambda: part_rows(layers, rates, masks, forms))
 
-        return self.parts((keys, rates, masks),
-                          lambda: compile_part(list(layers), rates, masks, list(names), rows_of))
+        def cost_of(L, rates, masks, form) -> FormCost:
+            return self.costs((L.key(), free, masks, form),
+                              lambda: form_cost(L, rates, masks, form))
+
+        def compiled() -> Program:
+            return compile_part(layers, rates, masks, list(group.names), rows_of, cost_of)
+
+        if group.per_pass:  # priced once: a sweep meets each (context, rates) once
+            return compiled()
+        return self.parts((group.keys, rates, masks), compiled)
 
     @property
     def rows(self) -> int:
         return self.parts.rows
 
     def cache_clear(self) -> None:
-        self.parts.cache_clear()
-        self.link_free.cache_clear()
+        for cache in (self.parts, self.link_free, self.per_pass, self.costs):
+            cache.cache_clear()
 
 
-_part = _PartCache(PART_CACHE_ROWS, ROWS_CACHE_ROWS)
+_part = _PartCache()
 #: layer kinds whose instructions depend on the context: their parts are not kept across
 #: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
 _CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
@@ -364,10 +384,7 @@ def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
     groups, order = _plan(hw)
     parts: list[Program] = []
     for group in groups:
-        if group.per_pass:
-            part = compile_part(list(group.layers), rates, masks, list(group.names))
-        else:
-            part = _part(group.keys, group.layers, rates, masks, group.names)
+        part = _part(group, rates, masks)
         if "too_slow" not in part.memo:
             part.memo["too_slow"] = int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS
         if part.memo["too_slow"]:

@@ -42,7 +42,7 @@ from fpgasim.dataflow.instructions import INSTR_DTYPE, MAX_WAIT, Program
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
     "Emitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
-    "compile_part", "emit_part", "emit_rows", "linear_mm", "linear_mv",
+    "FormCost", "compile_part", "emit_part", "emit_rows", "form_cost", "linear_mm", "linear_mv",
     "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
 
@@ -206,34 +206,90 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
 
 #: part_rows(layers, rates, masks, forms), or a cache of it
 RowsOf = Callable[[list[HwLayer], Rates, object, tuple[str, ...]], PartRows]
+#: unit roundoff of float64
+_EPS = 2.0**-53
 
 
-def choose_forms(layers: list[HwLayer], rates: Rates, masks,
-                 rows_of: RowsOf = part_rows) -> tuple[tuple[str, ...], PartRows]:
+@dataclass(frozen=True)
+class FormCost:
+    """A layer's rows in one form, summarised for `choose_forms`: per unit and link class
+    the sum of num / den (emitter.py), and the row count that bounds its rounding."""
+
+    sums: np.ndarray
+    rows: int
+
+    def busiest_unit_cycles(self, rates: Rates) -> tuple[float, float]:
+        """(busiest unit's summed durations, relative error bound) at `rates`.
+
+        The exact sum adds each row's rounded duration in row order; this one regroups the
+        same positive terms. Relative to the real sum, the exact one is within rows + 2
+        unit roundoffs and this one within 2 rows + 5 (a chunk's bincount, the chunk count,
+        the products), so they differ by less than the 4 (rows + 16) returned."""
+        same, cross = rates.cycles_per_byte()
+        busiest = float((self.sums @ np.array([1.0, same, cross])).max())
+        return busiest, 4 * (self.rows + 16) * _EPS
+
+
+def form_cost(L: HwLayer, rates: Rates, masks, form: str) -> FormCost:
+    """L's rows in `form` summarised (emitted block by block, never tiled or resolved)."""
+    e = Emitter(rates)
+    emit_layer(e, L, masks, form)
+    return FormCost(*e.link_sums())
+
+
+def _less(a: float, err_a: float, b: float, err_b: float) -> bool | None:
+    """a < b for values known within relative errors err_a, err_b; None when too close."""
+    if a * (1 + err_a) < b * (1 - err_b):
+        return True
+    if a * (1 - err_a) >= b * (1 + err_b):
+        return False
+    return None
+
+
+def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = part_rows,
+                 cost_of=form_cost) -> tuple[tuple[str, ...], PartRows]:
     """Each layer's form and the part's rows in those forms.
 
     A layer with a choice (`has_choice`) runs as MV row groups or MM tiles, whichever has
     the less busy busiest unit. The compiler picks from static sizes, as FlightLLM's does
     for its tiling: the busiest unit's summed durations bound the layer's span from below,
-    and streamed layers run close to that bound. Ties keep MV. The MM form is only compiled
+    and streamed layers run close to that bound. Ties keep MV. The MM form is only costed
     when its MM unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
+
+    Costs come from `FormCost` summaries; where one is too close to call within its
+    rounding bound, the exact sums over the compiled rows decide, so the choice is always
+    that of the exact row-order sums.
     """
-    forms = tuple(MV_FORM for _ in layers)
-    mv = rows_of(layers, rates, masks, forms)
     free = rates.link_free()
-    cost = {i: mv.busiest_unit_cycles(i, rates) for i, L in enumerate(layers) if has_choice(L)}
-    tried = [i for i, c in cost.items() if mm_form_compute_cycles(layers[i], free) < c]
-    if not tried:
-        return forms, mv
-    both = tuple(MM_FORM if i in tried else MV_FORM for i in range(len(layers)))
-    mm = rows_of(layers, rates, masks, both)
-    chosen = tuple(MM_FORM if i in tried and mm.busiest_unit_cycles(i, rates) < cost[i]
-                   else MV_FORM for i in range(len(layers)))
-    if chosen == forms:
-        return forms, mv
-    if chosen == both:
-        return both, mm
-    return chosen, rows_of(layers, rates, masks, chosen)
+    n = len(layers)
+    forms = [MV_FORM] * n
+    exact: dict[tuple[str, ...], PartRows] = {}
+
+    def exact_cost(i: int, form: str) -> float:
+        key = tuple(form if k == i else MV_FORM for k in range(n))
+        if key not in exact:
+            exact[key] = rows_of(layers, rates, masks, key)
+        return exact[key].busiest_unit_cycles(i, rates)
+
+    for i, L in enumerate(layers):
+        if not has_choice(L):
+            continue
+        mv, err_mv = cost_of(L, free, masks, MV_FORM).busiest_unit_cycles(rates)
+        compute = mm_form_compute_cycles(L, free)
+        try_mm = _less(compute, 0.0, mv, err_mv)
+        if try_mm is None:
+            mv, err_mv = exact_cost(i, MV_FORM), 0.0
+            try_mm = compute < mv
+        if not try_mm:
+            continue
+        mm, err_mm = cost_of(L, free, masks, MM_FORM).busiest_unit_cycles(rates)
+        pick = _less(mm, err_mm, mv, err_mv)
+        if pick is None:
+            pick = exact_cost(i, MM_FORM) < exact_cost(i, MV_FORM)
+        if pick:
+            forms[i] = MM_FORM
+    chosen = tuple(forms)
+    return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen)
 
 
 def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
@@ -267,8 +323,8 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
 
 
 def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str],
-                 rows_of: RowsOf = part_rows) -> Program:
+                 rows_of: RowsOf = part_rows, cost_of=form_cost) -> Program:
     """One barrier-delimited part: its layers chained by SYS as in section 3, each layer in
     its cheapest form (`choose_forms`), priced for `rates`."""
-    _, part = choose_forms(layers, rates, masks, rows_of)
+    _, part = choose_forms(layers, rates, masks, rows_of, cost_of)
     return program_at(part, rates, names)

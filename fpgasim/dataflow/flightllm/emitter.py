@@ -239,6 +239,20 @@ class Emitter:
             self.chunks.append((cols, 1))
         self.count += len(cols[0])
 
+    def link_sums(self) -> tuple[np.ndarray, int]:
+        """(sums, rows): per unit and link class, the rows' num / den summed (repeats
+        counted, nothing tiled), and the row count. A unit's durations at cycles per byte
+        f = (1, same, cross) sum to sums[u] . f up to rounding (see compiler.FormCost)."""
+        self._flush()
+        classes = len(UNIT_NAMES) * 3
+        sums = np.zeros(classes)
+        rows = 0
+        for cols, n in self.chunks:
+            unit, num, link, den = cols[0], cols[1], cols[7], cols[8]
+            sums += n * np.bincount(unit * 3 + link, weights=num / den, minlength=classes)
+            rows += n * len(unit)
+        return sums.reshape(len(UNIT_NAMES), 3), rows
+
     def new_layer(self, index: int) -> None:
         self.op_index = index
         self._blocks = {}

@@ -148,30 +148,28 @@ def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) ->
     return tuple(hardware_layers(graph, prefill=False))
 
 
-#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each):
-#: sweeps over contexts or verify lengths reuse the projections. When full, the most
-#: recently used parts leave first: a sweep that revisits x = 1..85 at every context then
-#: keeps hitting the parts that fit, where least-recently-used would evict each before reuse
-PART_CACHE_ROWS = 4_000_000
+#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each,
+#: least recently used out): sweeps over contexts or verify lengths reuse the projections.
+#: It holds the projections of x = 1..85 and the draft passes that a `generate` P = 128,
+#: D = 512 meets at every context (5.0M rows)
+PART_CACHE_ROWS = 6_000_000
 #: the same parts' link-free rows (about 90 bytes a row): a design-space sweep over clocks
-#: and bandwidths compiles each instruction stream once and only prices it per link rate
-ROWS_CACHE_ROWS = 4_000_000
-#: link-free rows of parts that depend on the context (attention), least recently used out:
-#: met again only by the next designs of a sweep that differ in clock or bandwidth
+#: and bandwidths compiles each instruction stream once and prices it per board (the sweep
+#: runs the boards that share their instructions next to each other)
+ROWS_CACHE_ROWS = 2_000_000
+#: link-free rows of parts that depend on the context (attention): met again only by the next designs of a sweep that differ in clock or bandwidth
 PASS_ROWS_CACHE_ROWS = 1_000_000
 #: form summaries kept (a few hundred bytes each)
 FORM_COSTS = 200_000
 
 
 class _RowBudgetCache:
-    """Values by key, bounded by their total rows; when full, the most recently used leave
-    first (`mru`, for cyclic sweeps) or the least recently used."""
+    """Values by key, bounded by their total rows (least recently used out)."""
 
-    def __init__(self, budget_rows: int, rows_of: Callable[[object], int], mru: bool) -> None:
+    def __init__(self, budget_rows: int, rows_of: Callable[[object], int]) -> None:
         self.budget = budget_rows
         self.rows = 0
         self.rows_of = rows_of
-        self.mru = mru
         self.items: OrderedDict[tuple, object] = OrderedDict()
 
     def __call__(self, key: tuple, make: Callable[[], object]):
@@ -183,7 +181,7 @@ class _RowBudgetCache:
         n = self.rows_of(value)
         if n <= self.budget:
             while self.rows + n > self.budget:
-                _, old = self.items.popitem(last=self.mru)
+                _, old = self.items.popitem(last=False)
                 self.rows -= self.rows_of(old)
             self.items[key] = value
             self.rows += n
@@ -200,13 +198,13 @@ class _PartCache:
     clock or bandwidth only prices the rows again (bit-identical to compiling them)."""
 
     def __init__(self) -> None:
-        self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs), mru=True)
-        self.link_free = _RowBudgetCache(ROWS_CACHE_ROWS, lambda p: len(p.rows), mru=True)
-        self.per_pass = _RowBudgetCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows), mru=False)
-        self.costs = _RowBudgetCache(FORM_COSTS, lambda c: 1, mru=False)
+        self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
+        self.link_free = _RowBudgetCache(ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.per_pass = _RowBudgetCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.costs = _RowBudgetCache(FORM_COSTS, lambda c: 1)
 
     def __call__(self, group: _Group, rates: Rates, masks: MaskSet | None) -> Program:
-        free = rates.link_free()
+        free = rates.link_free
         keep = self.per_pass if group.per_pass else self.link_free
         layers = list(group.layers)
 
@@ -347,6 +345,37 @@ def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
     if hit is not None and hit[0] is hw:
         _PLANS.move_to_end(id(hw))
         return hit[1]
+    plan = _periodic_plan(hw) or _group(hw)
+    _PLANS[id(hw)] = (hw, plan)
+    if len(_PLANS) > _PLAN_SLOTS:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def _periodic_plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]] | None:
+    """The plan of a pass whose decoder layers are the same objects repeated (see
+    `hardware_layers_of`): one decoder layer and the tail grouped, the order repeated;
+    None for any other pass."""
+    try:
+        period = hw.index(hw[0], 1)
+    except ValueError:
+        return None
+    repeats = 1
+    while hw[repeats * period:(repeats + 1) * period] == hw[:period]:  # identity first
+        repeats += 1
+    if repeats < 2 or hw[period - 1].kind == "concat":
+        return None
+    head = hw[:period]
+    if any(x is not y for x, y in zip(hw[period:repeats * period], head * (repeats - 1),
+                                         strict=True)):
+        return None  # equal but distinct objects: group generically
+    groups, order = _group(head + hw[repeats * period:])
+    runs = sum(1 for x in head if x.kind != "concat")  # the period's runs
+    return groups, order[:runs] * repeats + order[runs:]
+
+
+def _group(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
+    """Barrier-delimited runs of layers, the distinct ones as groups, and their order."""
     runs: list[list[HwLayer]] = []
     current: list[HwLayer] = []
     for layer in hw:
@@ -358,25 +387,22 @@ def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
         runs.append(current)
     groups: list[_Group] = []
     index: dict[tuple, int] = {}
+    same_objects: dict[tuple[int, ...], int] = {}  # decoder layers repeat the same objects
     order: list[int] = []
-    described: dict[int, tuple] = {}
     for run in runs:
-        for layer in run:
-            if id(layer) not in described:
-                described[id(layer)] = (layer.key(), _short(layer.name))
-        names = tuple(described[id(layer)][1] for layer in run)
-        keys = (tuple(described[id(layer)][0] for layer in run), names)
-        k = index.get(keys)
+        ids = tuple(map(id, run))
+        k = same_objects.get(ids)
         if k is None:
-            k = index[keys] = len(groups)
-            per_pass = any(layer.kind in _CONTEXT_KINDS for layer in run)
-            groups.append(_Group(tuple(run), keys, names, per_pass))
+            names = tuple(_short(layer.name) for layer in run)
+            keys = (tuple(layer.key() for layer in run), names)
+            k = index.get(keys)
+            if k is None:
+                k = index[keys] = len(groups)
+                per_pass = any(layer.kind in _CONTEXT_KINDS for layer in run)
+                groups.append(_Group(tuple(run), keys, names, per_pass))
+            same_objects[ids] = k
         order.append(k)
-    plan = (tuple(groups), tuple(order))
-    _PLANS[id(hw)] = (hw, plan)
-    if len(_PLANS) > _PLAN_SLOTS:
-        _PLANS.popitem(last=False)
-    return plan
+    return tuple(groups), tuple(order)
 
 
 def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:

@@ -78,6 +78,8 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
                       lambda s2, la=last: head(s2, la, rows, more_rows))
         sub.st(rows * L.heads * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
 
+    # the row-group blocks read the layer's shape but not its row count: shared across x
+    e.share_blocks(("attention_mv", L.kind, L.k, L.n, L.heads, r.link_free))
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
@@ -114,6 +116,10 @@ class _Tiling:
     def mask_rows_per_tile(self) -> int:
         """Mask rows per 128-row tile (2)."""
         return self.r.mm_rows // self.r.mask_block
+
+    def heads_alike(self) -> bool:
+        """Whether every head sees the same key blocks (no prefill mask)."""
+        return self.mask is None
 
     def active_key_blocks(self, h: int, t: int) -> tuple[int, ...]:
         """Key blocks each row block of tile t (from 1) of head h sees."""
@@ -170,11 +176,16 @@ def _qk_mm(e: Emitter, tiling: _Tiling) -> None:
     dout = need_credit(r.depth_global // tiling.key_blocks, "flightllm.buffers.global.depth",
                        r.depth_global, f"one tile row of scores over {tiling.keys} keys")
     nt = tiling.tiles
+    seen: dict[tuple[int, int], tuple] = {}
     for h in range(L.heads):
         for t in range(1, nt + 1):
-            active = tiling.active_key_blocks(h, t)
-            u = tiling.loaded_key_blocks(h, t, active)
-            key = (active, u, t > 1, t < nt, t > dout, t + dout <= nt)
+            head = 0 if tiling.heads_alike() else h
+            if (head, t) not in seen:
+                active = tiling.active_key_blocks(h, t)
+                u = tiling.loaded_key_blocks(h, t, active)
+                seen[head, t] = (active, u, t > 1, t < nt, t > dout, t + dout <= nt)
+            key = seen[head, t]
+            active, u = key[:2]
             e.block(key, lambda sub, a=active, u=u, t=t:
                     _qk_tile(sub, a, u, t, nt, kb, dep_b, dout))
 
@@ -241,6 +252,9 @@ def _probability_loads(tiling: _Tiling) -> list[list[tuple[bool, float]]]:
     tiles: list[list[tuple[bool, float]]] = []
     for h in range(L.heads):
         for t in range(1, tiling.tiles + 1):
+            if tiling.heads_alike() and h > 0:  # the same loads as head 0's
+                tiles.append(list(tiles[t - 1]))
+                continue
             loads: list[tuple[bool, float]] = []
             for a in tiling.active_key_blocks(h, t):
                 if a < kblocks:

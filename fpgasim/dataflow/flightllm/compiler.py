@@ -260,7 +260,7 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
     rounding bound, the exact sums over the compiled rows decide, so the choice is always
     that of the exact row-order sums.
     """
-    free = rates.link_free()
+    free = rates.link_free
     n = len(layers)
     forms = [MV_FORM] * n
     exact: dict[tuple[str, ...], PartRows] = {}

@@ -10,7 +10,9 @@ instruction stream serves every clock and bandwidth.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -127,6 +129,7 @@ class Rates:
             bias_bytes=extras.bias_bits / 8,
         )
 
+    @cached_property
     def link_free(self) -> Rates:
         """These rates without the link rate (clock, channel bandwidth, efficiencies): what
         the instructions depend on, so a compiled stream is shared by every link rate."""
@@ -153,6 +156,37 @@ def mask_of(*units: int) -> int:
     return out
 
 
+class _SharedBlocks:
+    """Blocks shared across layers by (scope, key), bounded by their total rows (least
+    recently used out)."""
+
+    def __init__(self, budget_rows: int) -> None:
+        self.budget = budget_rows
+        self.rows = 0
+        self.items: OrderedDict[tuple, tuple[np.ndarray, ...]] = OrderedDict()
+
+    def get(self, key: tuple) -> tuple[np.ndarray, ...] | None:
+        cols = self.items.get(key)
+        if cols is not None:
+            self.items.move_to_end(key)
+        return cols
+
+    def put(self, key: tuple, cols: tuple[np.ndarray, ...]) -> None:
+        self.items[key] = cols
+        self.rows += len(cols[0])
+        while self.rows > self.budget:
+            _, old = self.items.popitem(last=False)
+            self.rows -= len(old[0])
+
+    def cache_clear(self) -> None:
+        self.items.clear()
+        self.rows = 0
+
+
+#: blocks shared across layers (about 70 bytes a row), see `Emitter.share_blocks`
+_SHARED_BLOCKS = _SharedBlocks(1_000_000)
+
+
 class Emitter:
     """Rows of one part, column by column: unit, duration, bytes, flags (link free: the
     duration column `cyc` holds cycles of FIXED rows and the bytes of transfers, priced by
@@ -175,6 +209,7 @@ class Emitter:
         self._open()
         self.op_index = 0
         self._blocks: dict = {}
+        self._scope: tuple | None = None
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
         self._passes = dict(rates.misc_passes)
 
@@ -224,14 +259,25 @@ class Emitter:
         self.count += 1
         return self.count - 1
 
+    def share_blocks(self, scope: tuple) -> None:
+        """Until the next `new_layer`, blocks are also kept under `scope`: every input of
+        this layer's blocks besides their keys. Layers that differ only in what no block
+        reads (e.g. their row count, for MV row groups) then build each block once."""
+        self._scope = scope
+
     def block(self, key, build) -> None:
-        """Append build(sub)'s rows; a block with a key seen before in this layer is reused."""
+        """Append build(sub)'s rows; a block with a key seen before in this layer (or in a
+        layer of the same `share_blocks` scope) is reused."""
         cols = self._blocks.get(key)
+        if cols is None and self._scope is not None:
+            cols = _SHARED_BLOCKS.get((self._scope, key))
         if cols is None:
             sub = Emitter(self.r)
             build(sub)
             cols = sub.arrays()
-            self._blocks[key] = cols
+            if self._scope is not None:
+                _SHARED_BLOCKS.put((self._scope, key), cols)
+        self._blocks[key] = cols
         self._flush()
         if self.chunks and self.chunks[-1][0] is cols:
             self.chunks[-1] = (cols, self.chunks[-1][1] + 1)
@@ -256,6 +302,7 @@ class Emitter:
     def new_layer(self, index: int) -> None:
         self.op_index = index
         self._blocks = {}
+        self._scope = None
 
     def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:

@@ -160,6 +160,9 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                       lambda s2, fi=first_i, la=last: group(s2, fi, la, rows, more_rows))
         sub.st(rows * L.n * r.act_bytes, wait=mask_of(MISC if fused else MV))
 
+    # the row-group blocks read the layer's shape but not its row count: shared across x
+    e.share_blocks(("linear_mv", L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets,
+                    r.link_free))
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 

@@ -294,12 +294,11 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     n = template.total_layers
-    weights = np.ones(len(src), dtype=np.int64)
+    cyc, nbytes, work = src["cycles"], src["nbytes"], src["work"]
     if blocks == 2:
+        weights = np.ones(len(src), dtype=np.int64)
         weights[h + lam : h + 2 * lam] = n - 1
-    cyc = src["cycles"] * weights
-    nbytes = src["nbytes"] * weights
-    work = src["work"] * weights
+        cyc, nbytes, work = cyc * weights, nbytes * weights, work * weights
     unit = src["unit"]
     out: dict[str, int] = {}
     traffic = src["traffic"]
@@ -315,8 +314,10 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
     out["weight_load_cycles"] = int(cyc[traffic == TRAFFIC_WEIGHT].sum())
     out["act_load_cycles"] = int(cyc[loads].sum())
-    compute = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE])
-    sfu = np.isin(unit, [u for u, r in enumerate(unit_roles) if r == ROLE_SFU])
+    pad = [""] * max(0, template.n_units - len(unit_roles))  # units without a role
+    roles = np.array(list(unit_roles) + pad)
+    compute = (roles == ROLE_COMPUTE)[unit]
+    sfu = (roles == ROLE_SFU)[unit]
     mv = compute & (src["opcode"] == MV)
     out["macs"] = int(work[compute].sum())
     out["sfu_elements"] = int(work[sfu].sum())

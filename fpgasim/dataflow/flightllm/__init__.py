@@ -157,7 +157,8 @@ PART_CACHE_ROWS = 6_000_000
 #: and bandwidths compiles each instruction stream once and prices it per board (the sweep
 #: runs the boards that share their instructions next to each other)
 ROWS_CACHE_ROWS = 2_000_000
-#: link-free rows of parts that depend on the context (attention): met again only by the next designs of a sweep that differ in clock or bandwidth
+#: link-free rows of parts that depend on the context (attention): met again only by the
+#: next designs of a sweep that differ in clock or bandwidth
 PASS_ROWS_CACHE_ROWS = 1_000_000
 #: form summaries kept (a few hundred bytes each)
 FORM_COSTS = 200_000

@@ -242,6 +242,12 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
             key = (flags, j > dout, j + dout <= nb)
             sub.block(key, lambda s2, j=j, fi=first_i: nblock(s2, j, fi, m, more, last))
 
+    # a tile reads the layer's row count only through m and the last tile's last store
+    # (keyed by it): tiles are shared by the layers of this shape whatever their rows
+    e.share_blocks(("linear_mm", L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets,
+                    r.link_free))
+    last_rows = L.rows - b * (mb - 1)
     for t in range(tiles):
         m = min(tile_blocks, mb - t * tile_blocks)
-        e.block((t > 0, t < tiles - 1, m), lambda sub, t=t, m=m: tile(sub, t, m))
+        key = (t > 0, t < tiles - 1, m, last_rows if t == tiles - 1 else 0)
+        e.block(key, lambda sub, t=t, m=m: tile(sub, t, m))

@@ -299,28 +299,69 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
         weights = np.ones(len(src), dtype=np.int64)
         weights[h + lam : h + 2 * lam] = n - 1
         cyc, nbytes, work = cyc * weights, nbytes * weights, work * weights
-    unit = src["unit"]
+    out = other_totals(template, unit_roles, nbytes, work)
+    for name, rows in cycle_rows(template, unit_roles).items():
+        out[name] = int(cyc[rows].sum())
+    return {k: out[k] for k in _order(template)}
+
+
+def _order(template: Program) -> list[str]:
+    """The keys of `totals`, in its order."""
+    per_unit = [f"{k}_{name}" for name in template.unit_names for k in ("busy", "bytes", "work")]
+    return per_unit + ["weight_bytes", "act_load_bytes", "act_store_bytes",
+                       "weight_load_cycles", "act_load_cycles", "macs", "sfu_elements",
+                       "mv_cycles", "mv_macs"]
+
+
+def cycle_rows(template: Program, unit_roles: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The rows whose durations each duration total of `totals` sums (busy per unit, weight
+    and activation loads, MV-mode rows), as index arrays: a program's rows priced again
+    (FlightLLM's compiler, another link rate) sum them without recomputing the rest."""
+    src = template.instrs
+    unit, traffic = src["unit"], src["traffic"]
+    out = {f"busy_{name}": np.flatnonzero(unit == u) for u, name in enumerate(template.unit_names)}
+    out["weight_load_cycles"] = np.flatnonzero(traffic == TRAFFIC_WEIGHT)
+    out["act_load_cycles"] = np.flatnonzero((traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV))
+    compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
+    out["mv_cycles"] = np.flatnonzero(compute & (src["opcode"] == MV))
+    return out
+
+
+def other_totals(template: Program, unit_roles: tuple[str, ...], nbytes: np.ndarray,
+                 work: np.ndarray) -> dict[str, int]:
+    """The totals of `totals` that do not depend on durations (bytes and work)."""
+    src = template.instrs
+    unit, traffic = src["unit"], src["traffic"]
     out: dict[str, int] = {}
-    traffic = src["traffic"]
     moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
     for u, name in enumerate(template.unit_names):
         mine = unit == u
-        out[f"busy_{name}"] = int(cyc[mine].sum())
         out[f"bytes_{name}"] = int(nbytes[mine & moved].sum())
         out[f"work_{name}"] = int(work[mine].sum())
     loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
     out["weight_bytes"] = int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
     out["act_load_bytes"] = int(nbytes[loads].sum())
     out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
-    out["weight_load_cycles"] = int(cyc[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_cycles"] = int(cyc[loads].sum())
-    pad = [""] * max(0, template.n_units - len(unit_roles))  # units without a role
-    roles = np.array(list(unit_roles) + pad)
-    compute = (roles == ROLE_COMPUTE)[unit]
-    sfu = (roles == ROLE_SFU)[unit]
+    compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
+    sfu = _role_rows(template, unit_roles, ROLE_SFU)
     mv = compute & (src["opcode"] == MV)
     out["macs"] = int(work[compute].sum())
     out["sfu_elements"] = int(work[sfu].sum())
-    out["mv_cycles"] = int(cyc[mv].sum())
     out["mv_macs"] = int(work[mv].sum())
     return out
+
+
+def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.ndarray:
+    """Which rows run on a unit of `role` (units beyond `unit_roles` have none)."""
+    pad = [""] * max(0, template.n_units - len(unit_roles))
+    return (np.array(list(unit_roles) + pad) == role)[template.instrs["unit"]]
+
+
+def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
+                rows: dict[str, np.ndarray], cycles: np.ndarray) -> None:
+    """Record `totals` of a one-block program from its duration-free totals (`other_totals`)
+    and its rows' durations summed over `cycle_rows` (integer sums: exact in any order)."""
+    out = dict(other)
+    for name, index in rows.items():
+        out[name] = int(cycles[index].sum())
+    template.memo[("totals", unit_roles)] = {k: out[k] for k in _order(template)}

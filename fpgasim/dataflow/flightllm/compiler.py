@@ -37,7 +37,14 @@ from fpgasim.dataflow.flightllm.emitter import (
 from fpgasim.dataflow.flightllm.layers import HwLayer
 from fpgasim.dataflow.flightllm.linear import linear_mm, linear_mv
 from fpgasim.dataflow.flightllm.misc_layers import concat, misc_layer
-from fpgasim.dataflow.instructions import INSTR_DTYPE, MAX_WAIT, Program
+from fpgasim.dataflow.instructions import (
+    INSTR_DTYPE,
+    MAX_WAIT,
+    Program,
+    cycle_rows,
+    other_totals,
+    seed_totals,
+)
 
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
@@ -144,6 +151,8 @@ class PartRows:
     link: np.ndarray
     den: np.ndarray
     starts: np.ndarray
+    other_totals: dict[str, int]  # `instructions.totals` that do not depend on durations
+    cycle_rows: dict[str, np.ndarray]  # the rows each duration total sums
 
     def cycles(self, rates: Rates) -> np.ndarray:
         return cycles_at(self.num, self.link, self.den, rates)
@@ -201,7 +210,10 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     rows["wait"] = resolve(unit, wait, rel)
     for col in (rows, num, link, den, starts):
         col.flags.writeable = False
-    return PartRows(rows, num, link.astype(np.int8), den, starts)
+    unpriced = _program(rows, 0.0, ["-"] * len(layers))
+    return PartRows(rows, num, link.astype(np.int8), den, starts,
+                    other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]),
+                    cycle_rows(unpriced, UNIT_ROLES))
 
 
 #: part_rows(layers, rates, masks, forms), or a cache of it
@@ -304,8 +316,16 @@ def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, .
 def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     """The part's rows priced for `rates`: durations in ticks of 2**-24 cycle."""
     rows = part.rows.copy()
-    rows["cycles"] = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
+    cycles = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
+    rows["cycles"] = cycles
     rows.flags.writeable = False
+    program = _program(rows, rates.clock_hz, names)
+    seed_totals(program, UNIT_ROLES, part.other_totals, part.cycle_rows, cycles)
+    return program
+
+
+def _program(rows: np.ndarray, clock_hz: float, names: list[str]) -> Program:
+    """A part's rows as one-block program in ticks on FlightLLM's units."""
     return Program(
         instrs=rows,
         op_names=tuple(names),
@@ -314,7 +334,7 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
         layers=1,
         total_layers=1,
         buffer_bytes=(-1, -1),
-        clock_hz=rates.clock_hz,
+        clock_hz=clock_hz,
         ideal=False,
         label=" + ".join(names),
         unit_names=UNIT_NAMES,

@@ -22,7 +22,7 @@ from fpgasim.engine.fast import FastEngine
 
 def _clear() -> None:
     flightllm.hardware_layers_of.cache_clear()
-    flightllm.longspec_layers_of.cache_clear()
+    flightllm.draft_layers_of.cache_clear()
     flightllm._part.cache_clear()
 
 

@@ -15,15 +15,15 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.step import run_passes, step_passes, target_spec, verify_spec
+from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Point:
     context: int
     verify_len: int
     algorithm: Algorithm | None = None
-    tree: DraftTree | None = None
+    tree: TokenTree | None = None
     accepted: int = 1
 
     def check(self) -> None:
@@ -148,7 +148,7 @@ def verify_timing(
     model: TargetModel,
     verify_len: int,
     context: int,
-    tree: DraftTree | None = None,
+    tree: TokenTree | None = None,
 ) -> Timing:
     """T_v: one target pass over `verify_len` tree tokens at `context`.
 
@@ -156,7 +156,7 @@ def verify_timing(
     tiles; the analytic engine charges the dense block, as the study does.
     """
     with errors_name_the_file(board):
-        return engine.run_pass(verify_spec(verify_len, context, tree), board, model)
+        return service_for(engine).run_pass(verify_spec(verify_len, context, tree), board, model)
 
 
 def draft_timing(
@@ -164,7 +164,7 @@ def draft_timing(
     board: Board,
     model: TargetModel,
     algorithm: Algorithm,
-    tree: DraftTree,
+    tree: TokenTree,
     accepted: int,
     context: int,
 ) -> Timing:
@@ -260,13 +260,13 @@ def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
     """The time to first token: one prefill pass over the aligned prompt."""
-    return engine.run_pass(prefill_spec(board, prompt_len), board, model)
+    return service_for(engine).run_pass(prefill_spec(board, prompt_len), board, model)
 
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
     spec = prefill_spec(board, prompt_len)
-    t = engine.run_pass(spec, board, model)
+    t = service_for(engine).run_pass(spec, board, model)
     row: dict = {
         "board": board.name,
         "model": model.id,

@@ -1,22 +1,31 @@
 """A fourth drafter defined outside fpgasim, to prove that adding one is one module + one
 YAML (tests/data/test-mlp.yaml): norm + MLP + the shared LM head over the accepted tokens or
-the last level, drafting a static tree level by level. `register()` adds it for a test."""
+the last level, drafting a static tree level by level, on the study's lowering and (through
+`flightllm_graph`) on FlightLLM's compiler. `register()` adds it for a test."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from fpgasim.config.schema import Board, DrafterSchema, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, level_passes
+from fpgasim.config.schema import (
+    Board,
+    DrafterSchema,
+    FlightLinear,
+    FlightLLMModel,
+    TargetModel,
+)
+from fpgasim.dataflow.draft_passes import level_passes
 from fpgasim.dataflow.drafters import (
-    Counts,
     DrafterKind,
-    ops_counts,
     register_drafter,
     unregister_drafter,
 )
+from fpgasim.dataflow.flightllm.drafts import DraftGraph
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
 
 
 class MlpDrafter(DrafterSchema):
@@ -32,7 +41,7 @@ class Mlp:
     schema: ClassVar[type[MlpDrafter]] = MlpDrafter
 
     def draft_passes(
-        self, drafter: MlpDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: MlpDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         return level_passes(self.kind, tree, accepted, context)
 
@@ -51,11 +60,6 @@ class Mlp:
         x = net.act_input("hidden", n, model.hidden)
         return net.build(self.kind, spec.context, 1, identity, layer, tail, x)
 
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: MlpDrafter
-    ) -> Counts:
-        return ops_counts(self.build_pass(spec, board, model, drafter))
-
     def weight_count(self, model: TargetModel, drafter: MlpDrafter) -> int:
         """The MLP (gate, up, down); the LM head is the target's."""
         return 3 * model.hidden * model.intermediate
@@ -63,6 +67,26 @@ class Mlp:
     def kv_tokens(self, drafter: MlpDrafter, context: int, verify_len: int) -> int:
         """No attention, no KV cache."""
         return 0
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: MlpDrafter
+    ) -> DraftGraph:
+        """The same pass in FlightLLM's layer types: no keys, so only the rows matter."""
+        return DraftGraph(mlp_flightllm_graph, (spec.tokens,), f"test-mlp rows={spec.tokens}")
+
+
+def mlp_flightllm_graph(model: TargetModel, extras: FlightLLMModel, rows: int) -> Graph:
+    """RMSnorm, the gated MLP plus the residual, and the shared LM head, dense int8."""
+    h, inter = model.hidden, model.intermediate
+    dense = FlightLinear()
+    b = Layers(GraphBuilder(f"flightllm test-mlp draft {model.id} rows={rows}"), model, extras,
+               rows)
+    n = b.rmsnorm("norm", b.x)
+    act = b.silu("silu", b.linear("gate_proj", n, h, inter, dense), inter)
+    gated = b.eltwise("gated", b.linear("up_proj", n, h, inter, dense), act, "mul")
+    x = b.eltwise("residual", b.linear("down_proj", gated, inter, h, dense), b.x, "add")
+    b.linear("lm_head", x, h, model.vocab, dense)
+    return b.g.build()
 
 
 def register() -> None:

@@ -16,9 +16,12 @@ from fpgasim.analysis.aat import (
     tree_of_row,
     workload_rows,
 )
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.config import load_algorithm
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 
+LONGSPEC = load_algorithm("longspec").drafter
+EAGLE3 = load_algorithm("eagle3").drafter
 HEADER = ",".join(AAT_COLUMNS)
 GOOD_ROWS = [
     "longspec,llama-3.1-8b,gov_report,128,tree,prior_score,2,1 0,1.8",
@@ -51,9 +54,10 @@ def test_reference_folder_loads(aat_dir: Path) -> None:
     assert curve["file"].nunique() == 1 and curve["verify_len"].is_monotonic_increasing
     ori = ori_row(ls, "gov_report", 128, curve["file"].iloc[0])
     assert ori is not None and ori["verify_len"] == 69
-    assert tree_of_row(ori, "longspec") == DraftTree(shape=(4, 16, 16, 16, 16))
-    assert table_tree(tables.tree_table, "eagle3", 61) is not None
-    assert table_tree(tables.tree_table, "longspec", 85) == DraftTree(shape=(4, 16, 16, 16, 16, 16))
+    assert tree_of_row(ori, LONGSPEC) == TokenTree.from_shape((4, 16, 16, 16, 16))
+    assert table_tree(tables.tree_table, EAGLE3, 61) is not None
+    wide = TokenTree.from_shape((4, 16, 16, 16, 16, 16))
+    assert table_tree(tables.tree_table, LONGSPEC, 85) == wide
 
 
 def test_task_file_is_preferred_for_a_task_set(aat_dir: Path) -> None:
@@ -173,7 +177,7 @@ def test_selection_errors(tmp_path: Path) -> None:
 
 def test_eagle3_trees_from_rows() -> None:
     row = {"tree_shape": "", "draft_depth": 5, "draft_top_k": 4}
-    assert tree_of_row(row, "eagle3") == DraftTree(depth=5, top_k=4)
+    assert tree_of_row(row, EAGLE3) == TokenTree.dynamic(5, 4)
     chain = {"tree_shape": "1 1 1", "draft_depth": None, "draft_top_k": None}
-    assert tree_of_row(chain, "eagle3") == DraftTree(depth=3, top_k=1)
-    assert tree_of_row({"tree_shape": ""}, "longspec") is None
+    assert tree_of_row(chain, EAGLE3) == TokenTree.dynamic(3, 1)
+    assert tree_of_row({"tree_shape": ""}, LONGSPEC) is None

@@ -10,10 +10,11 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Padding, PeArray
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
+from fpgasim.dataflow.draft_passes import block_parents
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.drafters.falcon import falcon_pass
 from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.dataflow.treemask import visibility
 from fpgasim.engine import get_engine
 from fpgasim.engine.analytic import AnalyticEngine
@@ -24,7 +25,7 @@ from fpgasim.simulate import draft_timing
 VICUNA = load_model("vicuna-7b-v1.5")
 FALCON = {k: load_algorithm(n) for k, n in ((2, "falcon"), (3, "falcon-k3"), (4, "falcon-k4"))}
 LONGSPEC = load_algorithm("longspec")
-DEFAULT = DraftTree(shape=(4, 4, 16, 16, 24, 24, 39, 39))
+DEFAULT = TokenTree.from_shape((4, 4, 16, 16, 24, 24, 39, 39))
 
 
 def fine_board(overlap: str = "realistic"):
@@ -49,7 +50,7 @@ def test_passes_shrink_by_k(k: int) -> None:
     passes = draft_passes(falcon, DEFAULT, 3, 1024)
     assert len(passes) == math.ceil(8 / k)  # depth 8 in ceil(8/k) passes
     assert len(draft_passes(LONGSPEC, DEFAULT, 3, 1024)) == 8  # an AR drafter: one per level
-    shape = DEFAULT.shape
+    shape = DEFAULT.static_shape()
     want = [3] + [sum(shape[s : s + k]) for s in range(0, len(shape) - k, k)]
     assert [p.tokens for p in passes] == want
     assert all(p.kind == "falcon" and p.mask_block == k for p in passes)
@@ -60,7 +61,7 @@ def test_passes_shrink_by_k(k: int) -> None:
 
 @pytest.mark.parametrize("depth", range(1, 9))
 def test_any_depth_costs_ceil_depth_over_k_passes(depth: int) -> None:
-    tree = DraftTree(shape=DEFAULT.shape[:depth])
+    tree = TokenTree.from_shape(DEFAULT.static_shape()[:depth])
     for k, falcon in FALCON.items():
         assert len(draft_passes(falcon, tree, 2, 512)) == math.ceil(depth / k)
 
@@ -129,7 +130,7 @@ def test_mask_never_dearer_than_dense_on_shipped_boards() -> None:
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_event_equals_fast_and_ideal_equals_analytic(k: int) -> None:
     falcon = FALCON[k]
-    tree = DraftTree(shape=(3, 3, 4, 4, 2, 2, 1, 1))
+    tree = TokenTree.from_shape((3, 3, 4, 4, 2, 2, 1, 1))
     for board in (fine_board(), load_board("vhk158")):
         for spec in draft_passes(falcon, tree, 3, 700):
             ev = EventEngine().run_pass(spec, board, VICUNA, falcon.drafter)

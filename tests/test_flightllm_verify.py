@@ -145,15 +145,16 @@ def test_decode_and_prefill_keep_the_published_rules() -> None:
 def test_mm_attention_follows_the_causal_block_mask() -> None:
     """MM-form verify attention: a row block sees the mask blocks up to its last row's."""
     from fpgasim.dataflow.flightllm import Rates, extras_of
-    from fpgasim.dataflow.flightllm.compiler import Emitter, attention_mm
+    from fpgasim.dataflow.flightllm.compiler import FlightLLMEmitter, attention_mm
     from fpgasim.dataflow.flightllm.layers import HwLayer
 
     rates = Rates.of(BOARD, extras_of(MODEL))
     # x = 64 tree tokens after L = 1000: T = 1072 (67 key blocks), rows at 1008..1071
     qk = HwLayer("attention_qk", "qk", 64, 128, 1072, misc=("softmax",), heads=32)
-    e = Emitter(rates)
+    e = FlightLLMEmitter(rates)
     attention_mm(e, qk, None, 0)
-    unit, _, nbytes, work = e.arrays()[:4]
+    rows = e.rows()
+    unit, work = rows["unit"], rows["work"]
     softmax_k = (work[unit == MISC] // (16 * 2)).reshape(32, 4, 16)  # head, row block, row
     assert (softmax_k[:, 0] == 64).all()  # rows 1008..1023 see mask blocks 0..15
     assert (softmax_k[:, 1:] == 67).all()  # the others reach block 16 (keys to 1071)
@@ -271,7 +272,7 @@ def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
     """The shortcut that skips compiling the MM form uses its MM unit's exact summed time."""
     from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
     from fpgasim.dataflow.flightllm.compiler import (
-        Emitter,
+        FlightLLMEmitter,
         attention_mm,
         linear_mm,
         mm_form_compute_cycles,
@@ -282,8 +283,9 @@ def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
     for layer in hw[:13]:
         if layer.kind not in ("linear", "attention_qk", "attention_pv"):
             continue
-        e = Emitter(rates)
+        e = FlightLLMEmitter(rates)
         (linear_mm(e, layer) if layer.kind == "linear" else attention_mm(e, layer, None, 0))
-        unit, cyc = e.arrays()[:2]
+        rows = e.rows()
+        unit, cyc = rows["unit"], rows["cycles"]
         assert cyc[unit == MM].sum() == pytest.approx(mm_form_compute_cycles(layer, rates),
                                                       rel=1e-12), layer.name

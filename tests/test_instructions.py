@@ -238,3 +238,31 @@ def test_dependencies_follow_the_dataflow() -> None:
     norm = rows("attn_norm", LD)[0]
     assert waits(norm) == {"mlp.down"}  # the next layer waits for the residual
     assert ins["wait"][norm][0] < h + lam  # ... of the previous layer
+
+
+def test_emitter_runs_of_blocks_equal_the_rows_one_by_one() -> None:
+    """The one emitter: rows appended as tuples, finished arrays appended and repeated, and
+    runs of the same array all read back in order; `rows` hands out a copy."""
+    from fpgasim.dataflow.emitter import Emitter
+
+    class Pairs(Emitter):
+        ROW = np.dtype([("a", np.int64), ("b", np.float64)])
+
+    block = Pairs()
+    block.row((1, 0.5))
+    block.row((2, 1.5))
+    done = block.rows()
+    e = Pairs()
+    assert e.row((0, 0.0)) == 0 and len(e.rows()) == 1
+    e.extend(done)
+    e.extend(done, times=2)  # the same array again: one run of three
+    e.row((3, 2.5))
+    e.extend(done)
+    assert len(e) == 10 and len(e.chunks) == 4  # (0), run of 3 blocks, (3), block
+    rows = e.rows()
+    assert rows.dtype == Pairs.ROW
+    assert rows["a"].tolist() == [0, 1, 2, 1, 2, 1, 2, 3, 1, 2]
+    assert rows["b"].tolist() == [0.0, 0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 2.5, 0.5, 1.5]
+    rows["a"] = -1
+    assert e.rows()["a"].tolist() == [0, 1, 2, 1, 2, 1, 2, 3, 1, 2]
+    assert done["a"].tolist() == [1, 2]

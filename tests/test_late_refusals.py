@@ -30,14 +30,13 @@ COMMANDS = [
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_an_unsupported_drafter_is_refused_before_any_work(command: list[str], tmp_path: Path,
                                                            capsys, monkeypatch) -> None:
-    # FlightLLM's compiler lowers every drafter now: a registry entry restricted to LongSpec
-    # stands in for a lowering that cannot lower some drafter
-    import dataclasses
+    # FlightLLM's compiler lowers every built-in drafter: EAGLE-3 and Falcon without their
+    # FlightLLM graph stand in for drafters it cannot lower
+    from fpgasim.dataflow.drafters.eagle3 import Eagle3
+    from fpgasim.dataflow.drafters.falcon import Falcon
 
-    from fpgasim.dataflow import lowerings
-
-    entry = dataclasses.replace(lowerings.LOWERINGS["flightllm"], drafters=("longspec",))
-    monkeypatch.setitem(lowerings.LOWERINGS, "flightllm", entry)
+    monkeypatch.delattr(Eagle3, "flightllm_graph")
+    monkeypatch.delattr(Falcon, "flightllm_graph")
     # the up-front check (lowering.check_drafter) names the board; the late one did not
     res = run_cli(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in command])
     assert res.code == 2, res.err

@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "config": 1,  # schemas and loaders of boards, models, algorithms
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs
     "engine": 3,  # analytic / event / fast: a pass -> Timing
-    "tree": 4,  # acceptance models and draft-tree choice (config + dataflow's DraftTree)
+    "tree": 4,  # acceptance models and draft-tree choice (config + dataflow's TokenTree)
     "step": 5,  # one SD step's passes (verify with its tree mask, drafts), and their timing
     "simulate": 6,  # one point: verify pass and draft passes
     "sweep": 7,  # grids of points, caching, executors

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import available, load_algorithm
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.tree.embedded import embedded_curve
 from fpgasim.tree.shapes import depth_based, width_based
 from tests.cli_helpers import run_cli
@@ -97,7 +97,7 @@ def test_one_tree_notation_and_what_a_trailing_zero_costs() -> None:
     shapes += [" ".join(map(str, f(n, maximal))) for f in (width_based, depth_based)
                for n in range(1, 85)]
     assert not [s for s in shapes if s.split()[-1] == "0"]
-    passes = {s: len(draft_passes(longspec, DraftTree(shape=s), 1, 1024))
+    passes = {s: len(draft_passes(longspec, TokenTree.from_shape(s), 1, 1024))
               for s in [(1,), (1, 0)]}
     assert passes == {(1,): 1, (1, 0): 2}
 

@@ -14,7 +14,6 @@ import pytest
 
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
-from fpgasim.engine.cycle import architecture
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
 from fpgasim.reproduce.beside import (
     BESIDE,
@@ -25,6 +24,7 @@ from fpgasim.reproduce.beside import (
     reason_line,
 )
 from fpgasim.reproduce.prefetch import simulator_passes
+from fpgasim.step import architecture, pass_key, service_for
 from fpgasim.sweep.executors import InProcessExecutor
 from tests.test_reproduce_run import reduced
 
@@ -108,7 +108,8 @@ def test_reason_line_and_tree_round_trip() -> None:
         clock_hz=225e6,
     )  # fmt: skip
     assert line == "x=4 step 3.50x: MV rate +138 ms, stalls +4.6 ms; AD 1.07x; sim x=2"
-    assert parse_tree("4 16 16").shape == (4, 16, 16)
+    assert parse_tree("4 16 16").static_shape() == (4, 16, 16)
+    assert parse_tree("1 0").describe() == "1 0"  # an empty last level is kept (one more pass)
     assert parse_tree("depth=6 top_k=10").top_k == 10 and parse_tree("") is None
 
 
@@ -120,15 +121,18 @@ def test_prefetched_passes_equal_passes_run_here() -> None:
     planned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
     keys = simulator_passes(exps, planned)
     assert keys
+    assert len({pass_key(*k) for k in keys}) == len(keys)  # each distinct pass once
+    service = service_for(planned.sim)
     with InProcessExecutor() as pool:
-        assert planned.sim.prefetch(keys, pool) == len({planned.sim.cache_key(*k) for k in keys})
-    cached = dict(planned.sim._cache)
+        assert service.prefetch(keys, pool) == len(keys)
+    assert service.prefetch(keys, InProcessExecutor()) == 0  # all remembered now
+    cached = {pass_key(*k): service.run_pass(*k) for k in keys}
     for exp in exps:
         run_experiment(exp, ctx=planned)
-    assert planned.sim._cache.keys() == cached.keys()  # nothing asked beyond the plan
+    assert service.remembered == len(keys)  # nothing asked beyond the plan
     fresh = get_engine("fast")  # no window: every layer simulated
     for key in keys[:: max(1, len(keys) // 12)]:
-        assert fresh.run_pass(*key).cycles == cached[planned.sim.cache_key(*key)][0].cycles
+        assert fresh.run_pass(*key).cycles == cached[pass_key(*key)].cycles
 
 
 def test_passes_are_shared_across_models_of_one_architecture() -> None:
@@ -140,6 +144,6 @@ def test_passes_are_shared_across_models_of_one_architecture() -> None:
 
     board = load_board("v80")
     ta = verify_timing(fast, board, a, 3, 512)
-    assert len(fast._cache) == 1
-    assert verify_timing(fast, board, b, 3, 512) == ta and len(fast._cache) == 1
+    assert service_for(fast).remembered == 1
+    assert verify_timing(fast, board, b, 3, 512) == ta and service_for(fast).remembered == 1
     assert verify_timing(get_engine("fast"), board, b, 3, 512).cycles == ta.cycles

@@ -1,5 +1,7 @@
-"""The step service and the drafter registry: a drafter defined in tests/ runs through
-simulate and the solver; the traced pass is the timed one; unknown kinds are one-line errors."""
+"""The step service and the drafter registry: a drafter defined in tests/ (one module + one
+YAML) runs through simulate, the solver and FlightLLM's compiler (or is refused there in
+one line without its FlightLLM graph), and the AAT tables and calibrations read its
+attributes; the traced pass is the timed one; unknown kinds are one-line errors."""
 
 from __future__ import annotations
 
@@ -8,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from fpgasim.analysis.aat import load_aat_tables, table_trees
 from fpgasim.analysis.solver import solve
 from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.dataflow import lowerings
 from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.step import step_passes
+from fpgasim.tree.calibrate import calibrate
 from fpgasim.tree.draft_trees import default_tree
+from fpgasim.tree.sar import calibrate_falcon
 from tests import drafter_mlp
 from tests.cli_helpers import run_cli
 
@@ -57,6 +63,53 @@ def test_a_drafter_from_tests_runs_through_the_solver(mlp_drafter) -> None:
     assert list(solution.summary["context"]) == [1024, 8192]
     assert (solution.summary["algorithm"] == "test-mlp").all()
     assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
+
+
+FLIGHT = ["-b", "flightllm-vhk158", "-m", "llama2-7b-flightllm", "-L", "512"]
+
+
+def test_a_drafter_from_tests_runs_on_flightllms_compiler(mlp_drafter, capsys) -> None:
+    board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
+    assert "test-mlp" in lowerings.lowering_of(board).drafters()
+    tree = default_tree(mlp_drafter)
+    spec = step_passes(69, 512, mlp_drafter, tree, 3).drafts[1]
+    exe = lowerings.lower(spec, board, model, mlp_drafter.drafter)
+    names = {n for part in exe.parts for n in part.op_names}
+    assert {"gate_proj", "up_proj", "down_proj", "lm_head"} <= names
+    assert not any("qk" in n or "concat" in n for n in names)  # no attention, no KV cache
+    timings = [get_engine(e).run_pass(spec, board, model, mlp_drafter.drafter) for e in
+               ("event", "fast")]
+    assert timings[0].cycles == timings[1].cycles > 0
+    res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML), "--format", "json")
+    assert res.code == 0, res.err
+    row = json.loads(res.out)
+    row = row[0] if isinstance(row, list) else row
+    assert row["draft_passes"] == 5 and row["draft_cycles"] > 0
+
+
+def test_a_drafter_without_a_flightllm_graph_is_refused_in_one_line(
+    mlp_drafter, capsys, monkeypatch
+) -> None:
+    monkeypatch.delattr(drafter_mlp.Mlp, "flightllm_graph")
+    res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML))
+    assert res.code == 2
+    (line,) = res.err.strip().splitlines()
+    assert "--algorithm" in line and "test-mlp" in line and "flightllm-vhk158" in line, line
+
+
+def test_a_drafter_from_tests_is_read_by_its_attributes_not_its_kind(mlp_drafter, aat_dir) -> None:
+    # a per-x tree table: a static drafter reads its level-widths column
+    tables = load_aat_tables(aat_dir)
+    longspec = load_algorithm("longspec").drafter
+    assert table_trees(tables.tree_table, mlp_drafter.drafter) == table_trees(
+        tables.tree_table, longspec
+    )
+    # one level per pass: not a semi-autoregressive (Falcon) drafter
+    with pytest.raises(ConfigError, match="drafter.kind"):
+        calibrate_falcon(mlp_drafter)
+    # no calibration targets in its file: `tree calibrate` names the field
+    with pytest.raises(ConfigError, match="acceptance.calibrated_to"):
+        calibrate(mlp_drafter)
 
 
 def test_the_trace_is_the_pass_that_was_timed(capsys, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 import fpgasim
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.simulate import Point
 from fpgasim.sweep import CacheError, Grid, SweepCache, default_cache_dir, point_key, run_sweep
 from tests.cli_helpers import run_cli
@@ -34,34 +34,34 @@ def key(point: Point, engine: str = "analytic", version: str = "1") -> str:
 def test_key_covers_every_input() -> None:
     board, model = load_board("u280"), load_model("llama-3.1-8b")
     algo = load_algorithm("longspec")
-    base = Point(board, model, 256, 5, algo, DraftTree(shape=(2, 2)), 1)
+    base = Point(board, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1)
     same = Point(
         load_board("u280"),
         load_model("llama-3.1-8b"),
         256,
         5,
         load_algorithm("longspec"),
-        DraftTree(shape=(2, 2)),
+        TokenTree.from_shape((2, 2)),
         1,
     )
     assert key(base) == key(same)  # equal contents, different objects
     renamed = board.model_copy(update={"name": "u280b"})
     faster = board.model_copy(update={"clock_mhz": 300.0})
     variants = [
-        Point(renamed, model, 256, 5, algo, DraftTree(shape=(2, 2)), 1),
-        Point(faster, model, 256, 5, algo, DraftTree(shape=(2, 2)), 1),
-        Point(board, load_model("vicuna-7b-v1.5"), 256, 5, algo, DraftTree(shape=(2, 2)), 1),
-        Point(board, model, 512, 5, algo, DraftTree(shape=(2, 2)), 1),
-        Point(board, model, 256, 4, algo, DraftTree(shape=(2, 2)), 1),
-        Point(board, model, 256, 5, algo, DraftTree(shape=(4,)), 1),
-        Point(board, model, 256, 5, algo, DraftTree(shape=(2, 2)), 2),
+        Point(renamed, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(faster, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(board, load_model("vicuna-7b-v1.5"), 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(board, model, 512, 5, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(board, model, 256, 4, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(board, model, 256, 5, algo, TokenTree.from_shape((4,)), 1),
+        Point(board, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 2),
         Point(
             board,
             model,
             256,
             5,
             algo.model_copy(update={"ori_verify_len": 3}),
-            DraftTree(shape=(2, 2)),
+            TokenTree.from_shape((2, 2)),
             1,
         ),
         Point(board, model, 256, 5),

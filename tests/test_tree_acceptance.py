@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.acceptance import (
     PositionalModel,
@@ -17,7 +18,6 @@ from fpgasim.tree.acceptance import (
     sample_rank_paths,
 )
 from fpgasim.tree.optimal import greedy_tree
-from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import Traces, load_traces, traces_from_paths, write_traces
 
 MATRIX = PositionalModel.from_rows([[0.7, 0.15, 0.05], [0.6, 0.2], [0.5, 0.1, 0.1, 0.05]])

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 from fpgasim.config import load_algorithm
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
-from fpgasim.tree.calibrate import SPECS, calibrate, eagle1_depth_profile
+from fpgasim.tree.calibrate import calibrate, eagle1_depth_profile, spec_of
 from fpgasim.tree.draft_trees import tree_for_verify_len
 from fpgasim.tree.embedded import (
     default_tree_aat,
@@ -17,15 +18,19 @@ from fpgasim.tree.embedded import (
     embedded_tree,
 )
 from fpgasim.tree.shapes import parse_shape
-from fpgasim.tree.token_tree import TokenTree
+
+#: the published tau each shipped file is calibrated to, and the context it is taken at
+#: (docs/models.md, "Acceptance length tau"; docs/trees.md)
+PUBLISHED = {"longspec": (3.5, 4096), "eagle3": (6.13, 512)}
 
 
 @pytest.mark.parametrize("name", ["longspec", "eagle3"])
 def test_shipped_model_reproduces_published_tau(name: str) -> None:
     algo = load_algorithm(name)
     acc = algo.acceptance
-    assert acc is not None and acc.tau_target == SPECS[name].tau
-    assert acc.context_ref == SPECS[name].context_ref and acc.calibration
+    spec = spec_of(algo)
+    assert acc is not None and spec is not None and acc.calibration
+    assert (acc.tau_target, acc.context_ref) == (spec.tau, spec.context_ref) == PUBLISHED[name]
     assert default_tree_aat(algo) == pytest.approx(acc.tau_target, abs=0.005)
     assert embedded_model(algo).is_monotone()
 
@@ -40,6 +45,13 @@ def test_calibration_recomputes_shipped_probabilities(name: str) -> None:
 def test_calibration_recomputes_context_decay(name: str, aat_dir) -> None:
     algo = load_algorithm(name)
     assert calibrate(algo, aat_dir).context_decay == algo.acceptance.context_decay
+
+
+def test_a_file_without_calibration_targets_is_refused_in_one_line() -> None:
+    algo = load_algorithm("falcon")  # calibrated by tree/sar.py, not by `tree calibrate`
+    assert spec_of(algo) is None
+    with pytest.raises(ConfigError, match="acceptance.calibrated_to"):
+        calibrate(algo)
 
 
 def test_depth_profile_from_eagle_chain() -> None:
@@ -82,12 +94,13 @@ def test_embedded_tree_and_sweep_method() -> None:
     tree = embedded_tree(longspec, 21)
     assert isinstance(tree, TokenTree) and tree.size == 21
     draft = tree_for_verify_len(longspec, 21, "optimal")
-    assert draft.shape == tree.level_widths()
+    assert draft.static_shape() == tree.level_widths()
+    assert draft == TokenTree.from_shape(tree.level_widths())  # realised round robin
     assert tree_for_verify_len(longspec, 21, "optimal", context=16384).nodes == 20
     eagle3 = load_algorithm("eagle3")
     draft = tree_for_verify_len(eagle3, 61, "optimal")
-    assert (draft.depth, draft.top_k) == dynamic_params(embedded_tree(eagle3, 61))
-    assert tree_for_verify_len(longspec, 21, "width").shape == (4, 16)  # unchanged methods
+    assert (draft.draft_depth, draft.top_k) == dynamic_params(embedded_tree(eagle3, 61))
+    assert tree_for_verify_len(longspec, 21, "width").static_shape() == (4, 16)  # unchanged
 
 
 def test_no_embedded_acceptance_is_a_config_error() -> None:

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel, generate_traces, walk
 from fpgasim.tree.optimal import greedy_tree
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
-from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import traces_from_paths
 
 MODEL = PositionalModel.from_rows([[0.62, 0.17, 0.07, 0.035], [0.56, 0.2, 0.08], [0.55, 0.2]])

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.optimal import DP_MAX_CELLS, check_dp_feasible, dp_cells
-from fpgasim.tree.token_tree import TokenTree
 from tests.cli_helpers import run_cli
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree, design_trees
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, verify_timing
@@ -27,7 +27,6 @@ from fpgasim.tree.throughput import (
     shape_aat,
     shape_cost,
 )
-from fpgasim.tree.token_tree import TokenTree
 
 
 def _random_model(rng: np.random.Generator) -> PositionalModel:
@@ -177,14 +176,14 @@ def test_costs_match_the_draft_schedule(algorithm: str) -> None:
     for _ in range(5):
         if algorithm == "eagle3":
             depth, top_k, aat = int(rng.integers(1, 7)), int(rng.integers(1, 11)), 3.4
-            want = draft_timing(eng, b, m, a, DraftTree(depth=depth, top_k=top_k), 3, 2048)
+            want = draft_timing(eng, b, m, a, TokenTree.dynamic(depth, top_k), 3, 2048)
             got = costs.first_cycles(3) + depth * costs.block_cycles((top_k,))
             assert got == want.cycles
             continue
         shape = tuple(int(v) for v in rng.integers(1, 17, size=int(rng.integers(1, 8))))
         aat = float(rng.uniform(1, 5))
         tv, td = shape_cost(costs, shape, aat)
-        want = draft_timing(eng, b, m, a, DraftTree(shape=shape), max(1, int(aat)), 2048)
+        want = draft_timing(eng, b, m, a, TokenTree.from_shape(shape), max(1, int(aat)), 2048)
         assert td == want.cycles, shape
         assert tv == verify_timing(eng, b, m, sum(shape) + 1, 2048).cycles
 

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fpgasim.dataflow.draft_passes import block_parents
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
-from fpgasim.tree.token_tree import TokenTree
 
 MODEL = PositionalModel.from_vector([0.6, 0.2, 0.1, 0.05])
 
@@ -109,3 +110,33 @@ def test_invalid_shape() -> None:
     with pytest.raises(InputError):
         TokenTree.from_shape((2, 0, 3))
     assert TokenTree.from_shape(()).size == 1
+
+
+def test_one_tree_type_carries_what_the_drafters_need() -> None:
+    # a static tree: its level widths, trailing empty levels kept (one more draft pass)
+    tree = TokenTree.from_shape((2, 1, 0))
+    assert tree.size == 4 and tree.level_widths() == (2, 1) and tree.empty_levels == 1
+    assert tree.static_shape() == (2, 1, 0) and tree.describe() == "2 1 0"
+    assert tree != TokenTree.from_shape((2, 1)) and not tree.is_dynamic
+    # the verify mask of a shaped tree: the levels round robin under the root
+    assert tree.parents == block_parents((1, 2, 1))
+    # a dynamic tree before drafting: its expansion and the root
+    dyn = TokenTree.dynamic(6, 10)
+    assert dyn.is_dynamic and dyn.size == 1 and dyn.describe() == "depth=6 top_k=10"
+    assert dyn == TokenTree.dynamic(6, 10) and hash(dyn) == hash(TokenTree.dynamic(6, 10))
+    with pytest.raises(InputError, match="level widths"):
+        dyn.static_shape()
+    with pytest.raises(InputError, match="depth"):
+        TokenTree.dynamic(1, 0)
+    # equal trees are equal values (usable as keys), node order included
+    assert {TokenTree.from_parents([-1, 0, 0]): 1}[TokenTree.from_shape((2,))] == 1
+    assert TokenTree.from_parents([-1, 0, 0, 1]) != TokenTree.from_parents([-1, 0, 0, 2])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=8), st.integers(0, 2))
+def test_a_shaped_trees_mask_is_the_round_robin_one(widths: list[int], empty: int) -> None:
+    # what the verify pass was costed with before the tree types merged: block_parents
+    tree = TokenTree.from_shape((*widths, *(0,) * empty))
+    assert tree.parents == block_parents((1, *widths))
+    assert tree.static_shape() == (*widths, *(0,) * empty)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.config.loader import check_file_size
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.config.schema import DrafterSchema
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
 
@@ -377,45 +378,52 @@ def ori_row(rows: pd.DataFrame, task: str, context: int, prefer_file: str) -> pd
     return (same if not same.empty else hit.sort_values("file")).iloc[0]
 
 
-def tree_of_row(row: pd.Series | dict, kind: str) -> DraftTree | None:
-    """The draft tree a measured row states: tree_shape (LongSpec) or depth/top-k (EAGLE-3)."""
+def tree_of_row(row: pd.Series | dict, drafter: DrafterSchema) -> TokenTree | None:
+    """The draft tree a measured row states for the drafter's tree family: tree_shape
+    (static), or draft_depth/draft_top_k (dynamic; a chain or explicit tree in tree_shape
+    gives depth = levels, top-k = widest level)."""
     shape = row.get("tree_shape") or ""
     depth, top_k = row.get("draft_depth"), row.get("draft_top_k")
-    if kind == "eagle3":
+    if drafter.tree_family == "dynamic":
         if not _blank(depth) and not _blank(top_k):
-            return DraftTree(depth=int(depth), top_k=int(top_k))
-        if shape:  # a chain or explicit tree: depth = levels, top-k = widest level
+            return TokenTree.dynamic(int(depth), int(top_k))
+        if shape:
             widths = [int(w) for w in shape.split() if int(w) > 0]
-            return DraftTree(depth=len(widths), top_k=max(widths))
+            return TokenTree.dynamic(len(widths), max(widths))
         return None
-    return DraftTree(shape=tuple(int(w) for w in shape.split())) if shape else None
+    return TokenTree.from_shape(tuple(int(w) for w in shape.split())) if shape else None
 
 
-def table_tree(tree_table: pd.DataFrame | None, kind: str, verify_len: int) -> DraftTree | None:
-    """The per-x table's draft configuration at x for a drafter kind, or None."""
+def table_tree(
+    tree_table: pd.DataFrame | None, drafter: DrafterSchema, verify_len: int
+) -> TokenTree | None:
+    """The per-x table's draft configuration at x for a drafter, or None."""
     if tree_table is None:
         return None
-    return table_trees(tree_table, kind).get(verify_len)
+    return table_trees(tree_table, drafter).get(verify_len)
 
 
-def table_trees(tree_table: pd.DataFrame, kind: str) -> dict[int, DraftTree | None]:
-    """Every x of the per-x table -> its draft configuration for a drafter kind (first row
-    per x): one pass over the table instead of a row lookup per x."""
-    out: dict[int, DraftTree | None] = {}
+def table_trees(tree_table: pd.DataFrame, drafter: DrafterSchema) -> dict[int, TokenTree | None]:
+    """Every x of the per-x table -> its draft configuration for a drafter (first row per
+    x), read from the drafter's `tree_table_columns`: one pass over the table instead of a
+    row lookup per x."""
+    out: dict[int, TokenTree | None] = {}
     for row in tree_table.to_dict("records"):
         x = int(row["verify_len"])
         if x not in out:
-            out[x] = _table_row_tree(row, kind)
+            out[x] = _table_row_tree(row, drafter)
     return out
 
 
-def _table_row_tree(row: dict, kind: str) -> DraftTree | None:
-    if kind == "eagle3":
-        if _blank(row["eagle3_depth"]) or _blank(row["eagle3_top_k"]):
-            return None
-        return DraftTree(depth=int(row["eagle3_depth"]), top_k=int(row["eagle3_top_k"]))
-    shape = row["longspec_tree_shape"]
-    return DraftTree(shape=tuple(int(w) for w in shape.split())) if shape else None
+def _table_row_tree(row: dict, drafter: DrafterSchema) -> TokenTree | None:
+    cells = [row[c] for c in drafter.tree_table_columns]
+    if any(_blank(c) for c in cells):
+        return None
+    if drafter.tree_family == "dynamic":
+        depth, top_k = cells
+        return TokenTree.dynamic(int(depth), int(top_k))
+    shape = cells[0]
+    return TokenTree.from_shape(tuple(int(w) for w in shape.split())) if shape else None
 
 
 __all__ = [

@@ -27,7 +27,7 @@ from fpgasim.analysis.aat import (
 )
 from fpgasim.analysis.aat_model import AatFit, fit_curve
 from fpgasim.config.schema import Algorithm
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.draft_trees import default_tree, tree_for_verify_len
 from fpgasim.tree.embedded import default_tree_aat, dynamic_tree_nodes, embedded_curve
@@ -41,7 +41,7 @@ class OriPoint:
 
     verify_len: int
     aat: float
-    tree: DraftTree
+    tree: TokenTree
     aat_source: str
 
 
@@ -49,7 +49,7 @@ class OriPoint:
 class AatCurve:
     """The AAT of one (task, context) at every candidate x >= 2.
 
-    points: verify_len, aat, tree (DraftTree), tree_source; measured: verify_len, aat of
+    points: verify_len, aat, tree (TokenTree), tree_source; measured: verify_len, aat of
     the points the fit's R² is reported on; fit: the log model; ori: the Ori set or None.
     """
 
@@ -76,7 +76,7 @@ def max_verify_len(algorithm: Algorithm, tree_table: pd.DataFrame | None = None)
     return dynamic_tree_nodes(algorithm) + 1  # EAGLE-3's dynamic default tree
 
 
-def _embedded_trees(algorithm: Algorithm, context: int, xs: Sequence[int]) -> dict[int, DraftTree]:
+def _embedded_trees(algorithm: Algorithm, context: int, xs: Sequence[int]) -> dict[int, TokenTree]:
     """Trees of the embedded model at x, or {} when it is not available."""
     try:
         frame = embedded_curve(algorithm, context, list(xs))
@@ -84,7 +84,7 @@ def _embedded_trees(algorithm: Algorithm, context: int, xs: Sequence[int]) -> di
         return {}
     out = {}
     for row in frame.to_dict("records"):
-        tree = tree_of_row(row, algorithm.kind)
+        tree = tree_of_row(row, algorithm.drafter)
         if tree is not None:
             out[int(row["verify_len"])] = tree
     return out
@@ -94,13 +94,13 @@ def resolve_trees(
     algorithm: Algorithm,
     context: int,
     xs: Sequence[int],
-    row_trees: dict[int, DraftTree | None],
+    row_trees: dict[int, TokenTree | None],
     tree_table: pd.DataFrame | None,
-) -> tuple[list[DraftTree], list[str]]:
+) -> tuple[list[TokenTree], list[str]]:
     """The tree at each x by the documented precedence, and where each came from."""
-    trees: list[DraftTree | None] = []
+    trees: list[TokenTree | None] = []
     sources: list[str] = []
-    by_x = table_trees(tree_table, algorithm.kind) if tree_table is not None else {}
+    by_x = table_trees(tree_table, algorithm.drafter) if tree_table is not None else {}
     for x in xs:
         tree = row_trees.get(x)
         if tree is not None:
@@ -122,7 +122,7 @@ def resolve_trees(
 
 
 def _points(
-    xs: Sequence[int], aat: Sequence[float], trees: Sequence[DraftTree], sources: Sequence[str]
+    xs: Sequence[int], aat: Sequence[float], trees: Sequence[TokenTree], sources: Sequence[str]
 ) -> pd.DataFrame:
     return pd.DataFrame(
         {
@@ -189,7 +189,7 @@ def measured_curves(
                     if x >= 2
                 ]
                 row_trees = {
-                    int(r["verify_len"]): tree_of_row(r, algorithm.kind)
+                    int(r["verify_len"]): tree_of_row(r, algorithm.drafter)
                     for r in curve.to_dict("records")
                 }
             else:
@@ -201,7 +201,7 @@ def measured_curves(
             file = str(curve["file"].iloc[0])
             ori = ori_row(rows, task, context, file)
             if ori is not None:
-                tree = tree_of_row(ori, algorithm.kind) or default_tree(algorithm)
+                tree = tree_of_row(ori, algorithm.drafter) or default_tree(algorithm)
                 ori_point = OriPoint(int(ori["verify_len"]), float(ori["aat"]), tree, "measured")
             else:
                 ori_point = _ori_fallback(algorithm, points, fit, aat_source)
@@ -244,9 +244,8 @@ def embedded_curves(
         if frame.empty:
             raise InputError("contexts", context, "the embedded model returned no x >= 2")
         xs = [int(x) for x in frame["verify_len"]]
-        row_trees = {
-            int(r["verify_len"]): tree_of_row(r, algorithm.kind) for r in frame.to_dict("records")
-        }
+        records = frame.to_dict("records")
+        row_trees = {int(r["verify_len"]): tree_of_row(r, algorithm.drafter) for r in records}
         trees, sources = resolve_trees(algorithm, context, xs, row_trees, None)
         sources = ["embedded" if s == "measured" else s for s in sources]
         points = _points(xs, frame["aat"], trees, sources)

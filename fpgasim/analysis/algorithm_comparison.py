@@ -89,7 +89,7 @@ def tree_depth(tree: str) -> int:
 
 def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
     curves = solution.curves
-    k = getattr(algorithm.drafter, "tokens_per_pass", 1)
+    k = algorithm.drafter.levels_per_pass
     out = []
     for s in solution.summary.to_dict("records"):
         hit = curves[

@@ -39,7 +39,7 @@ from fpgasim.simulate import (
     align_up,
     check_max_context,
     memory_columns,
-    prefill_spec,
+    prefill_timing,
     verify_timing,
 )
 
@@ -208,7 +208,7 @@ def generate(
     """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
     with `algorithm` when given (AAT curves from `curve_at`, default: embedded model)."""
     _check(board, prompt_len, decode_len)
-    prefill = engine.run_pass(prefill_spec(board, prompt_len), board, model)
+    prefill = prefill_timing(engine, board, model, prompt_len)
     if algorithm is None:
         steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
     else:
@@ -307,8 +307,10 @@ def _best_step(
     timer: Timer, curve: AatCurve
 ) -> tuple[int, str, float, tuple[str, float], float, float]:
     """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s) of the solver's
-    best set at one context (x = 1 where the decision is AD)."""
-    solution = solve_curve(timer, curve)
+    best set at one context (x = 1 where the decision is AD). Without the primary roofline
+    (T_v at every x up to the largest): the best set and the decision do not read it, and
+    it was half of the passes a generation asked."""
+    solution = solve_curve(timer, curve, roofline=False)
     verdict = (solution.summary["decision"], float(solution.summary["best_speedup"]))
     if verdict[0] != USE_SD:
         return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0

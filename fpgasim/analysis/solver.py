@@ -34,12 +34,12 @@ from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, prim
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
-from fpgasim.step import tree_parents
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -135,8 +135,9 @@ CURVE_COLUMNS = [
 
 
 class Timer:
-    """Cached T_v and T_d of one (engine, board, model, algorithm); alpha from the analytic
-    accounting (draft weight bytes of all passes / target weight bytes of one AD pass)."""
+    """T_v and T_d of one (engine, board, model, algorithm), asked of the engine's pass
+    service (fpgasim.step), which remembers every pass; alpha from the analytic accounting
+    (draft weight bytes of all passes / target weight bytes of one AD pass)."""
 
     def __init__(
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
@@ -148,44 +149,24 @@ class Timer:
         self.analytic = engine if own else get_engine("analytic")
         #: False: the lowering costs every tree of x tokens alike (FlightLLM's: docs/validation.md)
         self.reads_tree_mask = lowering_of(board).reads_tree_mask
-        self._verify: dict[tuple[int, int, str], float] = {}
-        self._draft: dict[tuple[str, int, int], tuple[float, int, float]] = {}
-        self._target_weights: dict[int, int] = {}
 
-    def verify_s(self, verify_len: int, context: int, tree: DraftTree | None = None) -> float:
+    def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
-        if tree_parents(tree, verify_len) is None or not self.reads_tree_mask:
-            tree = None
-        key = (verify_len, context, tree.describe() if tree else "")
-        if key not in self._verify:
-            t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree)
-            self._verify[key] = t.seconds
-        return self._verify[key]
+        if not self.reads_tree_mask:
+            tree = None  # one pass for every tree of x tokens
+        return verify_timing(self.engine, self.board, self.model, verify_len, context, tree).seconds
 
-    def remember(self, context: int, verify_lens: Sequence[int], verify_s: Sequence[float]) -> None:
-        """Store T_v already computed (e.g. by the primary roofline)."""
-        for x, seconds in zip(verify_lens, verify_s, strict=True):
-            self._verify[(int(x), context, "")] = float(seconds)
-
-    def draft(self, tree: DraftTree, accepted: int, context: int) -> tuple[float, int, float]:
+    def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
-        key = (tree.describe(), accepted, context)
-        if key not in self._draft:
-            a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context)
-            t = draft_timing(*a)
-            ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
-            self._draft[key] = (
-                t.seconds,
-                t.passes,
-                ref.weight_bytes / self.target_weights(context),
-            )
-        return self._draft[key]
+        a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context)
+        t = draft_timing(*a)
+        ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
+        return t.seconds, t.passes, ref.weight_bytes / self.target_weights(context)
 
     def target_weights(self, context: int) -> int:
-        if context not in self._target_weights:
-            t = verify_timing(self.analytic, self.board, self.model, 1, context)
-            self._target_weights[context] = max(1, t.weight_bytes)
-        return self._target_weights[context]
+        """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""
+        t = verify_timing(self.analytic, self.board, self.model, 1, context)
+        return max(1, t.weight_bytes)
 
 
 @dataclass(frozen=True)
@@ -267,7 +248,6 @@ def solve_curve(
     x_top = max(xs + ([curve.ori.verify_len] if curve.ori else []))
     if roofline:
         roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1))
-        timer.remember(context, roof["verify_len"], roof["verify_s"])
         roof_fit: RooflineFit | None = fit_roofline(roof["verify_len"], roof["p_tokens_per_s"])
         roof["p_fit_tokens_per_s"] = roof_fit.predict(roof["verify_len"])
     else:

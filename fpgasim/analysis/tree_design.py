@@ -22,12 +22,12 @@ from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
-from fpgasim.step import target_spec
+from fpgasim.step import service_for, target_spec
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
@@ -42,14 +42,14 @@ from fpgasim.tree.throughput import (
     dynamic_designs,
     search_shapes,
 )
-from fpgasim.tree.token_tree import TokenTree
 
 #: EAGLE-3 top-k searched when the algorithm file gives none (its GPU default).
 EAGLE3_TOP_K = 10
 
 
 class EngineTreeCosts:
-    """TreeCosts of one (engine, board, target, algorithm, context), cached per pass."""
+    """TreeCosts of one (engine, board, target, algorithm, context), each pass timed by the
+    engine's pass service (fpgasim.step), which remembers it."""
 
     def __init__(
         self,
@@ -62,50 +62,54 @@ class EngineTreeCosts:
         if context < 1:
             raise InputError("context", context, "a context length >= 1")
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        self.passes = service_for(engine)
         self.context = context
         self.levels_per_pass = algorithm.drafter.levels_per_pass
-        self._cache: dict[tuple, int] = {}
         self._clock: float | None = None
-        self.calls = 0
+        #: the distinct passes this search asked for (its `engine_passes` count)
+        self._asked: set[PassSpec] = set()
 
-    def _cycles(self, key: tuple, spec: PassSpec, drafter: bool) -> int:
-        if key not in self._cache:
-            t = self.engine.run_pass(
-                spec, self.board, self.model, self.algorithm.drafter if drafter else None
-            )
-            self.calls += 1
-            self._clock = t.clock_hz * t.duration_divisor  # cycles per second of time
-            self._cache[key] = int(t.cycles)
-        return self._cache[key]
+    @property
+    def calls(self) -> int:
+        """How many distinct passes the search costed."""
+        return len(self._asked)
+
+    def _cycles(self, spec: PassSpec, drafter: bool) -> int:
+        t = self.passes.run_pass(
+            spec, self.board, self.model, self.algorithm.drafter if drafter else None
+        )
+        self._asked.add(spec)
+        self._clock = t.clock_hz * t.duration_divisor  # cycles per second of time
+        return int(t.cycles)
 
     def verify_cycles(self, verify_len: int) -> int:
         """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
         chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
         spec = target_spec(verify_len, self.context, chain)
-        return self._cycles(("v", verify_len), spec, False)
+        return self._cycles(spec, False)
 
     def verify_tree_cycles(self, tree: TokenTree) -> int:
         """T_v of this very tree (its own mask)."""
         parents = tree.parents if tree.size > 1 else None
         spec = target_spec(tree.size, self.context, parents)
-        return self._cycles(("vt", tree.parents), spec, False)
+        return self._cycles(spec, False)
 
-    def _schedule_tree(self, widths: tuple[int, ...]) -> DraftTree:
+    def _schedule_tree(self, widths: tuple[int, ...]) -> TokenTree:
         if self.algorithm.dynamic_tree:
-            return DraftTree(depth=1, top_k=widths[0])
-        return DraftTree(shape=(*widths, *(1,) * self.levels_per_pass))
+            return TokenTree.dynamic(1, widths[0])
+        return TokenTree.from_shape((*widths, *(1,) * self.levels_per_pass))
 
     def first_cycles(self, accepted: int) -> int:
         """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
         spec = draft_passes(
             self.algorithm, self._schedule_tree((1,) * self.levels_per_pass), accepted, self.context
         )[0]
-        return self._cycles(("f", accepted), spec, True)
+        return self._cycles(spec, True)
 
     def block_cycles(self, widths: tuple[int, ...]) -> int:
         """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
         spec = draft_passes(self.algorithm, self._schedule_tree(widths), 1, self.context)[1]
-        return self._cycles(("b", widths), spec, True)
+        return self._cycles(spec, True)
 
     def clock_hz(self) -> float:
         if self._clock is None:
@@ -241,9 +245,9 @@ def throughput_curve(
     if not designs:
         raise InputError("verify_lens", (x_min, x_max), "a range holding some x >= 2")
     trees = [
-        DraftTree(depth=d.draft_depth, top_k=d.draft_top_k)
+        TokenTree.dynamic(d.draft_depth, d.draft_top_k)
         if d.draft_depth is not None
-        else DraftTree(shape=d.shape)
+        else TokenTree.from_shape(d.shape)
         for d in designs
     ]
     points = pd.DataFrame(

@@ -47,6 +47,7 @@ from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
 from fpgasim.simulate import fits_memory
+from fpgasim.step import service_for
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
 #: Rows shown in the terminal table (the files hold every row).
@@ -185,7 +186,7 @@ def _run(
         else nullcontext()
     )
     n = workers or default_workers()
-    prefetch = ctx.sim is not None and hasattr(ctx.sim, "prefetch")
+    prefetch = ctx.sim is not None and isinstance(ctx.sim, CycleEngine)
     if prefetch:
         _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
     global _JOB
@@ -209,7 +210,7 @@ def _run(
                         if progress:
                             bar.update(passes, completed=count)
 
-                    ctx.sim.prefetch(keys, pool, progress=advance)
+                    service_for(ctx.sim).prefetch(keys, pool, progress=advance)
             # the experiments (and their figures) run on workers forked now: they inherit
             # the run's caches, the simulator's passes included
             task = bar.add_task("experiments", total=len(experiments)) if progress else None

@@ -24,8 +24,8 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Board, config_source
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path
@@ -36,13 +36,13 @@ from fpgasim.simulate import (
     simulate_point,
     simulate_prefill,
 )
-from fpgasim.step import step_passes
+from fpgasim.step import service_for, step_passes
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
 
 def tree_verify_len(
-    algorithm, draft_tree: DraftTree, verify_len: int | None, given_tree: bool
+    algorithm, draft_tree: TokenTree, verify_len: int | None, given_tree: bool
 ) -> int:
     """x for a draft tree: its node count + 1 by default; a given --verify-len must agree.
 
@@ -50,8 +50,8 @@ def tree_verify_len(
     keeps x - 1 of the nodes its depth x top-k passes draft (the default: total_tokens).
     """
     where = "--tree" if given_tree else f"the default tree of {config_source(algorithm)}"
-    if draft_tree.shape is not None:
-        nodes = sum(draft_tree.shape)
+    if not draft_tree.is_dynamic:
+        nodes = draft_tree.nodes
         if verify_len is not None and verify_len != nodes + 1:
             raise InputError(
                 "--verify-len",
@@ -60,14 +60,14 @@ def tree_verify_len(
                 f"the root; give a --tree of {verify_len - 1} nodes or leave --verify-len out",
             )
         return nodes + 1
-    drafted = draft_tree.top_k * (draft_tree.depth + 1)
+    drafted = draft_tree.top_k * (draft_tree.draft_depth + 1)
     total = algorithm.default_tree.total_tokens
     x = verify_len if verify_len is not None else min(total or drafted, drafted) + 1
     if x - 1 > drafted:
         raise InputError(
             "--verify-len",
             x,
-            f"at most {drafted + 1}: depth {draft_tree.depth} x top-k {draft_tree.top_k} "
+            f"at most {drafted + 1}: depth {draft_tree.draft_depth} x top-k {draft_tree.top_k} "
             f"({where}) drafts {drafted} nodes to keep x - 1 of",
         )
     if x < 2:
@@ -82,19 +82,19 @@ class Phase(StrEnum):
     prefill = "prefill"
 
 
-def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> DraftTree:
+def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> TokenTree:
     """The draft tree from --tree or --depth/--top-k, else the algorithm's default tree."""
     if tree is not None and (depth is not None or top_k is not None):
         raise InputError("--tree", tree, "give either --tree or --depth/--top-k, not both")
     if tree is not None:
         if algorithm.dynamic_tree:
             raise InputError("--tree", tree, f"{algorithm.id} drafts by --depth and --top-k")
-        return DraftTree(shape=parse_shape(tree))
+        return TokenTree.from_shape(parse_shape(tree))
     if depth is not None or top_k is not None:
         if not algorithm.dynamic_tree:
             raise InputError("--depth", depth, f"{algorithm.id} drafts a tree given by --tree")
         base = default_tree(algorithm)
-        return DraftTree(depth=depth or base.depth, top_k=top_k or base.top_k)
+        return TokenTree.dynamic(depth or base.draft_depth, top_k or base.top_k)
     return default_tree(algorithm)
 
 
@@ -305,7 +305,7 @@ def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) 
     )
     console.print(table)
     console.print(seconds_rule(row, pass_name), highlight=False, soft_wrap=True)
-    util = getattr(eng, "last_utilisation", None)
+    util = service_for(eng).last_utilisation
     if util:
         rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in util]
         table = rich_table(rows, title=f"per-unit utilisation ({pass_name} pass)")

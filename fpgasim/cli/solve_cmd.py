@@ -253,7 +253,7 @@ def _print_draft_lines(solution: Solution, algorithm: Algorithm) -> None:
     out = wide_console()
     curves = solution.curves
     multi = solution.summary["task"].nunique() > 1
-    k = getattr(algorithm.drafter, "tokens_per_pass", 1)
+    k = algorithm.drafter.levels_per_pass
     for s in solution.summary.to_dict("records"):
         hit = curves[
             (curves["task"] == s["task"])

@@ -26,6 +26,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import (
@@ -43,7 +44,6 @@ from fpgasim.tree.method_curves import compare_curves, plot_curves
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
 from fpgasim.tree.shapes import parse_shape
-from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import load_traces
 
 tree_app = typer.Typer(

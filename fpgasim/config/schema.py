@@ -478,6 +478,25 @@ class Source(Strict):
     where: str = Field(max_length=300)
 
 
+class CalibrationTarget(Strict):
+    """What `fpgasim tree calibrate` pins an embedded acceptance model to, besides the
+    published `tau_target` at `context_ref` (docs/trees.md, "Calibration")."""
+
+    depth_profile: Literal["eagle1_chain", "flat"] = Field(
+        description="g(d): EAGLE-1's mean chain acceptance per position relative to position 0 "
+        "(eagle1_chain), or the same at every depth (flat)"
+    )
+    measured_table: str = Field(
+        min_length=1, max_length=200, description="AAT table (in `aat_dir`) of the decay fit"
+    )
+    measured_method: str = Field(
+        min_length=1, max_length=64, description="its rows used (the table's `method`)"
+    )
+    other_tables: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=16, description="further tables the curve is compared with"
+    )
+
+
 class PositionalAcceptance(Strict):
     """P(rank-r child of an accepted node is the accepted token); rows = depth 1, 2, ...
 
@@ -509,6 +528,9 @@ class PositionalAcceptance(Strict):
         None, ge=1, le=64, description="deepest level (below the root) of embedded optimal trees"
     )
     calibration: str = Field("", max_length=4000, description="how the numbers were obtained")
+    calibrated_to: CalibrationTarget | None = Field(
+        None, description="what `fpgasim tree calibrate` recomputes the model from"
+    )
 
     @model_validator(mode="after")
     def _rows(self) -> PositionalAcceptance:
@@ -537,10 +559,13 @@ class DrafterSchema(Strict):
 
     `tree_family`: "static" drafters build a tree of given level widths (`default_tree.shape`);
     "dynamic" ones grow it from a depth and a top-k (`default_tree.depth`, `.top_k`).
+    `tree_table_columns`: the columns of a per-x tree table (workloads/aat) that state this
+    drafter's tree: one column of level widths (static), or depth and top-k (dynamic).
     """
 
     kind: str
     tree_family: ClassVar[Literal["static", "dynamic"]] = "static"
+    tree_table_columns: ClassVar[tuple[str, ...]] = ("longspec_tree_shape",)
 
     @property
     def levels_per_pass(self) -> int:
@@ -557,6 +582,7 @@ class LongSpecDrafter(DrafterSchema):
 class Eagle3Drafter(DrafterSchema):
     kind: Literal["eagle3"]
     tree_family: ClassVar[Literal["static", "dynamic"]] = "dynamic"
+    tree_table_columns: ClassVar[tuple[str, ...]] = ("eagle3_depth", "eagle3_top_k")
     fused_layers: PosInt = Field(3, le=16, description="target hidden states fused by fc")
     input_multiple: PosInt = Field(2, le=8, description="q/k/v input width / hidden")
     draft_vocab: PosInt | None = Field(

@@ -33,7 +33,7 @@ class Lowering:
                        `tree_parents` (else the lowering applies its own prefill masks)
     reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
                        passes that differ only in their tree cost the same)
-    drafters           the drafter kinds it can lower (None: every drafter)
+    drafters           () -> the registered drafter kinds it can lower (None: every drafter)
     model_precision    True if weights and KV cache sit off chip at the model's stored
                        precision (its `flightllm:` block) instead of the board's, so that
                        tokens/s rows carry the memory they need (memory_bytes, fits_memory)
@@ -44,7 +44,7 @@ class Lowering:
     study_accounting: bool
     causal_prefill: bool
     reads_tree_mask: bool = True
-    drafters: tuple[str, ...] | None = None
+    drafters: Callable[[], tuple[str, ...]] | None = None
     model_precision: bool = False
 
 
@@ -71,7 +71,8 @@ def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
     Commands call it right after loading their inputs, so an unsupported pair fails in
     milliseconds instead of at the first draft pass, after every other point was timed.
     """
-    kinds = lowering_of(board).drafters
+    listed = lowering_of(board).drafters
+    kinds = None if listed is None else listed()
     if algorithm is None or kinds is None or algorithm.kind in kinds:
         return
     raise InputError(
@@ -99,5 +100,5 @@ def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Ex
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
     Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
-             reads_tree_mask=False, drafters=flightllm.DRAFTERS, model_precision=True)
+             reads_tree_mask=False, drafters=flightllm.drafter_kinds, model_precision=True)
 )

@@ -1,7 +1,9 @@
 """The `analytic` engine: the study's reference accounting in closed form (docs/accounting.md).
 
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
-charged. Functions accept numpy arrays for n and L so sweeps are vectorised.
+charged. The target's element counts are a closed form (numpy arrays for n and L, so sweeps
+are vectorised); a draft pass's are the sums over its plug-in's ops, which equal the study's
+closed forms (tests/test_analytic.py) and cannot drift from the lowered program.
 """
 
 from __future__ import annotations
@@ -9,11 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
-from fpgasim.dataflow.drafters import Counts, drafter_plugin, weight_reads_array
+from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.lowerings import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError
+
+
+def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
+    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
+    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
 
 
 def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
@@ -61,10 +68,12 @@ def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
 
 
 def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Counts:
-    """Element counts of one PassSpec: the target's closed form, or its drafter plug-in's."""
+    """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
+    the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
+    transcribed independently)."""
     if spec.kind == "target":
         return target_counts(model, spec.tokens, spec.context, board)
-    return drafter_plugin(spec.kind).counts(spec, board, model, drafter)
+    return ops_counts(lower_pass(spec, board, model, drafter))
 
 
 class AnalyticEngine:
@@ -73,11 +82,8 @@ class AnalyticEngine:
     name = "analytic"
     version = "1"
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple, Timing] = {}
-
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
-        """Timing of one pass (cached per instance; the tree mask is ignored, as the study)."""
+        """Timing of one pass (the tree mask is ignored, as the study)."""
         if not lowering_of(board).study_accounting:
             raise ConfigError(
                 f"board {board.name}",
@@ -86,12 +92,7 @@ class AnalyticEngine:
                 "study (the analytic engine is the study's accounting); use the event or fast "
                 "engine",
             )
-        key = (spec.kind, spec.tokens, spec.context, spec.first, spec.mask_block, board, model)
-        key += (drafter,)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = self._timing(spec, board, model, drafter)
-        return hit
+        return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:
         u = unit_cycles(counts_for(spec, board, model, drafter), board)

@@ -23,11 +23,8 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 
@@ -53,16 +50,6 @@ from fpgasim.dataflow.instructions import (
 from fpgasim.dataflow.lowerings import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
-
-
-class Executor(Protocol):
-    """What `prefetch` needs of an executor (fpgasim.sweep.executors provides it)."""
-
-    workers: int
-
-    def map_unordered(
-        self, fn: Callable[[Any], Any], items: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]: ...
 
 
 class DeadlockError(RuntimeError):
@@ -165,7 +152,8 @@ def steady_state(sched: Timeline, anchor: int = UNIT_MPE) -> tuple[int, int] | N
 
 
 class CycleEngine:
-    """Base of the instruction-level engines: lowering, per-pass cache, windowing, Timing."""
+    """Base of the instruction-level engines: lowering, windowing, Timing (passes are
+    remembered by the pass service, fpgasim.step, not here)."""
 
     name = "cycle"
     version = "2"  # bump with any change to the lowering or the execution rules
@@ -176,9 +164,9 @@ class CycleEngine:
         self.window = window
         if window_layers is not None:
             self.window_layers = tuple(window_layers)
-        self._cache: dict[tuple, tuple[Timing, list[dict]]] = {}
+        #: makespan of each barrier-delimited part by content (FlightLLM programs repeat
+        #: their parts within a pass and across passes: see `part_ticks`)
         self._parts: dict[bytes, int] = {}
-        self._last_rows: list[dict] = []
         #: how the cycles of the last pass were obtained ("full" or "window W, layer a")
         self.last_method = ""
 
@@ -187,9 +175,9 @@ class CycleEngine:
         raise NotImplementedError
 
     @property
-    def last_utilisation(self) -> list[dict]:
-        """Per-unit and per-channel-group rows of the last target (verify) pass run."""
-        return self._last_rows
+    def options(self) -> dict:
+        """The constructor arguments that rebuild this engine (on a pool worker)."""
+        return {"window": self.window, "window_layers": self.window_layers}
 
     #: programs with more rows than this are windowed even when `window` is False
     max_full_rows = 2_000_000
@@ -213,13 +201,6 @@ class CycleEngine:
                     return sched.makespan + (n - w) * delta
         self.last_method = "full"
         return self.simulate(full(template)).makespan
-
-    @staticmethod
-    def cache_key(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> tuple:
-        """What a pass is cached under: the spec, board, drafter and the model's architecture
-        (its id and hf_name are labels only, so e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B,
-        one architecture, share their passes)."""
-        return (spec, board, architecture(model), drafter)
 
     def part_ticks(self, part: Program) -> int:
         """Makespan of one barrier-delimited part (cached by content across passes)."""
@@ -249,46 +230,15 @@ class CycleEngine:
         return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
-        """Timing of one forward pass (cached per engine instance, see `cache_key`)."""
-        key = self.cache_key(spec, board, model, drafter)
-        hit = self._cache.get(key)
-        if hit is None:
-            prog = lower(spec, board, model, drafter)
-            hit = self._cache[key] = _timing(prog, self.executable_ticks(prog), board)
-        if spec.kind == "target":
-            self._last_rows = hit[1]
-        return hit[0]
+        """Timing of one forward pass."""
+        return self.run_pass_detail(spec, board, model, drafter)[0]
 
-    def prefetch(
-        self,
-        keys: Iterable[PassKey],
-        executor: Executor,
-        chunks_per_worker: int = 8,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> int:
-        """Compute the passes `keys` (spec, board, model, drafter) not yet cached on the
-        executor's workers and cache their results here; how many were computed.
-
-        The results are those of `run_pass` in this process (same engine, same options).
-        `progress(done, total)` is called after each chunk (passes done, passes asked).
-        """
-        wanted = {self.cache_key(*k): k for k in keys}
-        missing = [k for ck, k in wanted.items() if ck not in self._cache]
-        if not missing:
-            return 0
-        n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
-        # largest programs first, dealt round-robin so every chunk gets a similar mix
-        missing.sort(key=lambda k: -(k[0].tokens * (k[0].tokens + k[0].context)))
-        chunks = [missing[i::n_chunks] for i in range(n_chunks)]
-        options = (type(self), self.window, self.window_layers)
-        done = 0
-        for index, results in executor.map_unordered(_pass_chunk, [(options, c) for c in chunks]):
-            for key, result in zip(chunks[index], results, strict=True):
-                self._cache[self.cache_key(*key)] = result
-            done += len(results)
-            if progress is not None:
-                progress(done, len(missing))
-        return len(missing)
+    def run_pass_detail(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
+    ) -> tuple[Timing, list[dict]]:
+        """Timing of one forward pass and its per-unit and per-channel-group rows."""
+        prog = lower(spec, board, model, drafter)
+        return _timing(prog, self.executable_ticks(prog), board)
 
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""
@@ -306,32 +256,6 @@ class CycleEngine:
         """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
         events = self.trace_events(spec, board, model, drafter)
         Path(path).write_text(json.dumps(events, separators=(",", ":")))
-
-
-#: What `run_pass` caches a pass under: (spec, board, model, drafter or None).
-PassKey = tuple[PassSpec, Board, TargetModel, Any]
-_WORKER_ENGINES: dict[tuple, CycleEngine] = {}
-
-
-def _pass_chunk(task: tuple[tuple, list[PassKey]]) -> list[tuple[Timing, list[dict]]]:
-    """Pool worker: run a chunk of passes on one engine per (class, options) per process."""
-    options, keys = task
-    engine = _WORKER_ENGINES.get(options)
-    if engine is None:
-        cls, window_on, layers = options
-        engine = _WORKER_ENGINES[options] = cls(window=window_on, window_layers=layers)
-    out = []
-    for key in keys:
-        engine.run_pass(*key)
-        out.append(engine._cache[engine.cache_key(*key)])
-    return out
-
-
-@lru_cache(maxsize=256)
-def architecture(model: TargetModel) -> TargetModel:
-    """The model without its labels (id, hf_name, the file it came from): what the lowering
-    depends on."""
-    return type(model).model_construct(**(dict(model) | {"id": "", "hf_name": ""}))
 
 
 def executable_totals(prog: Executable) -> dict[str, int]:

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing
 from fpgasim.reproduce.workloads import load_inputs
-from fpgasim.step import step_passes, verify_spec
+from fpgasim.step import service_for, step_passes, verify_spec
 
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10
@@ -265,7 +266,7 @@ def step_accounting(
     model: TargetModel,
     algorithm: Algorithm,
     x: int,
-    tree: DraftTree | None,
+    tree: TokenTree | None,
     accepted: int,
     context: int,
 ) -> tuple[int, int, dict[str, float]]:
@@ -292,8 +293,8 @@ def pass_excess(
     drafter=None,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
-    a = account.run_pass(spec, board, model, drafter)
-    s = sim.run_pass(spec, board, model, drafter)
+    a = service_for(account).run_pass(spec, board, model, drafter)
+    s = service_for(sim).run_pass(spec, board, model, drafter)
     return a.cycles, s.cycles, attribute(a, s, board.macs_per_cycle)
 
 
@@ -326,15 +327,15 @@ def attribute(a: Timing, s: Timing, macs_per_cycle: int) -> dict[str, float]:
     return out
 
 
-def parse_tree(text: str) -> DraftTree | None:
-    """`DraftTree.describe()` back to a DraftTree ('' -> None)."""
+def parse_tree(text: str) -> TokenTree | None:
+    """`TokenTree.describe()` back to a TokenTree ('' -> None)."""
     text = text.strip()
     if not text:
         return None
     if text.startswith("depth="):
         fields = dict(part.split("=") for part in text.split())
-        return DraftTree(depth=int(fields["depth"]), top_k=int(fields["top_k"]))
-    return DraftTree(shape=tuple(int(w) for w in text.split()))
+        return TokenTree.dynamic(int(fields["depth"]), int(fields["top_k"]))
+    return TokenTree.from_shape(tuple(int(w) for w in text.split()))
 
 
 def _float(v: object) -> float | None:

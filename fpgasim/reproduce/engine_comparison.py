@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.config import load_board, load_model
-from fpgasim.dataflow.draft_passes import DraftTree, accepted_from_aat
+from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
@@ -102,7 +103,7 @@ def breakdown(result: ExperimentResult, engines: Sequence[str]) -> pd.DataFrame:
     for r in full.to_dict("records"):
         board, model, algorithm = load_inputs(r["board"], r["model"], r["algorithm"])
         row: dict = {"board": r["board"], "context": r["context"], "x": int(r["best_verify_len"])}
-        tree = DraftTree(shape=tuple(int(w) for w in str(r["best_tree"]).split()))
+        tree = TokenTree.from_shape(tuple(int(w) for w in str(r["best_tree"]).split()))
         accepted = accepted_from_aat(float(r["best_aat"]))
         for name, eng in engs.items():
             tv1 = verify_timing(eng, board, model, 1, r["context"])

@@ -170,7 +170,7 @@ def embedded_method_curves(
     out = {}
     for m in methods:
         part = table[table["method"] == m].sort_values("verify_len", ignore_index=True)
-        trees = [tree_of_row({"tree_shape": s}, algorithm.kind) for s in part["tree_shape"]]
+        trees = [tree_of_row({"tree_shape": s}, algorithm.drafter) for s in part["tree_shape"]]
         points = pd.DataFrame(
             {
                 "verify_len": part["verify_len"].astype(int),

@@ -1,22 +1,33 @@
-"""One speculative-decoding step, planned in one place: the verify pass (with the tree's
-mask) and the draft passes of a point, and their timing on an engine.
+"""One speculative-decoding step, planned and timed in one place: the verify pass (with
+the tree's mask) and the draft passes of a point (this module), and the pass service that
+times them on an engine, remembers each pass and batches missing ones on an executor
+(`service.py`, `executor.py`).
 
 Every consumer (simulate, the solver, tree design, the side-by-side tables, generate,
-`--trace` and `--dump-graph`) asks here for the passes it costs, so a traced or dumped
-pass is the pass that was timed. `PassSpec`s of target passes are built only here.
+`--trace` and `--dump-graph`) asks here for the passes it costs and for their timing, so a
+traced or dumped pass is the pass that was timed and no pass is timed twice. `PassSpec`s
+of target passes are built only here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import Timing, combine
+from fpgasim.engine.timing import Timing
+from fpgasim.step.executor import Executor
+from fpgasim.step.service import (
+    PassKey,
+    PassService,
+    Planner,
+    architecture,
+    pass_key,
+    service_for,
+)
 
 
 @dataclass(frozen=True)
@@ -27,14 +38,13 @@ class StepPasses:
     drafts: tuple[PassSpec, ...] = ()
 
 
-@lru_cache(maxsize=65536)
-def tree_parents(tree: DraftTree | None, verify_len: int) -> tuple[int, ...] | None:
-    """Parent array of the verified tree (root + draft nodes) when its shape is known and
-    holds exactly verify_len - 1 nodes; None (dense attention) otherwise. Cached: the
-    solver asks for the same trees at every context and board."""
-    if tree is None or tree.shape is None or sum(tree.shape) + 1 != verify_len:
+def tree_parents(tree: TokenTree | None, verify_len: int) -> tuple[int, ...] | None:
+    """Parent array of the verified tree (root + draft nodes) when it is known before
+    drafting (a static tree) and holds exactly verify_len nodes; None (dense attention)
+    otherwise: a dynamic drafter's tree is known only after its reranking."""
+    if tree is None or tree.is_dynamic or tree.size != verify_len:
         return None
-    return block_parents((1, *tree.shape))  # the root, then the levels round robin
+    return tree.parents
 
 
 def target_spec(
@@ -45,7 +55,7 @@ def target_spec(
     return PassSpec("target", tokens, context, tree_parents=parents, phase=phase)
 
 
-def verify_spec(verify_len: int, context: int, tree: DraftTree | None = None) -> PassSpec:
+def verify_spec(verify_len: int, context: int, tree: TokenTree | None = None) -> PassSpec:
     """T_v's pass: the target over `verify_len` tree tokens at `context`, with the tree's
     mask when its shape is known (engines that model it skip masked-out tiles)."""
     return target_spec(verify_len, context, tree_parents(tree, verify_len))
@@ -55,7 +65,7 @@ def step_passes(
     verify_len: int,
     context: int,
     algorithm: Algorithm | None = None,
-    tree: DraftTree | None = None,
+    tree: TokenTree | None = None,
     accepted: int = 1,
 ) -> StepPasses:
     """The passes of one step: verify pass, and with an algorithm and a tree its draft passes."""
@@ -72,8 +82,23 @@ def run_passes(
     model: TargetModel,
     algorithm: Algorithm | None = None,
 ) -> Timing:
-    """The passes in sequence on `engine` (draft passes run with the algorithm's drafter)."""
-    drafter = algorithm.drafter if algorithm is not None else None
-    return combine(
-        [engine.run_pass(p, board, model, None if p.kind == "target" else drafter) for p in specs]
-    )
+    """The passes in sequence on `engine`'s pass service (draft passes run with the
+    algorithm's drafter)."""
+    return service_for(engine).run_passes(specs, board, model, algorithm)
+
+
+__all__ = [
+    "Executor",
+    "PassKey",
+    "PassService",
+    "Planner",
+    "StepPasses",
+    "architecture",
+    "pass_key",
+    "run_passes",
+    "service_for",
+    "step_passes",
+    "target_spec",
+    "tree_parents",
+    "verify_spec",
+]

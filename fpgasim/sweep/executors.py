@@ -1,8 +1,10 @@
-"""Executors: where the chunks of a sweep run (this process, a process pool, a Dask cluster).
+"""Executors: where batches of work run (this process, a process pool, a Dask cluster).
 
-An executor is a context manager whose `map_unordered(fn, items)` yields `(index, fn(item))`
-as results complete, in any order; the sweep puts rows back in grid order, so the output is
-identical whatever the executor. `fn` must be a picklable module-level function.
+Each implements the one executor protocol, `fpgasim.step.executor.Executor` (a context
+manager whose `map_unordered(fn, items)` yields `(index, fn(item))` as results complete):
+the sweep runs its chunks of points on one, the pass service (`PassService.prefetch`) its
+chunks of passes. The sweep puts rows back in grid order, so the output is identical
+whatever the executor.
 """
 
 from __future__ import annotations
@@ -19,36 +21,12 @@ from concurrent.futures import (
     ProcessPoolExecutor,
     wait,
 )
-from types import TracebackType
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Self
 
 from fpgasim.errors import InputError
+from fpgasim.step.executor import Executor
 
 DEFAULT_EXECUTOR = "process"
-
-
-class Executor(Protocol):
-    """What every executor provides (see the module docstring)."""
-
-    name: ClassVar[str]
-    workers: int  # how many tasks run at once (sizes the automatic chunks)
-
-    def __enter__(self) -> Self:
-        """Start the workers (a pool, a cluster connection); errors are `InputError`s."""
-        ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-    def map_unordered(
-        self, fn: Callable[[Any], Any], items: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
-        """Yield `(index, fn(items[index]))` as tasks finish; closing it cancels the rest."""
-        ...
 
 
 def default_workers() -> int:

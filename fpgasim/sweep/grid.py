@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.draft_trees import tree_for_verify_len
@@ -55,7 +55,7 @@ class Grid:
     algorithm: Algorithm | None = None
     tree_method: str = "width"
     accepted: int = 1
-    tree_table: dict[int, DraftTree] | None = None
+    tree_table: dict[int, TokenTree] | None = None
 
     def points(self) -> list[Point]:
         out = []

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgasim.config.schema import PositionalAcceptance
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import Traces
 
 #: Deepest level a generated trace follows (a guard against runaway chains).

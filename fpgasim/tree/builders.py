@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.shapes import depth_based, width_based
-from fpgasim.tree.token_tree import TokenTree
 
 
 def width_tree(

@@ -54,7 +54,7 @@ def eagle1_depth_profile() -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class CalibrationSpec:
-    """What one algorithm's embedded model is pinned to."""
+    """What one algorithm's embedded model is pinned to (its file's `acceptance` block)."""
 
     tau: float  # published tau at the default tree
     context_ref: int  # context the published tau is taken to hold at
@@ -64,24 +64,37 @@ class CalibrationSpec:
     other_tables: tuple[str, ...] = ()  # further tables the curve is compared with
 
 
-SPECS: dict[str, CalibrationSpec] = {
-    "longspec": CalibrationSpec(
-        3.5,
-        4096,
-        eagle1_depth_profile(),
-        "longspec_llama31_tree.csv",
-        "prior_score",
-        ("longspec_models_by_context.csv",),
-    ),
-    "eagle3": CalibrationSpec(
-        6.13,
-        512,
-        (1.0,),
-        "eagle3_llama31_tree.csv",
-        "eagle3_dynamic",
-        ("eagle3_models_by_context.csv",),
-    ),
-}
+#: g(d) of each `acceptance.calibrated_to.depth_profile` name
+DEPTH_PROFILES = {"eagle1_chain": eagle1_depth_profile, "flat": lambda: (1.0,)}
+
+
+def spec_of(algorithm: Algorithm) -> CalibrationSpec | None:
+    """The calibration targets the algorithm file states (None: it states none)."""
+    acc = algorithm.acceptance
+    if acc is None or acc.calibrated_to is None or acc.tau_target is None:
+        return None
+    to = acc.calibrated_to
+    return CalibrationSpec(
+        acc.tau_target,
+        acc.context_ref,
+        DEPTH_PROFILES[to.depth_profile](),
+        to.measured_table,
+        to.measured_method,
+        tuple(to.other_tables),
+    )
+
+
+def _required_spec(algorithm: Algorithm) -> CalibrationSpec:
+    spec = spec_of(algorithm)
+    if spec is None:
+        raise ConfigError(
+            algorithm.id,
+            "acceptance.calibrated_to",
+            None,
+            "the targets to calibrate to: acceptance.tau_target and acceptance.calibrated_to "
+            "(docs/trees.md)",
+        )
+    return spec
 
 
 def family_rows(alpha: float, depth_profile: tuple[float, ...]) -> list[list[float]]:
@@ -191,7 +204,7 @@ def agreement(algorithm: Algorithm, measured: pd.DataFrame) -> pd.DataFrame:
 
 def _refit_r2(algorithm: Algorithm, xs: list[int], measured: np.ndarray) -> float:
     """R² when alpha alone is refitted to this curve (how well the family's shape fits)."""
-    spec = SPECS.get(algorithm.id)
+    spec = spec_of(algorithm)
     acc = algorithm.acceptance
     if spec is None or acc is None:
         return float("nan")
@@ -212,10 +225,9 @@ def _refit_r2(algorithm: Algorithm, xs: list[int], measured: np.ndarray) -> floa
 
 
 def calibrate(algorithm: Algorithm, aat_dir: Path | None = None) -> PositionalAcceptance:
-    """Recompute the acceptance block of a shipped algorithm (decay needs the measured tables)."""
-    spec = SPECS.get(algorithm.id)
-    if spec is None:
-        raise ConfigError(algorithm.id, "id", algorithm.id, f"one of {', '.join(SPECS)}")
+    """Recompute the acceptance block of an algorithm file from the targets it states (the
+    context decay needs the measured tables)."""
+    spec = _required_spec(algorithm)
     alpha = calibrate_alpha(algorithm, spec)
     rows = [[round(v, DECIMALS) for v in row] for row in family_rows(alpha, spec.depth_profile)]
     old = algorithm.acceptance
@@ -226,6 +238,7 @@ def calibrate(algorithm: Algorithm, aat_dir: Path | None = None) -> PositionalAc
         tau_target=spec.tau,
         max_depth=old.max_depth if old else None,
         calibration=old.calibration if old else "",
+        calibrated_to=old.calibrated_to if old else None,
     )
     if aat_dir is not None:
         measured = read_measured(Path(aat_dir) / spec.measured_table, spec.measured_method)
@@ -236,9 +249,7 @@ def calibrate(algorithm: Algorithm, aat_dir: Path | None = None) -> PositionalAc
 
 def agreement_tables(algorithm: Algorithm, aat_dir: Path) -> pd.DataFrame:
     """`agreement` of the algorithm's shipped model against each of its measured tables."""
-    spec = SPECS.get(algorithm.id)
-    if spec is None:
-        raise ConfigError(algorithm.id, "id", algorithm.id, f"one of {', '.join(SPECS)}")
+    spec = _required_spec(algorithm)
     frames = []
     for name in (spec.measured_table, *spec.other_tables):
         measured = read_measured(Path(aat_dir) / name, spec.measured_method)

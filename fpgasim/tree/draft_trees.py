@@ -5,7 +5,7 @@ depth-based trees from its maximal tree, or the optimal tree of its embedded acc
 from __future__ import annotations
 
 from fpgasim.config.schema import Algorithm
-from fpgasim.dataflow.draft_passes import DraftTree
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.builders import dynamic_params
 from fpgasim.tree.embedded import embedded_tree
@@ -14,22 +14,23 @@ from fpgasim.tree.shapes import depth_based, width_based
 TREE_METHODS = ("width", "depth", "default", "optimal")
 
 
-def default_tree(algorithm: Algorithm) -> DraftTree:
+def default_tree(algorithm: Algorithm) -> TokenTree:
     """The algorithm's GPU default tree (its Ori set)."""
     d = algorithm.default_tree
     if algorithm.dynamic_tree:
-        return DraftTree(depth=d.depth, top_k=d.top_k)
-    return DraftTree(shape=tuple(d.shape or ()))
+        return TokenTree.dynamic(d.depth, d.top_k)
+    return TokenTree.from_shape(tuple(d.shape or ()))
 
 
 def tree_for_verify_len(
     algorithm: Algorithm, verify_len: int, method: str = "width", context: int | None = None
-) -> DraftTree:
+) -> TokenTree:
     """A draft tree of verify_len-1 nodes built by `method` (width, depth) from the max tree.
 
-    `optimal`: the optimal tree under the algorithm's embedded acceptance model at
-    `context` (default: the model's reference context); EAGLE-3 gets a depth/top-k
-    whose dynamic tree holds it.
+    `optimal`: the level widths of the optimal tree under the algorithm's embedded
+    acceptance model at `context` (default: the model's reference context), realised round
+    robin as every shaped tree is (the optimal tree's own parents would move some verify
+    passes' tree masks: docs/trees.md); EAGLE-3 gets a depth/top-k whose dynamic tree holds it.
     """
     if verify_len < 2:
         raise InputError("verify_len", verify_len, "at least 2 with an algorithm (x=1 is AD)")
@@ -38,18 +39,18 @@ def tree_for_verify_len(
         tree = embedded_tree(algorithm, verify_len, context)
         if algorithm.dynamic_tree:
             depth, top_k = dynamic_params(tree)
-            return DraftTree(depth=depth, top_k=top_k)
-        return DraftTree(shape=tree.level_widths())
+            return TokenTree.dynamic(depth, top_k)
+        return TokenTree.from_shape(tree.level_widths())
     if algorithm.dynamic_tree:
         d = algorithm.default_tree
-        return DraftTree(depth=min(d.depth, nodes), top_k=min(d.top_k, nodes))  # schema: set
+        return TokenTree.dynamic(min(d.depth, nodes), min(d.top_k, nodes))  # schema: set
     if method == "default":
         return default_tree(algorithm)
     max_tree = tuple(algorithm.max_tree or algorithm.default_tree.shape or ())
     if method == "width":
-        return DraftTree(shape=width_based(nodes, max_tree))
+        return TokenTree.from_shape(width_based(nodes, max_tree))
     if method == "depth":
-        return DraftTree(shape=depth_based(nodes, max_tree))
+        return TokenTree.from_shape(depth_based(nodes, max_tree))
     raise InputError("tree_method", method, f"one of {', '.join(TREE_METHODS)}")
 
 

@@ -17,9 +17,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
-from fpgasim.tree.token_tree import TokenTree
 
 MAX_SIZE = 4096
 #: Sequoia's DP costs about depth x ranks x N^2 cell updates (numpy, 50-100 million a second

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import walk
-from fpgasim.tree.token_tree import TokenTree
 from fpgasim.tree.traces import Traces
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) only when a search result is tabulated

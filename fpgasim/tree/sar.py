@@ -65,7 +65,7 @@ def default_tree_tau(algorithm: Algorithm, rows: list[list[float]]) -> float:
 
 def calibrate_beta(algorithm: Algorithm, tau: float, alpha: float = FALCON_ALPHA) -> float:
     """beta_k whose (rounded) rows give the default tree an expected AAT of `tau`."""
-    k = algorithm.drafter.tokens_per_pass
+    k = algorithm.drafter.levels_per_pass
     depth = _depth(algorithm)
 
     def gap(beta: float) -> float:
@@ -84,14 +84,19 @@ def calibrate_beta(algorithm: Algorithm, tau: float, alpha: float = FALCON_ALPHA
 
 
 def calibrate_falcon(algorithm: Algorithm, tau: float | None = None) -> PositionalAcceptance:
-    """The acceptance block of a Falcon algorithm file (k from its drafter).
+    """The acceptance block of a Falcon (semi-autoregressive) algorithm file, k = its
+    drafter's levels per pass.
 
     tau defaults to the published figure for its k; context_ref, context_decay, max_depth
     and the calibration text are kept from the file's current block when it has one.
     """
-    if algorithm.kind != "falcon":
-        raise ConfigError(algorithm.id, "drafter.kind", algorithm.kind, "falcon")
-    k = algorithm.drafter.tokens_per_pass
+    k = algorithm.drafter.levels_per_pass
+    if k < 2:
+        raise ConfigError(algorithm.id, "drafter.kind", algorithm.kind,
+                          "a semi-autoregressive drafter (more than one tree level per pass)")
+    if tau is None and k not in FALCON_TAU:
+        raise ConfigError(algorithm.id, "acceptance.tau_target", None,
+                          f"a tau to calibrate to (published only for k = {sorted(FALCON_TAU)})")
     target = FALCON_TAU[k] if tau is None else tau
     beta = calibrate_beta(algorithm, target)
     old = algorithm.acceptance
@@ -106,13 +111,14 @@ def calibrate_falcon(algorithm: Algorithm, tau: float | None = None) -> Position
 
 
 def falcon_calibration_rows(algorithms: list[Algorithm]) -> list[dict]:
-    """Per Falcon file: k, alpha, beta_k, p(d, 0) by block position, tau published vs model."""
+    """Per semi-autoregressive (Falcon) file: k, alpha, beta_k, p(d, 0) by block position,
+    tau published vs model."""
     out = []
     for algo in algorithms:
         acc = algo.acceptance
-        if algo.kind != "falcon" or acc is None:
+        k = algo.drafter.levels_per_pass
+        if k < 2 or acc is None:
             continue
-        k = algo.drafter.tokens_per_pass
         p0 = [row[0] for row in acc.probabilities[:k]]
         out.append(
             {

@@ -18,9 +18,9 @@ So AAT(x = 1) = 1, a chain whose every token is accepted gives x, and beta exclu
 
 from __future__ import annotations
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
-from fpgasim.tree.token_tree import TokenTree
 
 
 def brentq(*args, **kwargs) -> float:

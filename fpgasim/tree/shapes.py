@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fpgasim.dataflow.draft_passes import check_shape
+from fpgasim.dataflow.token_tree import check_shape
 from fpgasim.errors import InputError
 
 

@@ -31,12 +31,12 @@ from typing import Protocol
 
 import numpy as np
 
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.optimal import greedy_parents
 from fpgasim.tree.shapes import width_based
-from fpgasim.tree.token_tree import TokenTree
 
 #: Largest verification length the throughput search explores (beyond: refused up front).
 MAX_SEARCH_VERIFY_LEN = 512

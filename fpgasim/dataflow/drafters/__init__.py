@@ -8,7 +8,6 @@ to `register_drafter`, and an algorithm YAML naming its kind.
 from __future__ import annotations
 
 from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
 from fpgasim.dataflow.drafters.base import (
     DRAFTERS,
     Counts,
@@ -18,13 +17,13 @@ from fpgasim.dataflow.drafters.base import (
     ops_counts,
     register_drafter,
     unregister_drafter,
-    weight_reads_array,
 )
 from fpgasim.dataflow.drafters.eagle3 import Eagle3
 from fpgasim.dataflow.drafters.falcon import Falcon
 from fpgasim.dataflow.drafters.longspec import LongSpec
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import PassSpec, target_pass
+from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 
 for _plugin in (LongSpec(), Eagle3(), Falcon()):
@@ -32,7 +31,7 @@ for _plugin in (LongSpec(), Eagle3(), Falcon()):
 
 
 def draft_passes(
-    algorithm: Algorithm, tree: DraftTree, accepted: int, context: int
+    algorithm: Algorithm, tree: TokenTree, accepted: int, context: int
 ) -> list[PassSpec]:
     """The draft passes of one iteration: the algorithm's drafter building `tree`."""
     if accepted < 1:
@@ -64,5 +63,4 @@ __all__ = [
     "ops_counts",
     "register_drafter",
     "unregister_drafter",
-    "weight_reads_array",
 ]

@@ -2,9 +2,11 @@
 
 A drafter is one module (fpgasim/dataflow/drafters/longspec.py is the simplest) holding a
 `DrafterPlugin`: its schema (a `DrafterSchema` of fpgasim.config.schema, which also states
-its tree family), the draft passes it runs to build a tree, the builder of one draft pass
-(ops and graph) and that pass's element counts for the analytic engine. Registering the
-plug-in also registers its schema, so algorithm files can name the kind.
+its tree family), the draft passes it runs to build a tree, and the builder of one draft
+pass (ops and graph). The analytic engine's element counts of a draft pass are the sums of
+that pass's ops (`ops_counts`), so the accounting and the lowered program cannot drift.
+Registering the plug-in also registers its schema, so algorithm files can name the kind.
+A plug-in that also has `flightllm_graph` (`FlightLLMDrafter`) runs on FlightLLM boards.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from fpgasim.config.schema import (
 from fpgasim.errors import InputError
 
 if TYPE_CHECKING:
-    from fpgasim.dataflow.draft_passes import DraftTree
+    from fpgasim.dataflow.flightllm.drafts import DraftGraph
     from fpgasim.dataflow.ops import PassOps
     from fpgasim.dataflow.passes import PassSpec
+    from fpgasim.dataflow.token_tree import TokenTree
 
 #: A drafter kind: the `drafter.kind` of an algorithm file and the `kind` of its passes.
 DrafterKind = NewType("DrafterKind", str)
@@ -36,13 +39,13 @@ Counts = dict[str, np.ndarray]
 
 
 class DrafterPlugin(Protocol):
-    """One drafter: its schema, draft schedule, pass builder and the pass's counts."""
+    """One drafter: its schema, draft schedule and pass builder."""
 
     kind: DrafterKind
     schema: type[DrafterSchema]
 
     def draft_passes(
-        self, drafter: DrafterSchema, tree: DraftTree, accepted: int, context: int
+        self, drafter: DrafterSchema, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """The passes of one draft phase building `tree` after `accepted` tokens."""
         ...
@@ -53,18 +56,22 @@ class DrafterPlugin(Protocol):
         """One draft pass lowered to ops and their dataflow graph."""
         ...
 
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
-    ) -> Counts:
-        """Element counts of one draft pass; equal to `build_pass(...).totals()`."""
-        ...
-
     def weight_count(self, model: TargetModel, drafter: DrafterSchema) -> int:
         """The drafter's own weights (shared ones, e.g. the target's LM head, left out)."""
         ...
 
     def kv_tokens(self, drafter: DrafterSchema, context: int, verify_len: int) -> int:
         """Positions of the drafter's own KV cache at `context` with `verify_len` tokens."""
+        ...
+
+
+class FlightLLMDrafter(DrafterPlugin, Protocol):
+    """A drafter FlightLLM's lowering compiles (it checks for the method, so it is optional)."""
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
+    ) -> DraftGraph:
+        """One draft pass in FlightLLM's layer types, and the dimensions it is built for."""
         ...
 
 
@@ -97,13 +104,8 @@ def drafter_plugin(kind: str) -> DrafterPlugin:
 
 
 def ops_counts(ops: PassOps) -> Counts:
-    """The counts of a lowered pass, from its ops (a drafter without a closed form)."""
+    """The element counts of a lowered pass: the sums over its ops (`PassOps.totals`)."""
     t = ops.totals()
     keys = {"weight": "weight_elems", "act": "act_elems", "kv": "kv_elems"}
     keys |= {"store": "store_elems", "macs": "macs"}
     return {name: np.float64(t[total]) for name, total in keys.items()}
-
-
-def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
-    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
-    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))

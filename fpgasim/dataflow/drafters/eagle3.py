@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
-from fpgasim.config.schema import Board, Eagle3Drafter, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    weight_reads_array,
+from fpgasim.config.schema import (
+    Board,
+    Eagle3Drafter,
+    FlightLinear,
+    FlightLLMModel,
+    TargetModel,
 )
+from fpgasim.dataflow.drafters.base import DrafterKind
+from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
-from fpgasim.errors import InputError
+from fpgasim.dataflow.token_tree import TokenTree
+from fpgasim.errors import ConfigError, InputError
 
 
 class Eagle3:
@@ -26,24 +29,19 @@ class Eagle3:
     schema: ClassVar[type[Eagle3Drafter]] = Eagle3Drafter
 
     def draft_passes(
-        self, drafter: Eagle3Drafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: Eagle3Drafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """A first pass (with fc) over the accepted tokens, then `depth` passes of top-k."""
-        if tree.depth is None or tree.top_k is None:
+        if not tree.is_dynamic:
             raise InputError("depth/top_k", tree.describe(), "EAGLE-3 needs depth and top-k")
         return [PassSpec(self.kind, accepted, context, first=True)] + [
-            PassSpec(self.kind, tree.top_k, context) for _ in range(tree.depth)
+            PassSpec(self.kind, tree.top_k, context) for _ in range(tree.draft_depth)
         ]
 
     def build_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
     ) -> PassOps:
         return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
-    ) -> Counts:
-        return eagle3_counts(model, drafter, spec.tokens, spec.context, board, spec.first)
 
     def weight_count(self, model: TargetModel, drafter: Eagle3Drafter) -> int:
         """fc (fused_layers h -> h), one layer whose q/k/v read the wide concat, o, the MLP
@@ -57,6 +55,21 @@ class Eagle3:
     def kv_tokens(self, drafter: Eagle3Drafter, context: int, verify_len: int) -> int:
         """Its own one-layer cache over the whole context."""
         return context + verify_len
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
+    ) -> DraftGraph:
+        """Its pass on FlightLLM's compiler: n rows over its own cache of L + n keys (padded),
+        fc on the first pass, an LM head of draft_vocab (a multiple of the compiler's block)."""
+        rows, keys = spec.tokens, decode_keys(spec.tokens, spec.context, board)
+        vocab = drafter.draft_vocab or model.vocab
+        block = board.flightllm.block
+        if vocab % block:
+            raise ConfigError("drafter eagle3", "draft_vocab", vocab,
+                              f"a multiple of {block} (FlightLLM's blocks)")
+        dims = (rows, keys, spec.first, drafter.fused_layers, drafter.input_multiple, vocab)
+        label = f"eagle3 rows={rows} keys={keys}{' first' if spec.first else ''}"
+        return DraftGraph(eagle3_flightllm_graph, dims, label)
 
 
 def eagle3_pass(
@@ -99,58 +112,30 @@ def eagle3_pass(
     return net.build("eagle3", context, 1, head, layer, tail, x)
 
 
-def eagle3_counts(
-    m: TargetModel, d: Eagle3Drafter, n, context, board: Board, first: bool
-) -> Counts:
-    """Element counts of one EAGLE-3 draft pass (fc on the first pass only)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s = m.hidden, m.intermediate, m.heads, m.kv_ratio
-    V = d.draft_vocab or m.vocab
-    nk = n + L
-    q_mult = 4 if d.q_charged_twice else 2
-    weights = 2 * h * h + 2 * (2 * h * s * h) + h * h + 3 * h * i + h * V
-    act = (
-        2 * n * h
-        + 6 * n * h
-        + n * h * (1 + s)
-        + n * nk * H
-        + n * h * s
-        + 2 * n * h
-        + n * h
-        + n * h
-        + (n * h + n * i)
-        + (n * i + n * h)
-        + n * h
-    )
-    store = (
-        2 * n * h
-        + n * h * (1 + 2 * s)
-        + n * nk * H
-        + n * h
-        + n * h
-        + n * h
-        + 2 * n * i
-        + n * h
-        + n * V
-    )
-    macs = (
-        q_mult * n * h * h
-        + 4 * s * n * h * h
-        + 2 * n * nk * h
-        + n * h * h
-        + 3 * n * h * i
-        + n * h * V
-    )
+def eagle3_flightllm_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, first: bool,
+    fused_layers: int, input_multiple: int, vocab: int,
+) -> Graph:
+    """An EAGLE-3 draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    First pass only: fc fuses `fused_layers` target hidden states (fused_layers h -> h). Then
+    one decoder layer whose norm and q/k/v read the token embedding concatenated with the
+    feature (`input_multiple` h wide, assembled in HBM), over the drafter's own KV cache of
+    keys - rows positions plus the `rows` new ones; the residual is the feature; the LM head
+    (`vocab` outputs) without a final norm. The study charges q's MACs twice; here q is
+    compiled once, as the network runs it.
+    """
+    h = model.hidden
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm eagle3 draft {model.id} rows={rows} keys={keys}")
+    b = Layers(g, model, extras, rows)
     if first:
-        weights = weights + 3 * h * h
-        act = act + 3 * n * h
-        store = store + n * h
-        macs = macs + 3 * n * h * h
-    return {
-        "weight": weights * weight_reads_array(n, board),
-        "act": act,
-        "kv": 2 * s * h * L + 0 * n,
-        "store": store,
-        "macs": macs,
-    }
+        fused = g.input("target_features", (rows, fused_layers * h), b.act, "hbm")
+        feature = b.linear("fc", fused, fused_layers * h, h, dense)
+    else:
+        feature = b.x
+    wide = g.input("embedding_feature", (rows, input_multiple * h), b.act, "hbm")
+    b.residual = feature
+    x = b.draft_decoder(wide, input_multiple * h, keys)
+    b.linear("lm_head", x, h, vocab, dense)
+    return g.build()

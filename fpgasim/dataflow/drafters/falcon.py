@@ -5,25 +5,31 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fpgasim.config.schema import Board, FalconDrafter, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, block_parents
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    ops_counts,
+from fpgasim.config.schema import (
+    Board,
+    FalconDrafter,
+    FlightLinear,
+    FlightLLMModel,
+    TargetModel,
 )
+from fpgasim.dataflow.draft_passes import block_parents
+from fpgasim.dataflow.drafters.base import DrafterKind
+from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
 
 
 class Falcon:
-    """The Falcon drafter plug-in; its counts are those of its lowered ops."""
+    """The Falcon drafter plug-in."""
 
     kind: ClassVar[DrafterKind] = DrafterKind("falcon")
     schema: ClassVar[type[FalconDrafter]] = FalconDrafter
 
     def draft_passes(
-        self, drafter: FalconDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: FalconDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         return falcon_passes(drafter.tokens_per_pass, tree.static_shape(), accepted, context)
 
@@ -31,12 +37,6 @@ class Falcon:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
     ) -> PassOps:
         return falcon_pass(model, drafter, spec.tokens, spec.context, board)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
-    ) -> Counts:
-        # Falcon is not in the study: its accounting is its ops' (docs/falcon.md)
-        return ops_counts(self.build_pass(spec, board, model, drafter))
 
     def weight_count(self, model: TargetModel, drafter: FalconDrafter) -> int:
         """The LSTM layers (4 gates over [input, state]; the first input is 2h wide), one
@@ -52,6 +52,16 @@ class Falcon:
     def kv_tokens(self, drafter: FalconDrafter, context: int, verify_len: int) -> int:
         """Its own one-layer cache over the whole context."""
         return context + verify_len
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
+    ) -> DraftGraph:
+        """Its pass on FlightLLM's compiler: n rows over its own cache of L + n keys (padded),
+        the LM head over max(n, k) rows."""
+        rows, keys = spec.tokens, decode_keys(spec.tokens, spec.context, board)
+        head_rows = max(rows, drafter.tokens_per_pass)
+        dims = (rows, keys, drafter.lstm_layers, head_rows)
+        return DraftGraph(falcon_flightllm_graph, dims, f"falcon rows={rows} keys={keys}")
 
 
 def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: Board) -> PassOps:
@@ -115,3 +125,39 @@ def falcon_passes(k: int, shape: tuple[int, ...], accepted: int, context: int) -
         parents = block_parents(block)
         passes.append(PassSpec("falcon", sum(block), context, tree_parents=parents, mask_block=k))
     return passes
+
+
+def falcon_flightllm_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, lstm_layers: int,
+    head_rows: int,
+) -> Graph:
+    """A Falcon SAR draft pass in FlightLLM's layer types (an extension).
+
+    Each LSTM layer: one linear over [input, previous state] (2h + h -> 4h in layer 1,
+    h + h -> 4h after; the concatenation assembled in HBM) fused with a SiLU over its 4h
+    gate outputs (the stand-in for sigmoid and tanh: FlightLLM's MISC unit has neither,
+    and SiLU runs at the same 16 elements/cycle), then the cell update as three stand-alone
+    eltwise layers over h (f * c, + i * g, o * tanh(c)). Then one decoder layer over the
+    drafter's own KV cache (residual: the LSTM output) and the shared LM head over
+    `head_rows` rows (max(rows, k): each position of a k-block predicts one token).
+    """
+    h = model.hidden
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm falcon draft {model.id} rows={rows} keys={keys}")
+    b = Layers(g, model, extras, rows)
+    x = ""
+    for i in range(lstm_layers):
+        d_in = 2 * h if i == 0 else h
+        src = g.input(f"lstm{i}.in", (rows, d_in + h), b.act, "hbm")
+        gates = b.silu(f"lstm{i}.gates", b.linear(f"lstm{i}.proj", src, d_in + h, 4 * h, dense),
+                       4 * h)
+        cell = g.input(f"lstm{i}.cell", (rows, h), b.act, "hbm")
+        forget = b.eltwise(f"lstm{i}.forget", cell, gates, "mul")
+        new_cell = b.eltwise(f"lstm{i}.cell_update", forget, gates, "add")
+        x = b.eltwise(f"lstm{i}.out", new_cell, gates, "mul")
+    b.residual = x
+    x = b.draft_decoder(x, h, keys)
+    if head_rows != rows:
+        x = g.input("lm_head.rows", (head_rows, h), b.act, "hbm")
+    b.linear("lm_head", x, h, model.vocab, dense)
+    return g.build()

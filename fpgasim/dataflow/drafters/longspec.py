@@ -3,19 +3,25 @@ over the target's KV cache; a static tree drafted level by level (docs/accountin
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-import numpy as np
-
-from fpgasim.config.schema import Board, LongSpecDrafter, TargetModel
-from fpgasim.dataflow.draft_passes import DraftTree, level_passes
-from fpgasim.dataflow.drafters.base import (
-    Counts,
-    DrafterKind,
-    weight_reads_array,
+from fpgasim.config.schema import (
+    Board,
+    FlightLinear,
+    FlightLLMModel,
+    LongSpecDrafter,
+    TargetModel,
 )
+from fpgasim.dataflow.draft_passes import level_passes
+from fpgasim.dataflow.drafters.base import DrafterKind
+from fpgasim.dataflow.flightllm.drafts import DraftGraph
+from fpgasim.dataflow.flightllm.graph import Layers
+from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
+from fpgasim.dataflow.token_tree import TokenTree
+from fpgasim.errors import InputError
 
 
 class LongSpec:
@@ -25,7 +31,7 @@ class LongSpec:
     schema: ClassVar[type[LongSpecDrafter]] = LongSpecDrafter
 
     def draft_passes(
-        self, drafter: LongSpecDrafter, tree: DraftTree, accepted: int, context: int
+        self, drafter: LongSpecDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
         """One pass over the accepted tokens, then one per level but the last (its width)."""
         return level_passes(self.kind, tree, accepted, context)
@@ -34,11 +40,6 @@ class LongSpec:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
     ) -> PassOps:
         return longspec_pass(model, drafter, spec.tokens, spec.context, board)
-
-    def counts(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
-    ) -> Counts:
-        return longspec_counts(model, drafter, spec.tokens, spec.context, board)
 
     def weight_count(self, model: TargetModel, drafter: LongSpecDrafter) -> int:
         """Windowed self-attention (q, o: h x h; k, v: h x kv), cross-attention q and o (its
@@ -49,6 +50,23 @@ class LongSpec:
     def kv_tokens(self, drafter: LongSpecDrafter, context: int, verify_len: int) -> int:
         """Its sliding window (cross-attention reads the target's cache)."""
         return min(drafter.window_tokens, context + verify_len)
+
+    def flightllm_graph(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
+    ) -> DraftGraph:
+        """Its pass on FlightLLM's compiler: rows n, the window W = min(window_tokens, n + L)
+        and the target's cache of L positions (at least one block), padded to
+        decode_multiple."""
+        mult = board.padding.decode_multiple
+        n, ctx = spec.tokens, spec.context
+        window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
+        window = max(window, math.ceil(n / mult) * mult)
+        keys = max(mult, math.ceil(ctx / mult) * mult)
+        limit = board.max_context_tokens
+        if limit is not None and keys > limit:
+            raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
+        label = f"longspec rows={n} keys={keys}"
+        return DraftGraph(longspec_flightllm_graph, (n, window, keys), label)
 
 
 def longspec_pass(
@@ -74,35 +92,38 @@ def longspec_pass(
     return net.build("longspec", context, 1, identity, layer, tail, x)
 
 
-def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board) -> Counts:
-    """Element counts of one LongSpec draft pass (self-attn, cross-attn, MLP, LM head)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s, V = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
-    nk = n + L
-    W = np.minimum(d.window_tokens, nk)
-    weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
-    return {
-        "weight": weights * weight_reads_array(n, board),
-        "act": n * h * (7 + 2 * s)
-        + n * W * H
-        + n * h * (5 + 2 * s)
-        + n * nk * H
-        + 4 * n * h
-        + 2 * n * i
-        + n * h,
-        "kv": 2 * s * h * W + 2 * s * h * L,
-        "store": n * h * (4 + 2 * s)
-        + n * W * H
-        + 4 * n * h
-        + n * nk * H
-        + 2 * n * h
-        + 2 * n * i
-        + n * V,
-        "macs": (2 + 2 * s) * n * h * h
-        + 2 * n * W * h
-        + 2 * n * h * h
-        + 2 * n * nk * h
-        + 3 * n * h * i
-        + n * h * V,
-    }
+def longspec_flightllm_graph(
+    model: TargetModel, extras: FlightLLMModel, rows: int, window: int, target_keys: int
+) -> Graph:
+    """A LongSpec draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
+
+    One block over `rows` new tokens: RMSnorm, q/k (RoPE) and v, concat onto the sliding-window
+    cache (window - rows positions), self-attention over `window` keys, o + residual; RMSnorm,
+    the drafter's own q, cross-attention over the target's cached K/V (`target_keys` keys, read
+    in place: no concat), its own o + residual; the MLP; the shared LM head. Its linears are
+    dense, without biases, at the model's FlightLLM precision.
+    """
+    h, heads, hd, inter = model.hidden, model.heads, model.head_dim, model.intermediate
+    dense = FlightLinear()
+    g = GraphBuilder(f"flightllm longspec draft {model.id} rows={rows} window={window}")
+    b = Layers(g, model, extras, rows)
+    n1 = b.rmsnorm("self.norm", b.x)
+    q = b.rope("self.q", b.linear("self.q_proj", n1, h, h, dense))
+    k = b.rope("self.k", b.linear("self.k_proj", n1, h, h, dense))
+    v = b.linear("self.v_proj", n1, h, h, dense)
+    k_all, v_all = b.concat("self", k, v, window)
+    att = b.attention("self", q, k_all, v_all, window, -1)
+    x1 = b.eltwise("self.residual", b.linear("self.o_proj", att, h, h, dense), b.x, "add")
+    n2 = b.rmsnorm("cross.norm", x1)
+    cq = b.linear("cross.q_proj", n2, h, h, dense)
+    tk = g.input("target.k_cache", (heads, target_keys, hd), b.act, "kv_cache")
+    tv = g.input("target.v_cache", (heads, target_keys, hd), b.act, "kv_cache")
+    cross = b.attention("cross", cq, tk, tv, target_keys, -1)
+    x2 = b.eltwise("cross.residual", b.linear("cross.o_proj", cross, h, h, dense), x1, "add")
+    n3 = b.rmsnorm("mlp.norm", x2)
+    act_out = b.silu("mlp.silu", b.linear("mlp.gate_proj", n3, h, inter, dense), inter)
+    up = b.linear("mlp.up_proj", n3, h, inter, dense)
+    gated = b.eltwise("mlp.gated", up, act_out, "mul")
+    x3 = b.eltwise("mlp.residual", b.linear("mlp.down_proj", gated, inter, h, dense), x2, "add")
+    b.linear("lm_head", x3, h, model.vocab, dense)
+    return g.build()

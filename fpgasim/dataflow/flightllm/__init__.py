@@ -15,14 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from fpgasim.config.schema import (
-    Board,
-    Eagle3Drafter,
-    FalconDrafter,
-    FlightLLMModel,
-    LongSpecDrafter,
-    TargetModel,
-)
+from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
+from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
 from fpgasim.dataflow.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
@@ -34,20 +28,14 @@ from fpgasim.dataflow.flightllm.compiler import (
     form_cost,
     part_rows,
 )
-from fpgasim.dataflow.flightllm.graph import (
-    build_eagle3_graph,
-    build_falcon_graph,
-    build_graph,
-    build_longspec_graph,
-)
+from fpgasim.dataflow.flightllm.drafts import decode_keys
+from fpgasim.dataflow.flightllm.emitter import _SHARED_BLOCKS
+from fpgasim.dataflow.flightllm.graph import build_graph
 from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
-
-#: The drafter kinds this lowering compiles (docs/validation.md, FlightLLM draft passes).
-DRAFTERS = ("longspec", "eagle3", "falcon")
 
 __all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
 
@@ -92,14 +80,7 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
             raise InputError("prompt_len", spec.tokens,
                              f"at most {limit} after padding to {mult} (board max_context_tokens)")
         return "prefill", rows, rows
-    mult = board.padding.decode_multiple
-    x = spec.tokens
-    t = math.ceil((spec.context + x) / mult) * mult
-    if limit is not None and t > limit:
-        raise InputError("context", spec.context,
-                         f"context + {x} new token(s) = {spec.context + x} padded to {t} "
-                         f"exceeds the board's max_context_tokens = {limit}")
-    return "decode", x, t
+    return "decode", spec.tokens, decode_keys(spec.tokens, spec.context, board)
 
 
 @lru_cache(maxsize=64)
@@ -124,28 +105,6 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
                 x = replace(x, name=name, mask_layer=layer)
             out.append(x)
     return tuple(out + list(tail))
-
-
-def longspec_shape(spec: PassSpec, board: Board, drafter: LongSpecDrafter) -> tuple[int, int, int]:
-    """(rows, window keys, target keys) of a LongSpec draft pass, padded to decode_multiple:
-    window W = min(window_tokens, n + L), the target's cache of L positions (at least one
-    block)."""
-    mult = board.padding.decode_multiple
-    n, ctx = spec.tokens, spec.context
-    window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
-    window = max(window, math.ceil(n / mult) * mult)
-    keys = max(mult, math.ceil(ctx / mult) * mult)
-    limit = board.max_context_tokens
-    if limit is not None and keys > limit:
-        raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
-    return n, window, keys
-
-
-@lru_cache(maxsize=64)
-def longspec_layers_of(model: TargetModel, rows: int, window: int, keys: int) -> tuple:
-    """Hardware layers of one LongSpec draft pass (graph.build_longspec_graph)."""
-    graph = build_longspec_graph(model, extras_of(model), rows, window, keys)
-    return tuple(hardware_layers(graph, prefill=False))
 
 
 #: compiled parts kept across passes, up to this many rows in all (about 70 bytes each,
@@ -229,7 +188,8 @@ class _PartCache:
         return self.parts.rows
 
     def cache_clear(self) -> None:
-        for cache in (self.parts, self.link_free, self.per_pass, self.costs):
+        """Forget every compiled part, summary and shared block (a cold compiler)."""
+        for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
             cache.cache_clear()
 
 
@@ -280,47 +240,29 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
     return _segments(hw, rates, masks, label, board)
 
 
+def drafter_kinds() -> tuple[str, ...]:
+    """The registered drafters this lowering compiles: those whose plug-in builds its pass in
+    FlightLLM's layer types (`flightllm_graph`, see drafts.py)."""
+    return tuple(kind for kind, plugin in DRAFTERS.items() if hasattr(plugin, "flightllm_graph"))
+
+
 def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter) -> tuple:
-    """Hardware layers and label of one draft pass (LongSpec, EAGLE-3 or Falcon)."""
-    kind = getattr(drafter, "kind", None)
-    if kind != spec.kind:
+    """Hardware layers and label of one draft pass, built by its drafter's plug-in."""
+    plugin = DRAFTERS.get(DrafterKind(spec.kind))
+    if plugin is None or getattr(drafter, "kind", None) != spec.kind:
+        raise InputError("algorithm", spec.kind, "a drafter of the pass's kind (registered)")
+    if not hasattr(plugin, "flightllm_graph"):
         raise InputError("algorithm", spec.kind,
-                         "a drafter of the pass's kind: longspec, eagle3 or falcon")
-    if isinstance(drafter, LongSpecDrafter):
-        shape = longspec_shape(spec, board, drafter)
-        return longspec_layers_of(model, *shape), f"longspec rows={shape[0]} keys={shape[2]}"
-    block = board.flightllm.block
-    _, rows, keys = pass_shape(PassSpec("target", spec.tokens, spec.context), board)
-    if isinstance(drafter, Eagle3Drafter):
-        vocab = drafter.draft_vocab or model.vocab
-        if vocab % block:
-            raise ConfigError("drafter eagle3", "draft_vocab", vocab,
-                              f"a multiple of {block} (FlightLLM's blocks)")
-        hw = eagle3_layers_of(model, rows, keys, spec.first, drafter.fused_layers,
-                              drafter.input_multiple, vocab)
-        return hw, f"eagle3 rows={rows} keys={keys}{' first' if spec.first else ''}"
-    if isinstance(drafter, FalconDrafter):
-        head_rows = max(rows, drafter.tokens_per_pass)
-        hw = falcon_layers_of(model, rows, keys, drafter.lstm_layers, head_rows)
-        return hw, f"falcon rows={rows} keys={keys}"
-    raise InputError("algorithm", spec.kind, "longspec, eagle3 or falcon")
+                         f"{' or '.join(drafter_kinds())} (the drafters FlightLLM's lowering "
+                         "models)")
+    draft = plugin.flightllm_graph(spec, board, model, drafter)
+    return draft_layers_of(model, draft.build, draft.dims), draft.label
 
 
-@lru_cache(maxsize=64)
-def eagle3_layers_of(model: TargetModel, rows: int, keys: int, first: bool, fused_layers: int,
-                     input_multiple: int, vocab: int) -> tuple:
-    """Hardware layers of one EAGLE-3 draft pass (graph.build_eagle3_graph)."""
-    graph = build_eagle3_graph(model, extras_of(model), rows, keys, first, fused_layers,
-                               input_multiple, vocab)
-    return tuple(hardware_layers(graph, prefill=False))
-
-
-@lru_cache(maxsize=64)
-def falcon_layers_of(model: TargetModel, rows: int, keys: int, lstm_layers: int,
-                     head_rows: int) -> tuple:
-    """Hardware layers of one Falcon draft pass (graph.build_falcon_graph)."""
-    graph = build_falcon_graph(model, extras_of(model), rows, keys, lstm_layers, head_rows)
-    return tuple(hardware_layers(graph, prefill=False))
+@lru_cache(maxsize=192)  # 64 shapes per built-in drafter, as each had its own cache
+def draft_layers_of(model: TargetModel, build, dims: tuple) -> tuple:
+    """Hardware layers of one draft pass: `build(model, extras, *dims)` fused."""
+    return tuple(hardware_layers(build(model, extras_of(model), *dims), prefill=False))
 
 
 @dataclass(frozen=True)

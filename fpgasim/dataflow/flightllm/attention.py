@@ -15,7 +15,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     MM,
     MV,
     ST,
-    Emitter,
+    FlightLLMEmitter,
     Rates,
     mask_of,
     need_credit,
@@ -26,7 +26,7 @@ from fpgasim.dataflow.flightllm.masks import LayerMask, spread
 from fpgasim.dataflow.instructions import TRAFFIC_KV
 
 
-def attention_mv(e: Emitter, L: HwLayer) -> None:
+def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode attention (docs/flightllm-model.md §4.4): QK^T (softmax fused) or PV, per head,
     MVs of 512; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
 
@@ -52,7 +52,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         if d:
             sizes.append(b * k_el * d * r.act_bytes)
 
-    def head(sub: Emitter, last_head: bool, rows: int, more_rows: bool) -> None:
+    def head(sub: FlightLLMEmitter, last_head: bool, rows: int, more_rows: bool) -> None:
         for j in range(1, n_mv + 1):
             for n_ld, size in enumerate(sizes):
                 wait = mask_of(MV) if (n_ld == 0 and j > dep) else 0
@@ -70,7 +70,7 @@ def attention_mv(e: Emitter, L: HwLayer) -> None:
         if qk:
             sub.misc("softmax", nb * rows, wait=mask_of(MV), rel=mask_of(ST) if last_head else 0)
 
-    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+    def row_group(sub: FlightLLMEmitter, rows: int, first: bool, more_rows: bool) -> None:
         sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
         for h in range(L.heads):
             last = h == L.heads - 1
@@ -155,7 +155,9 @@ def _tiling(L: HwLayer, r: Rates, mask: LayerMask | None, heads_in_mask: int) ->
     return _Tiling(L, r, keys, mb, nt, mask, heads_in_mask)
 
 
-def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int) -> None:
+def attention_mm(
+    e: FlightLLMEmitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: int
+) -> None:
     """MM-mode attention (section 4.5): prefill with count-level stand-ins of the block masks
     (4.9), or, with mask None, M query rows over all keys (a multi-token decode pass: every
     64-token key block is visible to some row, so the block mask is dense)."""
@@ -166,7 +168,7 @@ def attention_mm(e: Emitter, L: HwLayer, mask: LayerMask | None, heads_in_mask: 
         _pv_mm(e, tiling)
 
 
-def _qk_mm(e: Emitter, tiling: _Tiling) -> None:
+def _qk_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
     """QK^T with its fused softmax, tile by tile per head: Q rows into A, each key block
     into B over one channel, an MM per key block, a softmax and a store per live row block."""
     r, L = e.r, tiling.L
@@ -190,7 +192,7 @@ def _qk_mm(e: Emitter, tiling: _Tiling) -> None:
                     _qk_tile(sub, a, u, t, nt, kb, dep_b, dout))
 
 
-def _qk_tile(sub: Emitter, active: tuple[int, ...], u: int, t: int, nt: int, kb: int,
+def _qk_tile(sub: FlightLLMEmitter, active: tuple[int, ...], u: int, t: int, nt: int, kb: int,
              dep_b: int, dout: int) -> None:
     """One QK^T tile: the query loads of its live row blocks, u key-block loads each feeding
     an MM (ring of dep_b), then per live row block its softmax rows and its score store."""
@@ -222,7 +224,7 @@ def _qk_tile(sub: Emitter, active: tuple[int, ...], u: int, t: int, nt: int, kb:
         sub.st(b * b * a * act, par=r.channels_a, wait=mask_of(MISC))
 
 
-def _pv_mm(e: Emitter, tiling: _Tiling) -> None:
+def _pv_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
     """PV, tile by tile per head: probability rows into A (masked blocks zero-filled), each
     V block into B over one channel, an MM per head-dim block, the output rows stored."""
     r, L = e.r, tiling.L
@@ -268,7 +270,7 @@ def _probability_loads(tiling: _Tiling) -> list[list[tuple[bool, float]]]:
     return tiles
 
 
-def _pv_tile(sub: Emitter, L: HwLayer, loads: tuple, t: int, m: int, nt: int, kb: int,
+def _pv_tile(sub: FlightLLMEmitter, L: HwLayer, loads: tuple, t: int, m: int, nt: int, kb: int,
              nb: int, dep_b: int, dout: int) -> None:
     """One PV tile: its probability loads, nb V-block loads each feeding an MM (ring of
     dep_b), then the m row blocks' output stores."""

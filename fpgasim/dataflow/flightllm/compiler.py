@@ -2,7 +2,7 @@
 
 Each layer type (linear.py, attention.py, misc_layers.py) emits its instructions in
 FlightLLM's program order with FlightLLM's wait/release flags (sets of units) through one
-`Emitter` (emitter.py). Here: the per-layer choice of form for x > 1 rows, and parts.
+`FlightLLMEmitter` (emitter.py). Here: the per-layer choice of form for x > 1 rows, and parts.
 Tokens pair deterministically (the n-th waiter of c on p takes the n-th token that p
 releases to c), so `resolve` turns the flags of a part into explicit rows to wait for, in
 the engines' `Program` format. Durations follow §2.3 in cycles of the configured clock
@@ -29,7 +29,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
-    Emitter,
+    FlightLLMEmitter,
     Rates,
     cycles_at,
     mask_of,
@@ -48,7 +48,7 @@ from fpgasim.dataflow.instructions import (
 
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
-    "Emitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
+    "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
     "FormCost", "compile_part", "emit_part", "emit_rows", "form_cost", "linear_mm", "linear_mv",
     "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
@@ -87,7 +87,7 @@ def has_choice(L: HwLayer) -> bool:
     return L.kind in ("attention_qk", "attention_pv") and L.mask_layer < 0
 
 
-def emit_layer(e: Emitter, L: HwLayer, masks, form: str) -> None:
+def emit_layer(e: FlightLLMEmitter, L: HwLayer, masks, form: str) -> None:
     """L's rows in `form` (MV_FORM or MM_FORM where L has a choice; ignored otherwise)."""
     if L.kind == "linear":
         if L.rows == 1 or (has_choice(L) and form == MV_FORM):
@@ -172,16 +172,19 @@ def emit_rows(layers: list[HwLayer], rates: Rates, masks,
     """Columns (unit, duration, bytes, work, traffic, wait set, release set, link, divisor)
     of one part with its layers in `forms`, and the first row of each layer, with
     FlightLLM's flags (before `resolve`)."""
-    e = Emitter(rates)
+    e = FlightLLMEmitter(rates)
     starts = []
     ends = []
     for idx, (L, form) in enumerate(zip(layers, forms, strict=True)):
-        e.new_layer(idx)
+        e.new_layer()
         starts.append(len(e))
         emit_layer(e, L, masks, form)
         ends.append(len(e) - 1)
         e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
-    unit, num, nbytes, work, traffic, wait, rel, link, den = e.arrays()
+    rows = e.rows()
+    unit, wait, rel = rows["unit"], rows["wait_units"], rows["rel_units"]
+    num, nbytes, work, traffic, link, den = (np.ascontiguousarray(rows[name]) for name in (
+        "cycles", "nbytes", "work", "traffic", "link", "den"))
     for idx, (start, last) in enumerate(zip(starts, ends, strict=True)):
         if unit[start] != LD or unit[last] != ST:
             raise AssertionError(f"{layers[idx].name}: a layer must start with LD and end with ST")
@@ -244,7 +247,7 @@ class FormCost:
 
 def form_cost(L: HwLayer, rates: Rates, masks, form: str) -> FormCost:
     """L's rows in `form` summarised (emitted block by block, never tiled or resolved)."""
-    e = Emitter(rates)
+    e = FlightLLMEmitter(rates)
     emit_layer(e, L, masks, form)
     return FormCost(*e.link_sums())
 

@@ -1,11 +1,12 @@
 """FlightLLM's units, rates and the emitter of instruction rows (docs/flightllm-model.md §2).
 
 `Rates` gathers what the compiler and the duration formulas of §2.3 need from the board
-and the model; `Emitter` appends rows (unit, duration, bytes, work, traffic, wait and
-release sets) and reuses identical blocks of a layer. Rows are emitted free of the link
-rate (clock over channel bandwidth): a transfer row keeps its bytes, which channel
-efficiency it runs at and its divisor, and `cycles_at` prices it for a board, so one
-instruction stream serves every clock and bandwidth.
+and the model; `FlightLLMEmitter`, on the shared `fpgasim.dataflow.emitter.Emitter`,
+appends rows (unit, duration, bytes, work, traffic, wait and release sets) and reuses
+identical blocks of a layer. Rows are emitted free of the link rate (clock over channel
+bandwidth): a transfer row keeps its bytes, which channel efficiency it runs at and its
+divisor, and `cycles_at` prices it for a board, so one instruction stream serves every
+clock and bandwidth.
 """
 
 from __future__ import annotations
@@ -18,12 +19,20 @@ import numpy as np
 
 from fpgasim.config.schema import Board, FlightLLMModel
 from fpgasim.dataflow.buffers import BufferTooSmall
+from fpgasim.dataflow.emitter import Emitter
 from fpgasim.dataflow.instructions import (
+    LD,
+    MISC,
+    MM,
+    MV,
+    OPCODE_NAMES,
     ROLE_COMPUTE,
     ROLE_LOAD,
     ROLE_SFU,
     ROLE_STORE,
     ROLE_SYNC,
+    ST,
+    SYS,
     TRAFFIC_ACT,
     TRAFFIC_NONE,
     TRAFFIC_STORE,
@@ -31,12 +40,11 @@ from fpgasim.dataflow.instructions import (
 
 #: ticks per clock cycle: durations are rounded to 2**-24 cycle (about 0.26 fs at 225 MHz)
 TICKS_PER_CYCLE = 1 << 24
-#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1); row `unit` and
-#: `opcode`
-UNIT_NAMES = ("LD", "ST", "MM", "MV", "MISC", "SYS")
+#: FlightLLM's six in-order units, in its order (docs/flightllm-model.md §2.1): one per
+#: opcode, so a row's `unit` is its opcode (LD, ST, MM, MV, MISC, SYS)
+UNIT_NAMES = OPCODE_NAMES
 #: what each unit does (the engines aggregate by role)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
-LD, ST, MM, MV, MISC, SYS = range(6)
 #: A rows one K block of a linear_mv weight set takes, and meta rows per K block
 #: (docs/flightllm-model.md §4.2-4.3 give the credits as A_DEPTH // (4 chunk) and
 #: META_DEPTH // (8 chunk); FlightLLM's model gives these multipliers without deriving them
@@ -47,8 +55,8 @@ META_ROWS_PER_K_BLOCK = 8
 B_ROWS_PER_K_BLOCK_MM = 8
 #: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
 MISC_ELEMENTS_PER_ADDRESS = 128
-#: how a row's duration is priced (`Emitter` column `link`): known in cycles, or bytes over
-#: the same-channel or the cross-channel rate (§2.3)
+#: how a row's duration is priced (row field `link`): known in cycles, or bytes over the
+#: same-channel or the cross-channel rate (§2.3)
 FIXED, SAME_CHANNEL, CROSS_CHANNEL = range(3)
 
 
@@ -156,6 +164,17 @@ def mask_of(*units: int) -> int:
     return out
 
 
+#: FlightLLM's rows before `compiler.resolve`: duration (`cycles`: in cycles for a FIXED row,
+#: the bytes of a transfer, priced by `cycles_at` from `link` and `den`), bytes, work,
+#: traffic, the units the row waits on / releases to, as bit masks (`mask_of`), and how its
+#: duration is priced
+FLIGHTLLM_ROW = np.dtype([
+    ("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64), ("work", np.int64),
+    ("traffic", np.int64), ("wait_units", np.int64), ("rel_units", np.int64),
+    ("link", np.int64), ("den", np.float64),
+])
+
+
 class _SharedBlocks:
     """Blocks shared across layers by (scope, key), bounded by their total rows (least
     recently used out)."""
@@ -163,101 +182,48 @@ class _SharedBlocks:
     def __init__(self, budget_rows: int) -> None:
         self.budget = budget_rows
         self.rows = 0
-        self.items: OrderedDict[tuple, tuple[np.ndarray, ...]] = OrderedDict()
+        self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
 
-    def get(self, key: tuple) -> tuple[np.ndarray, ...] | None:
-        cols = self.items.get(key)
-        if cols is not None:
+    def get(self, key: tuple) -> np.ndarray | None:
+        rows = self.items.get(key)
+        if rows is not None:
             self.items.move_to_end(key)
-        return cols
+        return rows
 
-    def put(self, key: tuple, cols: tuple[np.ndarray, ...]) -> None:
-        self.items[key] = cols
-        self.rows += len(cols[0])
+    def put(self, key: tuple, rows: np.ndarray) -> None:
+        self.items[key] = rows
+        self.rows += len(rows)
         while self.rows > self.budget:
             _, old = self.items.popitem(last=False)
-            self.rows -= len(old[0])
+            self.rows -= len(old)
 
     def cache_clear(self) -> None:
         self.items.clear()
         self.rows = 0
 
 
-#: blocks shared across layers (about 70 bytes a row), see `Emitter.share_blocks`
+#: blocks shared across layers (about 70 bytes a row), see `FlightLLMEmitter.share_blocks`
 _SHARED_BLOCKS = _SharedBlocks(1_000_000)
 
 
-class Emitter:
-    """Rows of one part, column by column: unit, duration, bytes, flags (link free: the
-    duration column `cyc` holds cycles of FIXED rows and the bytes of transfers, priced by
-    `cycles_at` from `link` and `den`).
+class FlightLLMEmitter(Emitter):
+    """Rows of one part in FlightLLM's layout (`FLIGHTLLM_ROW`) with its per-unit duration formulas.
 
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
-    for every later block with the same key (identical tiles, groups or heads of a layer);
-    a run of the same block is kept once with its repeat count until `arrays` tiles it.
+    for every later block with the same key in the layer (identical tiles, groups or heads);
+    a run of the same block is kept once with its repeat count until `rows` tiles it.
+    Rows are link free (see the module docstring).
     """
 
-    COLUMNS = ("unit", "cyc", "nbytes", "work", "traffic", "wait", "rel", "link", "den")
-    DTYPES = (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64,
-              np.int64, np.float64)
+    ROW = FLIGHTLLM_ROW
 
     def __init__(self, rates: Rates) -> None:
+        super().__init__()
         self.r = rates
-        #: finished rows: (column arrays, times in a row)
-        self.chunks: list[tuple[tuple[np.ndarray, ...], int]] = []
-        self.count = 0
-        self._open()
-        self.op_index = 0
         self._blocks: dict = {}
         self._scope: tuple | None = None
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
         self._passes = dict(rates.misc_passes)
-
-    def _open(self) -> None:
-        self.unit: list[int] = []
-        self.cyc: list[float] = []
-        self.nbytes: list[float] = []
-        self.work: list[int] = []
-        self.traffic: list[int] = []
-        self.wait: list[int] = []
-        self.rel: list[int] = []
-        self.link: list[int] = []
-        self.den: list[float] = []
-
-    def _flush(self) -> None:
-        if self.unit:
-            self.chunks.append((tuple(
-                np.asarray(getattr(self, c), d)
-                for c, d in zip(self.COLUMNS, self.DTYPES, strict=True)), 1))
-            self._open()
-
-    def __len__(self) -> int:
-        return self.count
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """Every row so far, column by column."""
-        self._flush()
-        if not self.chunks:
-            return tuple(np.zeros(0, d) for d in self.DTYPES)
-        if len(self.chunks) > 1 or self.chunks[0][1] > 1:
-            cols = tuple(np.concatenate([np.tile(ch[k], n) if n > 1 else ch[k]
-                                         for ch, n in self.chunks])
-                         for k in range(len(self.COLUMNS)))
-            self.chunks = [(cols, 1)]
-        return tuple(c.copy() for c in self.chunks[0][0])
-
-    def _row(self, unit, cyc, nbytes, work, traffic, wait, rel, link=FIXED, den=1.0) -> int:
-        self.unit.append(unit)
-        self.cyc.append(cyc)
-        self.nbytes.append(nbytes)
-        self.work.append(work)
-        self.traffic.append(traffic)
-        self.wait.append(wait)
-        self.rel.append(rel)
-        self.link.append(link)
-        self.den.append(den)
-        self.count += 1
-        return self.count - 1
 
     def share_blocks(self, scope: tuple) -> None:
         """Until the next `new_layer`, blocks are also kept under `scope`: every input of
@@ -268,39 +234,34 @@ class Emitter:
     def block(self, key, build) -> None:
         """Append build(sub)'s rows; a block with a key seen before in this layer (or in a
         layer of the same `share_blocks` scope) is reused."""
-        cols = self._blocks.get(key)
-        if cols is None and self._scope is not None:
-            cols = _SHARED_BLOCKS.get((self._scope, key))
-        if cols is None:
-            sub = Emitter(self.r)
+        rows = self._blocks.get(key)
+        if rows is None and self._scope is not None:
+            rows = _SHARED_BLOCKS.get((self._scope, key))
+        if rows is None:
+            sub = FlightLLMEmitter(self.r)
             build(sub)
-            cols = sub.arrays()
+            rows = sub.rows()
             if self._scope is not None:
-                _SHARED_BLOCKS.put((self._scope, key), cols)
-        self._blocks[key] = cols
-        self._flush()
-        if self.chunks and self.chunks[-1][0] is cols:
-            self.chunks[-1] = (cols, self.chunks[-1][1] + 1)
-        else:
-            self.chunks.append((cols, 1))
-        self.count += len(cols[0])
+                _SHARED_BLOCKS.put((self._scope, key), rows)
+        self._blocks[key] = rows
+        self.extend(rows)
 
     def link_sums(self) -> tuple[np.ndarray, int]:
-        """(sums, rows): per unit and link class, the rows' num / den summed (repeats
+        """(sums, rows): per unit and link class, the rows' cycles / den summed (repeats
         counted, nothing tiled), and the row count. A unit's durations at cycles per byte
         f = (1, same, cross) sum to sums[u] . f up to rounding (see compiler.FormCost)."""
         self._flush()
         classes = len(UNIT_NAMES) * 3
         sums = np.zeros(classes)
-        rows = 0
-        for cols, n in self.chunks:
-            unit, num, link, den = cols[0], cols[1], cols[7], cols[8]
-            sums += n * np.bincount(unit * 3 + link, weights=num / den, minlength=classes)
-            rows += n * len(unit)
-        return sums.reshape(len(UNIT_NAMES), 3), rows
+        count = 0
+        for rows, n in self.chunks:
+            sums += n * np.bincount(rows["unit"] * 3 + rows["link"],
+                                    weights=rows["cycles"] / rows["den"], minlength=classes)
+            count += n * len(rows)
+        return sums.reshape(len(UNIT_NAMES), 3), count
 
-    def new_layer(self, index: int) -> None:
-        self.op_index = index
+    def new_layer(self) -> None:
+        """Start a hardware layer: blocks of the previous one are not reused."""
         self._blocks = {}
         self._scope = None
 
@@ -308,28 +269,30 @@ class Emitter:
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
         """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
         if cross:
-            return self._row(LD, nbytes, nbytes, 0, traffic, wait, rel, CROSS_CHANNEL, ratio)
-        return self._row(LD, nbytes, nbytes, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par)
+            return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, CROSS_CHANNEL, ratio))
+        return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par))
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
         cyc = nbytes / (self.r.zero_fill_bytes_per_cycle * par)
-        return self._row(LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel)
+        return self.row((LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
-        return self._row(ST, nbytes, nbytes, 0, TRAFFIC_STORE, wait, rel, SAME_CHANNEL, par)
+        return self.row((ST, nbytes, nbytes, 0, TRAFFIC_STORE, wait, rel, SAME_CHANNEL, par))
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
         r = self.r
         macs = r.mm_start_rows * r.block * k * r.mm_cols
-        return self._row(MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+        return self.row((MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel,
+                         FIXED, 1.0))
 
     def mv(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MV: one row x 512 outputs over k K blocks, charged in full."""
         r = self.r
         macs = r.mv_start_rows * r.block * k * r.mv_group
-        return self._row(MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel)
+        return self.row((MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel,
+                         FIXED, 1.0))
 
     def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0, count: int = 1) -> int:
         """MISC: block x k elements at the kind's rate, times its passes (softmax, norms).
@@ -339,22 +302,16 @@ class Emitter:
         cyc = elems * self._misc[kind]
         work = elems * self._passes[kind]
         if count == 1:
-            return self._row(MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel)
+            return self.row((MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
         first = self.count
         self.count += count
-        self.unit.extend([MISC] * count)
-        self.cyc.extend([cyc] * count)
-        self.nbytes.extend([0] * count)
-        self.work.extend([work] * count)
-        self.traffic.extend([TRAFFIC_NONE] * count)
-        self.wait.extend([wait] + [0] * (count - 1))
-        self.rel.extend([0] * (count - 1) + [rel])
-        self.link.extend([FIXED] * count)
-        self.den.extend([1.0] * count)
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, wait, 0, FIXED, 1.0))
+        self.pending.extend([(MISC, cyc, 0, work, TRAFFIC_NONE, 0, 0, FIXED, 1.0)] * (count - 2))
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, 0, rel, FIXED, 1.0))
         return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:
-        return self._row(SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel)
+        return self.row((SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
 
 def need_credit(value: int, field: str, depth: int, what: str) -> int:

@@ -16,7 +16,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     MM,
     MV,
     ST,
-    Emitter,
+    FlightLLMEmitter,
     mask_of,
     need_credit,
 )
@@ -77,7 +77,7 @@ def row_groups(rows: int, per_group: int) -> list[int]:
     return [per_group] * full + ([rest] if rest else [])
 
 
-def emit_row_groups(e: Emitter, rows: int, per_group: int, row_group) -> None:
+def emit_row_groups(e: FlightLLMEmitter, rows: int, per_group: int, row_group) -> None:
     """Emit `row_group(emitter, rows, first, more)` for each MV row group of `rows`: inline
     for a single group (decode: §4.2's stream exactly), else as one block per group."""
     sizes = row_groups(rows, per_group)
@@ -90,7 +90,7 @@ def emit_row_groups(e: Emitter, rows: int, per_group: int, row_group) -> None:
                 lambda sub, ro=group_rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
 
 
-def linear_mv(e: Emitter, L: HwLayer) -> None:
+def linear_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode projection (docs/flightllm-model.md §4.2): weights in A by 512-output groups,
     vector in B; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
 
@@ -126,7 +126,9 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
         sizes_of[kc] = sizes
     total = groups * len(pieces)
 
-    def group(sub: Emitter, first_i: int, last_group: bool, rows: int, more_rows: bool) -> None:
+    def group(
+        sub: FlightLLMEmitter, first_i: int, last_group: bool, rows: int, more_rows: bool
+    ) -> None:
         for p, kc in enumerate(pieces):
             i = first_i + p
             sizes = sizes_of[kc]
@@ -146,7 +148,7 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
                         per_set=[rows * r.mv_group * r.act_bytes] * r.channels_a,
                         par=r.channels_a, compute=MV, last_group=last_group, extra_rel=0)
 
-    def row_group(sub: Emitter, rows: int, first: bool, more_rows: bool) -> None:
+    def row_group(sub: FlightLLMEmitter, rows: int, first: bool, more_rows: bool) -> None:
         # (a) the group's input rows into B; after the first group, once the MVs are done
         sub.ld(rows * L.k * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
         if L.bias and first:
@@ -166,8 +168,8 @@ def linear_mv(e: Emitter, L: HwLayer) -> None:
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
-def _fused_misc(e: Emitter, L: HwLayer, k: int, per_set: list[float], par: int, compute: int,
-                last_group: bool, extra_rel: int) -> None:
+def _fused_misc(e: FlightLLMEmitter, L: HwLayer, k: int, per_set: list[float], par: int,
+                compute: int, last_group: bool, extra_rel: int) -> None:
     """Eltwise operand sets and fused MISCs after a group's (or N block's) last MV/MM."""
     if L.misc == ("silu",):
         rel = (mask_of(ST) if last_group else 0) | extra_rel
@@ -184,7 +186,7 @@ def _fused_misc(e: Emitter, L: HwLayer, k: int, per_set: list[float], par: int, 
         e.misc(kind, k, wait=wait, rel=rel)
 
 
-def linear_mm(e: Emitter, L: HwLayer) -> None:
+def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Prefill projection (section 4.3): activations in A by 128-row tiles, weights in B."""
     r = e.r
     b = r.block
@@ -204,7 +206,9 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
     total = nb * len(pieces)
     blk = b * b * r.act_bytes  # one 16x16 activation block
 
-    def nblock(sub: Emitter, j: int, first_i: int, m: int, more_tiles: bool, last_tile: bool):
+    def nblock(
+        sub: FlightLLMEmitter, j: int, first_i: int, m: int, more_tiles: bool, last_tile: bool
+    ) -> None:
         for p, kc in enumerate(pieces):
             i = first_i + p
             sub.ld(b * b * kc * r.weight_bytes, cross=True, ratio=ratio, traffic=TRAFFIC_WEIGHT,
@@ -230,7 +234,7 @@ def linear_mm(e: Emitter, L: HwLayer) -> None:
             rel = mask_of(MM) if (not fused and a == m - 1 and j + dout <= nb) else 0
             sub.st(size, par=r.channels_a, wait=wait, rel=rel)
 
-    def tile(sub: Emitter, t: int, m: int) -> None:
+    def tile(sub: FlightLLMEmitter, t: int, m: int) -> None:
         for a in range(m):
             wait = mask_of(MM) if (a == 0 and t > 0) else 0
             sub.ld(b * L.k * r.act_bytes, par=r.channels_a, wait=wait)

@@ -11,7 +11,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     MISC,
     MISC_ELEMENTS_PER_ADDRESS,
     ST,
-    Emitter,
+    FlightLLMEmitter,
     mask_of,
     need_credit,
 )
@@ -19,7 +19,7 @@ from fpgasim.dataflow.flightllm.layers import HwLayer
 from fpgasim.dataflow.instructions import TRAFFIC_KV
 
 
-def concat(e: Emitter, L: HwLayer) -> None:
+def concat(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode KV append (section 4.7): read the whole cache once, store 0 bytes."""
     r = e.r
     per = math.ceil(L.heads * L.k * L.n * r.act_bytes / r.channels_a)
@@ -28,7 +28,7 @@ def concat(e: Emitter, L: HwLayer) -> None:
     e.st(0)
 
 
-def misc_layer(e: Emitter, L: HwLayer) -> None:
+def misc_layer(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Stand-alone norm / eltwise / SiLU (section 4.6): LD, MISC, ST per row, credit D."""
     r = e.r
     if L.k % MISC_ELEMENTS_PER_ADDRESS:
@@ -43,7 +43,7 @@ def misc_layer(e: Emitter, L: HwLayer) -> None:
     kind = L.misc[0]
     n_ld = 2 if two else 1
 
-    def row(sub: Emitter, late: bool, more: bool) -> None:
+    def row(sub: FlightLLMEmitter, late: bool, more: bool) -> None:
         for x in range(n_ld):
             wait = mask_of(MISC) if (x == 0 and late) else 0
             rel = mask_of(MISC) if x == n_ld - 1 else 0

@@ -10,7 +10,7 @@ execute the rows. One file per op family, each small enough to read at once:
   linear.py       linears and the LM head (weight tiles)
   attention.py    QK^T, softmax, PV (KV chunks, tree-mask tile skipping)
   elementwise.py  norms and other SFU-only ops
-  emit.py         plans -> instruction rows (waits, buffer space)
+  emit.py         plans -> instruction rows (waits, buffer space), on dataflow/emitter.py
 
 Realistic mode (board.overlap == "realistic"):
 - weights, K/V and PV's probabilities stream through bounded buffers (linear.py,
@@ -33,15 +33,13 @@ array rounding, MV at the full array rate.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.instructions import INSTR_DTYPE, Program
+from fpgasim.dataflow.instructions import Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.emit import Emitter
+from fpgasim.dataflow.lowering.emit import PlanEmitter
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -89,7 +87,7 @@ def lower_ops(
     flat = pass_ops.template_ops()
     if len(flat) != len(graph.nodes):
         raise AssertionError(f"graph {graph.name}: {len(graph.nodes)} nodes for {len(flat)} ops")
-    low = Emitter(mach)
+    low = PlanEmitter(mach)
     mask = TreeMask(tree_parents, mask_block, mach.ideal)
     plans: dict[int, Plan] = {}
     blocks = pass_ops.template_blocks
@@ -121,8 +119,8 @@ def lower_ops(
             low.emit_body(plan, _inputs(low, plan, graph), streams)
         for d in deferred:
             low.emit_body(d, _inputs(low, d, graph), [])
-        bounds.append(len(low.rows))
-    instrs = np.array(low.rows, dtype=INSTR_DTYPE)
+        bounds.append(len(low))
+    instrs = low.rows()
     head_len = bounds[1]
     layer_len = bounds[2] - bounds[1] if blocks else 0
     if blocks == 2 and bounds[3] - bounds[2] != layer_len:
@@ -143,7 +141,7 @@ def lower_ops(
     )
 
 
-def _inputs(low: Emitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
+def _inputs(low: PlanEmitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     """Rows the op's first instructions wait for (none in ideal mode).
 
     The rows that publish the outputs of the op's direct producers in the graph; softmax

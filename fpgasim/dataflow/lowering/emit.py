@@ -1,16 +1,20 @@
 """Emission: a plan's loads, tiles, SFU passes and stores become instruction rows.
 
-Every row names its unit, its duration in cycles (bytes / channel-group rate, MACs / MPE
-rate, element passes / SFU rate), the rows it waits for and the buffer space it takes or
-frees. An op's first rows wait for the rows that publish its producers' outputs (the
-graph's direct producers); in ideal mode no row waits (the analytic engine's overlap).
+`PlanEmitter` writes `Program` rows (`INSTR_DTYPE`) through the shared
+`fpgasim.dataflow.emitter.Emitter`. Every row names its unit, its duration in cycles (bytes
+/ channel-group rate, MACs / MPE rate, element passes / SFU rate), the rows it waits for
+and the buffer space it takes or frees. An op's first rows wait for the rows that publish
+its producers' outputs (the graph's direct producers); in ideal mode no row waits (the
+analytic engine's overlap).
 """
 
 from __future__ import annotations
 
+from fpgasim.dataflow.emitter import Emitter
 from fpgasim.dataflow.instructions import (
     GROUP_ACT,
     GROUP_WEIGHT,
+    INSTR_DTYPE,
     LD,
     MAX_WAIT,
     MISC,
@@ -33,19 +37,22 @@ from fpgasim.dataflow.lowering.machine import Machine, xfer_cycles
 from fpgasim.dataflow.lowering.plan import Plan
 
 
-class Emitter:
-    """Appends the rows of one program; one instance per lowering call."""
+class PlanEmitter(Emitter):
+    """The study's rows of one program: plans to loads, tiles, SFU passes and stores, with
+    their buffer space, channel-group ports and waits; one instance per lowering call."""
+
+    ROW = INSTR_DTYPE
 
     def __init__(self, mach: Machine) -> None:
+        super().__init__()
         self.mach = mach
-        self.rows: list[tuple] = []
         self.layer = -1  # layer field of the rows being emitted (-1 head, blocks = tail)
         self.done: dict[int, int] = {}  # op position -> row that publishes its output
         self.last_mpe: dict[int, int] = {}  # op position -> its last MPE row
 
     # ---------------------------------------------------------------- rows
 
-    def emit(
+    def instr(
         self,
         opcode: int,
         unit: int,
@@ -61,6 +68,7 @@ class Emitter:
         rel: tuple[int, int] = (-1, 0),
         wait: tuple[int, ...] = (),
     ) -> int:
+        """Append one `Program` row of the current layer; returns its index."""
         # ideal mode is the analytic's perfect overlap: no row waits for another
         waits = () if self.mach.ideal else tuple(w for w in wait if w >= 0)
         if len(waits) > MAX_WAIT:
@@ -68,11 +76,10 @@ class Emitter:
         if cycles < 1:
             raise ValueError(f"instruction of op {op} has {cycles} cycles; every row needs >= 1")
         waits = waits + (-1,) * (MAX_WAIT - len(waits))
-        self.rows.append(
+        return self.row(
             (opcode, unit, op, self.layer, cycles, nbytes, work, traffic, group, chan)
             + (acq[0], acq[1], rel[0], rel[1], waits)
         )
-        return len(self.rows) - 1
 
     def load(self, op: int, nbytes: int, traffic: int, buf: int, wait: tuple[int, ...]) -> int:
         m = self.mach
@@ -80,7 +87,7 @@ class Emitter:
         rate = m.weight_bytes_per_cycle if weight else m.load_bytes_per_cycle
         group = GROUP_WEIGHT if weight else GROUP_ACT
         acq = (buf, nbytes) if (buf >= 0 and not m.ideal) else (-1, 0)
-        return self.emit(
+        return self.instr(
             LD,
             UNIT_LD,
             op,
@@ -95,7 +102,7 @@ class Emitter:
 
     def store(self, op: int, nbytes: int, wait: tuple[int, ...]) -> int:
         m = self.mach
-        return self.emit(
+        return self.instr(
             ST,
             UNIT_ST,
             op,
@@ -145,13 +152,13 @@ class Emitter:
                     freed = sum(plan.stream_bytes[k] for k in step.streams)
                     rel = (plan.stream_buffer, freed)
                 opcode = MV if m.is_mv(step.macs, step.mpe_cycles) else MM
-                last_mpe = self.emit(
+                last_mpe = self.instr(
                     opcode, UNIT_MPE, op, step.mpe_cycles, work=step.macs, rel=rel, wait=wait
                 )
                 prev = (last_mpe,)
             if step.sfu_elements > 0 and not m.ideal:
                 cycles = m.sfu_cycles(step.sfu_elements)
-                prev = (self.emit(MISC, UNIT_SFU, op, cycles, work=step.sfu_elements, wait=prev),)
+                prev = (self.instr(MISC, UNIT_SFU, op, cycles, work=step.sfu_elements, wait=prev),)
             if step.store_bytes > 0:
                 prev = (self.store(op, step.store_bytes, prev),)
             if prev:

@@ -1,35 +1,60 @@
-"""TokenTree: a draft tree as a parent array (root = node 0), with depths, sibling ranks and masks.
+"""TokenTree: the one draft-tree type, from the draft schedule to the acceptance models.
 
-Nodes are in topological order (every parent precedes its children); node 0 is the root,
-the last accepted token. A node's sibling rank is its position among its parent's
-children in node order (rank 0 = the drafter's most likely candidate). The verification
-length x is the number of nodes, root included.
+A tree is a parent array (root = node 0), with depths, sibling ranks and masks. Nodes are in
+topological order (every parent precedes its children); node 0 is the root, the last
+accepted token. A node's sibling rank is its position among its parent's children in node
+order (rank 0 = the drafter's most likely candidate). The verification length x is the
+number of nodes, root included.
+
+It also carries what a drafter needs to draft it (docs/accounting.md): a static drafter
+drafts its level widths, trailing empty levels included (`1 0` costs one more draft pass
+than `1`); a dynamic drafter (EAGLE-3) grows its tree from a draft depth and a top-k and
+reranks the drafted nodes, so before drafting only those two numbers and the root are known
+(`TokenTree.dynamic`). It lives in dataflow because the draft schedule reads it; the tree
+package builds and scores trees of this type.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
 from fpgasim.errors import InputError
-from fpgasim.tree.shapes import check_shape
-
-if TYPE_CHECKING:
-    from fpgasim.tree.acceptance import PositionalModel
 
 MAX_NODES = 1 << 16
 
 
-@dataclass(frozen=True, eq=False)
+class RankRows(Protocol):
+    """An acceptance model as `from_shape` uses it (fpgasim.tree.acceptance.PositionalModel)."""
+
+    def row(self, depth: int) -> np.ndarray:
+        """Probabilities of the children at `depth` (>= 1), by sibling rank."""
+        ...
+
+
+@dataclass(frozen=True)
 class TokenTree:
-    """A validated token tree; build it with `from_parents` or `from_shape`."""
+    """A validated token tree; build it with `from_parents`, `from_shape` or `dynamic`.
+
+    parents        parent index of every node (parents[0] = -1, the root)
+    sibling_ranks  every node's rank among its siblings (the root's is 0)
+    empty_levels   empty levels a static drafter drafts below the last non-empty one
+    draft_depth    a dynamic drafter's expansion passes (None: a static tree)
+    top_k          a dynamic drafter's nodes expanded per level (None: a static tree)
+
+    Equal trees have equal fields (node order included: `same_tree` ignores it).
+    """
 
     parents: tuple[int, ...]
-    depths: np.ndarray = field(repr=False)
-    ranks: np.ndarray = field(repr=False)
+    sibling_ranks: tuple[int, ...]
+    empty_levels: int = 0
+    draft_depth: int | None = None
+    top_k: int | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -58,9 +83,6 @@ class TokenTree:
             raise InputError(
                 argument, f"parents[{i}] = {par[i]}", f"a parent index between 0 and {i - 1}"
             )
-        depths = np.zeros(len(par), dtype=np.int64)
-        for i in range(1, len(par)):
-            depths[i] = depths[par[i]] + 1
         if ranks is None:
             rank_arr = np.zeros(len(par), dtype=np.int64)
             seen = np.zeros(len(par), dtype=np.int64)
@@ -75,23 +97,23 @@ class TokenTree:
             pairs = set(zip(par[1:], rank_arr[1:].tolist(), strict=True))
             if len(pairs) < len(par) - 1:
                 raise InputError("ranks", list(ranks)[:8], "distinct ranks among siblings")
-        depths.flags.writeable = False
-        rank_arr.flags.writeable = False
-        return cls(par, depths, rank_arr)
+        return cls(par, tuple(rank_arr.tolist()))
 
     @classmethod
-    def from_shape(cls, widths: Sequence[int], model: PositionalModel | None = None) -> TokenTree:
+    def from_shape(cls, widths: Sequence[int], model: RankRows | None = None) -> TokenTree:
         """A tree with these level widths (below the root), nodes listed level by level.
 
         Without a model, node j of level d hangs under node j mod w(d-1) of level d-1
         (round robin). With a positional model, each level's nodes go one by one to the
         (parent, next rank) slot of highest path probability (parent-first on ties).
+        Trailing empty levels add no node; the tree keeps them as `empty_levels`.
         """
         shape = tuple(int(w) for w in widths)
+        empty = 0
         while shape and shape[-1] == 0:
-            shape = shape[:-1]
+            shape, empty = shape[:-1], empty + 1
         if not shape:
-            return cls.from_parents([-1])
+            return cls((-1,), (0,), empty)
         check_shape(shape, "tree_shape")
         if sum(shape) + 1 > MAX_NODES:
             raise InputError("tree_shape", sum(shape), f"at most {MAX_NODES - 1} nodes")
@@ -108,9 +130,58 @@ class TokenTree:
             parents.extend(level_parents)
             prev = list(range(first, first + w))
             prev_prob = probs
-        return cls.from_parents(parents)
+        tree = cls.from_parents(parents)
+        return cls(tree.parents, tree.sibling_ranks, empty) if empty else tree
+
+    @classmethod
+    def dynamic(cls, draft_depth: int, top_k: int) -> TokenTree:
+        """The tree of a dynamic drafter before it drafts: its expansion and the root."""
+        if draft_depth < 0 or top_k < 1:
+            raise InputError("depth/top_k", (draft_depth, top_k), "depth >= 0 and top-k >= 1")
+        return cls((-1,), (0,), 0, int(draft_depth), int(top_k))
+
+    # ------------------------------------------------------------------ draft schedule
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Whether a dynamic drafter grows this tree from `draft_depth` and `top_k`."""
+        return self.top_k is not None
+
+    def static_shape(self) -> tuple[int, ...]:
+        """The level widths a static drafter drafts (trailing empty levels kept), checked;
+        a dynamic tree has none: an error."""
+        if self.is_dynamic:
+            raise InputError("tree", self.describe(), "level widths such as '4 16 16 16 16'")
+        widths = self._drafted_widths()
+        check_shape(widths)
+        return widths
+
+    def describe(self) -> str:
+        """What the draft cost depends on, as text: '4 16 16' or 'depth=6 top_k=10'."""
+        if self.is_dynamic:
+            return f"depth={self.draft_depth} top_k={self.top_k}"
+        return " ".join(map(str, self._drafted_widths()))
+
+    def _drafted_widths(self) -> tuple[int, ...]:
+        return (*self.level_widths(), *(0,) * self.empty_levels)
 
     # ------------------------------------------------------------------ structure
+
+    @cached_property
+    def depths(self) -> np.ndarray:
+        """Depth of every node (the root's is 0), read-only."""
+        depths = np.zeros(len(self.parents), dtype=np.int64)
+        for i in range(1, len(self.parents)):
+            depths[i] = depths[self.parents[i]] + 1
+        depths.flags.writeable = False
+        return depths
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        """`sibling_ranks` as a read-only array."""
+        ranks = np.asarray(self.sibling_ranks, dtype=np.int64)
+        ranks.flags.writeable = False
+        return ranks
 
     @property
     def size(self) -> int:
@@ -198,15 +269,32 @@ class TokenTree:
         return padded.reshape(t, tile, t, tile).any(axis=(1, 3))
 
     def __repr__(self) -> str:
-        return f"TokenTree(x={self.size}, shape='{self.shape_str()}')"
+        if self.is_dynamic:
+            return f"TokenTree({self.describe()})"
+        return f"TokenTree(x={self.size}, shape='{self.describe()}')"
+
+
+def check_shape(widths: tuple[int, ...], argument: str = "tree") -> None:
+    """A shape is valid when widths are >= 0, the first is >= 1, and no level follows a 0."""
+    if not widths or widths[0] < 1:
+        raise InputError(argument, " ".join(map(str, widths)), "the first level needs >= 1 node")
+    if any(w < 0 or w > 4096 for w in widths):
+        raise InputError(argument, " ".join(map(str, widths)), "widths between 0 and 4096")
+    seen_zero = False
+    for w in widths:
+        if seen_zero and w > 0:
+            raise InputError(
+                argument,
+                " ".join(map(str, widths)),
+                "a level cannot have nodes below an empty level",
+            )
+        seen_zero = seen_zero or w == 0
 
 
 def _assign_level(
-    prev: list[int], prev_prob: list[float], width: int, depth: int, model: PositionalModel
+    prev: list[int], prev_prob: list[float], width: int, depth: int, model: RankRows
 ) -> tuple[list[int], list[float]]:
     """Hang `width` nodes under the previous level, each on the most probable free slot."""
-    import heapq
-
     row = model.row(depth)
     next_rank = [0] * len(prev)
     heap = [(-prev_prob[j] * _at(row, 0), j) for j in range(len(prev))]

@@ -1,0 +1,215 @@
+"""The pass service: every pass a consumer costs is timed here, once per engine.
+
+Engines turn one pass into a `Timing` and remember nothing. `PassService` wraps an engine
+and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`: the spec,
+the board, the model's architecture and the drafter), the per-unit rows of the last verify
+pass, and batching (`prefetch`: the missing passes of a plan computed on an executor's
+workers and stored here). `service_for(engine)` is the one service of an engine instance
+(carried by the engine object, so both are freed together), and every consumer holding
+that engine (simulate, the solver, tree design, the side-by-side tables, generate,
+`--trace`) shares one memo: nothing is timed twice.
+
+A service satisfies the `Engine` protocol itself (`name`, `version`, `run_pass`), so it can
+be handed wherever an engine is expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import Any
+
+from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine import Engine
+from fpgasim.engine.timing import Timing, combine
+from fpgasim.step.executor import Executor
+
+#: A pass to time: (spec, board, model, drafter or None).
+PassKey = tuple[PassSpec, Board, TargetModel, Any]
+#: A timed pass: its Timing and the engine's per-unit rows ([] on engines without them).
+Timed = tuple[Timing, list[dict]]
+
+
+@lru_cache(maxsize=256)
+def architecture(model: TargetModel) -> TargetModel:
+    """The model without its labels (id, hf_name, the file it came from): what a pass's
+    timing depends on (e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B, one architecture, share
+    their passes). Cached: it is asked once per pass looked up."""
+    return type(model).model_construct(**(dict(model) | {"id": "", "hf_name": ""}))
+
+
+def pass_key(spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> tuple:
+    """What a timed pass is remembered under."""
+    return (spec, board, architecture(model), drafter)
+
+
+def engine_options(engine: Engine) -> dict:
+    """The constructor arguments that rebuild `engine` on a worker ({} when it has none)."""
+    return dict(getattr(engine, "options", None) or {})
+
+
+class PassService:
+    """The passes of one engine instance, each timed once (see the module docstring)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._memo: dict[tuple, Timed] = {}
+        self._last_rows: list[dict] = []
+
+    @property
+    def name(self) -> str:
+        return self.engine.name
+
+    @property
+    def version(self) -> str:
+        return self.engine.version
+
+    @property
+    def last_utilisation(self) -> list[dict]:
+        """Per-unit and per-channel-group rows of the last target (verify) pass asked."""
+        return self._last_rows
+
+    @property
+    def remembered(self) -> int:
+        """How many distinct passes are remembered (not `__len__`: an empty service is no
+        less an engine, and callers test `engine or default`)."""
+        return len(self._memo)
+
+    def __contains__(self, key: PassKey) -> bool:
+        return pass_key(*key) in self._memo
+
+    def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
+        """Timing and per-unit rows of one pass, timed on the first ask only."""
+        key = pass_key(spec, board, model, drafter)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = time_pass(self.engine, spec, board, model, drafter)
+        if spec.kind == "target":
+            self._last_rows = hit[1]
+        return hit
+
+    def run_pass(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
+    ) -> Timing:
+        """Timing of one pass (the `Engine` protocol, remembered)."""
+        return self.timed(spec, board, model, drafter)[0]
+
+    def run_passes(
+        self,
+        specs: Iterable[PassSpec],
+        board: Board,
+        model: TargetModel,
+        algorithm: Algorithm | None = None,
+    ) -> Timing:
+        """The passes in sequence (draft passes run with the algorithm's drafter)."""
+        drafter = algorithm.drafter if algorithm is not None else None
+        return combine(
+            [self.run_pass(p, board, model, None if p.kind == "target" else drafter) for p in specs]
+        )
+
+    def prefetch(
+        self,
+        keys: Iterable[PassKey],
+        executor: Executor,
+        chunks_per_worker: int = 8,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Time the passes `keys` not yet remembered on the executor's workers and remember
+        their results here; how many were computed.
+
+        The results are those `run_pass` gives in this process (same engine class, same
+        options). `progress(done, total)` is called after each chunk.
+        """
+        wanted = {pass_key(*k): k for k in keys}
+        missing = [k for pk, k in wanted.items() if pk not in self._memo]
+        if not missing:
+            return 0
+        n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
+        # largest programs first, dealt round-robin so every chunk gets a similar mix
+        missing.sort(key=lambda k: -(k[0].tokens * (k[0].tokens + k[0].context)))
+        chunks = [missing[i::n_chunks] for i in range(n_chunks)]
+        options = (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
+        done = 0
+        for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
+            for key, result in zip(chunks[index], results, strict=True):
+                self._memo[pass_key(*key)] = result
+            done += len(results)
+            if progress is not None:
+                progress(done, len(missing))
+        return len(missing)
+
+
+def time_pass(
+    engine: Engine, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
+) -> Timed:
+    """One pass on the engine, with its per-unit rows when the engine gives them."""
+    detail = getattr(engine, "run_pass_detail", None)
+    if detail is not None:
+        return detail(spec, board, model, drafter)
+    return engine.run_pass(spec, board, model, drafter), []
+
+
+#: The attribute under which an engine instance carries its service (set by `service_for`;
+#: the engine's own code never reads it). An attribute, not a weak-keyed table: the
+#: service refers to its engine, which would keep a table's key alive for ever, while an
+#: engine and its service form a cycle the garbage collector frees together.
+_ATTRIBUTE = "_pass_service"
+#: Services of engines that take no attributes (slots, frozen classes); the service holds
+#: its engine, so the id is not reused while the entry lives.
+_DETACHED: dict[int, PassService] = {}
+
+
+def service_for(engine: Engine | PassService) -> PassService:
+    """The pass service of an engine instance (created on first ask; a service is its own)."""
+    if isinstance(engine, PassService):
+        return engine
+    service = getattr(engine, _ATTRIBUTE, None)
+    if service is None:
+        service = _DETACHED.get(id(engine))
+    if service is None:
+        service = PassService(engine)
+        try:
+            setattr(engine, _ATTRIBUTE, service)
+        except (AttributeError, TypeError):
+            _DETACHED[id(engine)] = service
+    return service
+
+
+#: Worker side of `prefetch`: one engine per (class, options) per process, reused across
+#: chunks (a cycle engine keeps its per-part memo of FlightLLM programs).
+_WORKER_ENGINES: dict[tuple, Engine] = {}
+
+
+def _time_chunk(task: tuple[tuple, list[PassKey]]) -> list[Timed]:
+    """Pool worker: time a chunk of passes on this process's engine for the options."""
+    options, keys = task
+    engine = _WORKER_ENGINES.get(options)
+    if engine is None:
+        cls, kwargs = options
+        engine = _WORKER_ENGINES[options] = cls(**dict(kwargs))
+    return [time_pass(engine, *key) for key in keys]
+
+
+class Planner(PassService):
+    """A pass service that plans: it records every distinct pass asked (`plan`, in the order
+    first asked) and answers with another, cheaper engine (the accounting), so a consumer
+    run on it lists the passes it needs without timing them on the real engine."""
+
+    def __init__(self, answer: Engine) -> None:
+        super().__init__(answer)
+        self._plan: dict[tuple, PassKey] = {}
+
+    @property
+    def name(self) -> str:
+        """Not the answering engine's name: consumers must not take it for the accounting."""
+        return "planner"
+
+    def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
+        self._plan.setdefault(pass_key(spec, board, model, drafter), (spec, board, model, drafter))
+        return super().timed(spec, board, model, drafter)
+
+    @property
+    def plan(self) -> list[PassKey]:
+        """The distinct passes asked so far."""
+        return list(self._plan.values())

@@ -1,0 +1,134 @@
+"""The pass service: every consumer asks it, each distinct pass reaches the engine once,
+batches on an executor give the in-process results, and a planner lists what a run needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpgasim.analysis.generation import generate
+from fpgasim.analysis.solver import solve
+from fpgasim.analysis.tree_design import throughput_curve
+from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.engine import get_engine
+from fpgasim.engine.timing import Timing
+from fpgasim.simulate import Point, simulate_point, verify_timing
+from fpgasim.step import Planner, pass_key, service_for, step_passes, verify_spec
+from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor
+from fpgasim.tree.draft_trees import default_tree
+
+V80 = load_board("v80")
+LLAMA = load_model("llama-3.1-8b")
+LONGSPEC = load_algorithm("longspec")
+
+
+class CountingEngine:
+    """The analytic engine, counting every pass it is asked (keyed like the service)."""
+
+    name = "counting"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.inner = get_engine("analytic")
+        self.asked: list[tuple] = []
+
+    def run_pass(self, spec, board, model, drafter=None) -> Timing:
+        self.asked.append(pass_key(spec, board, model, drafter))
+        return self.inner.run_pass(spec, board, model, drafter)
+
+
+def test_every_consumer_shares_one_memo_and_no_pass_is_timed_twice() -> None:
+    engine = CountingEngine()
+    tree = default_tree(LONGSPEC)
+    point = Point(V80, LLAMA, 1024, tree.size, LONGSPEC, tree, 3)
+    first = simulate_point(engine, point)
+    assert simulate_point(engine, point) == first
+    solve(V80, LLAMA, LONGSPEC, [1024, 2048], engine=engine)
+    throughput_curve(engine, V80, LLAMA, LONGSPEC, 1024, x_max=24)
+    generate(engine, V80, LLAMA, 64, 8, algorithm=LONGSPEC)
+    assert len(engine.asked) == len(set(engine.asked)) > 50
+    assert service_for(engine).remembered == len(engine.asked)
+
+
+def test_engines_remember_nothing_the_service_does() -> None:
+    fast = get_engine("fast", window=True)
+    spec = verify_spec(4, 512)
+    calls = []
+    real = fast.simulate
+    fast.simulate = lambda p: calls.append(1) or real(p)
+    fast.run_pass(spec, V80, LLAMA)
+    once = len(calls)
+    fast.run_pass(spec, V80, LLAMA)
+    assert len(calls) == 2 * once  # the engine simulates again
+    service = service_for(fast)
+    assert service_for(fast) is service and service_for(service) is service
+    t = service.run_pass(spec, V80, LLAMA)
+    assert service.run_pass(spec, V80, LLAMA) is t and len(calls) == 3 * once
+    assert verify_timing(fast, V80, LLAMA, 4, 512) is t  # simulate asks the same service
+
+
+def test_an_empty_service_is_still_an_engine() -> None:
+    """Callers write `engine or default`; an empty service must not read as no engine."""
+    for service in (service_for(get_engine("analytic")), Planner(get_engine("analytic"))):
+        assert service.remembered == 0 and bool(service)
+
+
+@pytest.mark.parametrize("pool", [InProcessExecutor, ProcessExecutor])
+def test_prefetch_on_an_executor_gives_the_in_process_timings(pool) -> None:
+    tree = default_tree(LONGSPEC)
+    steps = [step_passes(tree.size, c, LONGSPEC, tree, 2) for c in (256, 4096)]
+    keys = [(s.verify, V80, LLAMA, None) for s in steps]
+    keys += [(p, V80, LLAMA, LONGSPEC.drafter) for s in steps for p in s.drafts]
+    keys += keys[:2]  # asked twice: computed once
+    service = service_for(get_engine("fast", window=True))
+    with pool(2) if pool is ProcessExecutor else pool() as ex:
+        done: list[int] = []
+        assert service.prefetch(keys, ex, progress=lambda n, total: done.append(n)) == len(
+            {pass_key(*k) for k in keys}
+        )
+    assert done[-1] == len({pass_key(*k) for k in keys})
+    assert service.prefetch(keys, InProcessExecutor()) == 0
+    here = get_engine("fast", window=True)
+    for key in keys:
+        assert service.run_pass(*key) == here.run_pass(*key)
+
+
+def test_the_planner_lists_each_distinct_pass_and_answers_with_its_engine() -> None:
+    planner = Planner(get_engine("analytic"))
+    assert planner.name == "planner"  # not taken for the accounting by the solver
+    solve(V80, LLAMA, LONGSPEC, [1024], engine=planner)
+    plan = planner.plan
+    assert len({pass_key(*k) for k in plan}) == len(plan) > 20
+    assert planner.remembered == len(plan)
+    # the same solve on a real engine asks exactly the planned passes
+    engine = CountingEngine()
+    solve(V80, LLAMA, LONGSPEC, [1024], engine=engine)
+    assert set(engine.asked) == {pass_key(*k) for k in plan}
+
+
+def test_an_engine_that_takes_no_attributes_gets_one_service_too() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class FrozenEngine:
+        name: str = "frozen"
+        version: str = "1"
+
+        def run_pass(self, spec, board, model, drafter=None) -> Timing:
+            return get_engine("analytic").run_pass(spec, board, model, drafter)
+
+    engine = FrozenEngine()
+    assert service_for(engine) is service_for(engine)
+    assert verify_timing(engine, V80, LLAMA, 2, 64) is verify_timing(engine, V80, LLAMA, 2, 64)
+
+
+def test_an_engine_and_its_service_are_freed_together() -> None:
+    """A sweep builds an engine per chunk: its passes must not outlive it."""
+    import gc
+    import weakref
+
+    engine = get_engine("analytic")
+    verify_timing(engine, V80, LLAMA, 2, 64)
+    gone = weakref.ref(service_for(engine))
+    del engine
+    gc.collect()
+    assert gone() is None

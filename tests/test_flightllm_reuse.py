@@ -19,7 +19,7 @@ from fpgasim.dataflow.flightllm.compiler import (
     has_choice,
 )
 from fpgasim.dataflow.flightllm.emitter import Rates
-from fpgasim.dataflow.instructions import _totals
+from fpgasim.dataflow.instructions import _digest, _totals
 from fpgasim.dataflow.passes import PassSpec
 
 BOARD = load_board("flightllm-vhk158")
@@ -66,6 +66,7 @@ def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> N
             assert np.array_equal(part.instrs, fresh.instrs), part.label
             assert flightllm.compiler.TICKS_PER_CYCLE == part.ticks_per_cycle
             assert part.memo[("totals", prog.unit_roles)] == _totals(fresh, prog.unit_roles)
+            assert part.memo["part_key"] == _digest(fresh)
     flightllm._part.cache_clear()
 
 

@@ -269,10 +269,19 @@ def part_key(part: Program) -> bytes:
 
 def _digest(part: Program) -> bytes:
     ins = part.instrs
+    unit, cycles, wait = (np.ascontiguousarray(ins[col]).tobytes()
+                          for col in ("unit", "cycles", "wait"))
+    return digest_of(unit, cycles, wait, part.unit_names, part.ticks_per_cycle)
+
+
+def digest_of(unit: bytes, cycles: bytes, wait: bytes, unit_names: tuple[str, ...],
+              ticks_per_cycle: int) -> bytes:
+    """`part_key` from the bytes of a part's unit, cycles and wait columns: a lowering that
+    prices the same rows again keeps the unit and wait bytes and seeds `Program.memo`."""
     h = hashlib.blake2b(digest_size=20)
-    for col in ("unit", "cycles", "wait"):
-        h.update(np.ascontiguousarray(ins[col]).tobytes())
-    h.update(repr((part.unit_names, part.ticks_per_cycle)).encode())
+    for column in (unit, cycles, wait):
+        h.update(column)
+    h.update(repr((unit_names, ticks_per_cycle)).encode())
     return h.digest()
 
 

@@ -42,6 +42,7 @@ from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     Program,
     cycle_rows,
+    digest_of,
     other_totals,
     seed_totals,
 )
@@ -153,6 +154,8 @@ class PartRows:
     starts: np.ndarray
     other_totals: dict[str, int]  # `instructions.totals` that do not depend on durations
     cycle_rows: dict[str, np.ndarray]  # the rows each duration total sums
+    unit_bytes: bytes  # the unit and wait columns' bytes, for `part_key`
+    wait_bytes: bytes
 
     def cycles(self, rates: Rates) -> np.ndarray:
         return cycles_at(self.num, self.link, self.den, rates)
@@ -216,7 +219,9 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     unpriced = _program(rows, 0.0, ["-"] * len(layers))
     return PartRows(rows, num, link.astype(np.int8), den, starts,
                     other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]),
-                    cycle_rows(unpriced, UNIT_ROLES))
+                    cycle_rows(unpriced, UNIT_ROLES),
+                    np.ascontiguousarray(rows["unit"]).tobytes(),
+                    np.ascontiguousarray(rows["wait"]).tobytes())
 
 
 #: part_rows(layers, rates, masks, forms), or a cache of it
@@ -318,12 +323,15 @@ def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, .
 
 def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     """The part's rows priced for `rates`: durations in ticks of 2**-24 cycle."""
-    rows = part.rows.copy()
+    raw = np.dtype((np.void, INSTR_DTYPE.itemsize))  # copied as bytes: one memcpy
+    rows = part.rows.view(raw).copy().view(INSTR_DTYPE)
     cycles = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
     rows["cycles"] = cycles
     rows.flags.writeable = False
     program = _program(rows, rates.clock_hz, names)
     seed_totals(program, UNIT_ROLES, part.other_totals, part.cycle_rows, cycles)
+    program.memo["part_key"] = digest_of(part.unit_bytes, cycles.tobytes(), part.wait_bytes,
+                                         UNIT_NAMES, TICKS_PER_CYCLE)
     return program
 
 

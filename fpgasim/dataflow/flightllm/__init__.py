@@ -112,9 +112,9 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
 #: It holds the projections of x = 1..85 and the draft passes that a `generate` P = 128,
 #: D = 512 meets at every context (5.0M rows)
 PART_CACHE_ROWS = 6_000_000
-#: the same parts' link-free rows (about 90 bytes a row): a design-space sweep over clocks
-#: and bandwidths compiles each instruction stream once and prices it per board (the sweep
-#: runs the boards that share their instructions next to each other)
+#: the same parts' link-free rows (about 130 bytes a row, with their totals' row indices):
+#: a design-space sweep over clocks and bandwidths compiles each instruction stream once and
+#: prices it per board (the sweep runs the boards that share their instructions together)
 ROWS_CACHE_ROWS = 2_000_000
 #: link-free rows of parts that depend on the context (attention): met again only by the
 #: next designs of a sweep that differ in clock or bandwidth
@@ -183,10 +183,6 @@ class _PartCache:
             return compiled()
         return self.parts((group.keys, rates, masks), compiled)
 
-    @property
-    def rows(self) -> int:
-        return self.parts.rows
-
     def cache_clear(self) -> None:
         """Forget every compiled part, summary and shared block (a cold compiler)."""
         for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
@@ -194,8 +190,9 @@ class _PartCache:
 
 
 _part = _PartCache()
-#: layer kinds whose instructions depend on the context: their parts are not kept across
-#: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
+#: layer kinds whose instructions depend on the context: their priced parts are not kept
+#: across passes (a sweep over x or contexts meets each once), leaving room to the
+#: projections; their link-free rows are, briefly (`PASS_ROWS_CACHE_ROWS`)
 _CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
 
 

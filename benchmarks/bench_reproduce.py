@@ -1,9 +1,10 @@
 """Wall and CPU time of the README's `fpgasim reproduce all --out DIR` (a fresh process, like a
 user) with the default simulator beside the accounting, the accounting alone and `event`.
 
-Targets (issue 13), on the 2-core reference machine: default (fast beside analytic, numba
-compiled from scratch: its on-disk cache is emptied first) <= 30 s wall, `--engine
-analytic` <= 5 s, `--engine event` <= 120 s. CPU time (this process's children: the CLI
+Targets, on the 2-core reference machine: default (fast beside analytic, numba compiled
+from scratch: its on-disk cache is emptied first) <= 30 s wall (issue 13), the default run
+again with the kernel in numba's on-disk cache <= 12 s (issue 18), `--engine analytic`
+<= 5 s, `--engine event` <= 120 s. CPU time (this process's children: the CLI
 and its pool workers) is reported beside the wall time: on a shared machine the wall time
 is pessimistic, the CPU time is not. All runs read the shipped measured AAT tables.
 """
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: (label, --engine, target wall seconds, empty the numba cache first)
 RUNS = (
     ("default (fast beside analytic, numba compiled)", "fast", 30.0, True),
-    ("default again (numba cache on disk)", "fast", 30.0, False),
+    ("default again (numba cache on disk)", "fast", 12.0, False),
     ("--engine analytic", "analytic", 5.0, False),
     ("--engine event", "event", 120.0, False),
 )
@@ -35,19 +36,31 @@ def clear_numba_cache() -> None:
         path.unlink()
 
 
-def reproduce_all(engine: str, out: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of `python -m fpgasim reproduce all --engine ENGINE --out OUT`."""
-    args = [sys.executable, "-m", "fpgasim", "reproduce", "all", "--engine", engine]
-    args += ["--out", str(out)]
+def timed_cli(args: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s) of `python -m fpgasim ARGS` in a fresh process (CPU: the CLI and
+    its pool workers)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=3600, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fpgasim", *args],
+        capture_output=True, text=True, timeout=3600, cwd=REPO,
+    )  # fmt: skip
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise RuntimeError(f"reproduce all --engine {engine} failed: {proc.stderr.strip()}")
+        raise RuntimeError(f"fpgasim {' '.join(args)} failed: {proc.stderr.strip()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def wall_and_cpu_rows(name: str, wall: float, cpu: float, target: float) -> list[dict]:
+    """The two rows of a run: wall seconds against the target, and CPU seconds."""
+    return [
+        {"benchmark": f"{name}: wall", "value": wall, "unit": "s",
+         "target": f"<= {target:.0f} s", "ok": wall <= target},
+        {"benchmark": f"{name}: CPU (all processes)", "value": cpu, "unit": "s",
+         "target": "(wall on a busy machine: judge by CPU)", "ok": ""},
+    ]  # fmt: skip
 
 
 def run() -> list[dict]:
@@ -57,16 +70,9 @@ def run() -> list[dict]:
         if fresh:
             clear_numba_cache()
         with tempfile.TemporaryDirectory() as tmp:
-            wall, cpu = reproduce_all(engine, Path(tmp))
-        name = f"reproduce all, {label}"
-        rows.append(
-            {"benchmark": f"{name}: wall", "value": wall, "unit": "s",
-             "target": f"<= {target:.0f} s", "ok": wall <= target}
-        )  # fmt: skip
-        rows.append(
-            {"benchmark": f"{name}: CPU (all processes)", "value": cpu, "unit": "s",
-             "target": "(wall on a busy machine: judge by CPU)", "ok": ""}
-        )  # fmt: skip
+            args = ["reproduce", "all", "--engine", engine, "--out", str(Path(tmp))]
+            wall, cpu = timed_cli(args)
+        rows += wall_and_cpu_rows(f"reproduce all, {label}", wall, cpu, target)
     return rows
 
 

@@ -56,7 +56,7 @@ class Tensor:
             raise GraphError("?", "?", self.name, f"dtype {self.dtype!r} not in {allowed}")
         if self.location not in LOCATIONS:
             raise GraphError("?", "?", self.name, f"location {self.location!r} not in {LOCATIONS}")
-        if any(d < 0 for d in self.shape):
+        if self.shape and min(self.shape) < 0:
             raise GraphError("?", "?", self.name, f"negative dimension in shape {self.shape}")
 
     @property
@@ -91,6 +91,31 @@ class Node:
         return default
 
 
+#: (producers, ancestors, direct producers) of every op of a graph, by op index
+_Dependencies = tuple[
+    tuple[tuple[int, ...], ...], tuple[frozenset[int], ...], tuple[tuple[int, ...], ...]
+]
+#: dependencies per graph structure (each op's input and output tensor names)
+_DEPENDENCIES: dict[tuple, _Dependencies] = {}
+#: structures kept before the memo is emptied (a pass shape has one; results never depend
+#: on the memo)
+_MAX_STRUCTURES = 4096
+
+
+def _dependencies_of(nodes: tuple[Node, ...], producer: Mapping[str, int]) -> _Dependencies:
+    """Producers, ancestors and direct producers of every op (see `Graph.direct_producers`)."""
+    producers: list[tuple[int, ...]] = []
+    ancestors: list[frozenset[int]] = []
+    direct: list[tuple[int, ...]] = []
+    for node in nodes:
+        found = tuple(sorted({producer[t] for t in node.inputs if t in producer}))
+        producers.append(found)
+        ancestors.append(frozenset(found).union(*(ancestors[p] for p in found)))
+        implied = frozenset().union(*(ancestors[p] for p in found))
+        direct.append(tuple(p for p in found if p not in implied))
+    return tuple(producers), tuple(ancestors), tuple(direct)
+
+
 @dataclass(frozen=True)
 class Graph:
     """Tensors, the graph's external inputs, and ops in a valid execution order."""
@@ -100,7 +125,7 @@ class Graph:
     inputs: tuple[str, ...]
     nodes: tuple[Node, ...]
     _producer: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
-    _ancestors: list[frozenset[int]] = field(default_factory=list, repr=False, compare=False)
+    _deps: _Dependencies | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         producer: dict[str, int] = {}
@@ -146,18 +171,11 @@ class Graph:
 
     def producers(self, index: int) -> tuple[int, ...]:
         """Indices of the ops whose outputs op `index` reads (sorted, without repeats)."""
-        found = {self._producer[t] for t in self.nodes[index].inputs if t in self._producer}
-        return tuple(sorted(found))
+        return self._dependencies()[0][index]
 
     def ancestors(self, index: int) -> frozenset[int]:
         """Indices of every op that op `index` depends on, directly or through other ops."""
-        if not self._ancestors:
-            found: list[frozenset[int]] = []
-            for i in range(len(self.nodes)):
-                direct = self.producers(i)
-                found.append(frozenset(direct).union(*(found[p] for p in direct)))
-            object.__setattr__(self, "_ancestors", found)
-        return self._ancestors[index]
+        return self._dependencies()[1][index]
 
     def direct_producers(self, index: int) -> tuple[int, ...]:
         """`producers(index)` minus those another producer already depends on (sorted).
@@ -165,9 +183,20 @@ class Graph:
         Waiting for these is waiting for all producers: the rest are implied (a transitive
         reduction), e.g. a residual input whose producer the attention output depends on.
         """
-        found = self.producers(index)
-        implied = frozenset().union(*(self.ancestors(p) for p in found))
-        return tuple(p for p in found if p not in implied)
+        return self._dependencies()[2][index]
+
+    def _dependencies(self) -> _Dependencies:
+        """Producers, ancestors and direct producers of every op, shared by every graph of
+        the same structure (e.g. one pass at many contexts: only tensor shapes differ)."""
+        if self._deps is None:
+            key = tuple((node.inputs, node.outputs) for node in self.nodes)
+            deps = _DEPENDENCIES.get(key)
+            if deps is None:
+                if len(_DEPENDENCIES) >= _MAX_STRUCTURES:
+                    _DEPENDENCIES.clear()
+                deps = _DEPENDENCIES[key] = _dependencies_of(self.nodes, self._producer)
+            object.__setattr__(self, "_deps", deps)
+        return self._deps
 
     def consumers(self, tensor: str) -> tuple[int, ...]:
         """Indices of the ops that read `tensor`."""
@@ -208,7 +237,7 @@ class GraphBuilder:
         """Define a tensor (names are unique) and return its name."""
         if name in self._tensors:
             raise GraphError(self.name, "<define>", name, "tensor defined twice")
-        self._tensors[name] = Tensor(name, tuple(int(d) for d in shape), dtype, location)
+        self._tensors[name] = Tensor(name, tuple(map(int, shape)), dtype, location)
         return name
 
     def input(self, name: str, shape: Iterable[int], dtype: str, location: Location) -> str:

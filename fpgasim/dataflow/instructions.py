@@ -121,41 +121,54 @@ class Program:
 
 def window(template: Program, layers: int) -> Program:
     """The program of the same pass with `layers` layer blocks (1 <= layers <= total_layers)."""
+    rows = _window_rows(template, layers)
+    if rows is None:
+        return template
+    src = template.instrs
+    h, lam = template.head_len, template.layer_len
+    # gathered as bytes: numpy gathers a structured array ten times slower
+    raw = src.view(np.uint8).reshape(len(src), src.dtype.itemsize)
+    instrs = raw[rows].reshape(-1).view(src.dtype)
+    blocks = slice(h + lam, len(rows) - (len(src) - h - 2 * lam))  # block 1's copies
+    tail = slice(blocks.stop, len(rows))
+    # copy k of block 1 is layer k: its waits past the head move k - 1 layers on; the
+    # tail's move layers - 2 (on a contiguous copy: a structured array's field is slow)
+    wait = np.take(np.ascontiguousarray(src["wait"]), rows, axis=0)
+    shift = np.zeros(len(rows), dtype=wait.dtype)
+    shift[blocks] = np.repeat(np.arange(layers - 1, dtype=wait.dtype) * lam, lam)
+    shift[tail] = (layers - 2) * lam
+    instrs["wait"] = wait + shift[:, None] * (wait >= h)
+    instrs["layer"][blocks] = np.repeat(np.arange(1, layers, dtype=np.int32), lam)
+    instrs["layer"][tail] = layers
+    instrs.flags.writeable = False
+    return replace(template, instrs=instrs, layers=layers)
+
+
+def _window_rows(template: Program, layers: int) -> np.ndarray | None:
+    """The template row of each row of the `layers`-block window: head, block 0, then block
+    1 `layers - 1` times, then the tail; None when the window is the template itself."""
     if not 1 <= layers <= template.total_layers:
         raise ValueError(f"window of {layers} layers outside 1..{template.total_layers}")
     if template.layers < 2 or layers == template.layers:
         if layers != template.layers:
             raise ValueError("a template with fewer than 2 layer blocks cannot be widened")
-        return template
-    src = template.instrs
-    h, lam = template.head_len, template.layer_len
-    head = src[:h]
-    first = src[h : h + lam]
-    block = src[h + lam : h + 2 * lam]
-    tail = src[h + 2 * lam :]
+        return None
     if layers == 1:
         raise ValueError("window of 1 layer from a multi-layer template is not defined")
-    if (block["wait"][block["wait"] >= 0] < h).any():
+    check_window(template)
+    h, lam, n = template.head_len, template.layer_len, len(template.instrs)
+    block = np.arange(h + lam, h + 2 * lam)
+    return np.concatenate(
+        [np.arange(h + lam), np.tile(block, layers - 1), np.arange(h + 2 * lam, n)]
+    )
+
+
+def check_window(template: Program) -> None:
+    """A template's layer block 1 may be copied to later layers: it waits on no head row."""
+    h, lam = template.head_len, template.layer_len
+    block_wait = template.instrs["wait"][h + lam : h + 2 * lam]
+    if (block_wait[block_wait >= 0] < h).any():
         raise AssertionError("layer block 1 waits on the head; blocks would not be identical")
-    parts = [head, first]
-    for k in range(1, layers):
-        copy = block.copy()
-        _shift(copy, h, (k - 1) * lam)
-        copy["layer"] = k
-        parts.append(copy)
-    tail_copy = tail.copy()
-    _shift(tail_copy, h, (layers - 2) * lam)
-    tail_copy["layer"] = layers
-    instrs = np.concatenate(parts + [tail_copy])
-    instrs.flags.writeable = False
-    return replace(template, instrs=instrs, layers=layers)
-
-
-def _shift(rows: np.ndarray, head_len: int, offset: int) -> None:
-    wait = rows["wait"]
-    mask = wait >= head_len
-    wait[mask] += offset
-    rows["wait"] = wait
 
 
 def full(template: Program) -> Program:
@@ -303,15 +316,45 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     n = template.total_layers
-    cyc, nbytes, work = src["cycles"], src["nbytes"], src["work"]
+    weights = np.ones(len(src), dtype=np.int64)
     if blocks == 2:
-        weights = np.ones(len(src), dtype=np.int64)
         weights[h + lam : h + 2 * lam] = n - 1
-        cyc, nbytes, work = cyc * weights, nbytes * weights, work * weights
-    out = other_totals(template, unit_roles, nbytes, work)
-    for name, rows in cycle_rows(template, unit_roles).items():
-        out[name] = int(cyc[rows].sum())
-    return {k: out[k] for k in _order(template)}
+    cyc = src["cycles"] * weights
+    nbytes = src["nbytes"] * weights
+    work = src["work"] * weights
+    unit = src["unit"]
+    traffic = src["traffic"]
+    moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
+    names = template.unit_names
+    # per-unit and per-traffic sums as one-hot products (exact integer arithmetic)
+    per_unit = _one_hot(unit, len(names)) @ np.stack([cyc, nbytes * moved, work], axis=1)
+    per_traffic = _one_hot(traffic, TRAFFIC_STORE + 1) @ np.stack([nbytes, cyc], axis=1)
+    out: dict[str, int] = {}
+    for u, name in enumerate(names):
+        out[f"busy_{name}"] = int(per_unit[u, 0])
+        out[f"bytes_{name}"] = int(per_unit[u, 1])
+        out[f"work_{name}"] = int(per_unit[u, 2])
+    loads = [TRAFFIC_ACT, TRAFFIC_KV]
+    out["weight_bytes"] = int(per_traffic[TRAFFIC_WEIGHT, 0])
+    out["act_load_bytes"] = int(per_traffic[loads, 0].sum())
+    out["act_store_bytes"] = int(per_traffic[TRAFFIC_STORE, 0])
+    out["weight_load_cycles"] = int(per_traffic[TRAFFIC_WEIGHT, 1])
+    out["act_load_cycles"] = int(per_traffic[loads, 1].sum())
+    compute = [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE]
+    sfu = [u for u, r in enumerate(unit_roles) if r == ROLE_SFU]
+    is_compute = np.zeros(len(names), dtype=bool)
+    is_compute[compute] = True
+    mv = is_compute[unit] & (src["opcode"] == MV)
+    out["macs"] = int(per_unit[compute, 2].sum())
+    out["sfu_elements"] = int(per_unit[sfu, 2].sum())
+    out["mv_cycles"] = int(cyc[mv].sum())
+    out["mv_macs"] = int(work[mv].sum())
+    return out
+
+
+def _one_hot(keys: np.ndarray, n: int) -> np.ndarray:
+    """(n, len(keys)) int64 matrix: row k marks the positions whose key is k."""
+    return (keys == np.arange(n)[:, None]).astype(np.int64)
 
 
 def _order(template: Program) -> list[str]:
@@ -324,8 +367,10 @@ def _order(template: Program) -> list[str]:
 
 def cycle_rows(template: Program, unit_roles: tuple[str, ...]) -> dict[str, np.ndarray]:
     """The rows whose durations each duration total of `totals` sums (busy per unit, weight
-    and activation loads, MV-mode rows), as index arrays: a program's rows priced again
-    (FlightLLM's compiler, another link rate) sum them without recomputing the rest."""
+    and activation loads, MV-mode rows) in a one-block program, as index arrays: a program
+    whose rows are priced again (FlightLLM's compiler, another link rate) sums them without
+    recomputing the rest (`seed_totals`; tests/test_flightllm_reuse.py checks it against
+    `totals`)."""
     src = template.instrs
     unit, traffic = src["unit"], src["traffic"]
     out = {f"busy_{name}": np.flatnonzero(unit == u) for u, name in enumerate(template.unit_names)}
@@ -338,7 +383,8 @@ def cycle_rows(template: Program, unit_roles: tuple[str, ...]) -> dict[str, np.n
 
 def other_totals(template: Program, unit_roles: tuple[str, ...], nbytes: np.ndarray,
                  work: np.ndarray) -> dict[str, int]:
-    """The totals of `totals` that do not depend on durations (bytes and work)."""
+    """The totals of `totals` that do not depend on durations (bytes and work) of a
+    one-block program."""
     src = template.instrs
     unit, traffic = src["unit"], src["traffic"]
     out: dict[str, int] = {}

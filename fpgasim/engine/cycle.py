@@ -81,11 +81,16 @@ def check_runnable(program: Program) -> None:
     least = 1 if shared or program.ticks_per_cycle == 1 else 0
     if int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
-    for port in np.unique(ins["chan"][ins["chan"] >= 0]):
-        units = np.unique(ins["unit"][ins["chan"] == port])
-        if len(units) > 1:
-            names = [program.unit_names[u] for u in units]
-            raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
+    chan = ins["chan"]
+    used = chan >= 0
+    # the distinct (port, unit) pairs, as one number each: a port in two pairs is shared
+    pairs = np.unique(chan[used].astype(np.int64) * 256 + ins["unit"][used])
+    ports = pairs // 256
+    shared_ports = ports[1:][ports[1:] == ports[:-1]]
+    if len(shared_ports):
+        port = int(shared_ports.min())
+        names = [program.unit_names[u] for u in pairs[ports == port] % 256]
+        raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
 
 
 # --------------------------------------------------------------------------- steady state
@@ -200,6 +205,10 @@ class CycleEngine:
                     self.last_method = f"window {w}, layer {a}"
                     return sched.makespan + (n - w) * delta
         self.last_method = "full"
+        return self.full_makespan(template)
+
+    def full_makespan(self, template: Program) -> int:
+        """Makespan of the pass with every layer simulated."""
         return self.simulate(full(template)).makespan
 
     def part_ticks(self, part: Program) -> int:

@@ -18,6 +18,8 @@ from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
     Program,
+    check_window,
+    full,
 )
 from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
 
@@ -92,15 +94,65 @@ def numba_cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "fpgasim" / "numba"
 
 
+def _expand(h, lam, layers, n_units, unit, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes, wait):
+    """The loop's inputs for `window(template, layers)` from a two-block template's columns
+    (`instructions.window` row for row: head and block 0, block 1 `layers - 1` times with
+    its waits past the head moved one layer per copy, the tail moved `layers - 2`)."""
+    nt = cycles.shape[0]
+    lead = h + lam
+    n = nt + (layers - 2) * lam
+    src = np.empty((6, nt), np.int64)
+    src[0], src[1], src[2], src[3], src[4], src[5] = (
+        unit, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes
+    )
+    out = np.empty((6, n), np.int64)
+    out_wait = np.empty((n, wait.shape[1]), np.int64)
+    out[:, :lead] = src[:, :lead]
+    out_wait[:lead] = wait[:lead]
+    # (first row, template row it copies from, rows, wait shift) of block 1's copies and the tail
+    for k in range(layers):
+        if k < layers - 1:
+            first, t0, rows, shift = lead + k * lam, lead, lam, k * lam
+        else:
+            first, t0, rows, shift = lead + k * lam, lead + lam, nt - lead - lam, (k - 1) * lam
+        out[:, first : first + rows] = src[:, t0 : t0 + rows]
+        for r in range(rows):
+            for j in range(wait.shape[1]):
+                w = wait[t0 + r, j]
+                out_wait[first + r, j] = w + shift if w >= h else w
+    counts = np.zeros(n_units, np.int64)
+    for r in range(n):
+        counts[out[0, r]] += 1
+    ptr = np.zeros(n_units + 1, np.int64)
+    for u in range(n_units):
+        ptr[u + 1] = ptr[u] + counts[u]
+    fill = ptr[:n_units].copy()
+    order = np.empty(n, np.int64)
+    for r in range(n):
+        u = out[0, r]
+        order[fill[u]] = r
+        fill[u] += 1
+    return ptr, order, out[1], out[2], out[3], out[4], out[5], out_wait
+
+
 @cache
-def _kernel():
-    """The compiled loop (numba imported here so `import fpgasim` stays light), cached on
+def _compiled(fn):
+    """`fn` compiled by numba (imported here so `import fpgasim` stays light), cached on
     disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise."""
     import numba
 
     if not numba.config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR wins
         numba.config.CACHE_DIR = str(numba_cache_dir())
-    return numba.njit(cache=True, nogil=True)(_loop)
+    return numba.njit(cache=True, nogil=True)(fn)
+
+
+def _kernel():
+    """The compiled loop."""
+    return _compiled(_loop)
+
+
+#: the instruction columns the loop reads
+COLUMNS = ("unit", "cycles", "acq_buf", "acq_bytes", "rel_buf", "rel_bytes", "wait")
 
 
 def run_loop(program: Program, compiled: bool = True) -> Timeline:
@@ -108,29 +160,49 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
     check_runnable(program)
     ins = program.instrs
     unit = ins["unit"].astype(np.int64)
-    order = np.argsort(unit, kind="stable").astype(np.int64)
     nu = program.n_units
+    # each unit's rows in program order (a stable sort by unit, without sorting)
+    order = np.concatenate([np.flatnonzero(unit == u) for u in range(nu)]).astype(np.int64)
     ptr = np.zeros(nu + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(unit, minlength=nu)[:nu])
+    cols = [np.ascontiguousarray(ins[name], np.int64) for name in COLUMNS[1:-1]]
+    wait = np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT)
+    start, finish = _simulate(program, (ptr, order, *cols, wait), compiled)
+    return Timeline(program, start, finish)
+
+
+def full_makespan(template: Program) -> int:
+    """Makespan of `full(template)`: its rows are expanded from the template's in compiled
+    code (`_expand`), never built as a structured array."""
+    if template.layers < 2 or template.total_layers == template.layers:
+        return run_loop(full(template)).makespan
+    check_runnable(template)  # the full program's rows are the template's, repeated
+    check_window(template)
+    ins = template.instrs
+    nu = template.n_units
+    cols = [np.ascontiguousarray(ins[name], np.int64) for name in COLUMNS]
+    if int(cols[0].max()) >= nu:
+        raise ValueError(f"{template.label}: a row names a unit beyond its {nu} units")
+    cols[-1] = cols[-1].reshape(len(ins), MAX_WAIT)
+    h, lam, layers = template.head_len, template.layer_len, template.total_layers
+    args = _compiled(_expand)(h, lam, layers, nu, *cols)
+    _, finish = _simulate(template, args, True)
+    return int(finish.max()) if len(finish) else 0
+
+
+def _simulate(program: Program, args: tuple, compiled: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(start, finish) of every row from the loop's inputs (ptr, order, cycles, acq_buf,
+    acq_bytes, rel_buf, rel_bytes, wait); DeadlockError names `program`."""
     cap = np.asarray(program.buffer_bytes[:N_BUFFERS], np.int64)
-    args = (
-        ptr,
-        order,
-        np.ascontiguousarray(ins["cycles"], np.int64),
-        np.ascontiguousarray(ins["acq_buf"], np.int64),
-        np.ascontiguousarray(ins["acq_bytes"], np.int64),
-        np.ascontiguousarray(ins["rel_buf"], np.int64),
-        np.ascontiguousarray(ins["rel_bytes"], np.int64),
-        np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT),
-        cap,
-    )
     fn = _kernel() if compiled else _loop
-    start, finish, t, status = fn(*args)
+    start, finish, t, status = fn(*args, cap)
     if status:
+        ptr, order = args[0], args[1]
         names = program.unit_names
+        nu = program.n_units
         stuck = [names[u] for u in range(nu) if (finish[order[ptr[u] : ptr[u + 1]]] < 0).any()]
         raise DeadlockError(f"{program.label}: deadlock at cycle {t}; units waiting: {stuck}")
-    return Timeline(program, start, finish)
+    return start, finish
 
 
 class FastEngine(CycleEngine):
@@ -144,3 +216,6 @@ class FastEngine(CycleEngine):
 
     def simulate(self, program: Program) -> Timeline:
         return run_loop(program)
+
+    def full_makespan(self, template: Program) -> int:
+        return full_makespan(template)

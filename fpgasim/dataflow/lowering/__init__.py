@@ -11,6 +11,7 @@ execute the rows. One file per op family, each small enough to read at once:
   attention.py    QK^T, softmax, PV (KV chunks, tree-mask tile skipping)
   elementwise.py  norms and other SFU-only ops
   emit.py         plans -> instruction rows (waits, buffer space), on dataflow/emitter.py
+  fragments.py    each op's rows emitted once and relocated into every program using them
 
 Realistic mode (board.overlap == "realistic"):
 - weights, K/V and PV's probabilities stream through bounded buffers (linear.py,
@@ -39,7 +40,7 @@ from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import Program
 from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
 from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.emit import PlanEmitter
+from fpgasim.dataflow.lowering.fragments import Assembler, Entry, entries_of, op_key, store_plan
 from fpgasim.dataflow.lowering.linear import plan_linear
 from fpgasim.dataflow.lowering.machine import Machine
 from fpgasim.dataflow.lowering.plan import Plan
@@ -87,9 +88,14 @@ def lower_ops(
     flat = pass_ops.template_ops()
     if len(flat) != len(graph.nodes):
         raise AssertionError(f"graph {graph.name}: {len(graph.nodes)} nodes for {len(flat)} ops")
-    low = PlanEmitter(mach)
+    entries = entries_of(mach)
+    low = Assembler(mach)
     mask = TreeMask(tree_parents, mask_block, mach.ideal)
-    plans: dict[int, Plan] = {}
+    # what an attention plan reads besides its op: head geometry and the tree mask
+    mask_key = None if (tree_parents is None or mach.ideal) else (tree_parents, mask_block)
+    attention_key = (model.head_dim, model.kv_heads, mask_key)
+    placed: dict[int, Entry] = {}
+    attention: dict[tuple, Entry] = {}  # this pass's attention plans (see fragments)
     blocks = pass_ops.template_blocks
     regions: list[tuple[int, tuple[Op, ...]]] = [(-1, pass_ops.head)]
     regions += [(k, pass_ops.layer) for k in range(blocks)]
@@ -100,26 +106,38 @@ def lower_ops(
         low.layer = layer
         # ops whose emission waits for the next op that can prefetch: ops without streamed
         # loads (norms, softmax) and ops whose streamed loads wait for inputs (PV)
-        deferred: list[Plan] = []
+        deferred: list[int] = []
         for op in ops:
-            scores = next(
-                (plans[p] for p in graph.producers(pos) if flat[p].kind == "attn_qk"), None
-            )
-            plan = _plan(mach, model, mask, op, pos, scores)
-            plans[pos] = plan
+            key = op_key(op)
+            scores = None
+            cache = entries
+            if op.kind in ("attn_qk", "attn_pv"):
+                key += attention_key
+                cache = attention
+            elif op.kind == "softmax":
+                scores = next(
+                    (placed[p].plan for p in graph.producers(pos) if flat[p].kind == "attn_qk"),
+                    None,
+                )
+                key += (None,) if scores is None else (scores.cached_keys, scores.tree_visible)
+                cache = attention
+            entry = cache.get(key)
+            if entry is None:
+                plan = _plan(mach, model, mask, op, pos, scores)
+                entry = store_plan(cache, key, plan, shared=cache is entries)
+            placed[pos] = entry
             pos += 1
-            if not plan.stream_bytes or plan.waits_for_inputs:
-                deferred.append(plan)
+            if not entry.prefetches:
+                deferred.append(pos - 1)
                 continue
-            streams: list[int] = []
-            low.emit_loads(plan, (), range(low.prefetch_count(plan)), streams)
+            streams = low.prefetch(entry, pos - 1)
             for d in deferred:
-                low.emit_body(d, _inputs(low, d, graph), [])
+                low.body(placed[d], d, _inputs(low, placed[d].plan, d, graph), [])
             deferred = []
-            low.emit_body(plan, _inputs(low, plan, graph), streams)
+            low.body(entry, pos - 1, _inputs(low, entry.plan, pos - 1, graph), streams)
         for d in deferred:
-            low.emit_body(d, _inputs(low, d, graph), [])
-        bounds.append(len(low))
+            low.body(placed[d], d, _inputs(low, placed[d].plan, d, graph), [])
+        bounds.append(low.count)
     instrs = low.rows()
     head_len = bounds[1]
     layer_len = bounds[2] - bounds[1] if blocks else 0
@@ -141,7 +159,7 @@ def lower_ops(
     )
 
 
-def _inputs(low: PlanEmitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
+def _inputs(low: Assembler, plan: Plan, index: int, graph: Graph) -> tuple[int, ...]:
     """Rows the op's first instructions wait for (none in ideal mode).
 
     The rows that publish the outputs of the op's direct producers in the graph; softmax
@@ -149,7 +167,7 @@ def _inputs(low: PlanEmitter, plan: Plan, graph: Graph) -> tuple[int, ...]:
     """
     if low.mach.ideal:
         return ()
-    producers = graph.direct_producers(plan.index)
+    producers = graph.direct_producers(index)
     if plan.op.kind == "softmax":
         return tuple(low.last_mpe[p] for p in producers if low.last_mpe.get(p, -1) >= 0)
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)

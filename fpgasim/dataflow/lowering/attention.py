@@ -22,6 +22,11 @@ from fpgasim.dataflow.lowering.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 
+#: visibility matrices by (parents, block), read-only: one tree is lowered at many contexts
+_VISIBILITY: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
+#: trees kept before the memo is emptied (results never depend on it)
+_MAX_TREES = 1024
+
 
 class TreeMask:
     """The pass's tree (parent per token) and mask block; None parents = dense attention."""
@@ -41,7 +46,14 @@ class TreeMask:
                 f"tree_parents has {len(self.parents)} entries but the pass has {n} tokens"
             )
         if self._vis is None:
-            self._vis = visibility(self.parents, self.block)
+            key = (self.parents, self.block)
+            vis = _VISIBILITY.get(key)
+            if vis is None:
+                if len(_VISIBILITY) >= _MAX_TREES:
+                    _VISIBILITY.clear()
+                vis = _VISIBILITY[key] = visibility(self.parents, self.block)
+                vis.flags.writeable = False
+            self._vis = vis
         return self._vis
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from fpgasim.config import load_board, load_model
-from fpgasim.dataflow import flightllm
+from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from fpgasim.config.loader import load_algorithm, load_board, load_model
-from fpgasim.dataflow import flightllm
-from fpgasim.dataflow.flightllm import compiler, emitter
-from fpgasim.dataflow.flightllm.compiler import (
+from fpgasim.dataflow.instructions import _digest, _totals
+from fpgasim.dataflow.lowerings import flightllm
+from fpgasim.dataflow.lowerings.flightllm import compiler, emitter
+from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MM_FORM,
     MV_FORM,
     choose_forms,
     compile_part,
     has_choice,
 )
-from fpgasim.dataflow.flightllm.emitter import Rates
-from fpgasim.dataflow.instructions import _digest, _totals
+from fpgasim.dataflow.lowerings.flightllm.emitter import Rates
 from fpgasim.dataflow.passes import PassSpec
 
 BOARD = load_board("flightllm-vhk158")

@@ -2,8 +2,8 @@
 
 One row per instruction: LD/ST (bytes over a channel group), MM/MV (a tile on the MPE), MISC
 (an SFU pass) or SYS (a synchronisation point: the study-style lowering in
-`fpgasim.dataflow.lowering` never emits it, its dependencies are explicit `wait` rows; the
-FlightLLM-style lowering in `fpgasim.dataflow.flightllm` does). Each row names its unit
+`fpgasim.dataflow.lowerings.study` never emits it, its dependencies are explicit `wait` rows; the
+FlightLLM-style lowering in `fpgasim.dataflow.lowerings.flightllm` does). Each row names its unit
 (LD, ST, MPE, SFU), its duration in cycles (fixed at lowering), the rows it waits on
 (`wait`, up to MAX_WAIT indices) and the on-chip buffer space it takes when it starts
 (`acq_*`, loads) or frees when it finishes (`rel_*`, the consuming tiles). A lowering

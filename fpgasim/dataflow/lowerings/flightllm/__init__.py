@@ -3,7 +3,7 @@
 `lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
 layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
 pass as an `Executable`: the parts in program order, on FlightLLM's six units with their
-roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings`. See
+roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings.registry`. See
 docs/validation.md, "FlightLLM".
 """
 
@@ -17,7 +17,8 @@ from functools import lru_cache
 
 from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
 from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
-from fpgasim.dataflow.flightllm.compiler import (
+from fpgasim.dataflow.instructions import Executable, Program
+from fpgasim.dataflow.lowerings.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
@@ -28,12 +29,11 @@ from fpgasim.dataflow.flightllm.compiler import (
     form_cost,
     part_rows,
 )
-from fpgasim.dataflow.flightllm.drafts import decode_keys
-from fpgasim.dataflow.flightllm.emitter import _SHARED_BLOCKS
-from fpgasim.dataflow.flightllm.graph import build_graph
-from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
-from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
-from fpgasim.dataflow.instructions import Executable, Program
+from fpgasim.dataflow.lowerings.flightllm.drafts import decode_keys
+from fpgasim.dataflow.lowerings.flightllm.emitter import _SHARED_BLOCKS
+from fpgasim.dataflow.lowerings.flightllm.graph import build_graph
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
+from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 

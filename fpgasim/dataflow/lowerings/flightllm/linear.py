@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from fpgasim.dataflow.buffers import BufferTooSmall
-from fpgasim.dataflow.flightllm.emitter import (
+from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
     A_ROWS_PER_K_BLOCK_MV,
     B_ROWS_PER_K_BLOCK_MM,
     LD,
@@ -20,8 +21,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     mask_of,
     need_credit,
 )
-from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 
 
 def k_split(kb: int, first_chunk: int, fits) -> tuple[list[int], int, int]:

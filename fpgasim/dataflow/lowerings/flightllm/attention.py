@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass
 
 from fpgasim.dataflow.buffers import BufferTooSmall
-from fpgasim.dataflow.flightllm.emitter import (
+from fpgasim.dataflow.instructions import TRAFFIC_KV
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
     B_ROWS_PER_K_BLOCK_MM,
     LD,
     MISC,
@@ -20,10 +21,9 @@ from fpgasim.dataflow.flightllm.emitter import (
     mask_of,
     need_credit,
 )
-from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.flightllm.linear import emit_row_groups
-from fpgasim.dataflow.flightllm.masks import LayerMask, spread
-from fpgasim.dataflow.instructions import TRAFFIC_KV
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
+from fpgasim.dataflow.lowerings.flightllm.linear import emit_row_groups
+from fpgasim.dataflow.lowerings.flightllm.masks import LayerMask, spread
 
 
 def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:

@@ -18,8 +18,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgasim.dataflow.flightllm.attention import _causal_key_blocks, attention_mm, attention_mv
-from fpgasim.dataflow.flightllm.emitter import (
+from fpgasim.dataflow.instructions import (
+    INSTR_DTYPE,
+    MAX_WAIT,
+    Program,
+    cycle_rows,
+    digest_of,
+    other_totals,
+    seed_totals,
+)
+from fpgasim.dataflow.lowerings.flightllm.attention import (
+    _causal_key_blocks,
+    attention_mm,
+    attention_mv,
+)
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
     LD,
     MISC,
     MM,
@@ -34,18 +47,9 @@ from fpgasim.dataflow.flightllm.emitter import (
     cycles_at,
     mask_of,
 )
-from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.flightllm.linear import linear_mm, linear_mv
-from fpgasim.dataflow.flightllm.misc_layers import concat, misc_layer
-from fpgasim.dataflow.instructions import (
-    INSTR_DTYPE,
-    MAX_WAIT,
-    Program,
-    cycle_rows,
-    digest_of,
-    other_totals,
-    seed_totals,
-)
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
+from fpgasim.dataflow.lowerings.flightllm.linear import linear_mm, linear_mv
+from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
 
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",

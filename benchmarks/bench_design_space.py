@@ -10,6 +10,7 @@ Target: <= 120 s on 2 cores. Usage: python benchmarks/run.py design_space
 
 from __future__ import annotations
 
+import resource
 import time
 
 from fpgasim.analysis.design_space import designs, explore_designs
@@ -31,6 +32,7 @@ TARGET_S = 120.0
 def run() -> list[dict]:
     space = designs(*GRID.values())
     start = time.perf_counter()
+    cpu = _cpu_s()
     result = explore_designs(
         load_board("flightllm-vhk158"),
         space,
@@ -43,16 +45,23 @@ def run() -> list[dict]:
         verify_lens=GRID_VERIFY_LENS,
     )
     seconds = time.perf_counter() - start
+    cpu = _cpu_s() - cpu
+    name = (f"design space: {len(space)} designs x {len(ALGORITHMS)} drafters x "
+            f"{len(CONTEXTS)} contexts ({result.stats.points} points, cold)")
     return [
-        {
-            "benchmark": f"design space: {len(space)} designs x {len(ALGORITHMS)} drafters x "
-            f"{len(CONTEXTS)} contexts ({result.stats.points} points, cold)",
-            "value": seconds,
-            "unit": "s",
-            "target": f"<= {TARGET_S:g} s",
-            "ok": seconds <= TARGET_S,
-        }
+        {"benchmark": name, "value": seconds, "unit": "s", "target": f"<= {TARGET_S:g} s",
+         "ok": seconds <= TARGET_S},
+        {"benchmark": f"{name}, CPU (this process and its workers)", "value": cpu,
+         "unit": "s", "target": f"<= {2 * TARGET_S:g} s (2 cores)", "ok": cpu <= 2 * TARGET_S},
     ]
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its finished worker processes: the 2 cores are
+    shared, so wall time alone depends on the machine's load."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from fpgasim.config.schema import (
 )
 from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine

@@ -20,9 +20,9 @@ from fpgasim.dataflow.drafters import (
     register_drafter,
     unregister_drafter,
 )
-from fpgasim.dataflow.flightllm.drafts import DraftGraph
-from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
+from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph
+from fpgasim.dataflow.lowerings.flightllm.graph import Layers
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 from fpgasim.dataflow.token_tree import TokenTree

@@ -22,7 +22,7 @@ from fpgasim.dataflow.instructions import (
     full,
     window,
 )
-from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.lowerings.study import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
 from fpgasim.engine.analytic import AnalyticEngine

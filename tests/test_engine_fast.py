@@ -8,7 +8,7 @@ import pytest
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Buffers, Padding, PeArray, TargetModel
 from fpgasim.dataflow.instructions import full
-from fpgasim.dataflow.lowering import lower
+from fpgasim.dataflow.lowerings.study import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from fpgasim.config.loader import load_board, load_model
-from fpgasim.dataflow.flightllm import TICKS_PER_CYCLE
-from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST, SYS, resolve
-from fpgasim.dataflow.flightllm.masks import load as load_masks
 from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Executable
-from fpgasim.dataflow.lowerings import lower
+from fpgasim.dataflow.lowerings.flightllm import TICKS_PER_CYCLE
+from fpgasim.dataflow.lowerings.flightllm.compiler import LD, MISC, MM, MV, ST, SYS, resolve
+from fpgasim.dataflow.lowerings.flightllm.masks import load as load_masks
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine
@@ -355,9 +355,9 @@ def test_bad_inputs_name_the_field() -> None:
 def test_one_layer_graph_matches_the_full_graph() -> None:
     from dataclasses import replace
 
-    from fpgasim.dataflow.flightllm import extras_of, hardware_layers_of
-    from fpgasim.dataflow.flightllm.graph import build_graph
-    from fpgasim.dataflow.flightllm.layers import hardware_layers
+    from fpgasim.dataflow.lowerings.flightllm import extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.graph import build_graph
+    from fpgasim.dataflow.lowerings.flightllm.layers import hardware_layers
 
     for phase, rows, ctx in (("decode", 1, 144), ("prefill", 256, 256)):
         graph = build_graph(MODEL, extras_of(MODEL), rows, ctx, phase)
@@ -371,7 +371,7 @@ def test_one_layer_graph_matches_the_full_graph() -> None:
 def test_mask_tables_are_validated_and_causal_is_the_default() -> None:
     from fpgasim.config.loader import validate_mapping
     from fpgasim.config.schema import MaskTable
-    from fpgasim.dataflow.flightllm.masks import causal
+    from fpgasim.dataflow.lowerings.flightllm.masks import causal
 
     with pytest.raises(ConfigError, match="S has 4 rows"):
         validate_mapping(MaskTable, {"mask_block": 64, "heads": 2,
@@ -433,9 +433,9 @@ def _profiler(unit, cyc, wait, rel, divisor: float) -> float:
 
 @pytest.mark.parametrize("case", ["q_proj", "qk", "pv", "down_proj", "prefill qk", "verify"])
 def test_engines_match_a_literal_profiler(case: str) -> None:
-    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.flightllm.compiler import emit_part
-    from fpgasim.dataflow.flightllm.masks import mask_set
+    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.compiler import emit_part
+    from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
     rates = Rates.of(BOARD, extras_of(MODEL))
     if case == "prefill qk":
@@ -454,7 +454,7 @@ def test_engines_match_a_literal_profiler(case: str) -> None:
         masks = None
     unit, cyc, _, _, _, wait, rel, _ = emit_part(group, rates, masks)
     expect_s = _profiler(unit, cyc, wait, rel, 3.2) / F_HZ
-    from fpgasim.dataflow.flightllm.compiler import compile_part
+    from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
 
     part = compile_part(group, rates, masks, [x.name for x in group])
     for engine in (EventEngine(), FastEngine()):
@@ -521,9 +521,9 @@ def test_longspec_draft_pass_in_flightllm_layers() -> None:
 
 def test_live_prefill_output_credit_never_moves_qk() -> None:
     """docs/flightllm-model.md §7.10: QK^T's output credit is live for L > 1024, moves no time."""
-    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.flightllm.compiler import compile_part
-    from fpgasim.dataflow.flightllm.masks import mask_set
+    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
+    from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
     masks = mask_set("flightllm-llama2-7b", 32, 32, 64)
     qk = [x for x in hardware_layers_of(MODEL, "prefill", 2048, 2048)
@@ -541,8 +541,8 @@ def test_live_prefill_output_credit_never_moves_qk() -> None:
 
 def test_whole_decode_pass_equals_the_literal_profiler() -> None:
     """The full stream (every part, SYS tokens across parts) in section 3's float profiler."""
-    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.flightllm.compiler import emit_part
+    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.compiler import emit_part
 
     hw = hardware_layers_of(MODEL, "decode", 1, 144)
     rates = Rates.of(BOARD, extras_of(MODEL))

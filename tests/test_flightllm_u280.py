@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from fpgasim.config.loader import load_board, load_model
-from fpgasim.dataflow.flightllm.compiler import Rates
+from fpgasim.dataflow.lowerings.flightllm.compiler import Rates
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.fast import FastEngine
 

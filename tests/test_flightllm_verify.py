@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from fpgasim.config.loader import load_board, load_model
-from fpgasim.dataflow import flightllm
-from fpgasim.dataflow.flightllm import compiler
-from fpgasim.dataflow.flightllm.compiler import LD, MISC, MM, MV, ST
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
-from fpgasim.dataflow.lowerings import lower
+from fpgasim.dataflow.lowerings import flightllm
+from fpgasim.dataflow.lowerings.flightllm import compiler
+from fpgasim.dataflow.lowerings.flightllm.compiler import LD, MISC, MM, MV, ST
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
@@ -97,9 +97,10 @@ def test_done_when_four_lanes() -> None:
 
 
 def _forced(form: str):
-    """cheapest_form restricted to the MV or the MM form."""
-    def pick(e, layer, mv_form, mm_form):
-        (mv_form if form == "mv" else mm_form)(e, layer)
+    """choose_forms restricted to the MV or the MM form."""
+    def pick(layers, rates, masks, rows_of=compiler.part_rows, cost_of=None):
+        forms = tuple(form if compiler.has_choice(x) else compiler.MV_FORM for x in layers)
+        return forms, rows_of(layers, rates, masks, forms)
     return pick
 
 
@@ -118,9 +119,9 @@ def test_verify_costs_the_cheapest_form(monkeypatch, x: int) -> None:
         return {seg.parts[k].label: engine.part_ticks(seg.parts[k]) for k in set(seg.order)}
 
     chosen = spans()
-    monkeypatch.setattr(compiler, "cheapest_form", _forced("mv"))
+    monkeypatch.setattr(compiler, "choose_forms", _forced("mv"))
     mv = spans()
-    monkeypatch.setattr(compiler, "cheapest_form", _forced("mm"))
+    monkeypatch.setattr(compiler, "choose_forms", _forced("mm"))
     mm = spans()
     monkeypatch.undo()
     flightllm._part.cache_clear()
@@ -143,9 +144,9 @@ def test_decode_and_prefill_keep_the_published_rules() -> None:
 
 def test_mm_attention_follows_the_causal_block_mask() -> None:
     """MM-form verify attention: a row block sees the mask blocks up to its last row's."""
-    from fpgasim.dataflow.flightllm import Rates, extras_of
-    from fpgasim.dataflow.flightllm.compiler import FlightLLMEmitter, attention_mm
-    from fpgasim.dataflow.flightllm.layers import HwLayer
+    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of
+    from fpgasim.dataflow.lowerings.flightllm.compiler import FlightLLMEmitter, attention_mm
+    from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 
     rates = Rates.of(BOARD, extras_of(MODEL))
     # x = 64 tree tokens after L = 1000: T = 1072 (67 key blocks), rows at 1008..1071
@@ -269,8 +270,8 @@ def test_cli_simulates_every_drafter(capsys) -> None:
 @pytest.mark.parametrize("x", [2, 40, 130])
 def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
     """The shortcut that skips compiling the MM form uses its MM unit's exact summed time."""
-    from fpgasim.dataflow.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.flightllm.compiler import (
+    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.compiler import (
         FlightLLMEmitter,
         attention_mm,
         linear_mm,

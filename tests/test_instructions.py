@@ -26,7 +26,7 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowering import Machine, lower
+from fpgasim.dataflow.lowerings.study import Machine, lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 

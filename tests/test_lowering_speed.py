@@ -1,7 +1,7 @@
 """The lowering's shortcuts give the rows of the plain algorithm, bit for bit.
 
 The study lowering places cached, relocatable fragments instead of emitting every row
-(`lowering/fragments.py`), the graph's dependencies are shared by graphs of one structure,
+(`lowerings/study/fragments.py`), the graph's dependencies are shared by graphs of one structure,
 the fast engine expands a template's layers in compiled code and `totals` sums by one-hot
 products. Each is checked here against a plain reimplementation written in this file.
 """
@@ -27,10 +27,10 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowering import Machine, _plan, lower
-from fpgasim.dataflow.lowering import fragments as frag_module
-from fpgasim.dataflow.lowering.attention import TreeMask
-from fpgasim.dataflow.lowering.emit import PlanEmitter
+from fpgasim.dataflow.lowerings.study import Machine, _plan, lower
+from fpgasim.dataflow.lowerings.study import fragments as frag_module
+from fpgasim.dataflow.lowerings.study.attention import TreeMask
+from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.fast import full_makespan, run_loop
 from fpgasim.step import step_passes

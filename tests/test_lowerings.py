@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from fpgasim.config import load_board, load_model
-from fpgasim.dataflow import lowering
 from fpgasim.dataflow.instructions import ROLES, Executable
-from fpgasim.dataflow.lowerings import LOWERINGS, Lowering, lower, lowering_of
+from fpgasim.dataflow.lowerings import study
+from fpgasim.dataflow.lowerings.registry import LOWERINGS, Lowering, lower, lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
@@ -40,7 +40,7 @@ def test_every_lowering_returns_an_executable_with_a_role_per_unit(board, model,
 
 def _renamed(spec, board, model, drafter=None) -> Executable:
     """The study program on units named A-D: names are labels, roles carry the meaning."""
-    prog = lowering.lower(spec, board, model, drafter)
+    prog = study.lower(spec, board, model, drafter)
     return Executable.of_program(replace(prog, unit_names=("A", "B", "C", "D")))
 
 

@@ -13,8 +13,8 @@ import pytest
 from fpgasim.analysis.aat import load_aat_tables, table_trees
 from fpgasim.analysis.solver import solve
 from fpgasim.config.loader import load_algorithm, load_board, load_model
-from fpgasim.dataflow import lowerings
 from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
+from fpgasim.dataflow.lowerings import registry as lowerings
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import Point, simulate_point

@@ -13,7 +13,7 @@ speedup. See docs/flightllm-sd.md.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -103,6 +103,7 @@ def explore_designs(
         boards, model, algorithms, contexts, engine=engine, executor=executor,
         workers=workers, scheduler=scheduler, cache=cache, progress=progress,
         verify_lens=verify_lens,
+        instruction_groups=[(d.mv_lanes, d.mv_width, d.mm_tile_rows) for d in space],
     )
     summary = summarise_designs(frame, boards, space, engine, sources, base_design(base))
     return DesignSpaceResult(summary, frame, stats)
@@ -121,9 +122,14 @@ def cost_boards(
     cache: SweepCache | None = None,
     progress: SweepProgress | None = None,
     verify_lens: Sequence[int] | None = None,
+    instruction_groups: Sequence[Hashable] | None = None,
 ) -> tuple[pd.DataFrame, SweepStats, dict[str, str]]:
     """Every point (AD, and each x of each drafter's curve) of every board and context,
-    with its algorithm, AAT and P_eff; the sweep statistics; the AAT source per drafter."""
+    with its algorithm, AAT and P_eff; the sweep statistics; the AAT source per drafter.
+
+    `instruction_groups` (one per board) marks boards whose instruction streams are the
+    same but for their durations (FlightLLM designs differing in clock or bandwidth): the
+    points run group by group, so each stream is compiled once and priced per board."""
     curves = {
         a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts)]
         for a in algorithms
@@ -133,8 +139,18 @@ def cost_boards(
         mine = explore_points(boards, model, a, curves[a.id])
         points += mine
         algorithm_ids += [a.id] * len(mine)  # AD rows (x = 1) carry no algorithm of their own
-    rows, stats = run_points(
-        points,
+    # run group by group, then by x and context, each board's point for every drafter in a
+    # row: the drafters share the verify pass, and the boards of a group share its compiled
+    # instructions while they are cached (the rows come back in the points' order)
+    groups = list(instruction_groups) if instruction_groups is not None else list(
+        range(len(boards)))
+    group_rank = {g: n for n, g in enumerate(dict.fromkeys(groups))}
+    rank = {id(b): (group_rank[g], n) for n, (b, g) in enumerate(zip(boards, groups, strict=True))}
+    order = sorted(range(len(points)), key=lambda i: (
+        rank[id(points[i].board)][0], points[i].verify_len, points[i].context,
+        rank[id(points[i].board)][1]))
+    done, stats = run_points(
+        [points[i] for i in order],
         engine,
         executor,
         workers=workers,
@@ -142,6 +158,9 @@ def cost_boards(
         cache=cache,
         progress=progress,
     )
+    rows: list[dict] = [{}] * len(points)
+    for i, row in zip(order, done, strict=True):
+        rows[i] = row
     frame = pd.DataFrame(rows)
     frame["algorithm"] = algorithm_ids
     aat_of = {

@@ -36,7 +36,7 @@ from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.drafters import draft_passes
-from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError

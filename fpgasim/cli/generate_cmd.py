@@ -41,7 +41,7 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import FpgasimError, InputError

@@ -24,7 +24,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Board, config_source
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError

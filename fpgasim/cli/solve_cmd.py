@@ -34,7 +34,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow.lowerings import check_drafter, lowering_of
+from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path

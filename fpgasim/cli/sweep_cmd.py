@@ -35,7 +35,7 @@ from fpgasim.cli.sweep_options import (
     scheduler_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version

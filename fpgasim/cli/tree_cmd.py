@@ -25,7 +25,7 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.lowerings import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError

@@ -6,7 +6,7 @@ from __future__ import annotations
 class BufferTooSmall(Exception):
     """A board (or model, field "model.NAME") buffer cannot hold the smallest tile of some op.
 
-    Lowerings raise it with the offending field; `dataflow.lowerings.lower` turns it into
+    Lowerings raise it with the offending field; `dataflow.lowerings.registry.lower` turns it into
     the one-line `ConfigError` naming the board or model file.
     """
 

@@ -2,8 +2,8 @@
 
 One row per instruction: LD/ST (bytes over a channel group), MM/MV (a tile on the MPE), MISC
 (an SFU pass) or SYS (a synchronisation point: the study-style lowering in
-`fpgasim.dataflow.lowering` never emits it, its dependencies are explicit `wait` rows; the
-FlightLLM-style lowering in `fpgasim.dataflow.flightllm` does). Each row names its unit
+`fpgasim.dataflow.lowerings.study` never emits it, its dependencies are explicit `wait` rows; the
+FlightLLM-style lowering in `fpgasim.dataflow.lowerings.flightllm` does). Each row names its unit
 (LD, ST, MPE, SFU), its duration in cycles (fixed at lowering), the rows it waits on
 (`wait`, up to MAX_WAIT indices) and the on-chip buffer space it takes when it starts
 (`acq_*`, loads) or frees when it finishes (`rel_*`, the consuming tiles). A lowering
@@ -15,7 +15,7 @@ by role, never by a unit's name. See docs/engines.md.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -90,6 +90,9 @@ class Program:
     unit_names: tuple[str, ...] = UNIT_NAMES
     #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
     ticks_per_cycle: int = 1
+    #: results derived from the (read-only) rows, kept with them: `part_key` and `totals`
+    #: of a program that a lowering cache hands out again are computed once
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -271,11 +274,27 @@ class Executable:
 
 def part_key(part: Program) -> bytes:
     """Digest of what decides a part's schedule: units, durations and waits (not names)."""
+    key = part.memo.get("part_key")
+    if key is None:
+        key = part.memo["part_key"] = _digest(part)
+    return key
+
+
+def _digest(part: Program) -> bytes:
     ins = part.instrs
+    unit, cycles, wait = (np.ascontiguousarray(ins[col]).tobytes()
+                          for col in ("unit", "cycles", "wait"))
+    return digest_of(unit, cycles, wait, part.unit_names, part.ticks_per_cycle)
+
+
+def digest_of(unit: bytes, cycles: bytes, wait: bytes, unit_names: tuple[str, ...],
+              ticks_per_cycle: int) -> bytes:
+    """`part_key` from the bytes of a part's unit, cycles and wait columns: a lowering that
+    prices the same rows again keeps the unit and wait bytes and seeds `Program.memo`."""
     h = hashlib.blake2b(digest_size=20)
-    for col in ("unit", "cycles", "wait"):
-        h.update(np.ascontiguousarray(ins[col]).tobytes())
-    h.update(repr((part.unit_names, part.ticks_per_cycle)).encode())
+    for column in (unit, cycles, wait):
+        h.update(column)
+    h.update(repr((unit_names, ticks_per_cycle)).encode())
     return h.digest()
 
 
@@ -286,6 +305,14 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
     `macs` is the work of the compute units, `sfu_elements` that of the special-function
     units (`unit_roles`); `mv_cycles` and `mv_macs` the part of them in MV-mode rows.
     """
+    key = ("totals", unit_roles)
+    out = template.memo.get(key)
+    if out is None:
+        out = template.memo[key] = _totals(template, unit_roles)
+    return dict(out)
+
+
+def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     n = template.total_layers
@@ -328,3 +355,68 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
 def _one_hot(keys: np.ndarray, n: int) -> np.ndarray:
     """(n, len(keys)) int64 matrix: row k marks the positions whose key is k."""
     return (keys == np.arange(n)[:, None]).astype(np.int64)
+
+
+def _order(template: Program) -> list[str]:
+    """The keys of `totals`, in its order."""
+    per_unit = [f"{k}_{name}" for name in template.unit_names for k in ("busy", "bytes", "work")]
+    return per_unit + ["weight_bytes", "act_load_bytes", "act_store_bytes",
+                       "weight_load_cycles", "act_load_cycles", "macs", "sfu_elements",
+                       "mv_cycles", "mv_macs"]
+
+
+def cycle_rows(template: Program, unit_roles: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The rows whose durations each duration total of `totals` sums (busy per unit, weight
+    and activation loads, MV-mode rows) in a one-block program, as index arrays: a program
+    whose rows are priced again (FlightLLM's compiler, another link rate) sums them without
+    recomputing the rest (`seed_totals`; tests/test_flightllm_reuse.py checks it against
+    `totals`)."""
+    src = template.instrs
+    unit, traffic = src["unit"], src["traffic"]
+    out = {f"busy_{name}": np.flatnonzero(unit == u) for u, name in enumerate(template.unit_names)}
+    out["weight_load_cycles"] = np.flatnonzero(traffic == TRAFFIC_WEIGHT)
+    out["act_load_cycles"] = np.flatnonzero((traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV))
+    compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
+    out["mv_cycles"] = np.flatnonzero(compute & (src["opcode"] == MV))
+    return out
+
+
+def other_totals(template: Program, unit_roles: tuple[str, ...], nbytes: np.ndarray,
+                 work: np.ndarray) -> dict[str, int]:
+    """The totals of `totals` that do not depend on durations (bytes and work) of a
+    one-block program."""
+    src = template.instrs
+    unit, traffic = src["unit"], src["traffic"]
+    out: dict[str, int] = {}
+    moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
+    for u, name in enumerate(template.unit_names):
+        mine = unit == u
+        out[f"bytes_{name}"] = int(nbytes[mine & moved].sum())
+        out[f"work_{name}"] = int(work[mine].sum())
+    loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
+    out["weight_bytes"] = int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
+    out["act_load_bytes"] = int(nbytes[loads].sum())
+    out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
+    compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
+    sfu = _role_rows(template, unit_roles, ROLE_SFU)
+    mv = compute & (src["opcode"] == MV)
+    out["macs"] = int(work[compute].sum())
+    out["sfu_elements"] = int(work[sfu].sum())
+    out["mv_macs"] = int(work[mv].sum())
+    return out
+
+
+def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.ndarray:
+    """Which rows run on a unit of `role` (units beyond `unit_roles` have none)."""
+    pad = [""] * max(0, template.n_units - len(unit_roles))
+    return (np.array(list(unit_roles) + pad) == role)[template.instrs["unit"]]
+
+
+def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
+                rows: dict[str, np.ndarray], cycles: np.ndarray) -> None:
+    """Record `totals` of a one-block program from its duration-free totals (`other_totals`)
+    and its rows' durations summed over `cycle_rows` (integer sums: exact in any order)."""
+    out = dict(other)
+    for name, index in rows.items():
+        out[name] = int(cycles[index].sum())
+    template.memo[("totals", unit_roles)] = {k: out[k] for k in _order(template)}

@@ -12,7 +12,7 @@ import numpy as np
 
 from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
-from fpgasim.dataflow.lowerings import lowering_of
+from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 from fpgasim.errors import ConfigError

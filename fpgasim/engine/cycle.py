@@ -47,7 +47,7 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings import lower
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 

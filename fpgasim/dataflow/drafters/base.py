@@ -26,7 +26,7 @@ from fpgasim.config.schema import (
 from fpgasim.errors import InputError
 
 if TYPE_CHECKING:
-    from fpgasim.dataflow.flightllm.drafts import DraftGraph
+    from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph
     from fpgasim.dataflow.ops import PassOps
     from fpgasim.dataflow.passes import PassSpec
     from fpgasim.dataflow.token_tree import TokenTree

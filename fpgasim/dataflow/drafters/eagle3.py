@@ -13,9 +13,9 @@ from fpgasim.config.schema import (
     TargetModel,
 )
 from fpgasim.dataflow.drafters.base import DrafterKind
-from fpgasim.dataflow.flightllm.drafts import DraftGraph, decode_keys
-from fpgasim.dataflow.flightllm.graph import Layers
 from fpgasim.dataflow.graph import Graph, GraphBuilder
+from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph, decode_keys
+from fpgasim.dataflow.lowerings.flightllm.graph import Layers
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
 from fpgasim.dataflow.token_tree import TokenTree

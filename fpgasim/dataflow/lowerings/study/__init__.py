@@ -1,6 +1,6 @@
 """The study lowering: a pass's graph to an instruction `Program` (tiling, durations, waits).
 
-Registered as `lowering: study` in `fpgasim.dataflow.lowerings`, beside FlightLLM's compiler.
+Registered as `lowering: study` in `lowerings.registry`, beside FlightLLM's compiler.
 
 All modelling choices of the cycle-level engines live in this package; the engines only
 execute the rows. One file per op family, each small enough to read at once:
@@ -38,12 +38,18 @@ from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import Program
-from fpgasim.dataflow.lowering.attention import TreeMask, plan_pv, plan_qk, plan_softmax
-from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.fragments import Assembler, Entry, entries_of, op_key, store_plan
-from fpgasim.dataflow.lowering.linear import plan_linear
-from fpgasim.dataflow.lowering.machine import Machine
-from fpgasim.dataflow.lowering.plan import Plan
+from fpgasim.dataflow.lowerings.study.attention import TreeMask, plan_pv, plan_qk, plan_softmax
+from fpgasim.dataflow.lowerings.study.elementwise import plan_elementwise
+from fpgasim.dataflow.lowerings.study.fragments import (
+    Assembler,
+    Entry,
+    entries_of,
+    op_key,
+    store_plan,
+)
+from fpgasim.dataflow.lowerings.study.linear import plan_linear
+from fpgasim.dataflow.lowerings.study.machine import Machine
+from fpgasim.dataflow.lowerings.study.plan import Plan
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import PassSpec
 
@@ -176,7 +182,7 @@ def _inputs(low: Assembler, plan: Plan, index: int, graph: Graph) -> tuple[int, 
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
     """The study's template program of a pass (see `instructions.window` for the layers).
 
-    A buffer too small for some tile raises `BufferTooSmall`; `lowerings.lower` reports it.
+    A buffer too small for some tile raises `BufferTooSmall`; `lowerings.registry.lower` reports it.
     """
     ops = lower_pass(spec, board, model, drafter)
     label = f"{board.name} {model.id} {spec.kind} n={spec.tokens} L={spec.context}"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from fpgasim.dataflow.buffers import BufferTooSmall
-from fpgasim.dataflow.flightllm.emitter import (
+from fpgasim.dataflow.instructions import TRAFFIC_KV
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
     LD,
     MISC,
     MISC_ELEMENTS_PER_ADDRESS,
@@ -15,8 +16,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     mask_of,
     need_credit,
 )
-from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.instructions import TRAFFIC_KV
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 
 
 def concat(e: FlightLLMEmitter, L: HwLayer) -> None:

@@ -27,9 +27,9 @@ from typing import NamedTuple
 import numpy as np
 
 from fpgasim.dataflow.instructions import INSTR_DTYPE
-from fpgasim.dataflow.lowering.emit import PlanEmitter
-from fpgasim.dataflow.lowering.machine import Machine
-from fpgasim.dataflow.lowering.plan import Plan
+from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
+from fpgasim.dataflow.lowerings.study.machine import Machine
+from fpgasim.dataflow.lowerings.study.plan import Plan
 from fpgasim.dataflow.ops import Op
 
 #: rows kept in the fragment caches of all machines together before they are emptied

@@ -10,8 +10,8 @@ activation or residual add) and its store follow the last row-tile of each colum
 from __future__ import annotations
 
 from fpgasim.dataflow.buffers import BufferTooSmall
-from fpgasim.dataflow.lowering.machine import Machine, nbytes_of, split_exact, token_blocks
-from fpgasim.dataflow.lowering.plan import Plan, Step
+from fpgasim.dataflow.lowerings.study.machine import Machine, nbytes_of, split_exact, token_blocks
+from fpgasim.dataflow.lowerings.study.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 
 

@@ -3,7 +3,7 @@
 `lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
 layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
 pass as an `Executable`: the parts in program order, on FlightLLM's six units with their
-roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings`. See
+roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings.registry`. See
 docs/validation.md, "FlightLLM".
 """
 
@@ -11,23 +11,29 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
 from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
-from fpgasim.dataflow.flightllm.compiler import (
+from fpgasim.dataflow.instructions import Executable, Program
+from fpgasim.dataflow.lowerings.flightllm.compiler import (
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
+    FormCost,
+    PartRows,
     Rates,
     compile_part,
+    form_cost,
+    part_rows,
 )
-from fpgasim.dataflow.flightllm.drafts import decode_keys
-from fpgasim.dataflow.flightllm.graph import build_graph
-from fpgasim.dataflow.flightllm.layers import HwLayer, hardware_layers
-from fpgasim.dataflow.flightllm.masks import MaskSet, mask_set
-from fpgasim.dataflow.instructions import Executable, Program
+from fpgasim.dataflow.lowerings.flightllm.drafts import decode_keys
+from fpgasim.dataflow.lowerings.flightllm.emitter import _SHARED_BLOCKS
+from fpgasim.dataflow.lowerings.flightllm.graph import build_graph
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
+from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -101,47 +107,92 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     return tuple(out + list(tail))
 
 
-#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each):
-#: sweeps over contexts or verify lengths reuse the projections. When full, the most
-#: recently used parts leave first: a sweep that revisits x = 1..85 at every context then
-#: keeps hitting the parts that fit, where least-recently-used would evict each before reuse
-PART_CACHE_ROWS = 4_000_000
+#: compiled parts kept across passes, up to this many rows in all (about 70 bytes each,
+#: least recently used out): sweeps over contexts or verify lengths reuse the projections.
+#: It holds the projections of x = 1..85 and the draft passes that a `generate` P = 128,
+#: D = 512 meets at every context (5.0M rows)
+PART_CACHE_ROWS = 6_000_000
+#: the same parts' link-free rows (about 130 bytes a row, with their totals' row indices):
+#: a design-space sweep over clocks and bandwidths compiles each instruction stream once and
+#: prices it per board (the sweep runs the boards that share their instructions together)
+ROWS_CACHE_ROWS = 2_000_000
+#: link-free rows of parts that depend on the context (attention): met again only by the
+#: next designs of a sweep that differ in clock or bandwidth
+PASS_ROWS_CACHE_ROWS = 1_000_000
+#: form summaries kept (a few hundred bytes each)
+FORM_COSTS = 200_000
 
 
-class _PartCache:
-    """Compiled parts by (layer keys, names, rates, masks), bounded by their total rows
-    (most recently used out first)."""
+class _RowBudgetCache:
+    """Values by key, bounded by their total rows (least recently used out)."""
 
-    def __init__(self, budget_rows: int) -> None:
+    def __init__(self, budget_rows: int, rows_of: Callable[[object], int]) -> None:
         self.budget = budget_rows
         self.rows = 0
-        self.items: OrderedDict[tuple, Program] = OrderedDict()
+        self.rows_of = rows_of
+        self.items: OrderedDict[tuple, object] = OrderedDict()
 
-    def __call__(self, keys: tuple, layers: tuple[HwLayer, ...], rates: Rates,
-                 masks: MaskSet | None, names: tuple[str, ...]) -> Program:
-        key = (keys, rates, masks)
-        part = self.items.get(key)
-        if part is not None:
+    def __call__(self, key: tuple, make: Callable[[], object]):
+        value = self.items.get(key)
+        if value is not None:
             self.items.move_to_end(key)
-            return part
-        part = compile_part(list(layers), rates, masks, list(names))
-        n = len(part.instrs)
+            return value
+        value = make()
+        n = self.rows_of(value)
         if n <= self.budget:
-            while self.rows + n > self.budget:  # most recently used out: sweeps are cyclic
-                _, old = self.items.popitem(last=True)
-                self.rows -= len(old.instrs)
-            self.items[key] = part
+            while self.rows + n > self.budget:
+                _, old = self.items.popitem(last=False)
+                self.rows -= self.rows_of(old)
+            self.items[key] = value
             self.rows += n
-        return part
+        return value
 
     def cache_clear(self) -> None:
         self.items.clear()
         self.rows = 0
 
 
-_part = _PartCache(PART_CACHE_ROWS)
-#: layer kinds whose instructions depend on the context: their parts are not kept across
-#: passes (a sweep over x or contexts meets each once), leaving the cache to the projections
+class _PartCache:
+    """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (layer
+    keys, names, link-free rates, masks, forms) and each layer's form summaries, so another
+    clock or bandwidth only prices the rows again (bit-identical to compiling them)."""
+
+    def __init__(self) -> None:
+        self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
+        self.link_free = _RowBudgetCache(ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.per_pass = _RowBudgetCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.costs = _RowBudgetCache(FORM_COSTS, lambda c: 1)
+
+    def __call__(self, group: _Group, rates: Rates, masks: MaskSet | None) -> Program:
+        free = rates.link_free
+        keep = self.per_pass if group.per_pass else self.link_free
+        layers = list(group.layers)
+
+        def rows_of(layers, rates, masks, forms) -> PartRows:
+            return keep((group.keys, free, masks, forms),
+                        lambda: part_rows(layers, rates, masks, forms))
+
+        def cost_of(L, rates, masks, form) -> FormCost:
+            return self.costs((L.key(), free, masks, form),
+                              lambda: form_cost(L, rates, masks, form))
+
+        def compiled() -> Program:
+            return compile_part(layers, rates, masks, list(group.names), rows_of, cost_of)
+
+        if group.per_pass:  # priced once: a sweep meets each (context, rates) once
+            return compiled()
+        return self.parts((group.keys, rates, masks), compiled)
+
+    def cache_clear(self) -> None:
+        """Forget every compiled part, summary and shared block (a cold compiler)."""
+        for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
+            cache.cache_clear()
+
+
+_part = _PartCache()
+#: layer kinds whose instructions depend on the context: their priced parts are not kept
+#: across passes (a sweep over x or contexts meets each once), leaving room to the
+#: projections; their link-free rows are, briefly (`PASS_ROWS_CACHE_ROWS`)
 _CONTEXT_KINDS = frozenset({"attention_qk", "attention_pv", "concat"})
 
 
@@ -211,38 +262,100 @@ def draft_layers_of(model: TargetModel, build, dims: tuple) -> tuple:
     return tuple(hardware_layers(build(model, extras_of(model), *dims), prefill=False))
 
 
-def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
-    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
-    groups: list[list[HwLayer]] = []
+@dataclass(frozen=True)
+class _Group:
+    """One barrier-delimited part of a pass: its layers, what identifies its instructions
+    (layer keys and short names) and whether it depends on the context."""
+
+    layers: tuple[HwLayer, ...]
+    keys: tuple
+    names: tuple[str, ...]
+    per_pass: bool  # attention or concat: met once in a sweep, so not kept across passes
+
+
+#: the grouping of recent hardware-layer tuples (by identity; the tuples come from the
+#: lru-cached `*_layers_of`), so a pass of a shape seen before is not regrouped
+_PLANS: OrderedDict[int, tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = OrderedDict()
+_PLAN_SLOTS = 256
+
+
+def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
+    """The distinct parts of a pass (first occurrence order) and the order they run in."""
+    hit = _PLANS.get(id(hw))
+    if hit is not None and hit[0] is hw:
+        _PLANS.move_to_end(id(hw))
+        return hit[1]
+    plan = _periodic_plan(hw) or _group(hw)
+    _PLANS[id(hw)] = (hw, plan)
+    if len(_PLANS) > _PLAN_SLOTS:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def _periodic_plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]] | None:
+    """The plan of a pass whose decoder layers are the same objects repeated (see
+    `hardware_layers_of`): one decoder layer and the tail grouped, the order repeated;
+    None for any other pass."""
+    try:
+        period = hw.index(hw[0], 1)
+    except ValueError:
+        return None
+    repeats = 1
+    while hw[repeats * period:(repeats + 1) * period] == hw[:period]:  # identity first
+        repeats += 1
+    if repeats < 2 or hw[period - 1].kind == "concat":
+        return None
+    head = hw[:period]
+    if any(x is not y for x, y in zip(hw[period:repeats * period], head * (repeats - 1),
+                                         strict=True)):
+        return None  # equal but distinct objects: group generically
+    groups, order = _group(head + hw[repeats * period:])
+    runs = sum(1 for x in head if x.kind != "concat")  # the period's runs
+    return groups, order[:runs] * repeats + order[runs:]
+
+
+def _group(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
+    """Barrier-delimited runs of layers, the distinct ones as groups, and their order."""
+    runs: list[list[HwLayer]] = []
     current: list[HwLayer] = []
     for layer in hw:
         current.append(layer)
         if layer.kind != "concat":  # every layer but concat ends in a full barrier
-            groups.append(current)
+            runs.append(current)
             current = []
     if current:
-        groups.append(current)
-    parts: list[Program] = []
+        runs.append(current)
+    groups: list[_Group] = []
     index: dict[tuple, int] = {}
+    same_objects: dict[tuple[int, ...], int] = {}  # decoder layers repeat the same objects
     order: list[int] = []
-    described: dict[int, tuple] = {}
-    for group in groups:
-        for layer in group:
-            if id(layer) not in described:
-                described[id(layer)] = (layer.key(), _short(layer.name))
-        names = tuple(described[id(layer)][1] for layer in group)
-        keys = (tuple(described[id(layer)][0] for layer in group), names)
-        k = index.get(keys)
+    for run in runs:
+        ids = tuple(map(id, run))
+        k = same_objects.get(ids)
         if k is None:
-            if any(layer.kind in _CONTEXT_KINDS for layer in group):  # used by this pass only
-                part = compile_part(list(group), rates, masks, list(names))
-            else:
-                part = _part(keys, tuple(group), rates, masks, names)
-            if int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS:
-                raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
-                                  board.memory.bandwidth_gb_s,
-                                  "too slow: a layer would exceed the simulator's time range")
-            k = index[keys] = len(parts)
-            parts.append(part)
+            names = tuple(_short(layer.name) for layer in run)
+            keys = (tuple(layer.key() for layer in run), names)
+            k = index.get(keys)
+            if k is None:
+                k = index[keys] = len(groups)
+                per_pass = any(layer.kind in _CONTEXT_KINDS for layer in run)
+                groups.append(_Group(tuple(run), keys, names, per_pass))
+            same_objects[ids] = k
         order.append(k)
-    return Executable(parts=tuple(parts), order=tuple(order), label=label, unit_roles=UNIT_ROLES)
+    return tuple(groups), tuple(order)
+
+
+def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
+    """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
+    groups, order = _plan(hw)
+    parts: list[Program] = []
+    for group in groups:
+        part = _part(group, rates, masks)
+        if "too_slow" not in part.memo:
+            part.memo["too_slow"] = int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS
+        if part.memo["too_slow"]:
+            raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
+                              board.memory.bandwidth_gb_s,
+                              "too slow: a layer would exceed the simulator's time range")
+        parts.append(part)
+    return Executable(parts=tuple(parts), order=order, label=label, unit_roles=UNIT_ROLES)

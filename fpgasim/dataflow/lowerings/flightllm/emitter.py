@@ -2,13 +2,18 @@
 
 `Rates` gathers what the compiler and the duration formulas of §2.3 need from the board
 and the model; `FlightLLMEmitter`, on the shared `fpgasim.dataflow.emitter.Emitter`,
-appends rows (unit, duration in cycles, bytes, work, traffic, wait and release sets) and
-reuses identical blocks of a layer.
+appends rows (unit, duration, bytes, work, traffic, wait and release sets) and reuses
+identical blocks of a layer. Rows are emitted free of the link rate (clock over channel
+bandwidth): a transfer row keeps its bytes, which channel efficiency it runs at and its
+divisor, and `cycles_at` prices it for a board, so one instruction stream serves every
+clock and bandwidth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -50,6 +55,9 @@ META_ROWS_PER_K_BLOCK = 8
 B_ROWS_PER_K_BLOCK_MM = 8
 #: elements of a MISC row per global-buffer address (section 4.6: a row uses K/128 addresses)
 MISC_ELEMENTS_PER_ADDRESS = 128
+#: how a row's duration is priced (row field `link`): known in cycles, or bytes over the
+#: same-channel or the cross-channel rate (§2.3)
+FIXED, SAME_CHANNEL, CROSS_CHANNEL = range(3)
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,25 @@ class Rates:
             bias_bytes=extras.bias_bits / 8,
         )
 
+    @cached_property
+    def link_free(self) -> Rates:
+        """These rates without the link rate (clock, channel bandwidth, efficiencies): what
+        the instructions depend on, so a compiled stream is shared by every link rate."""
+        return replace(self, clock_hz=0.0, channel_bytes_per_s=0.0, e_same=0.0, e_cross=0.0)
+
+    def cycles_per_byte(self) -> tuple[float, float]:
+        """Cycles per byte of one channel (same-channel, cross-channel efficiency), §2.3."""
+        return (self.clock_hz / (self.channel_bytes_per_s * self.e_same),
+                self.clock_hz / (self.channel_bytes_per_s * self.e_cross))
+
+
+def cycles_at(num: np.ndarray, link: np.ndarray, den: np.ndarray, rates: Rates) -> np.ndarray:
+    """Row durations in cycles: `num` for FIXED rows, num x cycles per byte / den for
+    transfers (the emitter's scalar formulas, element by element: bit-identical)."""
+    same, cross = rates.cycles_per_byte()
+    per_byte = np.array([1.0, same, cross])  # x 1.0 / 1.0 leaves a FIXED row exact
+    return num * per_byte[link] / den
+
 
 def mask_of(*units: int) -> int:
     out = 0
@@ -137,12 +164,46 @@ def mask_of(*units: int) -> int:
     return out
 
 
-#: FlightLLM's rows before `compiler.resolve`: duration in (fractional) cycles, bytes, work,
-#: traffic, and the units the row waits on / releases to, as bit masks (`mask_of`)
+#: FlightLLM's rows before `compiler.resolve`: duration (`cycles`: in cycles for a FIXED row,
+#: the bytes of a transfer, priced by `cycles_at` from `link` and `den`), bytes, work,
+#: traffic, the units the row waits on / releases to, as bit masks (`mask_of`), and how its
+#: duration is priced
 FLIGHTLLM_ROW = np.dtype([
     ("unit", np.int64), ("cycles", np.float64), ("nbytes", np.float64), ("work", np.int64),
     ("traffic", np.int64), ("wait_units", np.int64), ("rel_units", np.int64),
+    ("link", np.int64), ("den", np.float64),
 ])
+
+
+class _SharedBlocks:
+    """Blocks shared across layers by (scope, key), bounded by their total rows (least
+    recently used out)."""
+
+    def __init__(self, budget_rows: int) -> None:
+        self.budget = budget_rows
+        self.rows = 0
+        self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    def get(self, key: tuple) -> np.ndarray | None:
+        rows = self.items.get(key)
+        if rows is not None:
+            self.items.move_to_end(key)
+        return rows
+
+    def put(self, key: tuple, rows: np.ndarray) -> None:
+        self.items[key] = rows
+        self.rows += len(rows)
+        while self.rows > self.budget:
+            _, old = self.items.popitem(last=False)
+            self.rows -= len(old)
+
+    def cache_clear(self) -> None:
+        self.items.clear()
+        self.rows = 0
+
+
+#: blocks shared across layers (about 70 bytes a row), see `FlightLLMEmitter.share_blocks`
+_SHARED_BLOCKS = _SharedBlocks(1_000_000)
 
 
 class FlightLLMEmitter(Emitter):
@@ -151,6 +212,7 @@ class FlightLLMEmitter(Emitter):
     `block(key, build)` appends the rows `build` emits into a fresh emitter and reuses them
     for every later block with the same key in the layer (identical tiles, groups or heads);
     a run of the same block is kept once with its repeat count until `rows` tiles it.
+    Rows are link free (see the module docstring).
     """
 
     ROW = FLIGHTLLM_ROW
@@ -159,58 +221,78 @@ class FlightLLMEmitter(Emitter):
         super().__init__()
         self.r = rates
         self._blocks: dict = {}
+        self._scope: tuple | None = None
         self._misc = {k: dict(rates.misc_passes)[k] / v for k, v in rates.misc_rate}
         self._passes = dict(rates.misc_passes)
-        self._same = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_same)
-        self._cross = rates.clock_hz / (rates.channel_bytes_per_s * rates.e_cross)
+
+    def share_blocks(self, scope: tuple) -> None:
+        """Until the next `new_layer`, blocks are also kept under `scope`: every input of
+        this layer's blocks besides their keys. Layers that differ only in what no block
+        reads (e.g. their row count, for MV row groups) then build each block once."""
+        self._scope = scope
 
     def block(self, key, build) -> None:
-        """Append build(sub)'s rows; a block with a key seen before in this layer is reused."""
+        """Append build(sub)'s rows; a block with a key seen before in this layer (or in a
+        layer of the same `share_blocks` scope) is reused."""
         rows = self._blocks.get(key)
+        if rows is None and self._scope is not None:
+            rows = _SHARED_BLOCKS.get((self._scope, key))
         if rows is None:
             sub = FlightLLMEmitter(self.r)
             build(sub)
-            rows = self._blocks[key] = sub.rows()
+            rows = sub.rows()
+            if self._scope is not None:
+                _SHARED_BLOCKS.put((self._scope, key), rows)
+        self._blocks[key] = rows
         self.extend(rows)
 
-    def busiest_unit_cycles(self) -> float:
-        """The largest per-unit sum of durations: a lower bound of the rows' makespan."""
-        rows = self.rows()
-        return float(np.bincount(rows["unit"], weights=rows["cycles"],
-                                 minlength=len(UNIT_NAMES)).max())
+    def link_sums(self) -> tuple[np.ndarray, int]:
+        """(sums, rows): per unit and link class, the rows' cycles / den summed (repeats
+        counted, nothing tiled), and the row count. A unit's durations at cycles per byte
+        f = (1, same, cross) sum to sums[u] . f up to rounding (see compiler.FormCost)."""
+        self._flush()
+        classes = len(UNIT_NAMES) * 3
+        sums = np.zeros(classes)
+        count = 0
+        for rows, n in self.chunks:
+            sums += n * np.bincount(rows["unit"] * 3 + rows["link"],
+                                    weights=rows["cycles"] / rows["den"], minlength=classes)
+            count += n * len(rows)
+        return sums.reshape(len(UNIT_NAMES), 3), count
 
     def new_layer(self) -> None:
         """Start a hardware layer: blocks of the previous one are not reused."""
         self._blocks = {}
+        self._scope = None
 
     def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
         """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
         if cross:
-            cyc = nbytes * self._cross / ratio
-        else:
-            cyc = nbytes * self._same / (ratio * par)
-        return self.row((LD, cyc, nbytes, 0, traffic, wait, rel))
+            return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, CROSS_CHANNEL, ratio))
+        return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par))
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""
         cyc = nbytes / (self.r.zero_fill_bytes_per_cycle * par)
-        return self.row((LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel))
+        return self.row((LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
-        return self.row((ST, nbytes * self._same / par, nbytes, 0, TRAFFIC_STORE, wait, rel))
+        return self.row((ST, nbytes, nbytes, 0, TRAFFIC_STORE, wait, rel, SAME_CHANNEL, par))
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MM: a 128-row x 16-column tile over k K blocks, charged in full."""
         r = self.r
         macs = r.mm_start_rows * r.block * k * r.mm_cols
-        return self.row((MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel))
+        return self.row((MM, macs / r.mm_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel,
+                         FIXED, 1.0))
 
     def mv(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
         """MV: one row x 512 outputs over k K blocks, charged in full."""
         r = self.r
         macs = r.mv_start_rows * r.block * k * r.mv_group
-        return self.row((MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel))
+        return self.row((MV, macs / r.mv_macs_per_cycle * sparse, 0, macs, TRAFFIC_NONE, wait, rel,
+                         FIXED, 1.0))
 
     def misc(self, kind: str, k: int, wait: int = 0, rel: int = 0, count: int = 1) -> int:
         """MISC: block x k elements at the kind's rate, times its passes (softmax, norms).
@@ -220,16 +302,16 @@ class FlightLLMEmitter(Emitter):
         cyc = elems * self._misc[kind]
         work = elems * self._passes[kind]
         if count == 1:
-            return self.row((MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel))
+            return self.row((MISC, cyc, 0, work, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
         first = self.count
         self.count += count
-        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, wait, 0))
-        self.pending.extend([(MISC, cyc, 0, work, TRAFFIC_NONE, 0, 0)] * (count - 2))
-        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, 0, rel))
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, wait, 0, FIXED, 1.0))
+        self.pending.extend([(MISC, cyc, 0, work, TRAFFIC_NONE, 0, 0, FIXED, 1.0)] * (count - 2))
+        self.pending.append((MISC, cyc, 0, work, TRAFFIC_NONE, 0, rel, FIXED, 1.0))
         return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:
-        return self.row((SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel))
+        return self.row((SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
 
 def need_credit(value: int, field: str, depth: int, what: str) -> int:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from fpgasim.dataflow.buffers import BufferTooSmall
-from fpgasim.dataflow.flightllm.emitter import (
+from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
     A_ROWS_PER_K_BLOCK_MV,
     B_ROWS_PER_K_BLOCK_MM,
     LD,
@@ -20,8 +21,7 @@ from fpgasim.dataflow.flightllm.emitter import (
     mask_of,
     need_credit,
 )
-from fpgasim.dataflow.flightllm.layers import HwLayer
-from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 
 
 def k_split(kb: int, first_chunk: int, fits) -> tuple[list[int], int, int]:
@@ -162,6 +162,9 @@ def linear_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
                       lambda s2, fi=first_i, la=last: group(s2, fi, la, rows, more_rows))
         sub.st(rows * L.n * r.act_bytes, wait=mask_of(MISC if fused else MV))
 
+    # the row-group blocks read the layer's shape but not its row count: shared across x
+    e.share_blocks(("linear_mv", L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets,
+                    r.link_free))
     emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
 
 
@@ -243,6 +246,12 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
             key = (flags, j > dout, j + dout <= nb)
             sub.block(key, lambda s2, j=j, fi=first_i: nblock(s2, j, fi, m, more, last))
 
+    # a tile reads the layer's row count only through m and the last tile's last store
+    # (keyed by it): tiles are shared by the layers of this shape whatever their rows
+    e.share_blocks(("linear_mm", L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets,
+                    r.link_free))
+    last_rows = L.rows - b * (mb - 1)
     for t in range(tiles):
         m = min(tile_blocks, mb - t * tile_blocks)
-        e.block((t > 0, t < tiles - 1, m), lambda sub, t=t, m=m: tile(sub, t, m))
+        key = (t > 0, t < tiles - 1, m, last_rows if t == tiles - 1 else 0)
+        e.block(key, lambda sub, t=t, m=m: tile(sub, t, m))

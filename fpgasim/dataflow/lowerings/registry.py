@@ -1,7 +1,7 @@
 """The registry of lowerings: `board.lowering` -> how a pass becomes an `Executable`.
 
-Two lowerings are peers here: the study's tiling (`fpgasim.dataflow.lowering`) and
-FlightLLM's compiler (`fpgasim.dataflow.flightllm`). Both return an `Executable` whose units
+Two lowerings are peers here: the study's tiling (`lowerings.study`) and FlightLLM's
+compiler (`lowerings.flightllm`). Both return an `Executable` whose units
 carry roles, so the engines, the solver and `simulate` ask this registry what a lowering
 is and does instead of testing its name. A lowering's buffer that cannot hold its smallest
 tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the file and field.
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
-from fpgasim.dataflow import flightllm, lowering
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import Executable
+from fpgasim.dataflow.lowerings import flightllm, study
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -94,7 +94,7 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
 
 
 def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
-    return Executable.of_program(lowering.lower(spec, board, model, drafter))
+    return Executable.of_program(study.lower(spec, board, model, drafter))
 
 
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))

@@ -33,8 +33,8 @@ from fpgasim.dataflow.instructions import (
     UNIT_SFU,
     UNIT_ST,
 )
-from fpgasim.dataflow.lowering.machine import Machine, xfer_cycles
-from fpgasim.dataflow.lowering.plan import Plan
+from fpgasim.dataflow.lowerings.study.machine import Machine, xfer_cycles
+from fpgasim.dataflow.lowerings.study.plan import Plan
 
 
 class PlanEmitter(Emitter):

@@ -16,9 +16,9 @@ import numpy as np
 from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import BUF_ACT, TRAFFIC_KV
-from fpgasim.dataflow.lowering.elementwise import plan_elementwise
-from fpgasim.dataflow.lowering.machine import Machine, ceil_div, nbytes_of
-from fpgasim.dataflow.lowering.plan import Plan, Step
+from fpgasim.dataflow.lowerings.study.elementwise import plan_elementwise
+from fpgasim.dataflow.lowerings.study.machine import Machine, ceil_div, nbytes_of
+from fpgasim.dataflow.lowerings.study.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fpgasim.dataflow.lowering.machine import Machine, nbytes_of
-from fpgasim.dataflow.lowering.plan import Plan, Step
+from fpgasim.dataflow.lowerings.study.machine import Machine, nbytes_of
+from fpgasim.dataflow.lowerings.study.plan import Plan, Step
 from fpgasim.dataflow.ops import Op
 
 

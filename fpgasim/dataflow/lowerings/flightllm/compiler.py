@@ -1,0 +1,365 @@
+"""FlightLLM's compiler (docs/flightllm-model.md §2-4): hardware layers -> instruction rows.
+
+Each layer type (linear.py, attention.py, misc_layers.py) emits its instructions in
+FlightLLM's program order with FlightLLM's wait/release flags (sets of units) through one
+`FlightLLMEmitter` (emitter.py). Here: the per-layer choice of form for x > 1 rows, and parts.
+Tokens pair deterministically (the n-th waiter of c on p takes the n-th token that p
+releases to c), so `resolve` turns the flags of a part into explicit rows to wait for, in
+the engines' `Program` format. Durations follow §2.3 in cycles of the configured clock
+(fractional: bytes over a rate), before the board's duration divisor, and are stored as
+integer ticks of 2**-24 cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgasim.dataflow.instructions import (
+    INSTR_DTYPE,
+    MAX_WAIT,
+    Program,
+    cycle_rows,
+    digest_of,
+    other_totals,
+    seed_totals,
+)
+from fpgasim.dataflow.lowerings.flightllm.attention import (
+    _causal_key_blocks,
+    attention_mm,
+    attention_mv,
+)
+from fpgasim.dataflow.lowerings.flightllm.emitter import (
+    LD,
+    MISC,
+    MM,
+    MV,
+    ST,
+    SYS,
+    TICKS_PER_CYCLE,
+    UNIT_NAMES,
+    UNIT_ROLES,
+    FlightLLMEmitter,
+    Rates,
+    cycles_at,
+    mask_of,
+)
+from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
+from fpgasim.dataflow.lowerings.flightllm.linear import linear_mm, linear_mv
+from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
+
+__all__ = [
+    "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
+    "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
+    "FormCost", "compile_part", "emit_part", "emit_rows", "form_cost", "linear_mm", "linear_mv",
+    "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
+]
+
+
+def mm_form_compute_cycles(L: HwLayer, r: Rates) -> float:
+    """The MM unit's summed durations of L in MM form (sections 4.3, 4.5): a lower bound of
+    that form's busiest unit, from sizes alone."""
+    b = r.block
+    tiles = math.ceil(math.ceil(L.rows / b) / (r.mm_rows // b))
+    per_mm = r.mm_start_rows * b * r.mm_cols / r.mm_macs_per_cycle  # cycles per K block
+    if L.kind == "linear":
+        return tiles * (L.n // b) * (L.k // b) * per_mm * L.sparse_ratio
+    if L.kind == "attention_pv":
+        return L.heads * tiles * (L.n // b) * (L.k // b) * per_mm
+    tile_blocks = r.mm_rows // b
+    mb = math.ceil(L.rows / b)
+    keys = sum(_causal_key_blocks(L.n, L.rows, min(t * tile_blocks + tile_blocks, mb) - 1, r)
+               for t in range(tiles))  # a QK^T tile loads the key blocks of its last row
+    return L.heads * keys * (L.k // b) * per_mm
+
+
+#: a layer's form: FlightLLM's own rule for its kind and phase, or a choice between MV row
+#: groups and MM tiles (x > 1 rows outside prefill, `choose_forms`)
+MV_FORM, MM_FORM = "mv", "mm"
+
+
+def has_choice(L: HwLayer) -> bool:
+    """Whether L may run as MV row groups or as MM tiles: a linear layer of x > 1 rows
+    outside prefill, or an attention layer of x > 1 rows without a prefill block mask (a
+    verify or draft pass: an extension)."""
+    if L.rows == 1:
+        return False
+    if L.kind == "linear":
+        return not L.prefill
+    return L.kind in ("attention_qk", "attention_pv") and L.mask_layer < 0
+
+
+def emit_layer(e: FlightLLMEmitter, L: HwLayer, masks, form: str) -> None:
+    """L's rows in `form` (MV_FORM or MM_FORM where L has a choice; ignored otherwise)."""
+    if L.kind == "linear":
+        if L.rows == 1 or (has_choice(L) and form == MV_FORM):
+            linear_mv(e, L)
+        else:
+            linear_mm(e, L)
+    elif L.kind in ("attention_qk", "attention_pv"):
+        if L.mask_layer >= 0:
+            attention_mm(e, L, masks.layer(L.mask_layer), masks.heads)
+        elif L.rows == 1 or form == MV_FORM:
+            attention_mv(e, L)
+        else:
+            attention_mm(e, L, None, 0)
+    elif L.kind == "concat":
+        concat(e, L)
+    else:
+        misc_layer(e, L)
+
+
+def resolve(unit: np.ndarray, wait: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """Explicit waits: the n-th row of unit c waiting on p depends on the n-th release p -> c."""
+    n = len(unit)
+    nu = len(UNIT_NAMES)
+    bits = np.arange(nu)
+    deps = np.full((n, MAX_WAIT), -1, np.int32)
+    giver, consumer = np.nonzero((rel[:, None] >> bits) & 1)  # one row per token given
+    taker, producer = np.nonzero((wait[:, None] >> bits) & 1)  # one row per token taken
+    g_key = unit[giver] * nu + consumer
+    t_key = producer * nu + unit[taker]
+    g_count = np.bincount(g_key, minlength=nu * nu)
+    t_count = np.bincount(t_key, minlength=nu * nu)
+    if (g_count != t_count).any():
+        k = int(np.flatnonzero(g_count != t_count)[0])
+        raise AssertionError(
+            f"unbalanced tokens {UNIT_NAMES[k // nu]}->{UNIT_NAMES[k % nu]}: "
+            f"{g_count[k]} released, {t_count[k]} awaited"
+        )
+    g_order = np.lexsort((giver, g_key))  # per pair, in program order
+    t_order = np.lexsort((taker, t_key))
+    rows, srcs = taker[t_order], giver[g_order]
+    by_row = np.argsort(rows, kind="stable")
+    rows, srcs = rows[by_row], srcs[by_row]
+    if len(rows):
+        index = np.arange(len(rows))
+        first = np.ones(len(rows), bool)
+        first[1:] = rows[1:] != rows[:-1]
+        slot = index - np.maximum.accumulate(np.where(first, index, 0))
+        if slot.max() >= MAX_WAIT:
+            raise AssertionError(f"more than {MAX_WAIT} waits on one row")
+        deps[rows, slot] = srcs
+    return deps
+
+
+@dataclass(frozen=True)
+class PartRows:
+    """One part's instruction rows free of the link rate (see emitter.py): `rows` with zero
+    cycles, and what prices each row (`cycles_at`); `starts` is each layer's first row."""
+
+    rows: np.ndarray
+    num: np.ndarray
+    link: np.ndarray
+    den: np.ndarray
+    starts: np.ndarray
+    other_totals: dict[str, int]  # `instructions.totals` that do not depend on durations
+    cycle_rows: dict[str, np.ndarray]  # the rows each duration total sums
+    unit_bytes: bytes  # the unit and wait columns' bytes, for `part_key`
+    wait_bytes: bytes
+
+    def cycles(self, rates: Rates) -> np.ndarray:
+        return cycles_at(self.num, self.link, self.den, rates)
+
+    def busiest_unit_cycles(self, layer: int, rates: Rates) -> float:
+        """The largest per-unit sum of durations of one layer's rows (its closing barrier
+        excluded): a lower bound of the layer's span."""
+        end = self.starts[layer + 1] - 1 if layer + 1 < len(self.starts) else len(self.rows) - 1
+        sl = slice(int(self.starts[layer]), int(end))
+        cyc = cycles_at(self.num[sl], self.link[sl], self.den[sl], rates)
+        unit = self.rows["unit"][sl].astype(np.int64)
+        return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
+
+
+def emit_rows(layers: list[HwLayer], rates: Rates, masks,
+              forms: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+    """Columns (unit, duration, bytes, work, traffic, wait set, release set, link, divisor)
+    of one part with its layers in `forms`, and the first row of each layer, with
+    FlightLLM's flags (before `resolve`)."""
+    e = FlightLLMEmitter(rates)
+    starts = []
+    ends = []
+    for idx, (L, form) in enumerate(zip(layers, forms, strict=True)):
+        e.new_layer()
+        starts.append(len(e))
+        emit_layer(e, L, masks, form)
+        ends.append(len(e) - 1)
+        e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
+    rows = e.rows()
+    unit, wait, rel = rows["unit"], rows["wait_units"], rows["rel_units"]
+    num, nbytes, work, traffic, link, den = (np.ascontiguousarray(rows[name]) for name in (
+        "cycles", "nbytes", "work", "traffic", "link", "den"))
+    for idx, (start, last) in enumerate(zip(starts, ends, strict=True)):
+        if unit[start] != LD or unit[last] != ST:
+            raise AssertionError(f"{layers[idx].name}: a layer must start with LD and end with ST")
+        # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
+        wait[start] = mask_of(SYS) if idx > 0 else 0
+        rel[last] = mask_of(SYS)
+    return unit, num, nbytes, work, traffic, wait, rel, link, den, np.asarray(starts, np.int64)
+
+
+def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]) -> PartRows:
+    """One barrier-delimited part, its layers chained by SYS as in section 3, link free."""
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+        layers, rates, masks, forms)
+    rows = np.zeros(len(unit), INSTR_DTYPE)
+    rows["opcode"] = unit
+    rows["unit"] = unit
+    rows["op"] = np.repeat(np.arange(len(layers)), np.diff(np.append(starts, len(unit))))
+    rows["layer"] = -1
+    rows["nbytes"] = np.rint(nbytes).astype(np.int64)
+    rows["work"] = work
+    rows["traffic"] = traffic
+    rows["group"] = -1
+    rows["chan"] = -1
+    rows["acq_buf"] = -1
+    rows["rel_buf"] = -1
+    rows["wait"] = resolve(unit, wait, rel)
+    for col in (rows, num, link, den, starts):
+        col.flags.writeable = False
+    unpriced = _program(rows, 0.0, ["-"] * len(layers))
+    return PartRows(rows, num, link.astype(np.int8), den, starts,
+                    other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]),
+                    cycle_rows(unpriced, UNIT_ROLES),
+                    np.ascontiguousarray(rows["unit"]).tobytes(),
+                    np.ascontiguousarray(rows["wait"]).tobytes())
+
+
+#: part_rows(layers, rates, masks, forms), or a cache of it
+RowsOf = Callable[[list[HwLayer], Rates, object, tuple[str, ...]], PartRows]
+#: unit roundoff of float64
+_EPS = 2.0**-53
+
+
+@dataclass(frozen=True)
+class FormCost:
+    """A layer's rows in one form, summarised for `choose_forms`: per unit and link class
+    the sum of num / den (emitter.py), and the row count that bounds its rounding."""
+
+    sums: np.ndarray
+    rows: int
+
+    def busiest_unit_cycles(self, rates: Rates) -> tuple[float, float]:
+        """(busiest unit's summed durations, relative error bound) at `rates`.
+
+        The exact sum adds each row's rounded duration in row order; this one regroups the
+        same positive terms. Relative to the real sum, the exact one is within rows + 2
+        unit roundoffs and this one within 2 rows + 5 (a chunk's bincount, the chunk count,
+        the products), so they differ by less than the 4 (rows + 16) returned."""
+        same, cross = rates.cycles_per_byte()
+        busiest = float((self.sums @ np.array([1.0, same, cross])).max())
+        return busiest, 4 * (self.rows + 16) * _EPS
+
+
+def form_cost(L: HwLayer, rates: Rates, masks, form: str) -> FormCost:
+    """L's rows in `form` summarised (emitted block by block, never tiled or resolved)."""
+    e = FlightLLMEmitter(rates)
+    emit_layer(e, L, masks, form)
+    return FormCost(*e.link_sums())
+
+
+def _less(a: float, err_a: float, b: float, err_b: float) -> bool | None:
+    """a < b for values known within relative errors err_a, err_b; None when too close."""
+    if a * (1 + err_a) < b * (1 - err_b):
+        return True
+    if a * (1 - err_a) >= b * (1 + err_b):
+        return False
+    return None
+
+
+def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = part_rows,
+                 cost_of=form_cost) -> tuple[tuple[str, ...], PartRows]:
+    """Each layer's form and the part's rows in those forms.
+
+    A layer with a choice (`has_choice`) runs as MV row groups or MM tiles, whichever has
+    the less busy busiest unit. The compiler picks from static sizes, as FlightLLM's does
+    for its tiling: the busiest unit's summed durations bound the layer's span from below,
+    and streamed layers run close to that bound. Ties keep MV. The MM form is only costed
+    when its MM unit alone (`mm_form_compute_cycles`) is below the MV form's cost.
+
+    Costs come from `FormCost` summaries; where one is too close to call within its
+    rounding bound, the exact sums over the compiled rows decide, so the choice is always
+    that of the exact row-order sums.
+    """
+    free = rates.link_free
+    n = len(layers)
+    forms = [MV_FORM] * n
+    exact: dict[tuple[str, ...], PartRows] = {}
+
+    def exact_cost(i: int, form: str) -> float:
+        key = tuple(form if k == i else MV_FORM for k in range(n))
+        if key not in exact:
+            exact[key] = rows_of(layers, rates, masks, key)
+        return exact[key].busiest_unit_cycles(i, rates)
+
+    for i, L in enumerate(layers):
+        if not has_choice(L):
+            continue
+        mv, err_mv = cost_of(L, free, masks, MV_FORM).busiest_unit_cycles(rates)
+        compute = mm_form_compute_cycles(L, free)
+        try_mm = _less(compute, 0.0, mv, err_mv)
+        if try_mm is None:
+            mv, err_mv = exact_cost(i, MV_FORM), 0.0
+            try_mm = compute < mv
+        if not try_mm:
+            continue
+        mm, err_mm = cost_of(L, free, masks, MM_FORM).busiest_unit_cycles(rates)
+        pick = _less(mm, err_mm, mv, err_mv)
+        if pick is None:
+            pick = exact_cost(i, MM_FORM) < exact_cost(i, MV_FORM)
+        if pick:
+            forms[i] = MM_FORM
+    chosen = tuple(forms)
+    return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen)
+
+
+def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
+    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
+    the first row of each layer, with FlightLLM's flags (before `resolve`)."""
+    forms, _ = choose_forms(layers, rates, masks)
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+        layers, rates, masks, forms)
+    return unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel, starts
+
+
+def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
+    """The part's rows priced for `rates`: durations in ticks of 2**-24 cycle."""
+    raw = np.dtype((np.void, INSTR_DTYPE.itemsize))  # copied as bytes: one memcpy
+    rows = part.rows.view(raw).copy().view(INSTR_DTYPE)
+    cycles = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
+    rows["cycles"] = cycles
+    rows.flags.writeable = False
+    program = _program(rows, rates.clock_hz, names)
+    seed_totals(program, UNIT_ROLES, part.other_totals, part.cycle_rows, cycles)
+    program.memo["part_key"] = digest_of(part.unit_bytes, cycles.tobytes(), part.wait_bytes,
+                                         UNIT_NAMES, TICKS_PER_CYCLE)
+    return program
+
+
+def _program(rows: np.ndarray, clock_hz: float, names: list[str]) -> Program:
+    """A part's rows as one-block program in ticks on FlightLLM's units."""
+    return Program(
+        instrs=rows,
+        op_names=tuple(names),
+        head_len=len(rows),
+        layer_len=0,
+        layers=1,
+        total_layers=1,
+        buffer_bytes=(-1, -1),
+        clock_hz=clock_hz,
+        ideal=False,
+        label=" + ".join(names),
+        unit_names=UNIT_NAMES,
+        ticks_per_cycle=TICKS_PER_CYCLE,
+    )
+
+
+def compile_part(layers: list[HwLayer], rates: Rates, masks, names: list[str],
+                 rows_of: RowsOf = part_rows, cost_of=form_cost) -> Program:
+    """One barrier-delimited part: its layers chained by SYS as in section 3, each layer in
+    its cheapest form (`choose_forms`), priced for `rates`."""
+    _, part = choose_forms(layers, rates, masks, rows_of, cost_of)
+    return program_at(part, rates, names)

@@ -1,0 +1,143 @@
+"""What FlightLLM's compiler reuses across passes and boards gives what compiling from scratch
+gives, bit for bit: rows priced for another link rate, blocks shared across layers of one
+shape, form choices made from summaries, totals derived from the link-free rows, and the
+design-space sweep's run order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.dataflow.instructions import _digest, _totals
+from fpgasim.dataflow.lowerings import flightllm
+from fpgasim.dataflow.lowerings.flightllm import compiler, emitter
+from fpgasim.dataflow.lowerings.flightllm.compiler import (
+    MM_FORM,
+    MV_FORM,
+    choose_forms,
+    compile_part,
+    has_choice,
+)
+from fpgasim.dataflow.lowerings.flightllm.emitter import Rates
+from fpgasim.dataflow.passes import PassSpec
+
+BOARD = load_board("flightllm-vhk158")
+MODEL = load_model("llama2-7b-flightllm")
+
+
+def _other_link(board):
+    """The board at another clock and bandwidth (the same instructions, other durations)."""
+    memory = board.memory.model_copy(update={"bandwidth_gb_s": 1638.4})
+    return board.model_copy(update={"clock_mhz": 300.0, "memory": memory})
+
+
+def _groups(spec: PassSpec, board=BOARD):
+    hw = flightllm.hardware_layers_of(MODEL, *flightllm.pass_shape(spec, board))
+    return flightllm._plan(hw)[0]
+
+
+def _fresh(layers, rates, masks=None):
+    """The part compiled with nothing shared: no cache, no block shared across layers."""
+    emitter._SHARED_BLOCKS.cache_clear()
+    return compile_part(list(layers), rates, masks, [x.name for x in layers])
+
+
+SPECS = [PassSpec("target", 1, 1023), PassSpec("target", 3, 500), PassSpec("target", 24, 900),
+         PassSpec("target", 128, 0, phase="prefill")]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.phase}-{s.tokens}")
+def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> None:
+    """Every part of a pass, compiled once for one link rate and priced again for another,
+    has the rows, durations and totals of a compilation from scratch at that rate."""
+    flightllm._part.cache_clear()
+    for board in (BOARD, _other_link(BOARD)):
+        prog = flightllm.lower(spec, board, MODEL)
+        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        masks = None
+        if spec.phase == "prefill":
+            extras = flightllm.extras_of(MODEL)
+            masks = flightllm.mask_set(extras.prefill_mask, MODEL.heads,
+                                       spec.tokens // board.flightllm.mask_block,
+                                       board.flightllm.mask_block)
+        for group, part in zip(_groups(spec, board), prog.parts, strict=True):
+            fresh = _fresh(group.layers, rates, masks)
+            assert np.array_equal(part.instrs, fresh.instrs), part.label
+            assert flightllm.compiler.TICKS_PER_CYCLE == part.ticks_per_cycle
+            assert part.memo[("totals", prog.unit_roles)] == _totals(fresh, prog.unit_roles)
+            assert part.memo["part_key"] == _digest(fresh)
+    flightllm._part.cache_clear()
+
+
+def test_link_rate_changes_durations_only() -> None:
+    """The two link rates give the same instructions with different durations."""
+    flightllm._part.cache_clear()
+    a = flightllm.lower(PassSpec("target", 5, 700), BOARD, MODEL)
+    b = flightllm.lower(PassSpec("target", 5, 700), _other_link(BOARD), MODEL)
+    for pa, pb in zip(a.parts, b.parts, strict=True):
+        cols = [c for c in pa.instrs.dtype.names if c != "cycles"]
+        assert np.array_equal(pa.instrs[cols], pb.instrs[cols])
+        assert not np.array_equal(pa.instrs["cycles"], pb.instrs["cycles"])
+    flightllm._part.cache_clear()
+
+
+def test_summaries_choose_as_the_exact_sums_do() -> None:
+    """Over x = 2..40 at two link rates, the form chosen from summaries is the one the exact
+    row-order sums choose (forced: every summary too close to call)."""
+    flightllm._part.cache_clear()
+    never = lambda *args: None  # noqa: E731 - every comparison falls back to exact sums
+    for board in (BOARD, _other_link(BOARD)):
+        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        for x in (2, 3, 9, 17, 40):
+            for group in _groups(PassSpec("target", x, 1500), board):
+                layers = list(group.layers)
+                if not any(has_choice(L) for L in layers):
+                    continue
+                forms, _ = choose_forms(layers, rates, None)
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(compiler, "_less", never)
+                    exact, _ = choose_forms(layers, rates, None)
+                assert forms == exact, (x, group.names)
+                assert set(forms) <= {MV_FORM, MM_FORM}
+
+
+def test_close_calls_fall_back_to_exact_sums() -> None:
+    """Values within each other's rounding bound are not decided from the summaries."""
+    assert compiler._less(1.0, 0.0, 2.0, 1e-9) is True
+    assert compiler._less(2.0, 0.0, 1.0, 1e-9) is False
+    assert compiler._less(1.0, 1e-9, 1.0 + 1e-10, 1e-9) is None
+    assert compiler._less(1.0, 0.0, 1.0, 0.0) is False  # ties keep MV
+
+
+def test_shared_blocks_equal_blocks_built_per_layer() -> None:
+    """MV row groups shared across x (and MM tiles across row counts) emit what each layer
+    would build on its own."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    emitter._SHARED_BLOCKS.cache_clear()
+    warm = {}
+    for x in (2, 3, 4, 33, 40):
+        for group in _groups(PassSpec("target", x, 1023)):
+            warm[(x, group.names)] = compile_part(list(group.layers), rates, None,
+                                                  list(group.names)).instrs
+    assert emitter._SHARED_BLOCKS.rows > 0
+    for (x, names), rows in warm.items():
+        group = next(g for g in _groups(PassSpec("target", x, 1023)) if g.names == names)
+        assert np.array_equal(rows, _fresh(group.layers, rates).instrs), (x, names)
+
+
+def test_design_space_rows_keep_their_order() -> None:
+    """The sweep runs boards that share instructions together; its rows come back in the
+    points' order, equal to a run without that reordering."""
+    from fpgasim.analysis import design_space
+
+    boards = [_other_link(BOARD), BOARD]
+    algorithms = [load_algorithm("longspec")]
+    args = (boards, MODEL, algorithms, [256])
+    grouped, _, _ = design_space.cost_boards(
+        *args, engine="fast", executor="inprocess", verify_lens=(2, 5),
+        instruction_groups=["same", "same"])
+    alone, _, _ = design_space.cost_boards(
+        *args, engine="fast", executor="inprocess", verify_lens=(2, 5))
+    assert grouped.equals(alone)
+    assert list(grouped["board"]) == [boards[0].name] * 3 + [boards[1].name] * 3

@@ -180,9 +180,11 @@ def accepted_option(help_text: str) -> Any:
     return typer.Option(1, "--accepted", min=1, max=4096, help=help_text)
 
 
-def engine_option(help_text: str = "Engine: analytic, event or fast.") -> Any:
-    """--engine/-e: a registered engine, the default engine when not given."""
-    return typer.Option(DEFAULT_ENGINE, "--engine", "-e", help=help_text)
+def engine_option(
+    help_text: str = "Engine: analytic, event or fast.", default: str = DEFAULT_ENGINE
+) -> Any:
+    """--engine/-e: a registered engine, `default` (the default engine) when not given."""
+    return typer.Option(default, "--engine", "-e", help=help_text)
 
 
 def aat_dir_option(help_text: str) -> Any:

@@ -23,7 +23,7 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import ENGINES, Engine, get_engine
+from fpgasim.engine import BULK_ENGINE, ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
@@ -54,7 +54,7 @@ from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_
 MAX_SHOWN_ROWS = 40
 DEFAULT_OUT = Path("results")
 #: The simulator shown beside the study's accounting by default (event's cycles, numba).
-DEFAULT_SIM = "fast"
+DEFAULT_SIM = BULK_ENGINE
 #: The engine of the study's accounting (the main columns).
 ACCOUNTING = "analytic"
 

@@ -44,7 +44,7 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
-from fpgasim.errors import FpgasimError, InputError
+from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
 from fpgasim.simulate import memory_warning
 from fpgasim.step import PassKey, service_for
@@ -172,6 +172,10 @@ def _prefetch(engine: Engine, keys: list[PassKey], workers: int, what: str) -> N
     asks it in its own order and reports it as a serial run does."""
     service = service_for(engine)
     try:
+        # the smallest pass here, before the workers fork: they inherit fast's numba
+        # kernels compiled (or loaded from disk) once instead of each compiling them
+        if keys:
+            service.run_pass(*min(keys, key=lambda key: key[0].tokens))
         with ProcessExecutor(workers) as pool, RichProgress(what) as bar:
             shown = 0
 
@@ -183,8 +187,8 @@ def _prefetch(engine: Engine, keys: list[PassKey], workers: int, what: str) -> N
                 shown = done
 
             service.prefetch(keys, pool, progress=advance)
-    except FpgasimError:
-        pass
+    except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
+        pass  # the serial run below asks every pass again and reports as `--workers 1` does
 
 
 def _print(

@@ -18,6 +18,7 @@ from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
+from fpgasim.reproduce.beside import parse_tree
 from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
@@ -43,7 +44,9 @@ KEYED = {
         ("task", "context"),
         (("best_verify_len", "best_speedup"), ("unified_verify_len", "unified_speedup")),
     ),
-    "tree_methods": Keyed(("context", "method"), (("verify_len", "speedup"),)),
+    "tree_methods": Keyed(
+        ("board", "algorithm", "context", "method"), (("verify_len", "speedup"),)
+    ),
     "boards_grid": Keyed(("board", "context"), (("best_verify_len", "speedup"),)),
     "sparse_fit_models": Keyed(
         ("algorithm", "model", "context"), (("best_verify_len", "speedup"),)
@@ -103,7 +106,7 @@ def breakdown(result: ExperimentResult, engines: Sequence[str]) -> pd.DataFrame:
     for r in full.to_dict("records"):
         board, model, algorithm = load_inputs(r["board"], r["model"], r["algorithm"])
         row: dict = {"board": r["board"], "context": r["context"], "x": int(r["best_verify_len"])}
-        tree = TokenTree.from_shape(tuple(int(w) for w in str(r["best_tree"]).split()))
+        tree = parse_tree(str(r["best_tree"])) or TokenTree.from_shape(())  # static or dynamic
         accepted = accepted_from_aat(float(r["best_aat"]))
         for name, eng in engs.items():
             tv1 = verify_timing(eng, board, model, 1, r["context"])

@@ -150,6 +150,30 @@ def test_parts_of_one_structure_share_their_waits() -> None:
         assert part.memo[("totals", UNIT_ROLES)] == fresh.memo[("totals", UNIT_ROLES)]
 
 
+@pytest.mark.parametrize("x,context", [(5, 656), (40, 1023), (200, 700)])
+def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> None:
+    """Verify-pass attention in MM tiles (every head alike) appends one head's blocks again
+    per head: the rows and the form summary of emitting every head through `block`."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+
+    def one_by_one(self, heads, build):
+        for _ in range(heads):
+            build(self)
+
+    for group in _groups(PassSpec("target", x, context)):
+        for L in group.layers:
+            if L.kind not in ("attention_qk", "attention_pv"):
+                continue
+            fast = emitter.FlightLLMEmitter(rates)
+            compiler.emit_layer(fast, L, None, MM_FORM)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(emitter.FlightLLMEmitter, "per_head", one_by_one)
+                slow = emitter.FlightLLMEmitter(rates)
+                compiler.emit_layer(slow, L, None, MM_FORM)
+            assert np.array_equal(fast.link_sums()[0], slow.link_sums()[0]), L.name
+            assert fast.rows().tobytes() == slow.rows().tobytes(), L.name
+
+
 def test_design_space_rows_keep_their_order() -> None:
     """The sweep runs boards that share instructions together; its rows come back in the
     points' order, equal to a run without that reordering."""

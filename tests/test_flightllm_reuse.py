@@ -19,7 +19,7 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     compile_part,
     has_choice,
 )
-from fpgasim.dataflow.lowerings.flightllm.emitter import Rates
+from fpgasim.dataflow.lowerings.flightllm.emitter import UNIT_ROLES, Rates
 from fpgasim.dataflow.passes import PassSpec
 
 BOARD = load_board("flightllm-vhk158")
@@ -40,6 +40,7 @@ def _groups(spec: PassSpec, board=BOARD):
 def _fresh(layers, rates, masks=None):
     """The part compiled with nothing shared: no cache, no block shared across layers."""
     emitter._SHARED_BLOCKS.cache_clear()
+    compiler.clear_structures()
     return compile_part(list(layers), rates, masks, [x.name for x in layers])
 
 
@@ -124,6 +125,53 @@ def test_shared_blocks_equal_blocks_built_per_layer() -> None:
     for (x, names), rows in warm.items():
         group = next(g for g in _groups(PassSpec("target", x, 1023)) if g.names == names)
         assert np.array_equal(rows, _fresh(group.layers, rates).instrs), (x, names)
+
+
+def test_parts_of_one_structure_share_their_waits() -> None:
+    """Attention parts of several contexts and verify lengths that share a structure (units,
+    traffic classes, wait and release sets) take its explicit waits and duration-total rows
+    from the first one compiled, and equal their fresh compilations."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    compiler.clear_structures()
+    calls = []
+    warm = {}
+    with pytest.MonkeyPatch.context() as mp:
+        resolve = compiler.resolve
+        mp.setattr(compiler, "resolve", lambda *a: calls.append(1) or resolve(*a))
+        for x, context in ((1, 640), (1, 656), (1, 1024), (5, 640), (5, 656)):
+            for group in _groups(PassSpec("target", x, context)):
+                if group.per_pass:
+                    warm[(x, context, group.names)] = (group, compile_part(
+                        list(group.layers), rates, None, list(group.names)))
+    assert 0 < len(calls) < len(warm)  # some parts met a structure compiled before
+    for group, part in warm.values():
+        fresh = _fresh(group.layers, rates)
+        assert np.array_equal(part.instrs, fresh.instrs), group.names
+        assert part.memo[("totals", UNIT_ROLES)] == fresh.memo[("totals", UNIT_ROLES)]
+
+
+@pytest.mark.parametrize("x,context", [(5, 656), (40, 1023), (200, 700)])
+def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> None:
+    """Verify-pass attention in MM tiles (every head alike) appends one head's blocks again
+    per head: the rows and the form summary of emitting every head through `block`."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+
+    def one_by_one(self, heads, build):
+        for _ in range(heads):
+            build(self)
+
+    for group in _groups(PassSpec("target", x, context)):
+        for L in group.layers:
+            if L.kind not in ("attention_qk", "attention_pv"):
+                continue
+            fast = emitter.FlightLLMEmitter(rates)
+            compiler.emit_layer(fast, L, None, MM_FORM)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(emitter.FlightLLMEmitter, "per_head", one_by_one)
+                slow = emitter.FlightLLMEmitter(rates)
+                compiler.emit_layer(slow, L, None, MM_FORM)
+            assert np.array_equal(fast.link_sums()[0], slow.link_sums()[0]), L.name
+            assert fast.rows().tobytes() == slow.rows().tobytes(), L.name
 
 
 def test_design_space_rows_keep_their_order() -> None:

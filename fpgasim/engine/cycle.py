@@ -348,7 +348,16 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
 
 def _uses_ports(prog: Executable) -> bool:
     """Whether the program's transfers use channel-group ports (per-group rows then)."""
-    return any(bool((part.instrs["chan"] >= 0).any()) for part in prog.parts)
+    return any(_part_uses_ports(part) for part in prog.parts)
+
+
+def _part_uses_ports(part: Program) -> bool:
+    """Whether one part's transfers use channel-group ports (kept in its memo: a part is
+    shared by many passes)."""
+    uses = part.memo.get("uses_ports")
+    if uses is None:
+        uses = part.memo["uses_ports"] = bool((part.instrs["chan"] >= 0).any())
+    return uses
 
 
 # --------------------------------------------------------------------------- trace

@@ -25,6 +25,7 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     FormCost,
     PartRows,
     Rates,
+    clear_structures,
     compile_part,
     form_cost,
     part_rows,
@@ -187,6 +188,7 @@ class _PartCache:
         """Forget every compiled part, summary and shared block (a cold compiler)."""
         for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
             cache.cache_clear()
+        clear_structures()
 
 
 _part = _PartCache()

@@ -179,7 +179,8 @@ def _qk_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
                        r.depth_global, f"one tile row of scores over {tiling.keys} keys")
     nt = tiling.tiles
     seen: dict[tuple[int, int], tuple] = {}
-    for h in range(L.heads):
+
+    def head_tiles(sub: FlightLLMEmitter, h: int) -> None:
         for t in range(1, nt + 1):
             head = 0 if tiling.heads_alike() else h
             if (head, t) not in seen:
@@ -188,8 +189,14 @@ def _qk_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
                 seen[head, t] = (active, u, t > 1, t < nt, t > dout, t + dout <= nt)
             key = seen[head, t]
             active, u = key[:2]
-            e.block(key, lambda sub, a=active, u=u, t=t:
-                    _qk_tile(sub, a, u, t, nt, kb, dep_b, dout))
+            sub.block(key, lambda s2, a=active, u=u, t=t:
+                      _qk_tile(s2, a, u, t, nt, kb, dep_b, dout))
+
+    if tiling.heads_alike():
+        e.per_head(L.heads, lambda sub: head_tiles(sub, 0))
+        return
+    for h in range(L.heads):
+        head_tiles(e, h)
 
 
 def _qk_tile(sub: FlightLLMEmitter, active: tuple[int, ...], u: int, t: int, nt: int, kb: int,
@@ -236,13 +243,20 @@ def _pv_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
                        "the PV output credit")
     nt, tile_blocks = tiling.tiles, tiling.tile_blocks
     tiles = _probability_loads(tiling)
-    for h in range(L.heads):
+
+    def head_tiles(sub: FlightLLMEmitter, h: int) -> None:
         for t in range(1, nt + 1):
             loads = tuple(tiles[h * nt + t - 1])
             m = min(tile_blocks, tiling.row_blocks - (t - 1) * tile_blocks)
             key = (loads, t > 1, t < nt, t > dout, t + dout <= nt, m)
-            e.block(key, lambda sub, lo=loads, t=t, m=m:
-                    _pv_tile(sub, L, lo, t, m, nt, kb, nb, dep_b, dout))
+            sub.block(key, lambda s2, lo=loads, t=t, m=m:
+                      _pv_tile(s2, L, lo, t, m, nt, kb, nb, dep_b, dout))
+
+    if tiling.heads_alike():  # every head's loads are head 0's
+        e.per_head(L.heads, lambda sub: head_tiles(sub, 0))
+        return
+    for h in range(L.heads):
+        head_tiles(e, h)
 
 
 def _probability_loads(tiling: _Tiling) -> list[list[tuple[bool, float]]]:

@@ -13,6 +13,7 @@ integer ticks of 2**-24 cycle.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,8 +55,8 @@ from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
     "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
-    "FormCost", "compile_part", "emit_part", "emit_rows", "form_cost", "linear_mm", "linear_mv",
-    "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
+    "FormCost", "clear_structures", "compile_part", "emit_part", "emit_rows", "form_cost",
+    "linear_mm", "linear_mv", "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
 
 
@@ -217,15 +218,56 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     rows["chan"] = -1
     rows["acq_buf"] = -1
     rows["rel_buf"] = -1
-    rows["wait"] = resolve(unit, wait, rel)
+    unpriced = _program(rows, 0.0, ["-"] * len(layers))
+    rows["wait"], summed = _structure(unpriced, wait, rel)
     for col in (rows, num, link, den, starts):
         col.flags.writeable = False
-    unpriced = _program(rows, 0.0, ["-"] * len(layers))
     return PartRows(rows, num, link.astype(np.int8), den, starts,
-                    other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]),
-                    cycle_rows(unpriced, UNIT_ROLES),
+                    other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]), summed,
                     np.ascontiguousarray(rows["unit"]).tobytes(),
                     np.ascontiguousarray(rows["wait"]).tobytes())
+
+
+#: a part's explicit waits and duration-total rows by its structure (`_structure`), up to
+#: this many rows in all (least recently used out; about 40 bytes a row): the attention
+#: parts of a verify pass differ across contexts in their sizes, far less in their structure
+#: (`generate` P = 128, D = 512 compiles 9,006 parts of 730 structures)
+STRUCTURE_CACHE_ROWS = 2_000_000
+_STRUCTURES: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
+_structure_rows = [0]  # rows held in `_STRUCTURES`
+
+
+def _structure(unpriced: Program, wait: np.ndarray,
+               rel: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A part's explicit waits (`resolve`) and duration-total rows (`cycle_rows`): both
+    depend only on each row's unit (its opcode), traffic class and wait and release sets,
+    which key the cache (as bytes where every value fits one)."""
+    unit = unpriced.instrs["unit"]
+    cols = np.stack([unit, unpriced.instrs["traffic"], wait, rel])
+    small = cols.astype(np.int8)
+    if not (small == cols).all():
+        return resolve(unit, wait, rel), cycle_rows(unpriced, UNIT_ROLES)
+    key = small.tobytes()
+    hit = _STRUCTURES.get(key)
+    if hit is not None:
+        _STRUCTURES.move_to_end(key)
+        return hit
+    value = resolve(unit, wait, rel), cycle_rows(unpriced, UNIT_ROLES)
+    n = len(unit)
+    if n <= STRUCTURE_CACHE_ROWS:
+        value[0].flags.writeable = False
+        while _structure_rows[0] + n > STRUCTURE_CACHE_ROWS:
+            _, (old, _) = _STRUCTURES.popitem(last=False)
+            _structure_rows[0] -= len(old)
+        _STRUCTURES[key] = value
+        _structure_rows[0] += n
+    return value
+
+
+def clear_structures() -> None:
+    """Forget every cached part structure (a cold compiler)."""
+    _STRUCTURES.clear()
+    _structure_rows[0] = 0
 
 
 #: part_rows(layers, rates, masks, forms), or a cache of it

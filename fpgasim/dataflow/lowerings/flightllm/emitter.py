@@ -246,6 +246,18 @@ class FlightLLMEmitter(Emitter):
         self._blocks[key] = rows
         self.extend(rows)
 
+    def per_head(self, heads: int, build) -> None:
+        """Append build(sub)'s rows `heads` times over, where build emits one head's blocks
+        through `sub.block` and every head's would be the same: the rows and runs of
+        calling build once per head, each block extended again rather than looked up."""
+        sub = FlightLLMEmitter(self.r)
+        sub._blocks = self._blocks
+        build(sub)
+        sub._flush()
+        for _ in range(heads):
+            for rows, n in sub.chunks:
+                self.extend(rows, n)
+
     def link_sums(self) -> tuple[np.ndarray, int]:
         """(sums, rows): per unit and link class, the rows' cycles / den summed (repeats
         counted, nothing tiled), and the row count. A unit's durations at cycles per byte

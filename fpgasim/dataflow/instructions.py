@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -91,7 +92,10 @@ class Program:
     #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
     ticks_per_cycle: int = 1
     #: results derived from the (read-only) rows, kept with them: `part_key` and `totals`
-    #: of a program that a lowering cache hands out again are computed once
+    #: of a program that a lowering cache hands out again are computed once. A lowering
+    #: may set `memo["structure"]` to one dict shared by programs equal in the columns a
+    #: schedule depends on besides `cycles` (unit, opcode, wait, chan, acq_*, rel_*; e.g.
+    #: a part priced for several boards): engines keep there what they derive from those
     memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
@@ -273,7 +277,9 @@ class Executable:
 
 
 def part_key(part: Program) -> bytes:
-    """Digest of what decides a part's schedule: units, durations and waits (not names)."""
+    """Digest of what decides a part's schedule: units, durations and waits (not names).
+    A lowering that prices the same rows again seeds `memo["part_key"]` from
+    `part_key_prefix`."""
     key = part.memo.get("part_key")
     if key is None:
         key = part.memo["part_key"] = _digest(part)
@@ -281,21 +287,20 @@ def part_key(part: Program) -> bytes:
 
 
 def _digest(part: Program) -> bytes:
-    ins = part.instrs
-    unit, cycles, wait = (np.ascontiguousarray(ins[col]).tobytes()
-                          for col in ("unit", "cycles", "wait"))
-    return digest_of(unit, cycles, wait, part.unit_names, part.ticks_per_cycle)
-
-
-def digest_of(unit: bytes, cycles: bytes, wait: bytes, unit_names: tuple[str, ...],
-              ticks_per_cycle: int) -> bytes:
-    """`part_key` from the bytes of a part's unit, cycles and wait columns: a lowering that
-    prices the same rows again keeps the unit and wait bytes and seeds `Program.memo`."""
-    h = hashlib.blake2b(digest_size=20)
-    for column in (unit, cycles, wait):
-        h.update(column)
-    h.update(repr((unit_names, ticks_per_cycle)).encode())
+    h = part_key_prefix(part.instrs, part.unit_names, part.ticks_per_cycle)
+    h.update(np.ascontiguousarray(part.instrs["cycles"]).tobytes())
     return h.digest()
+
+
+def part_key_prefix(rows: np.ndarray, unit_names: tuple[str, ...],
+                    ticks_per_cycle: int) -> hashlib.blake2b:
+    """`part_key`'s hash of everything but the durations, before their bytes are added: a
+    lowering that prices the same rows again copies it (`hashlib` objects copy their state)."""
+    h = hashlib.blake2b(digest_size=20)
+    for col in ("unit", "wait"):
+        h.update(np.ascontiguousarray(rows[col]).tobytes())
+    h.update(repr((unit_names, ticks_per_cycle)).encode())
+    return h
 
 
 def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[str, int]:
@@ -365,45 +370,82 @@ def _order(template: Program) -> list[str]:
                        "mv_cycles", "mv_macs"]
 
 
-def cycle_rows(template: Program, unit_roles: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The rows whose durations each duration total of `totals` sums (busy per unit, weight
-    and activation loads, MV-mode rows) in a one-block program, as index arrays: a program
-    whose rows are priced again (FlightLLM's compiler, another link rate) sums them without
-    recomputing the rest (`seed_totals`; tests/test_flightllm_reuse.py checks it against
+def row_classes(template: Program, unit_roles: tuple[str, ...]) -> np.ndarray:
+    """Each row's class for `totals` (its unit, traffic kind and whether it is an MV-mode
+    compute row), numbered as `class_totals` reads them: the sums of durations, bytes and
+    work per class give every total, so a program whose rows are priced again
+    (FlightLLM's compiler, another link rate) sums its new durations by class and
+    recomputes nothing else (`seed_totals`; tests/test_flightllm_reuse.py checks it against
     `totals`)."""
     src = template.instrs
-    unit, traffic = src["unit"], src["traffic"]
-    out = {f"busy_{name}": np.flatnonzero(unit == u) for u, name in enumerate(template.unit_names)}
-    out["weight_load_cycles"] = np.flatnonzero(traffic == TRAFFIC_WEIGHT)
-    out["act_load_cycles"] = np.flatnonzero((traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV))
     compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
-    out["mv_cycles"] = np.flatnonzero(compute & (src["opcode"] == MV))
-    return out
-
-
-def other_totals(template: Program, unit_roles: tuple[str, ...], nbytes: np.ndarray,
-                 work: np.ndarray) -> dict[str, int]:
-    """The totals of `totals` that do not depend on durations (bytes and work) of a
-    one-block program."""
-    src = template.instrs
-    unit, traffic = src["unit"], src["traffic"]
-    out: dict[str, int] = {}
-    moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
-    for u, name in enumerate(template.unit_names):
-        mine = unit == u
-        out[f"bytes_{name}"] = int(nbytes[mine & moved].sum())
-        out[f"work_{name}"] = int(work[mine].sum())
-    loads = (traffic == TRAFFIC_ACT) | (traffic == TRAFFIC_KV)
-    out["weight_bytes"] = int(nbytes[traffic == TRAFFIC_WEIGHT].sum())
-    out["act_load_bytes"] = int(nbytes[loads].sum())
-    out["act_store_bytes"] = int(nbytes[traffic == TRAFFIC_STORE].sum())
-    compute = _role_rows(template, unit_roles, ROLE_COMPUTE)
-    sfu = _role_rows(template, unit_roles, ROLE_SFU)
     mv = compute & (src["opcode"] == MV)
-    out["macs"] = int(work[compute].sum())
-    out["sfu_elements"] = int(work[sfu].sum())
-    out["mv_macs"] = int(work[mv].sum())
-    return out
+    kinds = TRAFFIC_STORE + 1
+    return (src["unit"].astype(np.intp) * kinds + src["traffic"]) * 2 + mv
+
+
+def class_sums(classes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Exact int64 sums of the integer `values` per class 0..n-1 (a float bincount where
+    every partial sum of non-negative integers stays below 2**53, so none is rounded)."""
+    if len(values) and (int(values.min()) < 0 or int(values.sum()) >= 2**53):
+        return np.array([values[classes == c].sum() for c in range(n)], np.int64)
+    return np.bincount(classes, weights=values, minlength=n)[:n].astype(np.int64)
+
+
+def _classes_of(template: Program) -> int:
+    """How many `row_classes` classes a program has."""
+    return template.n_units * (TRAFFIC_STORE + 1) * 2
+
+
+@lru_cache(maxsize=32)
+def _class_matrix(unit_names: tuple[str, ...], unit_roles: tuple[str, ...],
+                  value: str) -> tuple[tuple[str, ...], np.ndarray]:
+    """The totals of `totals` that sum `value` and, per total, which `row_classes` classes
+    it sums (a 0/1 matrix, one row per total)."""
+    kinds = TRAFFIC_STORE + 1
+    nu = len(unit_names)
+
+    def classes(units=range(nu), traffic=range(kinds), mv=(0, 1)) -> list[int]:
+        return [(u * kinds + k) * 2 + m for u in units for k in traffic for m in mv]
+
+    compute = [u for u in range(min(nu, len(unit_roles))) if unit_roles[u] == ROLE_COMPUTE]
+    sfu = [u for u in range(min(nu, len(unit_roles))) if unit_roles[u] == ROLE_SFU]
+    moved = [k for k in range(kinds) if k != TRAFFIC_NONE]  # zero-fill loads move no bytes
+    per_unit = {"cycles": ("busy", range(kinds)), "nbytes": ("bytes", moved),
+                "work": ("work", range(kinds))}[value]
+    rows = {f"{per_unit[0]}_{name}": classes(units=[u], traffic=per_unit[1])
+            for u, name in enumerate(unit_names)}
+    loads = classes(traffic=[TRAFFIC_ACT, TRAFFIC_KV])
+    if value == "cycles":
+        rows |= {"weight_load_cycles": classes(traffic=[TRAFFIC_WEIGHT]),
+                 "act_load_cycles": loads, "mv_cycles": classes(units=compute, mv=[1])}
+    elif value == "nbytes":
+        rows |= {"weight_bytes": classes(traffic=[TRAFFIC_WEIGHT]), "act_load_bytes": loads,
+                 "act_store_bytes": classes(traffic=[TRAFFIC_STORE])}
+    else:
+        rows |= {"macs": classes(units=compute), "sfu_elements": classes(units=sfu),
+                 "mv_macs": classes(units=compute, mv=[1])}
+    matrix = np.zeros((len(rows), nu * kinds * 2), np.int64)
+    for r, members in enumerate(rows.values()):
+        matrix[r, members] = 1
+    return tuple(rows), matrix
+
+
+def class_totals(template: Program, unit_roles: tuple[str, ...], per_class: np.ndarray,
+                 value: str) -> dict[str, int]:
+    """The totals of `totals` that sum `value` ("cycles", "nbytes" or "work"), from its
+    sums per `row_classes` class (`class_sums`)."""
+    names, matrix = _class_matrix(template.unit_names, unit_roles, value)
+    return dict(zip(names, (matrix @ per_class).tolist(), strict=True))
+
+
+def other_totals(template: Program, unit_roles: tuple[str, ...], classes: np.ndarray,
+                 nbytes: np.ndarray, work: np.ndarray) -> dict[str, int]:
+    """The totals of `totals` that do not depend on durations (bytes and work) of a
+    one-block program whose rows have the `row_classes` `classes`."""
+    n = _classes_of(template)
+    return (class_totals(template, unit_roles, class_sums(classes, nbytes, n), "nbytes")
+            | class_totals(template, unit_roles, class_sums(classes, work, n), "work"))
 
 
 def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.ndarray:
@@ -413,10 +455,9 @@ def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.
 
 
 def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
-                rows: dict[str, np.ndarray], cycles: np.ndarray) -> None:
+                classes: np.ndarray, cycles: np.ndarray) -> None:
     """Record `totals` of a one-block program from its duration-free totals (`other_totals`)
-    and its rows' durations summed over `cycle_rows` (integer sums: exact in any order)."""
-    out = dict(other)
-    for name, index in rows.items():
-        out[name] = int(cycles[index].sum())
+    and its rows' durations summed per `row_classes` class (exact integer sums)."""
+    per_class = class_sums(classes, cycles, _classes_of(template))
+    out = other | class_totals(template, unit_roles, per_class, "cycles")
     template.memo[("totals", unit_roles)] = {k: out[k] for k in _order(template)}

@@ -74,13 +74,25 @@ def check_runnable(program: Program) -> None:
     tick-based programs without ports and buffers: FlightLLM's 0-byte concat store, safe
     since starts then depend on waits and unit order only) and whose channel-group ports
     each serve one unit (so no port is ever contended: see event.py)."""
+    check_cycles(program, least_cycles(program))
+
+
+def check_cycles(program: Program, least: int) -> None:
+    """Every row of `program` takes at least `least` (`least_cycles`) of its time units."""
+    ins = program.instrs
+    if len(ins) and int(ins["cycles"].min()) < least:
+        raise ValueError(f"every instruction must take >= {least} cycle(s)")
+
+
+def least_cycles(program: Program) -> int:
+    """The shortest duration `check_runnable` accepts in `program`, after checking its
+    ports: both read every column but the durations (programs that differ only in those,
+    a part priced for another board, share them)."""
     ins = program.instrs
     if not len(ins):
-        return
+        return 0
     shared = bool((ins["chan"] >= 0).any() or (ins["acq_buf"] >= 0).any())
     least = 1 if shared or program.ticks_per_cycle == 1 else 0
-    if int(ins["cycles"].min()) < least:
-        raise ValueError(f"every instruction must take >= {least} cycle(s)")
     chan = ins["chan"]
     used = chan >= 0
     # the distinct (port, unit) pairs, as one number each: a port in two pairs is shared
@@ -91,6 +103,7 @@ def check_runnable(program: Program) -> None:
         port = int(shared_ports.min())
         names = [program.unit_names[u] for u in pairs[ports == port] % 256]
         raise ValueError(f"port {PORT_NAMES[port]!r} is used by units {names}; give one")
+    return least
 
 
 # --------------------------------------------------------------------------- steady state
@@ -354,9 +367,10 @@ def _uses_ports(prog: Executable) -> bool:
 def _part_uses_ports(part: Program) -> bool:
     """Whether one part's transfers use channel-group ports (kept in its memo: a part is
     shared by many passes)."""
-    uses = part.memo.get("uses_ports")
+    memo = part.memo.get("structure", part.memo)  # the same for every pricing of its rows
+    uses = memo.get("uses_ports")
     if uses is None:
-        uses = part.memo["uses_ports"] = bool((part.instrs["chan"] >= 0).any())
+        uses = memo["uses_ports"] = bool((part.instrs["chan"] >= 0).any())
     return uses
 
 

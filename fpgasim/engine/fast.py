@@ -21,7 +21,14 @@ from fpgasim.dataflow.instructions import (
     check_window,
     full,
 )
-from fpgasim.engine.cycle import CycleEngine, DeadlockError, Timeline, check_runnable
+from fpgasim.engine.cycle import (
+    CycleEngine,
+    DeadlockError,
+    Timeline,
+    check_cycles,
+    check_runnable,
+    least_cycles,
+)
 
 
 def _loop(unit_ptr, unit_idx, cycles, acq_buf, acq_bytes, rel_buf, rel_bytes, wait, cap):
@@ -157,7 +164,25 @@ COLUMNS = ("unit", "cycles", "acq_buf", "acq_bytes", "rel_buf", "rel_bytes", "wa
 
 def run_loop(program: Program, compiled: bool = True) -> Timeline:
     """Simulate a program with the numba loop (or the same loop in Python if not compiled)."""
-    check_runnable(program)
+    ins = program.instrs
+    structure = program.memo.get("structure")
+    fixed = structure.get("fast_loop") if structure is not None else None
+    if fixed is None:
+        fixed = _fixed_inputs(program)
+        if structure is not None:
+            structure["fast_loop"] = fixed
+    least, ptr, order, *cols = fixed
+    check_cycles(program, least)
+    cycles = np.ascontiguousarray(ins["cycles"], np.int64)
+    start, finish = _simulate(program, (ptr, order, cycles, *cols), compiled)
+    return Timeline(program, start, finish)
+
+
+def _fixed_inputs(program: Program) -> tuple:
+    """(least duration, then the loop's inputs but the durations: ptr, order, acq_buf,
+    acq_bytes, rel_buf, rel_bytes, wait) of a program, its ports checked: programs whose
+    rows differ only in durations share them (`Program.memo["structure"]`)."""
+    least = least_cycles(program)
     ins = program.instrs
     unit = ins["unit"].astype(np.int64)
     nu = program.n_units
@@ -165,10 +190,9 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
     order = np.concatenate([np.flatnonzero(unit == u) for u in range(nu)]).astype(np.int64)
     ptr = np.zeros(nu + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(unit, minlength=nu)[:nu])
-    cols = [np.ascontiguousarray(ins[name], np.int64) for name in COLUMNS[1:-1]]
+    cols = [np.ascontiguousarray(ins[name], np.int64) for name in COLUMNS[2:-1]]
     wait = np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT)
-    start, finish = _simulate(program, (ptr, order, *cols, wait), compiled)
-    return Timeline(program, start, finish)
+    return (least, ptr, order, *cols, wait)
 
 
 def full_makespan(template: Program) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,9 +23,9 @@ from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
     Program,
-    cycle_rows,
-    digest_of,
     other_totals,
+    part_key_prefix,
+    row_classes,
     seed_totals,
 )
 from fpgasim.dataflow.lowerings.flightllm.attention import (
@@ -158,9 +158,11 @@ class PartRows:
     den: np.ndarray
     starts: np.ndarray
     other_totals: dict[str, int]  # `instructions.totals` that do not depend on durations
-    cycle_rows: dict[str, np.ndarray]  # the rows each duration total sums
-    unit_bytes: bytes  # the unit and wait columns' bytes, for `part_key`
-    wait_bytes: bytes
+    classes: np.ndarray  # each row's class for the duration totals (`row_classes`)
+    #: `Program.memo["structure"]` of every pricing: shared with the parts of the same
+    #: structure (`_structure`: equal units, waits, ports and buffers; no part uses the
+    #: last two), it keeps what engines derive from those and `part_key`'s hash of them
+    structure: dict = field(compare=False, repr=False)
 
     def cycles(self, rates: Rates) -> np.ndarray:
         return cycles_at(self.num, self.link, self.den, rates)
@@ -219,45 +221,47 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     rows["acq_buf"] = -1
     rows["rel_buf"] = -1
     unpriced = _program(rows, 0.0, ["-"] * len(layers))
-    rows["wait"], summed = _structure(unpriced, wait, rel)
+    rows["wait"], classes, structure = _structure(unpriced, wait, rel)
     for col in (rows, num, link, den, starts):
         col.flags.writeable = False
     return PartRows(rows, num, link.astype(np.int8), den, starts,
-                    other_totals(unpriced, UNIT_ROLES, rows["nbytes"], rows["work"]), summed,
-                    np.ascontiguousarray(rows["unit"]).tobytes(),
-                    np.ascontiguousarray(rows["wait"]).tobytes())
+                    other_totals(unpriced, UNIT_ROLES, classes, rows["nbytes"], rows["work"]),
+                    classes, structure)
 
 
-#: a part's explicit waits and duration-total rows by its structure (`_structure`), up to
-#: this many rows in all (least recently used out; about 40 bytes a row): the attention
-#: parts of a verify pass differ across contexts in their sizes, far less in their structure
-#: (`generate` P = 128, D = 512 compiles 9,006 parts of 730 structures)
+#: a part's explicit waits, row classes (`row_classes`) and schedule structure (see
+#: `PartRows.structure`) by its structure key (`_structure`), up to this many rows in all
+#: (least recently used out; about 60 bytes a row, and the engines' inputs once simulated):
+#: the attention parts of a verify pass differ across contexts in their sizes, far less in
+#: their structure (`generate` P = 128, D = 512 compiles 9,006 parts of 730 structures)
 STRUCTURE_CACHE_ROWS = 2_000_000
-_STRUCTURES: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
+_STRUCTURES: OrderedDict[bytes, tuple[np.ndarray, np.ndarray, dict]] = OrderedDict()
 _structure_rows = [0]  # rows held in `_STRUCTURES`
 
 
 def _structure(unpriced: Program, wait: np.ndarray,
-               rel: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """A part's explicit waits (`resolve`) and duration-total rows (`cycle_rows`): both
-    depend only on each row's unit (its opcode), traffic class and wait and release sets,
-    which key the cache (as bytes where every value fits one)."""
+               rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """A part's explicit waits (`resolve`), row classes (`row_classes`) and the dict its
+    pricings share with every part of its structure (`PartRows.structure`): all depend only
+    on each row's unit (its opcode), traffic class and wait and release sets, which key the
+    cache (as bytes where every value fits one)."""
     unit = unpriced.instrs["unit"]
     cols = np.stack([unit, unpriced.instrs["traffic"], wait, rel])
     small = cols.astype(np.int8)
     if not (small == cols).all():
-        return resolve(unit, wait, rel), cycle_rows(unpriced, UNIT_ROLES)
+        return resolve(unit, wait, rel), row_classes(unpriced, UNIT_ROLES), {}
     key = small.tobytes()
     hit = _STRUCTURES.get(key)
     if hit is not None:
         _STRUCTURES.move_to_end(key)
         return hit
-    value = resolve(unit, wait, rel), cycle_rows(unpriced, UNIT_ROLES)
+    value = resolve(unit, wait, rel), row_classes(unpriced, UNIT_ROLES), {}
     n = len(unit)
     if n <= STRUCTURE_CACHE_ROWS:
         value[0].flags.writeable = False
+        value[1].flags.writeable = False
         while _structure_rows[0] + n > STRUCTURE_CACHE_ROWS:
-            _, (old, _) = _STRUCTURES.popitem(last=False)
+            _, (old, _, _) = _STRUCTURES.popitem(last=False)
             _structure_rows[0] -= len(old)
         _STRUCTURES[key] = value
         _structure_rows[0] += n
@@ -375,9 +379,15 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     rows["cycles"] = cycles
     rows.flags.writeable = False
     program = _program(rows, rates.clock_hz, names)
-    seed_totals(program, UNIT_ROLES, part.other_totals, part.cycle_rows, cycles)
-    program.memo["part_key"] = digest_of(part.unit_bytes, cycles.tobytes(), part.wait_bytes,
-                                         UNIT_NAMES, TICKS_PER_CYCLE)
+    seed_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles)
+    program.memo["structure"] = part.structure
+    # `part_key`: the units and waits are hashed once, each pricing adds its durations
+    fixed = part.structure.get("part_key")
+    if fixed is None:
+        fixed = part.structure["part_key"] = part_key_prefix(rows, UNIT_NAMES, TICKS_PER_CYCLE)
+    digest = fixed.copy()
+    digest.update(cycles.tobytes())
+    program.memo["part_key"] = digest.digest()
     return program
 
 

@@ -5,6 +5,8 @@ design-space sweep's run order."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -189,3 +191,26 @@ def test_design_space_rows_keep_their_order() -> None:
         *args, engine="fast", executor="inprocess", verify_lens=(2, 5))
     assert grouped.equals(alone)
     assert list(grouped["board"]) == [boards[0].name] * 3 + [boards[1].name] * 3
+
+
+def _nblock_key(j: int, nb: int, pieces: int, dep: int, dout: int) -> tuple:
+    """linear_mm's block key of N block j (as its `tile` writes it)."""
+    total = nb * pieces
+    first = (j - 1) * pieces + 1
+    return (tuple((i > dep, i + dep <= total, i == total) for i in range(first, first + pieces)),
+            j > dout, j + dout <= nb)
+
+
+def test_nblock_runs_share_their_keys() -> None:
+    """linear_mm emits runs of N blocks once each: every N block of a run has the run's
+    block key (brute force over small layers), and the runs cover j = 1..nb in order."""
+    from fpgasim.dataflow.lowerings.flightllm.linear import nblock_runs
+
+    for nb, pieces, dep, dout in itertools.product(range(1, 24), range(1, 5), range(1, 9),
+                                                   range(1, 28)):
+        runs = nblock_runs(nb, pieces, dep, dout)
+        assert [j for j0, n in runs for j in range(j0, j0 + n)] == list(range(1, nb + 1))
+        for j0, n in runs:
+            first = _nblock_key(j0, nb, pieces, dep, dout)
+            assert all(_nblock_key(j, nb, pieces, dep, dout) == first
+                       for j in range(j0, j0 + n)), (nb, pieces, dep, dout)

@@ -9,6 +9,7 @@ random configurations). numba is imported and the kernel compiled on first use.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from functools import cache
 from pathlib import Path
 
@@ -165,23 +166,50 @@ COLUMNS = ("unit", "cycles", "acq_buf", "acq_bytes", "rel_buf", "rel_bytes", "wa
 def run_loop(program: Program, compiled: bool = True) -> Timeline:
     """Simulate a program with the numba loop (or the same loop in Python if not compiled)."""
     ins = program.instrs
-    structure = program.memo.get("structure")
-    fixed = structure.get("fast_loop") if structure is not None else None
-    if fixed is None:
-        fixed = _fixed_inputs(program)
-        if structure is not None:
-            structure["fast_loop"] = fixed
-    least, ptr, order, *cols = fixed
+    least, ptr, order, *cols, wait = _fixed_of(program)
     check_cycles(program, least)
+    n = len(ins)
     cycles = np.ascontiguousarray(ins["cycles"], np.int64)
-    start, finish = _simulate(program, (ptr, order, cycles, *cols), compiled)
+    cols = [np.full(n, c, np.int64) if isinstance(c, int) else c for c in cols]
+    start, finish = _simulate(program, (ptr, order, cycles, *cols, wait), compiled)
     return Timeline(program, start, finish)
+
+
+#: the loop's fixed inputs (`_fixed_inputs`) of recent program structures
+#: (`Program.memo["structure"]`, by identity, held), up to this many rows in all (about 40
+#: bytes a row; least recently used out): a design-space sweep prices a part for the
+#: boards of one instruction group one after the other, and FlightLLM's verify passes
+#: share a few hundred part structures
+FIXED_CACHE_ROWS = 1_000_000
+_FIXED: OrderedDict[int, tuple[dict, tuple]] = OrderedDict()
+_fixed_rows = [0]  # rows held in `_FIXED`
+
+
+def _fixed_of(program: Program) -> tuple:
+    """`_fixed_inputs` of a program, shared by the programs of its structure."""
+    structure = program.memo.get("structure")
+    if structure is None:
+        return _fixed_inputs(program)
+    hit = _FIXED.get(id(structure))
+    if hit is not None and hit[0] is structure:
+        _FIXED.move_to_end(id(structure))
+        return hit[1]
+    fixed = _fixed_inputs(program)
+    n = len(program.instrs)
+    if n <= FIXED_CACHE_ROWS:
+        while _fixed_rows[0] + n > FIXED_CACHE_ROWS:
+            _, (_, old) = _FIXED.popitem(last=False)
+            _fixed_rows[0] -= len(old[2])
+        _FIXED[id(structure)] = (structure, fixed)
+        _fixed_rows[0] += n
+    return fixed
 
 
 def _fixed_inputs(program: Program) -> tuple:
     """(least duration, then the loop's inputs but the durations: ptr, order, acq_buf,
     acq_bytes, rel_buf, rel_bytes, wait) of a program, its ports checked: programs whose
-    rows differ only in durations share them (`Program.memo["structure"]`)."""
+    rows differ only in durations share them (`Program.memo["structure"]`). A buffer
+    column whose rows are all alike is kept as that value (they are kept a while)."""
     least = least_cycles(program)
     ins = program.instrs
     unit = ins["unit"].astype(np.int64)
@@ -190,7 +218,10 @@ def _fixed_inputs(program: Program) -> tuple:
     order = np.concatenate([np.flatnonzero(unit == u) for u in range(nu)]).astype(np.int64)
     ptr = np.zeros(nu + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(unit, minlength=nu)[:nu])
-    cols = [np.ascontiguousarray(ins[name], np.int64) for name in COLUMNS[2:-1]]
+    cols: list[np.ndarray | int] = []
+    for name in COLUMNS[2:-1]:
+        col = np.ascontiguousarray(ins[name], np.int64)
+        cols.append(int(col[0]) if len(col) and (col == col[0]).all() else col)
     wait = np.ascontiguousarray(ins["wait"], np.int64).reshape(len(ins), MAX_WAIT)
     return (least, ptr, order, *cols, wait)
 

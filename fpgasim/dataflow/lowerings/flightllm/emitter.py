@@ -231,9 +231,9 @@ class FlightLLMEmitter(Emitter):
         reads (e.g. their row count, for MV row groups) then build each block once."""
         self._scope = scope
 
-    def block(self, key, build) -> None:
-        """Append build(sub)'s rows; a block with a key seen before in this layer (or in a
-        layer of the same `share_blocks` scope) is reused."""
+    def block(self, key, build, times: int = 1) -> None:
+        """Append build(sub)'s rows (`times` over); a block with a key seen before in this
+        layer (or in a layer of the same `share_blocks` scope) is reused."""
         rows = self._blocks.get(key)
         if rows is None and self._scope is not None:
             rows = _SHARED_BLOCKS.get((self._scope, key))
@@ -244,7 +244,7 @@ class FlightLLMEmitter(Emitter):
             if self._scope is not None:
                 _SHARED_BLOCKS.put((self._scope, key), rows)
         self._blocks[key] = rows
-        self.extend(rows)
+        self.extend(rows, times)
 
     def per_head(self, heads: int, build) -> None:
         """Append build(sub)'s rows `heads` times over, where build emits one head's blocks

@@ -186,6 +186,20 @@ def _fused_misc(e: FlightLLMEmitter, L: HwLayer, k: int, per_set: list[float], p
         e.misc(kind, k, wait=wait, rel=rel)
 
 
+def nblock_runs(nb: int, pieces: int, dep: int, dout: int) -> list[tuple[int, int]]:
+    """(first N block, count) of each run of N blocks j = 1..nb of one linear_mm tile that
+    share their block key: every flag of that key is monotone in j (for piece p,
+    i = (j - 1) * pieces + 1 + p: i > dep, i + dep <= total, j > dout, j + dout <= nb),
+    or true at j = nb only (i == total), so the key changes only where one of them flips."""
+    total = nb * pieces
+    flips = {1, nb, dout + 1, nb - dout + 1}
+    for p in range(pieces):
+        flips.add((dep - 1 - p) // pieces + 2)  # the first j with i > dep
+        flips.add((total - dep - 1 - p) // pieces + 2)  # the first j with i + dep > total
+    starts = sorted(j for j in flips if 1 <= j <= nb)
+    return [(j, nxt - j) for j, nxt in zip(starts, [*starts[1:], nb + 1], strict=True)]
+
+
 def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Prefill projection (section 4.3): activations in A by 128-row tiles, weights in B."""
     r = e.r
@@ -239,12 +253,12 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
             wait = mask_of(MM) if (a == 0 and t > 0) else 0
             sub.ld(b * L.k * r.act_bytes, par=r.channels_a, wait=wait)
         more, last = t < tiles - 1, t == tiles - 1
-        for j in range(1, nb + 1):
+        for j, count in nblock_runs(nb, len(pieces), dep, dout):
             first_i = (j - 1) * len(pieces) + 1
             flags = tuple((i > dep, i + dep <= total, i == total)
                           for i in range(first_i, first_i + len(pieces)))
             key = (flags, j > dout, j + dout <= nb)
-            sub.block(key, lambda s2, j=j, fi=first_i: nblock(s2, j, fi, m, more, last))
+            sub.block(key, lambda s2, j=j, fi=first_i: nblock(s2, j, fi, m, more, last), count)
 
     # a tile reads the layer's row count only through m and the last tile's last store
     # (keyed by it): tiles are shared by the layers of this shape whatever their rows

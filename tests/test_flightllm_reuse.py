@@ -214,3 +214,23 @@ def test_nblock_runs_share_their_keys() -> None:
             first = _nblock_key(j0, nb, pieces, dep, dout)
             assert all(_nblock_key(j, nb, pieces, dep, dout) == first
                        for j in range(j0, j0 + n)), (nb, pieces, dep, dout)
+
+
+@pytest.mark.parametrize("x,context", [(2, 300), (9, 640), (16, 1023), (40, 900), (85, 128)])
+def test_parts_reuse_the_rows_their_summaries_emitted(x: int, context: int) -> None:
+    """A part's rows append each layer's rows as its form summary emitted them (no second
+    emission): equal to the part emitted from scratch in the chosen forms, at two boards."""
+    for board in (BOARD, _other_link(BOARD)):
+        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        for group in _groups(PassSpec("target", x, context), board):
+            layers = list(group.layers)
+            emitter._SHARED_BLOCKS.cache_clear()
+            compiler.clear_structures()
+            forms, part = choose_forms(layers, rates, None)
+            emitter._SHARED_BLOCKS.cache_clear()
+            compiler.clear_structures()
+            fresh = compiler.part_rows(layers, rates, None, forms)
+            assert part.rows.tobytes() == fresh.rows.tobytes(), (x, context, group.names)
+            for col in ("num", "link", "den", "starts"):
+                assert np.array_equal(getattr(part, col), getattr(fresh, col)), col
+            assert part.other_totals == fresh.other_totals

@@ -169,13 +169,19 @@ class _PartCache:
         keep = self.per_pass if group.per_pass else self.link_free
         layers = list(group.layers)
 
-        def rows_of(layers, rates, masks, forms) -> PartRows:
+        def rows_of(layers, rates, masks, forms, emitted=None) -> PartRows:
             return keep((group.keys, free, masks, forms),
-                        lambda: part_rows(layers, rates, masks, forms))
+                        lambda: part_rows(layers, rates, masks, forms, emitted))
 
         def cost_of(L, rates, masks, form) -> FormCost:
-            return self.costs((L.key(), free, masks, form),
-                              lambda: form_cost(L, rates, masks, form))
+            fresh = []  # a summary made now keeps its rows for this part (not in the cache)
+
+            def make() -> FormCost:
+                fresh.append(form_cost(L, rates, masks, form))
+                return replace(fresh[0], chunks=())
+
+            kept = self.costs((L.key(), free, masks, form), make)
+            return fresh[0] if fresh else kept
 
         def compiled() -> Program:
             return compile_part(layers, rates, masks, list(group.names), rows_of, cost_of)

@@ -177,18 +177,24 @@ class PartRows:
         return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
 
 
-def emit_rows(layers: list[HwLayer], rates: Rates, masks,
-              forms: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+def emit_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...],
+              emitted: dict[int, tuple] | None = None) -> tuple[np.ndarray, ...]:
     """Columns (unit, duration, bytes, work, traffic, wait set, release set, link, divisor)
     of one part with its layers in `forms`, and the first row of each layer, with
-    FlightLLM's flags (before `resolve`)."""
+    FlightLLM's flags (before `resolve`). `emitted` holds, by layer index, rows already
+    emitted for a layer in its form (`FormCost.chunks`): appended instead of emitted again."""
     e = FlightLLMEmitter(rates)
     starts = []
     ends = []
     for idx, (L, form) in enumerate(zip(layers, forms, strict=True)):
         e.new_layer()
         starts.append(len(e))
-        emit_layer(e, L, masks, form)
+        chunks = emitted.get(idx) if emitted else None
+        if chunks:
+            for rows, times in chunks:
+                e.extend(rows, times)
+        else:
+            emit_layer(e, L, masks, form)
         ends.append(len(e) - 1)
         e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
     rows = e.rows()
@@ -204,10 +210,12 @@ def emit_rows(layers: list[HwLayer], rates: Rates, masks,
     return unit, num, nbytes, work, traffic, wait, rel, link, den, np.asarray(starts, np.int64)
 
 
-def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]) -> PartRows:
-    """One barrier-delimited part, its layers chained by SYS as in section 3, link free."""
+def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...],
+              emitted: dict[int, tuple] | None = None) -> PartRows:
+    """One barrier-delimited part, its layers chained by SYS as in section 3, link free
+    (`emitted`: see `emit_rows`)."""
     unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
-        layers, rates, masks, forms)
+        layers, rates, masks, forms, emitted)
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
     rows["unit"] = unit
@@ -274,8 +282,8 @@ def clear_structures() -> None:
     _structure_rows[0] = 0
 
 
-#: part_rows(layers, rates, masks, forms), or a cache of it
-RowsOf = Callable[[list[HwLayer], Rates, object, tuple[str, ...]], PartRows]
+#: part_rows(layers, rates, masks, forms, emitted=None), or a cache of it
+RowsOf = Callable[..., PartRows]
 #: unit roundoff of float64
 _EPS = 2.0**-53
 
@@ -287,6 +295,9 @@ class FormCost:
 
     sums: np.ndarray
     rows: int
+    #: the layer's rows as the emitter left them ((rows, times) runs), when just emitted:
+    #: the part's rows reuse them (`emit_rows`); caches keep a summary without them
+    chunks: tuple = field(default=(), compare=False, repr=False)
 
     def busiest_unit_cycles(self, rates: Rates) -> tuple[float, float]:
         """(busiest unit's summed durations, relative error bound) at `rates`.
@@ -304,7 +315,7 @@ def form_cost(L: HwLayer, rates: Rates, masks, form: str) -> FormCost:
     """L's rows in `form` summarised (emitted block by block, never tiled or resolved)."""
     e = FlightLLMEmitter(rates)
     emit_layer(e, L, masks, form)
-    return FormCost(*e.link_sums())
+    return FormCost(*e.link_sums(), tuple(e.chunks))
 
 
 def _less(a: float, err_a: float, b: float, err_b: float) -> bool | None:
@@ -334,17 +345,20 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
     n = len(layers)
     forms = [MV_FORM] * n
     exact: dict[tuple[str, ...], PartRows] = {}
+    emitted: dict[int, tuple] = {}  # the chosen form's rows where a summary just emitted them
 
     def exact_cost(i: int, form: str) -> float:
         key = tuple(form if k == i else MV_FORM for k in range(n))
         if key not in exact:
-            exact[key] = rows_of(layers, rates, masks, key)
+            exact[key] = rows_of(layers, rates, masks, key, None)
         return exact[key].busiest_unit_cycles(i, rates)
 
     for i, L in enumerate(layers):
         if not has_choice(L):
             continue
-        mv, err_mv = cost_of(L, free, masks, MV_FORM).busiest_unit_cycles(rates)
+        summary = cost_of(L, free, masks, MV_FORM)
+        emitted[i] = summary.chunks
+        mv, err_mv = summary.busiest_unit_cycles(rates)
         compute = mm_form_compute_cycles(L, free)
         try_mm = _less(compute, 0.0, mv, err_mv)
         if try_mm is None:
@@ -352,14 +366,16 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
             try_mm = compute < mv
         if not try_mm:
             continue
-        mm, err_mm = cost_of(L, free, masks, MM_FORM).busiest_unit_cycles(rates)
+        summary = cost_of(L, free, masks, MM_FORM)
+        mm, err_mm = summary.busiest_unit_cycles(rates)
         pick = _less(mm, err_mm, mv, err_mv)
         if pick is None:
             pick = exact_cost(i, MM_FORM) < exact_cost(i, MV_FORM)
         if pick:
             forms[i] = MM_FORM
+            emitted[i] = summary.chunks
     chosen = tuple(forms)
-    return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen)
+    return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen, emitted)
 
 
 def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:

@@ -15,6 +15,7 @@ be handed wherever an engine is expected.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
@@ -144,9 +145,13 @@ class PassService:
         if not missing:
             return 0
         n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
-        # largest programs first, dealt round-robin so every chunk gets a similar mix
-        missing.sort(key=lambda k: -(k[0].tokens * (k[0].tokens + k[0].context)))
-        chunks = [missing[i::n_chunks] for i in range(n_chunks)]
+        # the passes of one kind and token count side by side (they share compiled parts,
+        # e.g. a verify length's projections at every context, that a worker then compiles
+        # once), larger first; chunks are runs of consecutive passes, taken by the workers
+        # as they finish
+        missing.sort(key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
+        size = math.ceil(len(missing) / n_chunks)
+        chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
         options = (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):

@@ -234,3 +234,30 @@ def test_parts_reuse_the_rows_their_summaries_emitted(x: int, context: int) -> N
             for col in ("num", "link", "den", "starts"):
                 assert np.array_equal(getattr(part, col), getattr(fresh, col)), col
             assert part.other_totals == fresh.other_totals
+
+
+def test_layers_of_one_emission_key_emit_the_same_rows() -> None:
+    """Verify-pass attention in MM tiles is cached by `emission_key`, which leaves out the
+    row count: layers of x = 2..90 rows with the same key emit the same rows (and each
+    key is met by several x, so the test compares something)."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    free = rates.link_free
+    seen: dict[tuple, tuple[int, bytes]] = {}
+    shared = 0
+    for context in (128, 1023):
+        for x in range(2, 91):
+            for group in _groups(PassSpec("target", x, context)):
+                for L in group.layers:
+                    if L.kind not in ("attention_qk", "attention_pv") or not has_choice(L):
+                        continue
+                    e = emitter.FlightLLMEmitter(free)
+                    compiler.emit_layer(e, L, None, MM_FORM)
+                    rows = e.rows().tobytes()
+                    key = compiler.emission_key(L, MM_FORM, free)
+                    assert key != L.key()
+                    if key in seen:
+                        shared += 1
+                        assert seen[key][1] == rows, (x, seen[key][0], context, L.kind)
+                    else:
+                        seen[key] = (x, rows)
+    assert shared > 50

@@ -27,6 +27,7 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     Rates,
     clear_structures,
     compile_part,
+    emission_key,
     form_cost,
     part_rows,
 )
@@ -154,9 +155,11 @@ class _RowBudgetCache:
 
 
 class _PartCache:
-    """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (layer
-    keys, names, link-free rates, masks, forms) and each layer's form summaries, so another
-    clock or bandwidth only prices the rows again (bit-identical to compiling them)."""
+    """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (each
+    layer's `emission_key` in its form, link-free rates, masks, forms) and each layer's
+    form summaries likewise, so another clock or bandwidth only prices the rows again
+    (bit-identical to compiling them), and parts whose rows are the same under other names
+    or row counts (a draft pass's layers, verify attention in MM tiles) are compiled once."""
 
     def __init__(self) -> None:
         self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
@@ -170,7 +173,8 @@ class _PartCache:
         layers = list(group.layers)
 
         def rows_of(layers, rates, masks, forms, emitted=None) -> PartRows:
-            return keep((group.keys, free, masks, forms),
+            keys = tuple(emission_key(L, f, free) for L, f in zip(layers, forms, strict=True))
+            return keep((keys, free, masks, forms),
                         lambda: part_rows(layers, rates, masks, forms, emitted))
 
         def cost_of(L, rates, masks, form) -> FormCost:
@@ -180,7 +184,7 @@ class _PartCache:
                 fresh.append(form_cost(L, rates, masks, form))
                 return replace(fresh[0], chunks=())
 
-            kept = self.costs((L.key(), free, masks, form), make)
+            kept = self.costs((emission_key(L, form, free), free, masks, form), make)
             return fresh[0] if fresh else kept
 
         def compiled() -> Program:

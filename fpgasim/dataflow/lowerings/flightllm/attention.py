@@ -140,6 +140,15 @@ class _Tiling:
         return self.row_blocks_per_mask_row * spread(self.mask.V[t - 1], self.heads_in_mask, h)
 
 
+def causal_mm_key(L: HwLayer, r: Rates) -> tuple:
+    """What `attention_mm`'s rows of a verify-pass layer (no prefill mask) depend on: the
+    layer but its row count, which they read only through the key blocks each row block
+    sees (so verify lengths with the same row blocks and causal blocks share their rows)."""
+    tiling = _tiling(L, r, None, 0)
+    seen = tuple(a for t in range(1, tiling.tiles + 1) for a in tiling.active_key_blocks(0, t))
+    return (L.kind, L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets, L.heads, seen)
+
+
 def _tiling(L: HwLayer, r: Rates, mask: LayerMask | None, heads_in_mask: int) -> _Tiling:
     """The layer's tiling, after checking a prefill mask covers its rows."""
     keys = L.n if L.kind == "attention_qk" else L.k

@@ -32,6 +32,7 @@ from fpgasim.dataflow.lowerings.flightllm.attention import (
     _causal_key_blocks,
     attention_mm,
     attention_mv,
+    causal_mm_key,
 )
 from fpgasim.dataflow.lowerings.flightllm.emitter import (
     LD,
@@ -55,7 +56,8 @@ from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
     "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
-    "FormCost", "clear_structures", "compile_part", "emit_part", "emit_rows", "form_cost",
+    "FormCost", "clear_structures", "compile_part", "emission_key", "emit_part", "emit_rows",
+    "form_cost",
     "linear_mm", "linear_mv", "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
 
@@ -91,6 +93,14 @@ def has_choice(L: HwLayer) -> bool:
     if L.kind == "linear":
         return not L.prefill
     return L.kind in ("attention_qk", "attention_pv") and L.mask_layer < 0
+
+
+def emission_key(L: HwLayer, form: str, r: Rates) -> tuple:
+    """What L's rows in `form` depend on besides the rates (link free) and masks: `HwLayer.key`,
+    or for verify-pass attention in MM tiles its `causal_mm_key` (not the row count)."""
+    if form == MM_FORM and has_choice(L) and L.kind != "linear":
+        return ("causal mm", *causal_mm_key(L, r))
+    return L.key()
 
 
 def emit_layer(e: FlightLLMEmitter, L: HwLayer, masks, form: str) -> None:

@@ -261,3 +261,28 @@ def test_layers_of_one_emission_key_emit_the_same_rows() -> None:
                     else:
                         seen[key] = (x, rows)
     assert shared > 50
+
+
+@pytest.mark.parametrize("x", [3, 17, 85])
+def test_runs_of_blocks_equal_blocks_appended_one_by_one(x: int) -> None:
+    """A run of alike blocks appended at once (`block(..., times)`: MV row groups, MV
+    attention heads, linear_mm's N blocks) gives the rows of appending each block in turn."""
+    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    block = emitter.FlightLLMEmitter.block
+
+    def one_by_one(self, key, build, times=1):
+        for _ in range(times):
+            block(self, key, build)
+
+    for group in _groups(PassSpec("target", x, 700)):
+        for L in group.layers:
+            for form in (MV_FORM, MM_FORM):
+                emitter._SHARED_BLOCKS.cache_clear()
+                runs = emitter.FlightLLMEmitter(rates)
+                compiler.emit_layer(runs, L, None, form)
+                emitter._SHARED_BLOCKS.cache_clear()
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(emitter.FlightLLMEmitter, "block", one_by_one)
+                    single = emitter.FlightLLMEmitter(rates)
+                    compiler.emit_layer(single, L, None, form)
+                assert runs.rows().tobytes() == single.rows().tobytes(), (x, L.name, form)

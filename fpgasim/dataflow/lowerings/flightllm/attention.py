@@ -72,10 +72,10 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
 
     def row_group(sub: FlightLLMEmitter, rows: int, first: bool, more_rows: bool) -> None:
         sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
-        for h in range(L.heads):
-            last = h == L.heads - 1
-            sub.block((last, rows, more_rows),
-                      lambda s2, la=last: head(s2, la, rows, more_rows))
+        if L.heads > 1:  # every head but the last alike: one block, appended heads - 1 times
+            sub.block((False, rows, more_rows), lambda s2: head(s2, False, rows, more_rows),
+                      L.heads - 1)
+        sub.block((True, rows, more_rows), lambda s2: head(s2, True, rows, more_rows))
         sub.st(rows * L.heads * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
 
     # the row-group blocks read the layer's shape but not its row count: shared across x

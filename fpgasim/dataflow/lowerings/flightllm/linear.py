@@ -84,10 +84,14 @@ def emit_row_groups(e: FlightLLMEmitter, rows: int, per_group: int, row_group) -
     if len(sizes) == 1:
         row_group(e, sizes[0], True, False)
         return
-    for n, group_rows in enumerate(sizes):
-        first, more = n == 0, n < len(sizes) - 1
-        e.block(("rows", group_rows, first, more),
-                lambda sub, ro=group_rows, fi=first, mo=more: row_group(sub, ro, fi, mo))
+    keys = [(group_rows, n == 0, n < len(sizes) - 1) for n, group_rows in enumerate(sizes)]
+    n = 0
+    while n < len(keys):  # a run of alike groups (all but the first and last) is one block
+        run = 1
+        while n + run < len(keys) and keys[n + run] == keys[n]:
+            run += 1
+        e.block(("rows", *keys[n]), lambda sub, k=keys[n]: row_group(sub, *k), run)
+        n += run
 
 
 def linear_mv(e: FlightLLMEmitter, L: HwLayer) -> None:

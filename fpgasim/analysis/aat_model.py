@@ -47,6 +47,7 @@ class AatFit:
         return self.b / (x - self.c)
 
     def describe(self) -> str:
+        """The fitted curve as text, 'A + B·ln(x − C)' with three decimals, for messages."""
         return f"{self.a:.3f} + {self.b:.3f}·ln(x − {self.c:.3f})"
 
 
@@ -115,6 +116,7 @@ def fit_aat(verify_lens: Sequence[float], aat: Sequence[float]) -> AatFit:
     lo, hi = np.log(MIN_GAP), np.log(MAX_GAP_SCALE * span)
 
     def sse(log_gap: float) -> float:
+        """Squared error of the best (A, B) at C = min(x) − exp(log_gap): the profiled loss."""
         return _linear_given_c(x, y, x_min - float(np.exp(log_gap)))[2]
 
     grid = np.linspace(lo, hi, GRID_POINTS)

@@ -21,7 +21,9 @@ class Engine(Protocol):
 
     def run_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
-    ) -> Timing: ...
+    ) -> Timing:
+        """Timing of the pass `spec` on `board` (`drafter`: its schema, for a draft pass)."""
+        ...
 
 
 ENGINES: dict[str, type] = {"analytic": AnalyticEngine, "event": EventEngine, "fast": FastEngine}

@@ -218,6 +218,7 @@ def disagreement_line(
     x=4 step 3.59x: MV rate +138 ms; AD 1.07x; sim x=2'."""
 
     def side(d: str, sp: float, xx: int | None) -> str:
+        """One side's verdict, e.g. 'use SD (x=4, 2.07x)'."""
         at = f"x={xx}, " if xx is not None else ""
         return f"{d} ({at}{sp:.3g}x)"
 

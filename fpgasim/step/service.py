@@ -77,10 +77,12 @@ class PassService:
 
     @property
     def name(self) -> str:
+        """The wrapped engine's name: a service answers as its engine does."""
         return self.engine.name
 
     @property
     def version(self) -> str:
+        """The wrapped engine's version (e.g. a sweep's cached chunks record it)."""
         return self.engine.version
 
     @property
@@ -224,6 +226,7 @@ class Planner(PassService):
         return "planner"
 
     def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
+        """Record the pass in `plan` (first ask only), then time it on the answering engine."""
         self._plan.setdefault(self._key(spec, board, model, drafter), (spec, board, model, drafter))
         return super().timed(spec, board, model, drafter)
 

@@ -89,6 +89,7 @@ def longspec_pass(
         return net.mlp("mlp", net.out_proj("cross.o", cross, h1))
 
     def tail(x: str) -> None:
+        """The target's (shared) LM head over the n tokens."""
         net.lm_head(x, n, m.vocab)
 
     x = net.act_input("hidden", n, h)

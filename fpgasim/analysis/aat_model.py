@@ -47,7 +47,7 @@ class AatFit:
         return self.b / (x - self.c)
 
     def describe(self) -> str:
-        """The fitted curve as text, 'A + B·ln(x − C)' with three decimals, for messages."""
+        """The fitted curve as text, 'A + B·ln(x − C)' with three decimals."""
         return f"{self.a:.3f} + {self.b:.3f}·ln(x − {self.c:.3f})"
 
 

@@ -490,7 +490,7 @@ def enumerate_trees(max_nodes: int, max_depth: int | None = None) -> Iterator[tu
     def grow(
         parents: list[int], depths: list[int], children: list[int], frontier_start: int
     ) -> Iterator[tuple[int, ...]]:
-        """This tree, then every extension by nodes whose parents keep BFS order."""
+        """This tree, then every extension whose new parents keep BFS order and the depth bound."""
         yield tuple(parents)
         if len(parents) >= max_nodes:
             return

@@ -53,7 +53,7 @@ class Machine:
 
     @property
     def macs_per_cycle(self) -> int:
-        """rows x cols: the PE array's MACs per cycle in MM mode."""
+        """rows x cols: the PE array's MM-mode rate (ideal mode charges every MAC at it)."""
         return self.rows * self.cols
 
     def padded(self, n: int) -> int:

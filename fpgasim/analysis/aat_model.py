@@ -46,10 +46,6 @@ class AatFit:
         x = np.asarray(verify_len, dtype=float)
         return self.b / (x - self.c)
 
-    def describe(self) -> str:
-        """The fitted curve as text, 'A + B·ln(x − C)' with three decimals."""
-        return f"{self.a:.3f} + {self.b:.3f}·ln(x − {self.c:.3f})"
-
 
 def r_squared(observed: Sequence[float] | np.ndarray, predicted: Sequence[float]) -> float:
     """Coefficient of determination 1 − SS_res/SS_tot (1.0 for a perfect fit of constants)."""

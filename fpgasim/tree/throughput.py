@@ -487,29 +487,23 @@ def enumerate_trees(max_nodes: int, max_depth: int | None = None) -> Iterator[tu
     """
     depth_bound = max_nodes if max_depth is None else max_depth
 
-    def grow(
-        parents: list[int], depths: list[int], children: list[int], frontier_start: int
-    ) -> Iterator[tuple[int, ...]]:
+    def grow(parents: list[int], depths: list[int]) -> Iterator[tuple[int, ...]]:
         """This tree, then every extension whose new parents keep BFS order and the depth bound."""
         yield tuple(parents)
         if len(parents) >= max_nodes:
             return
         # canonical order: a new node's parent is >= the previous node's parent (BFS order)
         last_parent = parents[-1] if len(parents) > 1 else 0
-        for u in range(max(last_parent, 0), len(parents)):
+        for u in range(last_parent, len(parents)):
             if depths[u] + 1 > depth_bound:
                 continue
             parents.append(u)
             depths.append(depths[u] + 1)
-            children.append(0)
-            children[u] += 1
-            yield from grow(parents, depths, children, frontier_start)
-            children[u] -= 1
-            children.pop()
+            yield from grow(parents, depths)
             depths.pop()
             parents.pop()
 
-    yield from grow([-1], [0], [0], 0)
+    yield from grow([-1], [0])
 
 
 def brute_force_best(

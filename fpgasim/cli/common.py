@@ -50,7 +50,7 @@ def _fmt(v, floatfmt: str) -> str:
     return str(v)
 
 
-def dumps_json(obj) -> str:
+def dumps_json(obj: object) -> str:
     """JSON with numpy scalars converted."""
 
     def default(o: object) -> object:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
@@ -291,7 +291,7 @@ def pass_excess(
     spec: PassSpec,
     board: Board,
     model: TargetModel,
-    drafter=None,
+    drafter: DrafterSchema | None = None,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
     a = service_for(account).run_pass(spec, board, model, drafter)

@@ -74,6 +74,7 @@ class ConfigError(FpgasimError):
         super().__init__(self.render({}))
 
     def render(self, flags: Mapping[str, str]) -> str:
+        """'[argument: ]source: field = value: allowed', the argument and references as flags."""
         where = [field_shown(self.argument, flags)] if self.argument else []
         where += [self.source] if self.source else []
         allowed = references_shown(self.allowed, flags)
@@ -93,5 +94,6 @@ class InputError(FpgasimError):
         super().__init__(self.render({}))
 
     def render(self, flags: Mapping[str, str]) -> str:
+        """'argument FIELD = value: allowed', the field and references named as `flags` says."""
         allowed = references_shown(self.allowed, flags)
         return f"argument {field_shown(self.field, flags)} = {shown_value(self.value)}: {allowed}"

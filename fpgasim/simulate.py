@@ -39,6 +39,8 @@ class Point:
     accepted: int = 1
 
     def check(self) -> None:
+        """InputError unless context, x and accepted are >= 1, accepted <= x for SD, and
+        context + x fits the board's max_context_tokens."""
         if self.context < 1:
             raise InputError("context", self.context, "at least 1 token")
         if self.verify_len < 1:

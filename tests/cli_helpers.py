@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -9,6 +10,13 @@ from dataclasses import dataclass
 import pytest
 
 from fpgasim.cli import main
+
+
+def default_sigint() -> None:
+    """`preexec_fn` of a child that a test interrupts: Ctrl-C as at a terminal. A shell that
+    runs the tests in the background ignores SIGINT and its children inherit that, so the
+    child's Python would install no KeyboardInterrupt handler and never see the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @dataclass

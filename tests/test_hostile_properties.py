@@ -36,7 +36,7 @@ from fpgasim.fileio import (
 from fpgasim.lists import split_items
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.sweep import SweepCache
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import default_sigint, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 PROPS = settings(max_examples=120, derandomize=True, deadline=None, database=None,
@@ -278,7 +278,7 @@ def test_ctrl_c_stops_within_2_s_and_keeps_the_cache_consistent(tmp_path: Path) 
          "--contexts", "128,256,512", "--verify-lens", "1-40", "--workers", "2",
          "--chunk-size", "4", "--cache-dir", str(cache), "--out", str(out)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 60

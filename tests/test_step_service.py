@@ -132,3 +132,22 @@ def test_an_engine_and_its_service_are_freed_together() -> None:
     del engine
     gc.collect()
     assert gone() is None
+
+
+def test_a_lowering_that_ignores_the_mask_times_every_tree_of_x_once() -> None:
+    """FlightLLM's compiler costs every tree of x tokens alike: the service keys its passes
+    without the mask (two trees and the dense pass: one pass), the study lowering keeps it."""
+    from fpgasim.dataflow.token_tree import TokenTree
+
+    chain, wide = TokenTree.from_shape((1, 1, 1)), TokenTree.from_shape((3,))
+    cases = (("flightllm-vhk158", "llama2-7b-flightllm", 1), ("v80", "llama-3.1-8b", 3))
+    for board_name, model_name, distinct in cases:
+        board, model = load_board(board_name), load_model(model_name)
+        engine = CountingEngine() if distinct == 3 else get_engine("event")
+        service = service_for(engine)
+        specs = [verify_spec(4, 512, tree) for tree in (chain, wide, None)]
+        assert specs[0].tree_parents != specs[1].tree_parents  # the trees' masks differ
+        timings = [service.run_pass(spec, board, model) for spec in specs]
+        assert service.remembered == distinct, board_name
+        if distinct == 1:
+            assert timings[0] is timings[1] is timings[2]

@@ -14,6 +14,7 @@ import pytest
 
 from fpgasim.sweep import SweepCache
 from fpgasim.sweep.runner import SLOWDOWN_ENV
+from tests.cli_helpers import default_sigint
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -44,6 +45,7 @@ def sweep(out: Path, cache: Path, *extra: str, slow: float = 0.0, **kw) -> subpr
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_sigint,
         **kw,
     )
 

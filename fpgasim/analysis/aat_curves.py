@@ -256,7 +256,9 @@ def embedded_curves(
     return out
 
 
-def mean_curve(curves: Sequence[AatCurve], mean: str = "geometric", fit_points=None) -> AatCurve:
+def mean_curve(
+    curves: Sequence[AatCurve], mean: str = "geometric", fit_points: Sequence[int] | None = None
+) -> AatCurve:
     """One curve from several tasks' curves at one context: the mean AAT at their common x.
 
     The tree at x is the one most tasks use there (ties: the first task's).

@@ -46,9 +46,6 @@ class AatFit:
         x = np.asarray(verify_len, dtype=float)
         return self.b / (x - self.c)
 
-    def describe(self) -> str:
-        return f"{self.a:.3f} + {self.b:.3f}·ln(x − {self.c:.3f})"
-
 
 def r_squared(observed: Sequence[float] | np.ndarray, predicted: Sequence[float]) -> float:
     """Coefficient of determination 1 − SS_res/SS_tot (1.0 for a perfect fit of constants)."""
@@ -115,6 +112,7 @@ def fit_aat(verify_lens: Sequence[float], aat: Sequence[float]) -> AatFit:
     lo, hi = np.log(MIN_GAP), np.log(MAX_GAP_SCALE * span)
 
     def sse(log_gap: float) -> float:
+        """Squared error of the best (A, B) at C = min(x) − exp(log_gap): the profiled loss."""
         return _linear_given_c(x, y, x_min - float(np.exp(log_gap)))[2]
 
     grid = np.linspace(lo, hi, GRID_POINTS)

@@ -226,7 +226,7 @@ def verdict(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
-def plot_explore(summary: pd.DataFrame, path, lowering: str = "study") -> None:
+def plot_explore(summary: pd.DataFrame, path: Path, lowering: str = "study") -> None:
     """Heat maps over (MAC/cycle, bandwidth): best tokens/s, speedup and best x per context.
 
     A cell where SD does not beat AD (decision 'use AD') is drawn grey and hatched in every

@@ -95,9 +95,13 @@ CurveAt = Callable[[int], AatCurve]
 class ProgressSink(Protocol):
     """What the generation reports progress to (cli.common.RichProgress fits)."""
 
-    def start(self, total: int, done: int) -> None: ...
+    def start(self, total: int, done: int) -> None:
+        """Begin a bar of `total` units, `done` of them already finished."""
+        ...
 
-    def advance(self, points: int) -> None: ...
+    def advance(self, points: int) -> None:
+        """Mark `points` more units finished."""
+        ...
 
 
 GROUP_COLUMNS = [
@@ -144,6 +148,7 @@ def embedded_curve_at(algorithm: Algorithm) -> CurveAt:
     cache: dict[int, AatCurve] = {}
 
     def curve_at(context: int) -> AatCurve:
+        """The curve fitted at `context`, fitted on first use."""
         if context not in cache:
             cache[context] = embedded_curves(algorithm, [context])[0]
         return cache[context]
@@ -173,6 +178,7 @@ def measured_curve_at(
     cache: dict[int, AatCurve] = {}
 
     def curve_at(context: int) -> AatCurve:
+        """The curve of the measured context whose range holds `context`, relabelled to it."""
         source = measured[max(i for i, s in enumerate(starts) if s <= context)]
         if source not in cache:
             cache[source] = measured_curves(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,9 @@ import pandas as pd
 from fpgasim.analysis.solver import Solution
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
+
+if TYPE_CHECKING:  # matplotlib only when a figure is drawn
+    from matplotlib.axes import Axes
 
 MAX_PANELS = 12
 MARKERS = {
@@ -163,7 +167,7 @@ def draw_rooflines(
     ax.grid(True, which="both", alpha=0.3)
 
 
-def draw_aat_ar(ax, x, aat, ar):
+def draw_aat_ar(ax, x, aat, ar) -> Axes:
     """AAT(x) on `ax` and AR(x) = AAT/x on a right-hand twin axis (returned)."""
     ax.plot(x, aat, marker=".", ms=3.5, **AAT_STYLE)
     ax.set_xlabel(X_LABEL)

@@ -149,18 +149,11 @@ class Timer:
         # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
         own = engine.name == "analytic" or not lowering_of(board).study_accounting
         self.analytic = engine if own else get_engine("analytic")
-        #: False: the lowering costs every tree of x tokens alike (FlightLLM's: docs/validation.md)
-        self.reads_tree_mask = lowering_of(board).reads_tree_mask
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
-        """T_v in seconds; with a tree, mask-aware engines cost that tree's attention."""
-        tree = self._masked(tree)
+        """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
+        pass service drops the mask where the lowering does not read it)."""
         return verify_timing(self.engine, self.board, self.model, verify_len, context, tree).seconds
-
-    def _masked(self, tree: TokenTree | None) -> TokenTree | None:
-        """The tree whose mask the verify pass carries: None on lowerings that cost every
-        tree of x tokens alike (one pass for all of them)."""
-        return tree if self.reads_tree_mask else None
 
     def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
@@ -183,7 +176,7 @@ class Timer:
             drafts = draft_passes(self.algorithm, tree, accepted_from_aat(aat), context)
             keys += [(s, self.board, self.model, None if s.kind == "target" else drafter)
                      for s in drafts]  # as `run_passes` asks them
-            keys.append((verify_spec(x, context, self._masked(tree)), self.board, self.model, None))
+            keys.append((verify_spec(x, context, tree), self.board, self.model, None))
         return keys
 
     def target_weights(self, context: int) -> int:

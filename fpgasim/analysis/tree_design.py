@@ -112,6 +112,8 @@ class EngineTreeCosts:
         return self._cycles(spec, True)
 
     def clock_hz(self) -> float:
+        """Cycles per second of time, clock_hz · duration_divisor of the engine's passes (the
+        search's cycles -> tokens/s); costs T_v(1) first if no pass has run yet."""
         if self._clock is None:
             self.verify_cycles(1)
         assert self._clock is not None
@@ -235,7 +237,7 @@ def throughput_curve(
     context: int,
     x_min: int = 2,
     x_max: int | None = None,
-):
+) -> AatCurve:
     """The `throughput` tree method: per x the tree of highest tokens/s on this board under
     the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
     acceptance = embedded_model(algorithm, context)

@@ -32,6 +32,7 @@ def _flag_shows_no_type(option_class: type) -> None:
     shown = option_class.display_type_rich
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:
+        """No type for a flag, typer's own answer for any other option."""
         return None if self.is_flag else shown(self, ctx)
 
     option_class.display_type_rich = display_type_rich

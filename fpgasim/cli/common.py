@@ -50,10 +50,11 @@ def _fmt(v, floatfmt: str) -> str:
     return str(v)
 
 
-def dumps_json(obj) -> str:
+def dumps_json(obj: object) -> str:
     """JSON with numpy scalars converted."""
 
-    def default(o):
+    def default(o: object) -> object:
+        """What json cannot encode: a numpy scalar's value, an array as a list, else str(o)."""
         if hasattr(o, "item"):
             return o.item()
         if hasattr(o, "tolist"):
@@ -112,13 +113,16 @@ class RichProgress:
         self.stop()
 
     def start(self, total: int, done: int) -> None:
+        """Add the task of `total` units, `done` finished; the bar shows on a terminal only."""
         self.task = self.bar.add_task(self.description, total=total, completed=done)
         if self.shown:
             self.bar.start()
 
     def advance(self, points: int) -> None:
+        """Mark `points` more units finished."""
         self.bar.advance(self.task, points)
 
     def stop(self) -> None:
+        """Take the bar down (it is transient: nothing stays on the terminal)."""
         if self.shown:
             self.bar.stop()

@@ -180,6 +180,7 @@ def _prefetch(engine: Engine, keys: list[PassKey], workers: int, what: str) -> N
             shown = 0
 
             def advance(done: int, total: int) -> None:
+                """The prefetch's progress: start the bar on the first call, then catch up."""
                 nonlocal shown
                 if shown == 0:
                     bar.start(total, 0)

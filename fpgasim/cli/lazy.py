@@ -143,14 +143,17 @@ class LazyGroup(TyperGroup):
         self._listing = False
 
     def list_commands(self, ctx: Any) -> list[str]:
+        """The registry's command names, no command module imported."""
         return list(COMMANDS)  # typer's own reads every value of `commands`: imports them all
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, imported; while the group help is listed, a stub with its summary."""
         if self._listing and cmd_name in COMMANDS:  # a row of the help: the summary will do
             return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)
         return super().get_command(ctx, cmd_name)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        """typer's group help, its command rows from the summaries (no command imported)."""
         self._listing = True
         try:
             super().format_help(ctx, formatter)

@@ -207,6 +207,7 @@ def _run(
                     )
 
                     def advance(count: int, _total: int) -> None:
+                        """The prefetch's progress: `count` passes timed so far."""
                         if progress:
                             bar.update(passes, completed=count)
 

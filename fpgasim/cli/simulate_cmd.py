@@ -23,7 +23,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.resources import resource_columns
-from fpgasim.config.schema import Board, config_source
+from fpgasim.config.schema import Algorithm, Board, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
@@ -42,7 +42,7 @@ from fpgasim.tree.shapes import parse_shape
 
 
 def tree_verify_len(
-    algorithm, draft_tree: TokenTree, verify_len: int | None, given_tree: bool
+    algorithm: Algorithm, draft_tree: TokenTree, verify_len: int | None, given_tree: bool
 ) -> int:
     """x for a draft tree: its node count + 1 by default; a given --verify-len must agree.
 
@@ -82,7 +82,9 @@ class Phase(StrEnum):
     prefill = "prefill"
 
 
-def build_tree(algorithm, tree: str | None, depth: int | None, top_k: int | None) -> TokenTree:
+def build_tree(
+    algorithm: Algorithm, tree: str | None, depth: int | None, top_k: int | None
+) -> TokenTree:
     """The draft tree from --tree or --depth/--top-k, else the algorithm's default tree."""
     if tree is not None and (depth is not None or top_k is not None):
         raise InputError("--tree", tree, "give either --tree or --depth/--top-k, not both")

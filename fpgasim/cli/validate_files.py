@@ -63,6 +63,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """True when the file has no problems."""
         return not self.problems
 
     def lines(self) -> list[str]:

@@ -113,6 +113,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
     """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        """PyYAML's mapping, after raising DuplicateKey at a repeated key (merge keys skipped)."""
         seen: set = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":

@@ -70,6 +70,7 @@ class ArrayShape:
 
     @property
     def macs_per_cycle(self) -> int:
+        """M x N x K: int8 MACs the array does per cycle."""
         return self.tokens * self.outputs * self.k
 
 
@@ -102,6 +103,7 @@ class Resources:
 
     @property
     def dsps_used(self) -> int:
+        """Slices of the whole board: `pipelines` side by side, each `pipeline_dsps`."""
         return self.pipelines * self.pipeline_dsps
 
     @property

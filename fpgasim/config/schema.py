@@ -62,6 +62,7 @@ class PeArray(Strict):
 
     @property
     def macs_per_cycle(self) -> int:
+        """rows x cols: the MPE's fp16 MACs per cycle, its peak compute rate."""
         return self.rows * self.cols
 
 
@@ -96,6 +97,8 @@ class Memory(Strict):
 
     @property
     def bytes_per_s(self) -> float:
+        """Peak off-chip bytes/s; a GiB/s reading scales the figure by 1.024³
+        (docs/accounting.md, Bandwidth)."""
         scale = 1.024**3 if self.bandwidth_is_gib else 1.0
         return self.bandwidth_gb_s * scale * 1e9
 
@@ -291,6 +294,7 @@ class Board(Strict):
 
     @property
     def macs_per_cycle(self) -> int:
+        """The PE array's MACs per cycle (rows x cols), the board's peak compute rate."""
         return self.pe_array.macs_per_cycle
 
     @property
@@ -300,6 +304,7 @@ class Board(Strict):
 
     @property
     def clock_hz(self) -> float:
+        """clock_mhz in Hz: cycles per second, before any duration_divisor."""
         return self.clock_mhz * 1e6
 
     @property
@@ -629,6 +634,7 @@ class Algorithm(Strict):
 
     @property
     def kind(self) -> str:
+        """The drafter's kind (e.g. longspec, eagle3, falcon): the key its plug-in is found by."""
         return self.drafter.kind
 
     @property

@@ -206,6 +206,7 @@ class Graph:
         """A readable listing: graph inputs, then one line per op with its tensors."""
 
         def show(name: str) -> str:
+            """A tensor as name[shape dtype @location]."""
             t = self.tensors[name]
             dims = "x".join(str(d) for d in t.shape) or "scalar"
             return f"{name}[{dims} {t.dtype} @{t.location}]"

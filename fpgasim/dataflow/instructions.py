@@ -100,10 +100,12 @@ class Program:
 
     @property
     def n_units(self) -> int:
+        """How many in-order units the rows' `unit` indexes."""
         return len(self.unit_names)
 
     @property
     def tail_start(self) -> int:
+        """Row index of the tail's first row: after the head and every layer block."""
         return self.head_len + self.layers * self.layer_len
 
     def unit_queues(self) -> list[np.ndarray]:
@@ -217,10 +219,12 @@ class Executable:
 
     @property
     def unit_names(self) -> tuple[str, ...]:
+        """The units' names, shared by every part (checked at construction)."""
         return self.parts[0].unit_names
 
     @property
     def ticks_per_cycle(self) -> int:
+        """Time units per clock cycle, shared by every part (checked at construction)."""
         return self.parts[0].ticks_per_cycle
 
     def units_of(self, role: str) -> tuple[int, ...]:

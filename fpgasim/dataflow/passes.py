@@ -80,6 +80,7 @@ class Net:
         return self.g.input(self.prefix + name, shape, self.act_dtype, "hbm")
 
     def weight(self, name: str, *shape: int) -> str:
+        """A weight tensor the pass reads (streamed from off-chip, at the weight precision)."""
         return self.g.input(self.prefix + name, shape, self.weight_dtype, "weights")
 
     def cache(self, name: str, *shape: int) -> str:
@@ -95,6 +96,7 @@ class Net:
     # ---------------------------------------------------------------- ops
 
     def norm(self, name: str, x: str, width: int) -> str:
+        """A norm over `width`: loads and stores n x width elements, norm_passes SFU sweeps."""
         n = self.n
         out = self.act(f"{name}.out", n, width)
         op = Op(
@@ -292,11 +294,13 @@ def target_pass(m: TargetModel, n: int, context: int, board: Board) -> PassOps:
     h = m.hidden
 
     def layer(x: str) -> str:
+        """One decoder layer: norm, self-attention over n + L keys, o, the MLP."""
         xn = net.norm("attn_norm", x, h)
         attn = net.self_attention("", xn, h, n + context, context)
         return net.mlp("mlp", net.out_proj("o", attn, x))
 
     def tail(x: str) -> None:
+        """The final norm, then the LM head."""
         net.lm_head(net.norm("final_norm", x, h), n, m.vocab)
 
     x = net.act_input("embeddings", n, h)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine
@@ -20,8 +20,10 @@ class Engine(Protocol):
     version: str
 
     def run_pass(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
-    ) -> Timing: ...
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
+    ) -> Timing:
+        """Timing of the pass `spec` on `board` (`drafter`: its schema, for a draft pass)."""
+        ...
 
 
 ENGINES: dict[str, type] = {"analytic": AnalyticEngine, "event": EventEngine, "fast": FastEngine}
@@ -39,7 +41,7 @@ def register_engine(name: str, cls: type) -> None:
     ENGINES[name] = cls
 
 
-def get_engine(name: str, **options) -> Engine:
+def get_engine(name: str, **options: object) -> Engine:
     """An engine instance by name; unknown names list the choices."""
     if name not in ENGINES:
         raise InputError("engine", name, f"one of {', '.join(sorted(ENGINES))}")

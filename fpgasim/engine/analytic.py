@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
@@ -23,7 +23,9 @@ def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
     return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
 
 
-def target_counts(m: TargetModel, n, context, board: Board) -> Counts:
+def target_counts(
+    m: TargetModel, n: int | np.ndarray, context: int | np.ndarray, board: Board
+) -> Counts:
     """Element counts of a target pass over n tokens at context L (vectorised)."""
     n = np.asarray(n, dtype=np.float64)
     L = np.asarray(context, dtype=np.float64)
@@ -67,7 +69,9 @@ def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
     return np.ceil(np.maximum(np.maximum(u["ld"], u["st"]), u["compute"])).astype(np.int64)
 
 
-def counts_for(spec: PassSpec, board: Board, model: TargetModel, drafter) -> Counts:
+def counts_for(
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None
+) -> Counts:
     """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
     the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
     transcribed independently)."""
@@ -82,7 +86,13 @@ class AnalyticEngine:
     name = "analytic"
     version = "1"
 
-    def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
+    def run_pass(
+        self,
+        spec: PassSpec,
+        board: Board,
+        model: TargetModel,
+        drafter: DrafterSchema | None = None,
+    ) -> Timing:
         """Timing of one pass (the tree mask is ignored, as the study)."""
         if not lowering_of(board).study_accounting:
             raise ConfigError(

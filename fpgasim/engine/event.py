@@ -64,6 +64,7 @@ class _Run:
         self.stalls = dict.fromkeys(STALL_KINDS, 0)
 
     def push(self, cycle: int, priority: int, what: int) -> None:
+        """Queue an event at `cycle`; equal (cycle, priority) pop in the order pushed."""
         heapq.heappush(self.events, (cycle, priority, self.seq, what))
         self.seq += 1
 
@@ -123,6 +124,7 @@ class _Run:
         self.parked.clear()
 
     def run(self) -> None:
+        """Every unit tries to start at cycle 0; then events are handled until none is left."""
         for u in range(self.n_units):
             self.push(0, PHASE + u, u)
         while self.events:

@@ -48,6 +48,7 @@ class Timing:
 
     @property
     def seconds(self) -> float:
+        """Wall time in seconds: cycles / (clock_hz · duration_divisor)."""
         return self.cycles / (self.clock_hz * self.duration_divisor)
 
 

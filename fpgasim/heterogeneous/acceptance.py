@@ -115,6 +115,7 @@ class BlockGain:
         """Fitted top-1 acceptance of a drafter with `blocks` extra blocks (capped below 1)."""
 
         def g(m: float) -> float:
+            """The gain shape 1 - 2^(-m/half_blocks): 0 at m = 0, half at half_blocks."""
             return 1.0 - 2.0 ** (-m / self.half_blocks)
 
         value = self.base + (self.ref - self.base) * g(blocks) / g(self.ref_blocks)

@@ -51,6 +51,7 @@ class PublishedRow(Strict):
         return self.depth + 1
 
     def drafter(self, width: int) -> Drafter:
+        """The row's drafter (its method and M blocks), `width` tokens per later pass."""
         return drafter_for(self.method, self.blocks, width)
 
 

@@ -61,6 +61,7 @@ class CpuSpec(Strict):
 
     @property
     def cores(self) -> int:
+        """sockets x cores_per_socket: the cores the peak FLOP rate is spread over."""
         return self.sockets * self.cores_per_socket
 
     @model_validator(mode="after")

@@ -45,6 +45,7 @@ class DeviceTime:
 
     @property
     def bound(self) -> str:
+        """'compute' when compute time is at least memory time, else 'memory' (ties: compute)."""
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
@@ -218,6 +218,7 @@ def disagreement_line(
     x=4 step 3.59x: MV rate +138 ms; AD 1.07x; sim x=2'."""
 
     def side(d: str, sp: float, xx: int | None) -> str:
+        """One side's verdict, e.g. 'use SD (x=4, 2.07x)'."""
         at = f"x={xx}, " if xx is not None else ""
         return f"{d} ({at}{sp:.3g}x)"
 
@@ -290,7 +291,7 @@ def pass_excess(
     spec: PassSpec,
     board: Board,
     model: TargetModel,
-    drafter=None,
+    drafter: DrafterSchema | None = None,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
     a = service_for(account).run_pass(spec, board, model, drafter)

@@ -45,10 +45,12 @@ class ExternalExperiment:
 
     @property
     def title(self) -> str:
+        """Its kind's title, read like `Experiment.title` by the listings."""
         return EXTERNAL_KINDS[self.kind].title
 
     @property
     def description(self) -> str:
+        """Its kind's one-line description (which package runs it, what it shows)."""
         return EXTERNAL_KINDS[self.kind].description
 
     figure = False

@@ -25,6 +25,7 @@ from fpgasim.step.service import (
     PassService,
     Planner,
     architecture,
+    costed_spec,
     pass_key,
     service_for,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "Planner",
     "StepPasses",
     "architecture",
+    "costed_spec",
     "pass_key",
     "run_passes",
     "service_for",

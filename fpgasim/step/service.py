@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
@@ -42,7 +44,16 @@ def architecture(model: TargetModel) -> TargetModel:
 
 def pass_key(spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> tuple:
     """What a timed pass is remembered under."""
-    return (spec, board, architecture(model), drafter)
+    return (costed_spec(spec, board), board, architecture(model), drafter)
+
+
+def costed_spec(spec: PassSpec, board: Board) -> PassSpec:
+    """The spec as the board's lowering costs it: without the tree mask on a lowering that
+    costs every tree of x tokens alike (FlightLLM's, docs/validation.md), so the passes of
+    two trees of one x are one pass, timed once."""
+    if spec.tree_parents is None or lowering_of(board).reads_tree_mask:
+        return spec
+    return replace(spec, tree_parents=None)
 
 
 def engine_options(engine: Engine) -> dict:
@@ -67,7 +78,12 @@ class PassService:
         architecture and the drafter as tokens. Hashing a pydantic board compares and
         hashes every nested field (several µs, tens of thousands of times per run); the
         token of an object already seen is found by its id."""
-        return (spec, self._token(board), self._token(model, architecture), self._token(drafter))
+        return (
+            costed_spec(spec, board),
+            self._token(board),
+            self._token(model, architecture),
+            self._token(drafter),
+        )
 
     def _token(self, obj: Any, value: Callable[[Any], Any] | None = None) -> int:
         hit = self._seen.get(id(obj))
@@ -78,10 +94,12 @@ class PassService:
 
     @property
     def name(self) -> str:
+        """The engine's name (a service stands in for its engine)."""
         return self.engine.name
 
     @property
     def version(self) -> str:
+        """The engine's version (a service stands in for its engine)."""
         return self.engine.version
 
     @property
@@ -103,7 +121,7 @@ class PassService:
         key = self._key(spec, board, model, drafter)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = time_pass(self.engine, spec, board, model, drafter)
+            hit = self._memo[key] = time_pass(self.engine, key[0], board, model, drafter)
         if spec.kind == "target":
             self._last_rows = hit[1]
         return hit
@@ -140,7 +158,10 @@ class PassService:
         The results are those `run_pass` gives in this process (same engine class, same
         options). `progress(done, total)` is called after each chunk.
         """
-        wanted = {self._key(*k): k for k in keys}
+        wanted = {}
+        for k in keys:
+            pk = self._key(*k)
+            wanted[pk] = (pk[0], *k[1:])  # the spec as costed
         missing = [k for pk, k in wanted.items() if pk not in self._memo]
         if not missing:
             return 0
@@ -229,6 +250,7 @@ class Planner(PassService):
         return "planner"
 
     def timed(self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> Timed:
+        """Record the pass in `plan` (first ask only), then time it on the answering engine."""
         self._plan.setdefault(self._key(spec, board, model, drafter), (spec, board, model, drafter))
         return super().timed(spec, board, model, drafter)
 

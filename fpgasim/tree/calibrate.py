@@ -116,6 +116,7 @@ def calibrate_alpha(algorithm: Algorithm, spec: CalibrationSpec) -> float:
     """alpha whose default-tree expected AAT equals the published tau."""
 
     def gap(alpha: float) -> float:
+        """Default-tree AAT at `alpha` minus tau: the root brentq finds."""
         model = PositionalModel.from_rows(family_rows(alpha, spec.depth_profile))
         return model.expected_aat(default_token_tree(algorithm, model)) - spec.tau
 
@@ -165,6 +166,8 @@ def fit_context_decay(algorithm: Algorithm, measured: pd.DataFrame) -> float:
     base = np.log(_curve(algorithm, ref, xs))
 
     def loss(decay: float) -> float:
+        """Summed squared error of the modelled log AAT ratios to context_ref under `decay`
+        against the measured ones."""
         trial = with_acceptance(algorithm, acc.model_copy(update={"context_decay": decay}))
         err = 0.0
         for ctx, meas in target.items():
@@ -210,6 +213,7 @@ def _refit_r2(algorithm: Algorithm, xs: list[int], measured: np.ndarray) -> floa
         return float("nan")
 
     def curve(alpha: float) -> np.ndarray:
+        """The family's AAT at xs and context_ref with `alpha` and no context decay."""
         trial = acc.model_copy(
             update={"probabilities": family_rows(alpha, spec.depth_profile), "context_decay": 0.0}
         )

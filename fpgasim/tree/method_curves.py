@@ -8,6 +8,7 @@ the model's optimal tree. Every AAT is the model's exact expectation for that tr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ from fpgasim.tree.builders import depth_tree, even_max_shape, width_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.optimal import optimal_trees
 from fpgasim.tree.prior_score import prior_score_search
+
+if TYPE_CHECKING:  # matplotlib only when a figure is drawn
+    from matplotlib.figure import Figure
 
 METHODS = ("prior_score", "width", "depth", "optimal")
 
@@ -76,7 +80,7 @@ def compare_curves(
     return pd.DataFrame(rows)
 
 
-def plot_curves(frame: pd.DataFrame, title: str):
+def plot_curves(frame: pd.DataFrame, title: str) -> Figure:
     """A matplotlib Figure of AAT against x, one line per method."""
     import matplotlib
 

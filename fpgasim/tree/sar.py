@@ -69,6 +69,7 @@ def calibrate_beta(algorithm: Algorithm, tau: float, alpha: float = FALCON_ALPHA
     depth = _depth(algorithm)
 
     def gap(beta: float) -> float:
+        """Default-tree AAT at `beta` minus tau: the root brentq finds."""
         return default_tree_tau(algorithm, sar_rows(alpha, beta, k, depth)) - tau
 
     lo, hi = gap(1e-3), gap(1.0)

@@ -87,6 +87,7 @@ def iid_from_marginal(beta: float, tree: TokenTree, ranks: int = IID_RANKS) -> f
     lo, hi = 1e-9, 1 - 1e-9
 
     def gap(a: float) -> float:
+        """Marginal rate of `tree` under the i.i.d. rate `a`, minus beta: brentq's root."""
         return marginal_rate(iid_model(a, ranks), tree) - b
 
     if gap(lo) > 0 or gap(hi) < 0:

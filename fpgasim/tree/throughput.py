@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -54,13 +54,21 @@ class TreeCosts(Protocol):
 
     levels_per_pass: int
 
-    def verify_cycles(self, verify_len: int) -> int: ...
+    def verify_cycles(self, verify_len: int) -> int:
+        """T_v: cycles of the target pass verifying x tokens."""
+        ...
 
-    def first_cycles(self, accepted: int) -> int: ...
+    def first_cycles(self, accepted: int) -> int:
+        """Cycles of the first draft pass, run over `accepted` tokens (floor(AAT))."""
+        ...
 
-    def block_cycles(self, widths: tuple[int, ...]) -> int: ...
+    def block_cycles(self, widths: tuple[int, ...]) -> int:
+        """Cycles of the draft pass fed with one block of levels of these widths."""
+        ...
 
-    def clock_hz(self) -> float: ...
+    def clock_hz(self) -> float:
+        """Cycles per second that turn cycles into time, hence AAT/cycles into tokens/s."""
+        ...
 
 
 @dataclass
@@ -80,15 +88,19 @@ class TableCosts:
         return self._memo[key]
 
     def verify_cycles(self, verify_len: int) -> int:
+        """`verify(x)` as an int, called once per x."""
         return self._get(("v", verify_len), self.verify, verify_len)
 
     def first_cycles(self, accepted: int) -> int:
+        """`first(accepted)` as an int, called once per count."""
         return self._get(("f", accepted), self.first, accepted)
 
     def block_cycles(self, widths: tuple[int, ...]) -> int:
+        """`block(widths)` as an int, called once per block."""
         return self._get(("b", widths), self.block, widths)
 
     def clock_hz(self) -> float:
+        """The fixed `clock` field (1.0 by default: tokens/s then reads tokens per cycle)."""
         return self.clock
 
 
@@ -100,6 +112,8 @@ class ShapeSpace:
     max_verify_len: int
 
     def check(self) -> None:
+        """InputError unless 1..MAX_SEARCH_DEPTH caps, each >= 1, and 2 <= max_verify_len <=
+        MAX_SEARCH_VERIFY_LEN: the bounds the search can explore."""
         if not self.level_caps or any(c < 1 for c in self.level_caps):
             raise InputError("max_tree", self.level_caps, "level widths >= 1")
         if len(self.level_caps) > MAX_SEARCH_DEPTH:
@@ -132,6 +146,7 @@ class Design:
 
     @property
     def cycles(self) -> int:
+        """T_v + T_d of one iteration, in cycles: the denominator of tokens/s."""
         return self.verify_cycles + self.draft_cycles
 
 
@@ -242,6 +257,7 @@ class _Search:
         return sum(1 for e in range(start, start + levels) if e % k == 0)
 
     def run(self) -> None:
+        """Seed the incumbents, then branch and bound from the root; results land on self."""
         self._seed()
         self._expand(0, np.ones(1), 1.0, 0, 0.0, ())
 
@@ -463,7 +479,7 @@ def dynamic_designs(
     return SearchResult(designs, 0, leaves, time.perf_counter() - t0)
 
 
-def enumerate_trees(max_nodes: int, max_depth: int | None = None):
+def enumerate_trees(max_nodes: int, max_depth: int | None = None) -> Iterator[tuple[int, ...]]:
     """Every tree (children ranked 0, 1, ... in order) with 1..max_nodes nodes, as parents.
 
     Brute force for the tests: a tree is grown node by node in level order; plane trees
@@ -471,26 +487,23 @@ def enumerate_trees(max_nodes: int, max_depth: int | None = None):
     """
     depth_bound = max_nodes if max_depth is None else max_depth
 
-    def grow(parents: list[int], depths: list[int], children: list[int], frontier_start: int):
+    def grow(parents: list[int], depths: list[int]) -> Iterator[tuple[int, ...]]:
+        """This tree, then every extension whose new parents keep BFS order and the depth bound."""
         yield tuple(parents)
         if len(parents) >= max_nodes:
             return
         # canonical order: a new node's parent is >= the previous node's parent (BFS order)
         last_parent = parents[-1] if len(parents) > 1 else 0
-        for u in range(max(last_parent, 0), len(parents)):
+        for u in range(last_parent, len(parents)):
             if depths[u] + 1 > depth_bound:
                 continue
             parents.append(u)
             depths.append(depths[u] + 1)
-            children.append(0)
-            children[u] += 1
-            yield from grow(parents, depths, children, frontier_start)
-            children[u] -= 1
-            children.pop()
+            yield from grow(parents, depths)
             depths.pop()
             parents.pop()
 
-    yield from grow([-1], [0], [0], 0)
+    yield from grow([-1], [0])
 
 
 def brute_force_best(

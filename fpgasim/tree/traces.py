@@ -42,6 +42,7 @@ class Traces:
 
     @property
     def iterations(self) -> int:
+        """Number of logged iterations (rows of `ranks`)."""
         return int(self.ranks.shape[0])
 
     @property

@@ -41,6 +41,8 @@ class Eagle3:
     def build_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Eagle3Drafter
     ) -> PassOps:
+        """`eagle3_pass`: fc on the first pass only, one layer over its own cache
+        (docs/accounting.md, EAGLE-3 draft pass)."""
         return eagle3_pass(model, drafter, spec.tokens, spec.context, board, spec.first)
 
     def weight_count(self, model: TargetModel, drafter: Eagle3Drafter) -> int:
@@ -82,12 +84,14 @@ def eagle3_pass(
     embed = net.act_input("embeddings", n, wide - h)
 
     def head(x: str) -> str:
+        """fc fusing the target's hidden states, on the first pass only (else x unchanged)."""
         if not first:
             return x
         fused = d.fused_layers * h
         return net.linear("fc", [x], fused, h, act_elems=n * fused, out="feature")
 
     def layer(x: str) -> str:
+        """Norm over concat(embedding, feature), attention over its own cache, o, the MLP."""
         xn = net.g.tensor(f"{net.prefix}norm.out", (n, wide), net.act_dtype, "hbm")
         op = Op(
             "norm",
@@ -103,6 +107,7 @@ def eagle3_pass(
         return net.mlp("mlp", net.out_proj("o", attn, x))
 
     def tail(x: str) -> None:
+        """Its own LM head, no final norm (draft_vocab, else the target's vocabulary)."""
         net.lm_head(x, n, d.draft_vocab or m.vocab)
 
     if first:

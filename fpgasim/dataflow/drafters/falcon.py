@@ -31,11 +31,15 @@ class Falcon:
     def draft_passes(
         self, drafter: FalconDrafter, tree: TokenTree, accepted: int, context: int
     ) -> list[PassSpec]:
+        """`falcon_passes` over the static tree's level widths, k = tokens_per_pass levels
+        per pass."""
         return falcon_passes(drafter.tokens_per_pass, tree.static_shape(), accepted, context)
 
     def build_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: FalconDrafter
     ) -> PassOps:
+        """`falcon_pass`: LSTM layers, then one decoder layer with the relaxed causal mask
+        (docs/falcon.md)."""
         return falcon_pass(model, drafter, spec.tokens, spec.context, board)
 
     def weight_count(self, model: TargetModel, drafter: FalconDrafter) -> int:
@@ -78,6 +82,7 @@ def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: B
     k = d.tokens_per_pass
 
     def layer(x: str) -> str:
+        """The LSTM layers, then the decoder layer over its own cache and the MLP."""
         d_in = 2 * h
         for i in range(d.lstm_layers):
             # gates = [x, h_prev] @ W (4h outputs); sigmoid/tanh and the cell update on the SFU
@@ -97,6 +102,7 @@ def falcon_pass(m: TargetModel, d: FalconDrafter, n: int, context: int, board: B
         return net.mlp("mlp", net.out_proj("o", attn, x))
 
     def tail(x: str) -> None:
+        """The target's LM head over max(n, k) rows."""
         # position j of a k-block predicts the token k places on (the next block): one
         # LM-head row per position, and at least k rows so that a pass always emits a block
         net.lm_head(x, max(n, k), m.vocab)

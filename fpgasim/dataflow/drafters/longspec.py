@@ -39,6 +39,8 @@ class LongSpec:
     def build_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: LongSpecDrafter
     ) -> PassOps:
+        """`longspec_pass`: windowed self-attention, then cross-attention over the target's
+        cache (docs/accounting.md, LongSpec draft pass)."""
         return longspec_pass(model, drafter, spec.tokens, spec.context, board)
 
     def weight_count(self, model: TargetModel, drafter: LongSpecDrafter) -> int:
@@ -78,6 +80,7 @@ def longspec_pass(
     window = min(d.window_tokens, n + context)
 
     def layer(x: str) -> str:
+        """Windowed self-attention, cross-attention over the target's cache, the MLP."""
         xn = net.norm("self.norm", x, h)
         h1 = net.out_proj("self.o", net.self_attention("self", xn, h, window, window), x)
         cn = net.norm("cross.norm", h1, h)
@@ -86,6 +89,7 @@ def longspec_pass(
         return net.mlp("mlp", net.out_proj("cross.o", cross, h1))
 
     def tail(x: str) -> None:
+        """The target's (shared) LM head over the n tokens."""
         net.lm_head(x, n, m.vocab)
 
     x = net.act_input("hidden", n, h)

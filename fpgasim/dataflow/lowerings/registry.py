@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import Executable
 from fpgasim.dataflow.lowerings import flightllm, study
@@ -83,7 +83,9 @@ def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
     )
 
 
-def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
+def lower(
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
+) -> Executable:
     """The executable form of one pass on the board's lowering."""
     try:
         return lowering_of(board).build(spec, board, model, drafter)

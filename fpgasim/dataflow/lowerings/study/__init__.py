@@ -34,7 +34,7 @@ array rounding, MV at the full array rate.
 
 from __future__ import annotations
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.instructions import Program
@@ -179,7 +179,9 @@ def _inputs(low: Assembler, plan: Plan, index: int, graph: Graph) -> tuple[int, 
     return tuple(low.done[p] for p in producers if low.done.get(p, -1) >= 0)
 
 
-def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Program:
+def lower(
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
+) -> Program:
     """The study's template program of a pass (see `instructions.window` for the layers).
 
     A buffer too small for some tile raises `BufferTooSmall`; `lowerings.registry.lower` reports it.

@@ -82,6 +82,8 @@ class PlanEmitter(Emitter):
         )
 
     def load(self, op: int, nbytes: int, traffic: int, buf: int, wait: tuple[int, ...]) -> int:
+        """An LD row of `nbytes` on the weight or activation group (by `traffic`), taking
+        `nbytes` of buffer `buf` (if any) unless ideal; returns its index."""
         m = self.mach
         weight = traffic == TRAFFIC_WEIGHT
         rate = m.weight_bytes_per_cycle if weight else m.load_bytes_per_cycle
@@ -101,6 +103,7 @@ class PlanEmitter(Emitter):
         )
 
     def store(self, op: int, nbytes: int, wait: tuple[int, ...]) -> int:
+        """An ST row of `nbytes` on the activation group's store rate; returns its index."""
         m = self.mach
         return self.instr(
             ST,
@@ -128,6 +131,8 @@ class PlanEmitter(Emitter):
             )
 
     def prefetch_count(self, plan: Plan) -> int:
+        """Streamed loads issued ahead of the op's body: up to prefetch_depth, none when a
+        load waits for a producer (`Plan.waits_for_inputs`)."""
         return 0 if plan.waits_for_inputs else min(self.mach.depth, len(plan.stream_bytes))
 
     def emit_body(self, plan: Plan, inputs: tuple[int, ...], streams: list[int]) -> None:

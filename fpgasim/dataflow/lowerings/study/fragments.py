@@ -244,6 +244,7 @@ def _body_call(n_inputs: int) -> Call:
     rest as its prefetched loads."""
 
     def call(low: PlanEmitter, plan: Plan, ext: tuple[int, ...]) -> list[int]:
+        """Emit the body; it reports no streamed-load rows (only a prefetch does)."""
         streams = list(ext[n_inputs:])
         low.emit_body(plan, ext[:n_inputs], streams)
         return []

@@ -31,6 +31,7 @@ class Machine:
 
     @classmethod
     def of(cls, board: Board) -> Machine:
+        """The board's rates and sizes as the lowering uses them (bytes/cycle, bytes, bits)."""
         return cls(
             ideal=board.overlap == "ideal",
             weight_bytes_per_cycle=board.group_bytes_per_cycle("weight", "load"),
@@ -52,9 +53,11 @@ class Machine:
 
     @property
     def macs_per_cycle(self) -> int:
+        """rows x cols: the PE array's MM-mode rate (ideal mode charges every MAC at it)."""
         return self.rows * self.cols
 
     def padded(self, n: int) -> int:
+        """n tokens rounded up to padding.mm_token_multiple: the rows an MM tile computes."""
         return -(-n // self.pad) * self.pad
 
     def mpe_cycles(self, n: int, k_dim: int, out_dim: int, heads: int = 1, factor: int = 1) -> int:
@@ -79,18 +82,22 @@ class Machine:
         return not self.ideal and macs > 0 and cycles == ceil_div(macs, self.mv_macs_per_cycle)
 
     def sfu_cycles(self, elements: int) -> int:
+        """Cycles of the SFU over `elements`, at sfu.elements_per_cycle (rounded up)."""
         return ceil_div(elements, self.sfu_elements_per_cycle)
 
 
 def ceil_div(a: int, b: int) -> int:
+    """ceil(a / b) in integers (no float rounding on large counts)."""
     return -(-a // b)
 
 
 def nbytes_of(elements: int, bits: int) -> int:
+    """Bytes of `elements` values of `bits` each, rounded up to whole bytes."""
     return (elements * bits + 7) // 8
 
 
 def xfer_cycles(nbytes: int, rate: float) -> int:
+    """Cycles to move `nbytes` at `rate` bytes/cycle, rounded up; at least 1 (a row's minimum)."""
     return max(1, math.ceil(nbytes / rate))
 
 

@@ -43,6 +43,8 @@ class Plan:
     cached_keys: int = 0
 
     def add_stream(self, nbytes: int, waits: bool = False) -> int:
+        """Append a streamed load of `nbytes` (`waits`: it waits for the op's producers);
+        returns its index in the stream order."""
         self.stream_bytes.append(nbytes)
         self.stream_waits.append(waits)
         return len(self.stream_bytes) - 1

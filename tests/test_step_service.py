@@ -92,6 +92,22 @@ def test_prefetch_on_an_executor_gives_the_in_process_timings(pool) -> None:
         assert service.run_pass(*key) == here.run_pass(*key)
 
 
+@pytest.mark.parametrize("pool", [InProcessExecutor, ProcessExecutor])
+def test_passes_started_early_are_remembered_when_finished(pool) -> None:
+    """`start` times passes on a worker at once; what its `finish` remembers is what
+    `run_pass` gives in this process, and a pass remembered is not started again."""
+    keys = [(verify_spec(x, 700), V80, LLAMA, None) for x in (1, 6)]
+    service = service_for(get_engine("fast", window=True))
+    with pool(2) if pool is ProcessExecutor else pool() as ex:
+        finish = service.start(keys + keys[:1], ex)
+        assert service.remembered == 0  # nothing stored before `finish`
+        assert finish() == 2
+        assert service.start(keys, ex)() == 0
+    here = get_engine("fast", window=True)
+    for key in keys:
+        assert service.run_pass(*key) == here.run_pass(*key)
+
+
 def test_the_planner_lists_each_distinct_pass_and_answers_with_its_engine() -> None:
     planner = Planner(get_engine("analytic"))
     assert planner.name == "planner"  # not taken for the accounting by the solver

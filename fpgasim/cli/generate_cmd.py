@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
@@ -41,13 +42,14 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.schema import Board, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
-from fpgasim.simulate import memory_warning
-from fpgasim.step import PassKey, service_for
+from fpgasim.simulate import memory_warning, prefill_spec
+from fpgasim.step import PassKey, service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
 
@@ -144,10 +146,18 @@ def generate_cmd(
     what = f"generate ({engine}{', ' + algo.id if algo else ''})"
     n = workers or default_workers()
     if n > 1 and isinstance(eng, CycleEngine):
-        keys = planned_passes(
-            eng, b, m, prompt_len, decode_len, algorithm=algo, curve_at=curve_at
+        _prefetch(
+            eng,
+            b,
+            m,
+            prompt_len,
+            functools.partial(
+                planned_passes, eng, b, m, prompt_len, decode_len, algorithm=algo,
+                curve_at=curve_at,
+            ),
+            n,
+            f"{what}: {engine} passes",
         )
-        _prefetch(eng, keys, n, f"{what}: {engine} passes")
     with RichProgress(what) as progress:
         result = generate(
             eng,
@@ -166,30 +176,52 @@ def generate_cmd(
     _print(result, output_format, steps_out, b.lowering)
 
 
-def _prefetch(engine: Engine, keys: list[PassKey], workers: int, what: str) -> None:
+def _prefetch(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    prompt_len: int,
+    plan: Callable[[], list[PassKey]],
+    workers: int,
+    what: str,
+) -> None:
     """Time the planned passes on a pool of `workers` processes (a progress bar on stderr),
-    so `generate` finds them remembered. A pass that fails is left to `generate`, which
-    asks it in its own order and reports it as a serial run does."""
+    so `generate` finds them remembered: the first AD pass (planned whatever the algorithm)
+    before the workers fork, so they inherit fast's numba kernels compiled (or loaded from
+    disk) once instead of each compiling them, and the prefill (the longest pass) on a
+    worker while `plan()` lists the rest. A pass that fails is left to `generate`, which
+    asks it in its own order and reports it as a serial run does; an error of the plan
+    itself is raised."""
     service = service_for(engine)
+    failed: Exception | None = None  # the plan's own error
     try:
-        # the smallest pass here, before the workers fork: they inherit fast's numba
-        # kernels compiled (or loaded from disk) once instead of each compiling them
-        if keys:
-            service.run_pass(*min(keys, key=lambda key: key[0].tokens))
-        with ProcessExecutor(workers) as pool, RichProgress(what) as bar:
-            shown = 0
+        first = decode_context(prompt_len, 0, board.padding.decode_multiple)
+        service.run_pass(verify_spec(1, first), board, model)
+        with ProcessExecutor(workers) as pool:
+            finish = service.start([(prefill_spec(board, prompt_len), board, model, None)], pool)
+            try:
+                keys = plan()
+            except Exception as error:
+                failed = error
+                raise
+            finish()
+            with RichProgress(what) as bar:
+                shown = 0
 
-            def advance(done: int, total: int) -> None:
-                """The prefetch's progress: start the bar on the first call, then catch up."""
-                nonlocal shown
-                if shown == 0:
-                    bar.start(total, 0)
-                bar.advance(done - shown)
-                shown = done
+                def advance(done: int, total: int) -> None:
+                    """The prefetch's progress: start the bar on the first call, then catch
+                    up."""
+                    nonlocal shown
+                    if shown == 0:
+                        bar.start(total, 0)
+                    bar.advance(done - shown)
+                    shown = done
 
-            service.prefetch(keys, pool, progress=advance)
+                service.prefetch(keys, pool, progress=advance)
     except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
-        pass  # the serial run below asks every pass again and reports as `--workers 1` does
+        if failed is not None:
+            raise failed from None
+        # the serial run below asks every pass again and reports as `--workers 1` does
 
 
 def _print(

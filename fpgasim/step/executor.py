@@ -11,6 +11,7 @@ chunks of points; the implementations live in `fpgasim.sweep.executors`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self
 
@@ -36,4 +37,12 @@ class Executor(Protocol):
         self, fn: Callable[[Any], Any], items: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
         """Yield `(index, fn(items[index]))` as tasks finish; closing it cancels the rest."""
+        ...
+
+
+class Submits(Protocol):
+    """An executor that also starts one task at once (the local ones: `submit`)."""
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+        """Start `fn(item)` on a worker and return at once."""
         ...

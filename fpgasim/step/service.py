@@ -26,7 +26,7 @@ from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
-from fpgasim.step.executor import Executor
+from fpgasim.step.executor import Executor, Submits
 
 #: A pass to time: (spec, board, model, drafter or None).
 PassKey = tuple[PassSpec, Board, TargetModel, Any]
@@ -158,11 +158,7 @@ class PassService:
         The results are those `run_pass` gives in this process (same engine class, same
         options). `progress(done, total)` is called after each chunk.
         """
-        wanted = {}
-        for k in keys:
-            pk = self._key(*k)
-            wanted[pk] = (pk[0], *k[1:])  # the spec as costed
-        missing = [k for pk, k in wanted.items() if pk not in self._memo]
+        missing = self._missing(keys)
         if not missing:
             return 0
         n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
@@ -173,7 +169,7 @@ class PassService:
         missing.sort(key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
         size = math.ceil(len(missing) / n_chunks)
         chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
-        options = (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
+        options = self._options()
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
             for key, result in zip(chunks[index], results, strict=True):
@@ -182,6 +178,35 @@ class PassService:
             if progress is not None:
                 progress(done, len(missing))
         return len(missing)
+
+    def start(self, keys: Iterable[PassKey], executor: Submits) -> Callable[[], int]:
+        """Start timing the passes `keys` not yet remembered on one worker of `executor` and
+        return at once: the function returned waits for them and remembers their results
+        (how many). A caller times passes it knows early (e.g. `generate`'s prefill) while
+        it plans the rest."""
+        missing = self._missing(keys)
+        if not missing:
+            return lambda: 0
+        future = executor.submit(_time_chunk, (self._options(), missing))
+
+        def finish() -> int:
+            for key, result in zip(missing, future.result(), strict=True):
+                self._memo[self._key(*key)] = result
+            return len(missing)
+
+        return finish
+
+    def _missing(self, keys: Iterable[PassKey]) -> list[PassKey]:
+        """The distinct passes of `keys` not remembered, each with its spec as costed."""
+        wanted = {}
+        for k in keys:
+            pk = self._key(*k)
+            wanted[pk] = (pk[0], *k[1:])  # the spec as costed
+        return [k for pk, k in wanted.items() if pk not in self._memo]
+
+    def _options(self) -> tuple:
+        """What rebuilds this service's engine on a worker (`_time_chunk`)."""
+        return (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
 
 
 def time_pass(

@@ -42,7 +42,7 @@ def _groups(spec: PassSpec, board=BOARD):
 def _fresh(layers, rates, masks=None):
     """The part compiled with nothing shared: no cache, no block shared across layers."""
     emitter._SHARED_BLOCKS.cache_clear()
-    compiler.clear_structures()
+    compiler._STRUCTURES.cache_clear()
     return compile_part(list(layers), rates, masks, [x.name for x in layers])
 
 
@@ -123,7 +123,7 @@ def test_shared_blocks_equal_blocks_built_per_layer() -> None:
         for group in _groups(PassSpec("target", x, 1023)):
             warm[(x, group.names)] = compile_part(list(group.layers), rates, None,
                                                   list(group.names)).instrs
-    assert emitter._SHARED_BLOCKS.rows > 0
+    assert emitter._SHARED_BLOCKS.held > 0
     for (x, names), rows in warm.items():
         group = next(g for g in _groups(PassSpec("target", x, 1023)) if g.names == names)
         assert np.array_equal(rows, _fresh(group.layers, rates).instrs), (x, names)
@@ -134,7 +134,7 @@ def test_parts_of_one_structure_share_their_waits() -> None:
     traffic classes, wait and release sets) take its explicit waits and duration-total rows
     from the first one compiled, and equal their fresh compilations."""
     rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
-    compiler.clear_structures()
+    compiler._STRUCTURES.cache_clear()
     calls = []
     warm = {}
     with pytest.MonkeyPatch.context() as mp:
@@ -225,10 +225,10 @@ def test_parts_reuse_the_rows_their_summaries_emitted(x: int, context: int) -> N
         for group in _groups(PassSpec("target", x, context), board):
             layers = list(group.layers)
             emitter._SHARED_BLOCKS.cache_clear()
-            compiler.clear_structures()
+            compiler._STRUCTURES.cache_clear()
             forms, part = choose_forms(layers, rates, None)
             emitter._SHARED_BLOCKS.cache_clear()
-            compiler.clear_structures()
+            compiler._STRUCTURES.cache_clear()
             fresh = compiler.part_rows(layers, rates, None, forms)
             assert part.rows.tobytes() == fresh.rows.tobytes(), (x, context, group.names)
             for col in ("num", "link", "den", "starts"):

@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fpgasim"
 LAYERS: dict[str, int] = {
     "errors": 0,  # exceptions every layer raises
     "fileio": 0,  # atomic writes, used by every layer that writes files
+    "bounded": 0,  # the bounded least-recently-used cache of the lowerings and engines
     "lists": 0,  # the comma-list splitter every list option uses
     "config": 1,  # schemas and loaders of boards, models, algorithms
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs

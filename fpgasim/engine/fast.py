@@ -9,12 +9,12 @@ random configurations). numba is imported and the kernel compiled on first use.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from fpgasim.bounded import BoundedCache
 from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
@@ -181,8 +181,9 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
 #: boards of one instruction group one after the other, and FlightLLM's verify passes
 #: share a few hundred part structures
 FIXED_CACHE_ROWS = 1_000_000
-_FIXED: OrderedDict[int, tuple[dict, tuple]] = OrderedDict()
-_fixed_rows = [0]  # rows held in `_FIXED`
+_FIXED: BoundedCache[tuple[dict, tuple]] = BoundedCache(
+    FIXED_CACHE_ROWS, lambda value: len(value[1][2])
+)
 
 
 def _fixed_of(program: Program) -> tuple:
@@ -190,19 +191,9 @@ def _fixed_of(program: Program) -> tuple:
     structure = program.memo.get("structure")
     if structure is None:
         return _fixed_inputs(program)
-    hit = _FIXED.get(id(structure))
-    if hit is not None and hit[0] is structure:
-        _FIXED.move_to_end(id(structure))
-        return hit[1]
-    fixed = _fixed_inputs(program)
-    n = len(program.instrs)
-    if n <= FIXED_CACHE_ROWS:
-        while _fixed_rows[0] + n > FIXED_CACHE_ROWS:
-            _, (_, old) = _FIXED.popitem(last=False)
-            _fixed_rows[0] -= len(old[2])
-        _FIXED[id(structure)] = (structure, fixed)
-        _fixed_rows[0] += n
-    return fixed
+    # the entry holds `structure`, so its id is not reused while kept
+    hit = _FIXED(id(structure), lambda: (structure, _fixed_inputs(program)))
+    return hit[1] if hit[0] is structure else _fixed_inputs(program)
 
 
 def _fixed_inputs(program: Program) -> tuple:

@@ -10,22 +10,21 @@ docs/validation.md, "FlightLLM".
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from fpgasim.bounded import BoundedCache
 from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
 from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
+    _STRUCTURES,
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
     FormCost,
     PartRows,
     Rates,
-    clear_structures,
     compile_part,
     emission_key,
     form_cost,
@@ -125,35 +124,6 @@ PASS_ROWS_CACHE_ROWS = 1_000_000
 FORM_COSTS = 200_000
 
 
-class _RowBudgetCache:
-    """Values by key, bounded by their total rows (least recently used out)."""
-
-    def __init__(self, budget_rows: int, rows_of: Callable[[object], int]) -> None:
-        self.budget = budget_rows
-        self.rows = 0
-        self.rows_of = rows_of
-        self.items: OrderedDict[tuple, object] = OrderedDict()
-
-    def __call__(self, key: tuple, make: Callable[[], object]):
-        value = self.items.get(key)
-        if value is not None:
-            self.items.move_to_end(key)
-            return value
-        value = make()
-        n = self.rows_of(value)
-        if n <= self.budget:
-            while self.rows + n > self.budget:
-                _, old = self.items.popitem(last=False)
-                self.rows -= self.rows_of(old)
-            self.items[key] = value
-            self.rows += n
-        return value
-
-    def cache_clear(self) -> None:
-        self.items.clear()
-        self.rows = 0
-
-
 class _PartCache:
     """Compiled parts by (layer keys, names, rates, masks); their link-free rows by (each
     layer's `emission_key` in its form, link-free rates, masks, forms) and each layer's
@@ -162,10 +132,10 @@ class _PartCache:
     or row counts (a draft pass's layers, verify attention in MM tiles) are compiled once."""
 
     def __init__(self) -> None:
-        self.parts = _RowBudgetCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
-        self.link_free = _RowBudgetCache(ROWS_CACHE_ROWS, lambda p: len(p.rows))
-        self.per_pass = _RowBudgetCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows))
-        self.costs = _RowBudgetCache(FORM_COSTS, lambda c: 1)
+        self.parts = BoundedCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
+        self.link_free = BoundedCache(ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.per_pass = BoundedCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows))
+        self.costs = BoundedCache(FORM_COSTS, lambda c: 1)
 
     def __call__(self, group: _Group, rates: Rates, masks: MaskSet | None) -> Program:
         free = rates.link_free
@@ -198,7 +168,7 @@ class _PartCache:
         """Forget every compiled part, summary and shared block (a cold compiler)."""
         for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
             cache.cache_clear()
-        clear_structures()
+        _STRUCTURES.cache_clear()
 
 
 _part = _PartCache()
@@ -287,21 +257,15 @@ class _Group:
 
 #: the grouping of recent hardware-layer tuples (by identity; the tuples come from the
 #: lru-cached `*_layers_of`), so a pass of a shape seen before is not regrouped
-_PLANS: OrderedDict[int, tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = OrderedDict()
-_PLAN_SLOTS = 256
+_PLANS: BoundedCache[tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = BoundedCache(256)
 
 
 def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
     """The distinct parts of a pass (first occurrence order) and the order they run in."""
-    hit = _PLANS.get(id(hw))
+    hit = _PLANS.get(id(hw))  # the entry holds `hw`, so its id is not reused while kept
     if hit is not None and hit[0] is hw:
-        _PLANS.move_to_end(id(hw))
         return hit[1]
-    plan = _periodic_plan(hw) or _group(hw)
-    _PLANS[id(hw)] = (hw, plan)
-    if len(_PLANS) > _PLAN_SLOTS:
-        _PLANS.popitem(last=False)
-    return plan
+    return _PLANS.put(id(hw), (hw, _periodic_plan(hw) or _group(hw)))[1]
 
 
 def _periodic_plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]] | None:

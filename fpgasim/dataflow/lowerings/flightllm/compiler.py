@@ -13,12 +13,12 @@ integer ticks of 2**-24 cycle.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgasim.bounded import BoundedCache
 from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
@@ -56,7 +56,7 @@ from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
     "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
-    "FormCost", "clear_structures", "compile_part", "emission_key", "emit_part", "emit_rows",
+    "FormCost", "compile_part", "emission_key", "emit_part", "emit_rows",
     "form_cost",
     "linear_mm", "linear_mv", "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
@@ -253,8 +253,9 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
 #: the attention parts of a verify pass differ across contexts in their sizes, far less in
 #: their structure (`generate` P = 128, D = 512 compiles 9,006 parts of 730 structures)
 STRUCTURE_CACHE_ROWS = 2_000_000
-_STRUCTURES: OrderedDict[bytes, tuple[np.ndarray, np.ndarray, dict]] = OrderedDict()
-_structure_rows = [0]  # rows held in `_STRUCTURES`
+_STRUCTURES: BoundedCache[tuple[np.ndarray, np.ndarray, dict]] = BoundedCache(
+    STRUCTURE_CACHE_ROWS, lambda value: len(value[0])
+)
 
 
 def _structure(unpriced: Program, wait: np.ndarray,
@@ -268,28 +269,16 @@ def _structure(unpriced: Program, wait: np.ndarray,
     small = cols.astype(np.int8)
     if not (small == cols).all():
         return resolve(unit, wait, rel), row_classes(unpriced, UNIT_ROLES), {}
-    key = small.tobytes()
-    hit = _STRUCTURES.get(key)
-    if hit is not None:
-        _STRUCTURES.move_to_end(key)
-        return hit
-    value = resolve(unit, wait, rel), row_classes(unpriced, UNIT_ROLES), {}
-    n = len(unit)
-    if n <= STRUCTURE_CACHE_ROWS:
-        value[0].flags.writeable = False
-        value[1].flags.writeable = False
-        while _structure_rows[0] + n > STRUCTURE_CACHE_ROWS:
-            _, (old, _, _) = _STRUCTURES.popitem(last=False)
-            _structure_rows[0] -= len(old)
-        _STRUCTURES[key] = value
-        _structure_rows[0] += n
+    return _STRUCTURES(small.tobytes(), lambda: _new_structure(unpriced, wait, rel))
+
+
+def _new_structure(unpriced: Program, wait: np.ndarray,
+                   rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """`_structure`'s value, computed (its arrays read-only: parts of one structure share them)."""
+    value = resolve(unpriced.instrs["unit"], wait, rel), row_classes(unpriced, UNIT_ROLES), {}
+    value[0].flags.writeable = False
+    value[1].flags.writeable = False
     return value
-
-
-def clear_structures() -> None:
-    """Forget every cached part structure (a cold compiler)."""
-    _STRUCTURES.clear()
-    _structure_rows[0] = 0
 
 
 #: part_rows(layers, rates, masks, forms, emitted=None), or a cache of it

@@ -11,12 +11,12 @@ clock and bandwidth.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
+from fpgasim.bounded import BoundedCache
 from fpgasim.config.schema import Board, FlightLLMModel
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.emitter import Emitter
@@ -175,35 +175,8 @@ FLIGHTLLM_ROW = np.dtype([
 ])
 
 
-class _SharedBlocks:
-    """Blocks shared across layers by (scope, key), bounded by their total rows (least
-    recently used out)."""
-
-    def __init__(self, budget_rows: int) -> None:
-        self.budget = budget_rows
-        self.rows = 0
-        self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
-
-    def get(self, key: tuple) -> np.ndarray | None:
-        rows = self.items.get(key)
-        if rows is not None:
-            self.items.move_to_end(key)
-        return rows
-
-    def put(self, key: tuple, rows: np.ndarray) -> None:
-        self.items[key] = rows
-        self.rows += len(rows)
-        while self.rows > self.budget:
-            _, old = self.items.popitem(last=False)
-            self.rows -= len(old)
-
-    def cache_clear(self) -> None:
-        self.items.clear()
-        self.rows = 0
-
-
 #: blocks shared across layers (about 70 bytes a row), see `FlightLLMEmitter.share_blocks`
-_SHARED_BLOCKS = _SharedBlocks(1_000_000)
+_SHARED_BLOCKS: BoundedCache[np.ndarray] = BoundedCache(1_000_000, len)
 
 
 class FlightLLMEmitter(Emitter):

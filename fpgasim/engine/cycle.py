@@ -66,6 +66,7 @@ class Timeline:
 
     @property
     def makespan(self) -> int:
+        """The program's length in ticks: its last row's finish."""
         return int(self.finish.max()) if len(self.finish) else 0
 
 
@@ -190,6 +191,7 @@ class CycleEngine:
 
     # subclasses implement this
     def simulate(self, program: Program) -> Timeline:
+        """Each row's start and finish (the engine's scheduler)."""
         raise NotImplementedError
 
     @property

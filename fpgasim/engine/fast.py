@@ -261,7 +261,9 @@ class FastEngine(CycleEngine):
         super().__init__(window=window, window_layers=window_layers)
 
     def simulate(self, program: Program) -> Timeline:
+        """Each row's start and finish, from the compiled loop."""
         return run_loop(program)
 
     def full_makespan(self, template: Program) -> int:
+        """The makespan of the template's full program, without building it (`_expand`)."""
         return full_makespan(template)

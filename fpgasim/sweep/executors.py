@@ -54,6 +54,7 @@ class InProcessExecutor:
     def map_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
+        """(index, fn(item)) for every item, in the order they finish."""
         for index, item in enumerate(items):
             yield index, fn(item)
 
@@ -151,6 +152,7 @@ class ProcessExecutor:
     def map_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
+        """(index, fn(item)) for every item, in the order they finish."""
         if self._pool is None:
             raise RuntimeError("use the executor in a `with` block")
         pending = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
@@ -230,6 +232,7 @@ class DaskExecutor:
     def map_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
+        """(index, fn(item)) for every item, in the order they finish."""
         if self._client is None:
             raise RuntimeError("use the executor in a `with` block")
         from distributed import as_completed

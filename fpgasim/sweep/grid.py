@@ -58,6 +58,8 @@ class Grid:
     tree_table: dict[int, TokenTree] | None = None
 
     def points(self) -> list[Point]:
+        """Every board x context x verify length, boards major; x >= 2 carries its tree (the
+        tree table's, else the tree method's)."""
         out = []
         for board in self.boards:
             for context in self.contexts:

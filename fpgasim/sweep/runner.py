@@ -37,9 +37,13 @@ CHUNKS_PER_WORKER = 4
 class SweepProgress(Protocol):
     """Progress hooks: `start` once the executor is ready, `advance` per finished chunk."""
 
-    def start(self, total: int, done: int) -> None: ...
+    def start(self, total: int, done: int) -> None:
+        """The sweep has `total` points, `done` of them already cached."""
+        ...
 
-    def advance(self, points: int) -> None: ...
+    def advance(self, points: int) -> None:
+        """`points` more points finished."""
+        ...
 
 
 @dataclass(frozen=True)

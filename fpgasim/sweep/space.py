@@ -91,6 +91,7 @@ class FlightDesign:
 
     @property
     def label(self) -> str:
+        """The design's short name, e.g. `mv4x1024-mm128-bw819.2-f225` (board names, plots)."""
         return (
             f"mv{self.mv_lanes}x{self.mv_width}-mm{self.mm_tile_rows}"
             f"-bw{self.bandwidth_gb_s:g}-f{self.clock_mhz:g}"

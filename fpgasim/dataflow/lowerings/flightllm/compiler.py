@@ -175,6 +175,7 @@ class PartRows:
     structure: dict = field(compare=False, repr=False)
 
     def cycles(self, rates: Rates) -> np.ndarray:
+        """Each row's duration in cycles at these rates (the link-free rows priced)."""
         return cycles_at(self.num, self.link, self.den, rates)
 
     def busiest_unit_cycles(self, layer: int, rates: Rates) -> float:

@@ -95,6 +95,7 @@ class Rates:
 
     @classmethod
     def of(cls, board: Board, extras: FlightLLMModel) -> Rates:
+        """The rates of a FlightLLM-lowered board for a model's precisions."""
         fl = board.flightllm
         assert fl is not None
         sfu = board.sfu.elements_per_cycle
@@ -158,6 +159,7 @@ def cycles_at(num: np.ndarray, link: np.ndarray, den: np.ndarray, rates: Rates) 
 
 
 def mask_of(*units: int) -> int:
+    """The bit mask of a set of units (a row's wait or release set)."""
     out = 0
     for u in units:
         out |= 1 << u
@@ -263,6 +265,7 @@ class FlightLLMEmitter(Emitter):
         return self.row((LD, cyc, nbytes, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
     def st(self, nbytes: float, *, par: int = 1, wait: int = 0, rel: int = 0) -> int:
+        """ST: store `nbytes` at the same-channel rate; the row's index."""
         return self.row((ST, nbytes, nbytes, 0, TRAFFIC_STORE, wait, rel, SAME_CHANNEL, par))
 
     def mm(self, k: int, sparse: float = 1.0, wait: int = 0, rel: int = 0) -> int:
@@ -296,6 +299,7 @@ class FlightLLMEmitter(Emitter):
         return first
 
     def sys(self, wait: int = 0, rel: int = 0) -> int:
+        """SYS: a one-cycle synchronisation row (a barrier's waits and releases); its index."""
         return self.row((SYS, 1.0, 0, 0, TRAFFIC_NONE, wait, rel, FIXED, 1.0))
 
 

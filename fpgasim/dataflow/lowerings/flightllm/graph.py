@@ -39,6 +39,7 @@ class Layers:
         self.cos = g.input("rope_cos", (1, rows, self.h), self.act, "hbm")
 
     def linear(self, name: str, src: str, d_in: int, d_out: int, cfg: FlightLinear) -> str:
+        """A projection d_in -> d_out with its weights (and bias) and sparsity; its output."""
         g = self.g
         w = g.input(f"{name}.weight", (d_in, d_out), self.wdt, "weights")
         ins = [src, w]
@@ -49,6 +50,7 @@ class Layers:
         return out
 
     def eltwise(self, name: str, a: str, b: str, fn: str) -> str:
+        """An element-wise `fn` (add, mul) of two tensors of one shape; its output."""
         out = self.g.tensor(f"{name}.out", self.g.shape(a), self.act, "hbm")
         self.g.op(name, "eltwise", [a, b], [out], fn=fn)
         return out
@@ -62,11 +64,13 @@ class Layers:
         return out
 
     def rope(self, name: str, src: str) -> str:
+        """Rotary embedding as FlightLLM runs it: two multiplies and an add."""
         s = self.eltwise(f"{name}.rope_sin", src, self.sin, "mul")
         c = self.eltwise(f"{name}.rope_cos", src, self.cos, "mul")
         return self.eltwise(f"{name}.rope_add", s, c, "add")
 
     def silu(self, name: str, src: str, width: int) -> str:
+        """SiLU over `width` columns (fused into the producing linear layer later)."""
         out = self.g.tensor(f"{name}.out", (self.rows, width), self.act, "hbm")
         self.g.op(name, "silu", [src], [out])
         return out

@@ -29,6 +29,7 @@ class LayerMask:
     C: tuple[int, ...]  # C(n) for n = 2, 4, ..., 2 len(C)
 
     def rows(self) -> int:
+        """Row blocks of the mask."""
         return len(self.S)
 
     def c_of(self, n: int) -> int:
@@ -46,6 +47,7 @@ class MaskSet:
     layers: tuple[LayerMask, ...]
 
     def layer(self, index: int) -> LayerMask:
+        """The mask of decoder layer `index` (one mask shared by all layers, or its own)."""
         return self.layers[0] if len(self.layers) == 1 else self.layers[index]
 
 

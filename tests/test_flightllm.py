@@ -431,10 +431,22 @@ def _profiler(unit, cyc, wait, rel, divisor: float) -> float:
     return end_max
 
 
+def _emit_part(layers: list, rates, masks) -> tuple[np.ndarray, ...]:
+    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
+    the first row of each layer, with FlightLLM's flags (before `resolve`): the rows the
+    literal profiler reads."""
+    from fpgasim.dataflow.lowerings.flightllm.compiler import choose_forms, emit_rows
+    from fpgasim.dataflow.lowerings.flightllm.emitter import cycles_at
+
+    forms, _ = choose_forms(layers, rates, masks)
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+        layers, rates, masks, forms)
+    return unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel, starts
+
+
 @pytest.mark.parametrize("case", ["q_proj", "qk", "pv", "down_proj", "prefill qk", "verify"])
 def test_engines_match_a_literal_profiler(case: str) -> None:
     from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.compiler import emit_part
     from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
     rates = Rates.of(BOARD, extras_of(MODEL))
@@ -452,7 +464,7 @@ def test_engines_match_a_literal_profiler(case: str) -> None:
                  "pv": ("pv",), "down_proj": ("down_proj",)}[case]
         group = [x for x in hw[:13] if x.name.split(".", 1)[1] in names]
         masks = None
-    unit, cyc, _, _, _, wait, rel, _ = emit_part(group, rates, masks)
+    unit, cyc, _, _, _, wait, rel, _ = _emit_part(group, rates, masks)
     expect_s = _profiler(unit, cyc, wait, rel, 3.2) / F_HZ
     from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
 
@@ -542,7 +554,6 @@ def test_live_prefill_output_credit_never_moves_qk() -> None:
 def test_whole_decode_pass_equals_the_literal_profiler() -> None:
     """The full stream (every part, SYS tokens across parts) in section 3's float profiler."""
     from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.compiler import emit_part
 
     hw = hardware_layers_of(MODEL, "decode", 1, 144)
     rates = Rates.of(BOARD, extras_of(MODEL))
@@ -554,7 +565,7 @@ def test_whole_decode_pass_equals_the_literal_profiler() -> None:
             cur = []
     cols = [[], [], [], []]
     for g, group in enumerate(groups):
-        unit, cyc, _, _, _, wait, rel, _ = emit_part(group, rates, None)
+        unit, cyc, _, _, _, wait, rel, _ = _emit_part(group, rates, None)
         wait, rel = wait.copy(), rel.copy()
         if g > 0:
             wait[0] |= 1 << SYS

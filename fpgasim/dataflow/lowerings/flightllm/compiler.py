@@ -56,7 +56,7 @@ from fpgasim.dataflow.lowerings.flightllm.misc_layers import concat, misc_layer
 __all__ = [
     "LD", "MISC", "MM", "MV", "ST", "SYS", "TICKS_PER_CYCLE", "UNIT_NAMES", "UNIT_ROLES",
     "FlightLLMEmitter", "PartRows", "Rates", "attention_mm", "attention_mv", "choose_forms",
-    "FormCost", "compile_part", "emission_key", "emit_part", "emit_rows",
+    "FormCost", "compile_part", "emission_key", "emit_rows",
     "form_cost",
     "linear_mm", "linear_mv", "mm_form_compute_cycles", "part_rows", "program_at", "resolve",
 ]
@@ -376,15 +376,6 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
             emitted[i] = summary.chunks
     chosen = tuple(forms)
     return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen, emitted)
-
-
-def emit_part(layers: list[HwLayer], rates: Rates, masks) -> tuple[np.ndarray, ...]:
-    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
-    the first row of each layer, with FlightLLM's flags (before `resolve`)."""
-    forms, _ = choose_forms(layers, rates, masks)
-    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
-        layers, rates, masks, forms)
-    return unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel, starts
 
 
 def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:

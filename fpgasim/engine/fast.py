@@ -191,9 +191,8 @@ def _fixed_of(program: Program) -> tuple:
     structure = program.memo.get("structure")
     if structure is None:
         return _fixed_inputs(program)
-    # the entry holds `structure`, so its id is not reused while kept
-    hit = _FIXED(id(structure), lambda: (structure, _fixed_inputs(program)))
-    return hit[1] if hit[0] is structure else _fixed_inputs(program)
+    # keyed by identity: the entry holds `structure`, so no other dict has its id while kept
+    return _FIXED(id(structure), lambda: (structure, _fixed_inputs(program)))[1]
 
 
 def _fixed_inputs(program: Program) -> tuple:

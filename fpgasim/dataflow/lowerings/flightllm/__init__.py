@@ -262,10 +262,8 @@ _PLANS: BoundedCache[tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] =
 
 def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
     """The distinct parts of a pass (first occurrence order) and the order they run in."""
-    hit = _PLANS.get(id(hw))  # the entry holds `hw`, so its id is not reused while kept
-    if hit is not None and hit[0] is hw:
-        return hit[1]
-    return _PLANS.put(id(hw), (hw, _periodic_plan(hw) or _group(hw)))[1]
+    # keyed by identity: the entry holds `hw`, so no other tuple has its id while it is kept
+    return _PLANS(id(hw), lambda: (hw, _periodic_plan(hw) or _group(hw)))[1]
 
 
 def _periodic_plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]] | None:

@@ -322,48 +322,21 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
 
 
 def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
+    """`totals` computed: each row's durations, bytes and work, times how many layers its
+    block stands for, summed per `row_classes` class (the one definition of what each total
+    sums, `class_totals`, shared with the totals of priced-again rows, `seed_totals`)."""
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
-    n = template.total_layers
     weights = np.ones(len(src), dtype=np.int64)
     if blocks == 2:
-        weights[h + lam : h + 2 * lam] = n - 1
-    cyc = src["cycles"] * weights
-    nbytes = src["nbytes"] * weights
-    work = src["work"] * weights
-    unit = src["unit"]
-    traffic = src["traffic"]
-    moved = traffic != TRAFFIC_NONE  # zero-fill loads write on chip and move no bytes
-    names = template.unit_names
-    # per-unit and per-traffic sums as one-hot products (exact integer arithmetic)
-    per_unit = _one_hot(unit, len(names)) @ np.stack([cyc, nbytes * moved, work], axis=1)
-    per_traffic = _one_hot(traffic, TRAFFIC_STORE + 1) @ np.stack([nbytes, cyc], axis=1)
+        weights[h + lam : h + 2 * lam] = template.total_layers - 1
+    classes = row_classes(template, unit_roles)
+    n = _classes_of(template)
     out: dict[str, int] = {}
-    for u, name in enumerate(names):
-        out[f"busy_{name}"] = int(per_unit[u, 0])
-        out[f"bytes_{name}"] = int(per_unit[u, 1])
-        out[f"work_{name}"] = int(per_unit[u, 2])
-    loads = [TRAFFIC_ACT, TRAFFIC_KV]
-    out["weight_bytes"] = int(per_traffic[TRAFFIC_WEIGHT, 0])
-    out["act_load_bytes"] = int(per_traffic[loads, 0].sum())
-    out["act_store_bytes"] = int(per_traffic[TRAFFIC_STORE, 0])
-    out["weight_load_cycles"] = int(per_traffic[TRAFFIC_WEIGHT, 1])
-    out["act_load_cycles"] = int(per_traffic[loads, 1].sum())
-    compute = [u for u, r in enumerate(unit_roles) if r == ROLE_COMPUTE]
-    sfu = [u for u, r in enumerate(unit_roles) if r == ROLE_SFU]
-    is_compute = np.zeros(len(names), dtype=bool)
-    is_compute[compute] = True
-    mv = is_compute[unit] & (src["opcode"] == MV)
-    out["macs"] = int(per_unit[compute, 2].sum())
-    out["sfu_elements"] = int(per_unit[sfu, 2].sum())
-    out["mv_cycles"] = int(cyc[mv].sum())
-    out["mv_macs"] = int(work[mv].sum())
-    return out
-
-
-def _one_hot(keys: np.ndarray, n: int) -> np.ndarray:
-    """(n, len(keys)) int64 matrix: row k marks the positions whose key is k."""
-    return (keys == np.arange(n)[:, None]).astype(np.int64)
+    for value in ("cycles", "nbytes", "work"):
+        per_class = class_sums(classes, src[value] * weights, n)
+        out |= class_totals(template, unit_roles, per_class, value)
+    return {k: out[k] for k in _order(template)}
 
 
 def _order(template: Program) -> list[str]:

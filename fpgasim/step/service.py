@@ -86,8 +86,10 @@ class PassService:
         )
 
     def _token(self, obj: Any, value: Callable[[Any], Any] | None = None) -> int:
+        """The small int of `obj` (by `value(obj)`, default the object itself), looked up by
+        identity: `_seen` holds every object it has seen, so no other object takes its id."""
         hit = self._seen.get(id(obj))
-        if hit is None or hit[0] is not obj:
+        if hit is None:
             token = self._tokens.setdefault(obj if value is None else value(obj), len(self._tokens))
             hit = self._seen[id(obj)] = (obj, token)
         return hit[1]

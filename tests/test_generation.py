@@ -15,6 +15,7 @@ from fpgasim.analysis.generation import decode_context, generate, planned_passes
 from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
+from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, prefill_spec, simulate_point
 from fpgasim.step import pass_key
@@ -138,12 +139,30 @@ class _Asking:
         return self.inner.run_pass(spec, board, model, drafter)
 
 
-def _asked(board, model, prompt_len, decode_len, **sd) -> tuple[set, set]:
+class _AskingFast(FastEngine):
+    """`fast`, recording every pass it times and every pass it bounds (keyed like the
+    service)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked, self.bounded = set(), set()
+
+    def run_pass_detail(self, spec, board, model, drafter=None):
+        self.asked.add(pass_key(spec, board, model, drafter))
+        return super().run_pass_detail(spec, board, model, drafter)
+
+    def lower_bound_s(self, spec, board, model, drafter=None):
+        self.bounded.add(pass_key(spec, board, model, drafter))
+        return super().lower_bound_s(spec, board, model, drafter)
+
+
+def _asked(board, model, prompt_len, decode_len, engine=None, **sd) -> tuple[set, set]:
     """(passes planned, passes `generate` asked its engine)."""
-    engine = _Asking()
+    engine = engine or _Asking()
     planned = planned_passes(engine, board, model, prompt_len, decode_len, **sd)
+    assert not planned.bounds  # engines without bounds
     generate(engine, board, model, prompt_len, decode_len, **sd)
-    return {pass_key(*k) for k in planned}, engine.asked
+    return {pass_key(*k) for k in planned.passes}, engine.asked
 
 
 @pytest.mark.parametrize("prompt_len, decode_len", [(128, 40), (10, 20), (7, 1)])
@@ -156,6 +175,28 @@ def test_planned_passes_are_the_passes_asked(setup, prompt_len, decode_len) -> N
         sd = {"algorithm": load_algorithm(algorithm)}
         planned, asked = _asked(board, model, prompt_len, decode_len, **sd)
         assert planned == asked
+    # `fast` on the study lowering has no bounds: the same plan
+    planned, asked = _asked(board, model, prompt_len, decode_len, _AskingFast(), **sd)
+    assert planned == asked
+
+
+def test_planned_bounds_on_flightllm_are_the_bounds_asked() -> None:
+    board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
+    sd = {"algorithm": load_algorithm("longspec")}
+    engine = _AskingFast()
+    planned = planned_passes(engine, board, model, 128, 40, **sd)
+    generate(engine, board, model, 128, 40, **sd)
+    passes = {pass_key(*k) for k in planned.passes}
+    bounds = {pass_key(*k) for k in planned.bounds}
+    assert bounds == engine.bounded
+    assert passes < engine.asked
+    # beyond the plan, each context (40 tokens from P = 128: 3 contexts) times the few x
+    # its bounds leave (here one each: the best), and their draft passes
+    extra = {k[0].tokens for k in engine.asked - passes if k[0].kind == "target"}
+    contexts = {k[0].context for k in planned.passes if k[0].kind == "target"}
+    verify = [k for k in engine.asked - passes if k[0].kind == "target"]
+    assert len(contexts) - 1 == 3 and len(verify) <= 2 * 3 and extra
+    assert len(bounds) > 10 * len(verify)
 
 
 def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:

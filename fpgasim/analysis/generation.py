@@ -9,7 +9,7 @@ once.
 
 SD: g, the expected tokens generated so far, starts at 0. A step starts at g_k, runs at
 context ceil_m(P + floor(g_k) + 1) - 1 (floor: only whole accepted tokens are cached), and
-verifies the solver's best x there (`analysis.solver.solve_curve`, the draft tree at x with
+verifies the solver's best x there (`analysis.solver.best_set`, the draft tree at x with
 floor(AAT) accepted); g_(k+1) = g_k + AAT(x) exactly, in floating point, with no rounding
 between steps. Steps run while g_k < D; the last step is charged in full even when it
 overshoots D. Where the solver decides "use AD" (best speedup <= 1) the step is one AD
@@ -31,7 +31,7 @@ from fpgasim.analysis.aat import AatTables, curve_method, workload_rows
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
 from fpgasim.analysis.decision import USE_SD
 from fpgasim.analysis.dynamic_schedule import boundaries
-from fpgasim.analysis.solver import Timer, solve_curve
+from fpgasim.analysis.solver import Timer, best_set
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
@@ -204,6 +204,15 @@ def _check(board: Board, prompt_len: int, decode_len: int) -> None:
     check_max_context(board, last, "decode_len", decode_len)
 
 
+@dataclass(frozen=True)
+class PlannedPasses:
+    """What `generate` will ask for sure, known before timing any pass: passes to time and
+    passes whose lower bound it reads (`PassService.prefetch(passes, ..., bounds=bounds)`)."""
+
+    passes: list[PassKey]
+    bounds: list[PassKey]
+
+
 def planned_passes(
     engine: Engine,
     board: Board,
@@ -213,34 +222,40 @@ def planned_passes(
     *,
     algorithm: Algorithm | None = None,
     curve_at: CurveAt | None = None,
-) -> list[PassKey]:
-    """The passes `generate` with these arguments will ask `engine`, listed without timing
-    any, so a pool can time them first (`PassService.prefetch`): the prefill, then the
-    step passes of every context the decode steps are sure to reach.
+) -> PlannedPasses:
+    """The passes (and pass bounds) `generate` with these arguments will ask `engine`,
+    listed without timing any, so a pool can compute them first (`PassService.prefetch`):
+    the prefill, then what the steps ask at every context they are sure to reach.
 
     Plain decoding reaches every aligned context. SD reaches a context's tokens [s, t]
     (t <= D - 1) from the previous context's, whose steps advance floor(g) by at most
     floor(AAT) + 1 (AAT of any x of its curve, or 1 for AD): so it is sure to reach them
     when that jump is at most t - s + 1 (always, when AAT < m - 1). The plan stops at the
     first context the steps might jump over; `generate` times the rest as it reaches
-    them. At each reached context the solver asks `Timer.curve_passes`.
+    them. At each reached context the solver's best-set search asks `Timer.best_set_plan`
+    for sure, then (on boards with bounds) the passes of the few x whose bound lets them
+    be best, which no plan can list before the bounds are known.
     """
     _check(board, prompt_len, decode_len)
     keys: list[PassKey] = [(prefill_spec(board, prompt_len), board, model, None)]
     bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
     if algorithm is None:
-        return keys + [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
+        keys += [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
+        return PlannedPasses(keys, [])
     if curve_at is None:
         curve_at = embedded_curve_at(algorithm)
     timer = Timer(engine, board, model, algorithm)
+    bounds: list[PassKey] = []
     jump = 1
     for context, first, last in bins:
         if jump > last - first + 1:
             break
         curve = curve_at(context)
-        keys += timer.curve_passes(curve)
+        passes, bounded = timer.best_set_plan(curve)
+        keys += passes
+        bounds += bounded
         jump = math.floor(max(1.0, float(curve.points["aat"].max()))) + 1
-    return keys
+    return PlannedPasses(keys, bounds)
 
 
 def _context_bins(prompt_len: int, decode_len: int, multiple: int) -> list[tuple[int, int, int]]:
@@ -370,22 +385,14 @@ def _best_step(
     timer: Timer, curve: AatCurve
 ) -> tuple[int, str, float, tuple[str, float], float, float]:
     """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s) of the solver's
-    best set at one context (x = 1 where the decision is AD). Without the primary roofline
-    (T_v at every x up to the largest): the best set and the decision do not read it, and
-    it was half of the passes a generation asked."""
-    solution = solve_curve(timer, curve, roofline=False)
-    verdict = (solution.summary["decision"], float(solution.summary["best_speedup"]))
+    best set at one context (x = 1 where the decision is AD): `best_set`, which times only
+    the x that can be best (on boards whose passes are bounded from below) and none of the
+    primary roofline or the Ori set, which the best set and the decision do not read."""
+    best = best_set(timer, curve)
+    verdict = (best.decision, best.speedup)
     if verdict[0] != USE_SD:
         return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0
-    best = solution.curve.loc[solution.curve["p_eff_tokens_per_s"].idxmax()]
-    return (
-        int(best["verify_len"]),
-        str(best["tree"]),
-        float(best["aat"]),
-        verdict,
-        float(best["verify_s"]),
-        float(best["draft_s"]),
-    )
+    return best.verify_len, best.tree, best.aat, verdict, best.verify_s, best.draft_s
 
 
 def _row(

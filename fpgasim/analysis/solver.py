@@ -41,7 +41,7 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, fits_memory, verify_timing
-from fpgasim.step import PassKey, verify_spec
+from fpgasim.step import PassKey, service_for, verify_spec
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -136,6 +136,12 @@ CURVE_COLUMNS = [
 ]
 
 
+def curve_points(curve: AatCurve) -> list[tuple[int, float, TokenTree]]:
+    """(x, AAT(x), tree at x) of each point of a curve, in its order."""
+    columns = curve.points[["verify_len", "aat", "tree"]]
+    return [(int(x), float(aat), tree) for x, aat, tree in columns.itertuples(index=False)]
+
+
 class Timer:
     """T_v and T_d of one (engine, board, model, algorithm), asked of the engine's pass
     service (fpgasim.step), which remembers every pass; alpha from the analytic accounting
@@ -162,27 +168,102 @@ class Timer:
         ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
         return t.seconds, t.passes, ref.weight_bytes / self.target_weights(context)
 
-    def curve_passes(self, curve: AatCurve) -> list[PassKey]:
-        """The engine passes `solve_curve(self, curve, roofline=False)` asks, known without
-        timing any: T_v(1), and at each x (and the Ori set's) its draft passes and T_v(x).
-        A consumer plans with it and prefetches them on a pool (`PassService.prefetch`)."""
-        context, drafter = curve.context, self.algorithm.drafter
-        points = [(int(x), float(aat), tree) for x, aat, tree in
-                  curve.points[["verify_len", "aat", "tree"]].itertuples(index=False)]
-        if curve.ori is not None:
-            points.append((curve.ori.verify_len, curve.ori.aat, curve.ori.tree))
-        keys: list[PassKey] = [(verify_spec(1, context), self.board, self.model, None)]
-        for x, aat, tree in points:
-            drafts = draft_passes(self.algorithm, tree, accepted_from_aat(aat), context)
-            keys += [(s, self.board, self.model, None if s.kind == "target" else drafter)
-                     for s in drafts]  # as `run_passes` asks them
-            keys.append((verify_spec(x, context, tree), self.board, self.model, None))
-        return keys
+    @property
+    def bounded(self) -> bool:
+        """True if the engine bounds this board's verify passes from below
+        (`verify_bound_s` > 0), so `best_set` can skip the x that cannot be best."""
+        return service_for(self.engine).has_bounds(self.board)
+
+    def verify_bound_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
+        """A lower bound of `verify_s(...)` at a fraction of its cost (0.0 when not `bounded`)."""
+        spec = verify_spec(verify_len, context, tree)
+        return service_for(self.engine).bound_s(spec, self.board, self.model)
+
+    def step_passes(
+        self, verify_len: int, aat: float, tree: TokenTree, context: int
+    ) -> list[PassKey]:
+        """The engine passes of one x: its draft passes (as `run_passes` asks them), then its
+        verify pass."""
+        drafter = self.algorithm.drafter
+        drafts = draft_passes(self.algorithm, tree, accepted_from_aat(aat), context)
+        keys: list[PassKey] = [(s, self.board, self.model, None if s.kind == "target" else drafter)
+                               for s in drafts]
+        return keys + [(verify_spec(verify_len, context, tree), self.board, self.model, None)]
+
+    def best_set_plan(self, curve: AatCurve) -> tuple[list[PassKey], list[PassKey]]:
+        """(passes, bounds) that `best_set(self, curve)` asks for sure, known without timing
+        any: T_v(1), and at every x the bound of T_v(x) when `bounded`, else its draft
+        passes and T_v(x). A consumer prefetches them on a pool (`PassService.prefetch`); a
+        bounded search then times the few x whose bound lets them be best."""
+        context = curve.context
+        passes: list[PassKey] = [(verify_spec(1, context), self.board, self.model, None)]
+        bounds: list[PassKey] = []
+        bounded = self.bounded
+        for x, aat, tree in curve_points(curve):
+            if bounded:
+                bounds.append((verify_spec(x, context, tree), self.board, self.model, None))
+            else:
+                passes += self.step_passes(x, aat, tree, context)
+        return passes, bounds
 
     def target_weights(self, context: int) -> int:
         """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""
         t = verify_timing(self.analytic, self.board, self.model, 1, context)
         return max(1, t.weight_bytes)
+
+
+@dataclass(frozen=True)
+class BestSet:
+    """The solver's best set at one context: the first x of largest P_eff and its numbers,
+    as `solve_curve`'s `best` row, and the decision it gives."""
+
+    verify_len: int
+    tree: str
+    aat: float
+    verify_s: float
+    draft_s: float
+    p_eff_tokens_per_s: float
+    speedup: float
+    decision: str
+
+
+def best_set(timer: Timer, curve: AatCurve) -> BestSet:
+    """`solve_curve(timer, curve)`'s best set and decision, timing only the x that can be
+    best (docs/method.md, "Finding the best x by bounds").
+
+    P_eff(x) = AAT(x) / (T_v(x) + T_d(x)) <= AAT(x) / B(x) for any lower bound B(x) of
+    T_v(x) (T_d >= 0; IEEE division and addition are monotone, so the inequality holds for
+    the computed floats too). The x are visited by that ceiling, largest first, and timed
+    until the next ceiling is below the best P_eff found: no x left can reach it, and ties
+    are resolved to the smaller x as `solve_curve`'s first maximum. Without bounds (B = 0)
+    every x is timed. The result is `solve_curve`'s, float for float (tested)."""
+    context = curve.context
+    points = curve_points(curve)
+    p1 = 1.0 / timer.verify_s(1, context)
+    bounded = timer.bounded
+
+    def ceiling(x: int, aat: float, tree: TokenTree) -> float:
+        """The largest P_eff x can have."""
+        bound = timer.verify_bound_s(x, context, tree) if bounded else 0.0
+        return aat / bound if bound > 0 else math.inf
+
+    ceilings = [ceiling(*point) for point in points]
+    best: tuple[float, int, float, float] | None = None  # (P_eff, index, T_v, T_d)
+    for i in sorted(range(len(points)), key=lambda i: (-ceilings[i], i)):
+        if best is not None and ceilings[i] < best[0]:
+            break  # the ceilings left are no larger: none of them reaches the best
+        x, aat, tree = points[i]
+        draft_s = timer.draft(tree, accepted_from_aat(aat), context)[0]
+        verify_s = timer.verify_s(x, context, tree)
+        p_eff = aat / (verify_s + draft_s)  # `roofline.effective`'s P_eff
+        if best is None or p_eff > best[0] or (p_eff == best[0] and i < best[1]):
+            best = (p_eff, i, verify_s, draft_s)
+    assert best is not None, "an AAT curve has at least one point"
+    p_eff, i, verify_s, draft_s = best
+    x, aat, tree = points[i]
+    speedup = p_eff / p1
+    return BestSet(x, tree.describe(), aat, verify_s, draft_s, p_eff, speedup,
+                   decision_of(speedup))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
+    PlannedPasses,
     decode_context,
     embedded_curve_at,
     generate,
@@ -49,7 +50,7 @@ from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
 from fpgasim.simulate import memory_warning, prefill_spec
-from fpgasim.step import PassKey, service_for, verify_spec
+from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
 
@@ -181,15 +182,15 @@ def _prefetch(
     board: Board,
     model: TargetModel,
     prompt_len: int,
-    plan: Callable[[], list[PassKey]],
+    plan: Callable[[], PlannedPasses],
     workers: int,
     what: str,
 ) -> None:
-    """Time the planned passes on a pool of `workers` processes (a progress bar on stderr),
-    so `generate` finds them remembered: the first AD pass (planned whatever the algorithm)
-    before the workers fork, so they inherit fast's numba kernels compiled (or loaded from
-    disk) once instead of each compiling them, and the prefill (the longest pass) on a
-    worker while `plan()` lists the rest. A pass that fails is left to `generate`, which
+    """Time the planned passes (and compute the planned bounds) on a pool of `workers`
+    processes (a progress bar on stderr), so `generate` finds them remembered: the first AD
+    pass (planned whatever the algorithm) before the workers fork, so they inherit fast's
+    numba kernels compiled (or loaded from disk) once instead of each compiling them, and
+    the prefill (the longest pass) on a worker while `plan()` lists the rest. A pass that fails is left to `generate`, which
     asks it in its own order and reports it as a serial run does; an error of the plan
     itself is raised."""
     service = service_for(engine)
@@ -200,7 +201,7 @@ def _prefetch(
         with ProcessExecutor(workers) as pool:
             finish = service.start([(prefill_spec(board, prompt_len), board, model, None)], pool)
             try:
-                keys = plan()
+                planned = plan()
             except Exception as error:
                 failed = error
                 raise
@@ -217,7 +218,8 @@ def _prefetch(
                     bar.advance(done - shown)
                     shown = done
 
-                service.prefetch(keys, pool, progress=advance)
+                service.prefetch(planned.passes, pool, progress=advance,
+                                 bounds=planned.bounds)
     except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
         if failed is not None:
             raise failed from None

@@ -47,9 +47,9 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings.registry import lower
+from fpgasim.dataflow.lowerings.registry import lower, lower_bound
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.engine.timing import Timing, bound_of
+from fpgasim.engine.timing import Timing, bound_of, seconds_of
 
 
 class DeadlockError(RuntimeError):
@@ -264,6 +264,21 @@ class CycleEngine:
         prog = lower(spec, board, model, drafter)
         return _timing(prog, self.executable_ticks(prog), board)
 
+    def lower_bound_s(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
+    ) -> float:
+        """Seconds the pass takes at least, at a fraction of its cost: the makespans of the
+        barrier parts its lowering's bound holds (`registry.lower_bound`), summed as
+        `executable_ticks` sums the pass's parts; 0.0 when the lowering gives none. Every
+        part's makespan is >= 0, so a sum over some of the pass's parts is at most the
+        pass's (docs/engines.md, "Lower bounds")."""
+        prog = lower_bound(spec, board, model, drafter)
+        if prog is None:
+            return 0.0
+        ticks = sum(c * self.part_ticks(p) for p, c in zip(prog.parts, prog.counts(), strict=True))
+        return seconds_of(ticks_to_cycles(ticks, prog.ticks_per_cycle), board.clock_hz,
+                          board.duration_divisor)
+
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""
         prog = lower(spec, board, model, drafter)
@@ -280,6 +295,11 @@ class CycleEngine:
         """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
         events = self.trace_events(spec, board, model, drafter)
         Path(path).write_text(json.dumps(events, separators=(",", ":")))
+
+
+def ticks_to_cycles(ticks: int, ticks_per_cycle: int) -> float:
+    """Clock cycles of a tick count (exact binary fractions on FlightLLM's programs)."""
+    return ticks if ticks_per_cycle == 1 else ticks / ticks_per_cycle
 
 
 def executable_totals(prog: Executable) -> dict[str, int]:
@@ -302,7 +322,7 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
     tpc = prog.ticks_per_cycle
 
     def cycles_of(value: int) -> float:
-        return value if tpc == 1 else value / tpc
+        return ticks_to_cycles(value, tpc)
 
     busy = {name: cycles_of(tot[f"busy_{name}"]) for name in prog.unit_names}
 

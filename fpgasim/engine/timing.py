@@ -49,7 +49,12 @@ class Timing:
     @property
     def seconds(self) -> float:
         """Wall time in seconds: cycles / (clock_hz · duration_divisor)."""
-        return self.cycles / (self.clock_hz * self.duration_divisor)
+        return seconds_of(self.cycles, self.clock_hz, self.duration_divisor)
+
+
+def seconds_of(cycles: float, clock_hz: float, duration_divisor: float = 1.0) -> float:
+    """Wall time of `cycles` (a `Timing`'s, or a bound's, so both round alike)."""
+    return cycles / (clock_hz * duration_divisor)
 
 
 ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)

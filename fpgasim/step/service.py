@@ -67,6 +67,8 @@ class PassService:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._memo: dict[tuple, Timed] = {}
+        #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo`
+        self._bounds: dict[tuple, float] = {}
         self._last_rows: list[dict] = []
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
@@ -128,6 +130,25 @@ class PassService:
             self._last_rows = hit[1]
         return hit
 
+    def has_bounds(self, board: Board) -> bool:
+        """True if this engine bounds the board's passes from below (`bound_s` is then > 0)."""
+        return hasattr(self.engine, "lower_bound_s") and lowering_of(board).build_bound is not None
+
+    def bound_s(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
+    ) -> float:
+        """Seconds the pass takes at least, at a fraction of its cost (0.0 where the engine
+        or the board's lowering gives no bound; the pass's own time once it is remembered),
+        each computed once (docs/engines.md, "Lower bounds")."""
+        key = self._key(spec, board, model, drafter)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit[0].seconds
+        bound = self._bounds.get(key)
+        if bound is None:
+            bound = self._bounds[key] = _bound(self.engine, key[0], board, model, drafter)
+        return bound
+
     def run_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
     ) -> Timing:
@@ -153,33 +174,39 @@ class PassService:
         executor: Executor,
         chunks_per_worker: int = 8,
         progress: Callable[[int, int], None] | None = None,
+        bounds: Iterable[PassKey] = (),
     ) -> int:
-        """Time the passes `keys` not yet remembered on the executor's workers and remember
-        their results here; how many were computed.
+        """Time the passes `keys` not yet remembered, and compute the lower bounds of the
+        passes `bounds` not yet known (`bound_s`), on the executor's workers, and remember
+        the results here; how many were computed.
 
-        The results are those `run_pass` gives in this process (same engine class, same
-        options). `progress(done, total)` is called after each chunk.
+        The results are those `run_pass` and `bound_s` give in this process (same engine
+        class, same options). `progress(done, total)` is called after each chunk.
         """
-        missing = self._missing(keys)
-        if not missing:
+        tasks = [(TIME, k) for k in self._missing(keys)]
+        tasks += [(BOUND, k) for k in self._missing(bounds, self._bounds)
+                  if self.has_bounds(k[1])]
+        if not tasks:
             return 0
-        n_chunks = max(1, min(len(missing), executor.workers * chunks_per_worker))
+        n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
         # the passes of one kind and token count side by side (they share compiled parts,
         # e.g. a verify length's projections at every context, that a worker then compiles
         # once), larger first; chunks are runs of consecutive passes, taken by the workers
         # as they finish
-        missing.sort(key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
-        size = math.ceil(len(missing) / n_chunks)
-        chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
+        tasks.sort(key=lambda t: (-t[1][0].tokens, t[1][0].kind, t[1][0].phase, t[0],
+                                  t[1][0].context))
+        size = math.ceil(len(tasks) / n_chunks)
+        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
         options = self._options()
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
-            for key, result in zip(chunks[index], results, strict=True):
-                self._memo[self._key(*key)] = result
+            for (what, key), result in zip(chunks[index], results, strict=True):
+                store = self._memo if what == TIME else self._bounds
+                store[self._key(*key)] = result
             done += len(results)
             if progress is not None:
-                progress(done, len(missing))
-        return len(missing)
+                progress(done, len(tasks))
+        return len(tasks)
 
     def start(self, keys: Iterable[PassKey], executor: Submits) -> Callable[[], int]:
         """Start timing the passes `keys` not yet remembered on one worker of `executor` and
@@ -189,7 +216,7 @@ class PassService:
         missing = self._missing(keys)
         if not missing:
             return lambda: 0
-        future = executor.submit(_time_chunk, (self._options(), missing))
+        future = executor.submit(_time_chunk, (self._options(), [(TIME, k) for k in missing]))
 
         def finish() -> int:
             for key, result in zip(missing, future.result(), strict=True):
@@ -198,13 +225,15 @@ class PassService:
 
         return finish
 
-    def _missing(self, keys: Iterable[PassKey]) -> list[PassKey]:
-        """The distinct passes of `keys` not remembered, each with its spec as costed."""
+    def _missing(self, keys: Iterable[PassKey], known: dict | None = None) -> list[PassKey]:
+        """The distinct passes of `keys` neither remembered nor in `known`, each with its
+        spec as costed."""
         wanted = {}
         for k in keys:
             pk = self._key(*k)
             wanted[pk] = (pk[0], *k[1:])  # the spec as costed
-        return [k for pk, k in wanted.items() if pk not in self._memo]
+        return [k for pk, k in wanted.items()
+                if pk not in self._memo and (known is None or pk not in known)]
 
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
@@ -219,6 +248,18 @@ def time_pass(
     if detail is not None:
         return detail(spec, board, model, drafter)
     return engine.run_pass(spec, board, model, drafter), []
+
+
+def _bound(
+    engine: Engine, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
+) -> float:
+    """The engine's lower bound of a pass in seconds (0.0 when it gives none)."""
+    bound = getattr(engine, "lower_bound_s", None)
+    return 0.0 if bound is None else bound(spec, board, model, drafter)
+
+
+#: what a prefetched task computes: a pass's `Timed`, or its lower bound in seconds
+TIME, BOUND = "time", "bound"
 
 
 #: The attribute under which an engine instance carries its service (set by `service_for`;
@@ -252,14 +293,15 @@ def service_for(engine: Engine | PassService) -> PassService:
 _WORKER_ENGINES: dict[tuple, Engine] = {}
 
 
-def _time_chunk(task: tuple[tuple, list[PassKey]]) -> list[Timed]:
-    """Pool worker: time a chunk of passes on this process's engine for the options."""
-    options, keys = task
+def _time_chunk(task: tuple[tuple, list[tuple[str, PassKey]]]) -> list[Timed | float]:
+    """Pool worker: a chunk of passes timed (`TIME`) or bounded (`BOUND`) on this process's
+    engine for the options."""
+    options, items = task
     engine = _WORKER_ENGINES.get(options)
     if engine is None:
         cls, kwargs = options
         engine = _WORKER_ENGINES[options] = cls(**dict(kwargs))
-    return [time_pass(engine, *key) for key in keys]
+    return [(time_pass if what == TIME else _bound)(engine, *key) for what, key in items]
 
 
 class Planner(PassService):

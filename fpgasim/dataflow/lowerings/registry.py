@@ -9,7 +9,8 @@ tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the file and fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
@@ -19,7 +20,10 @@ from fpgasim.dataflow.lowerings import flightllm, study
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
-__all__ = ["LOWERINGS", "Lowering", "check_drafter", "lower", "lowering_of", "register_lowering"]
+__all__ = [
+    "LOWERINGS", "Lowering", "check_drafter", "lower", "lower_bound", "lowering_of",
+    "register_lowering",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class Lowering:
     model_precision    True if weights and KV cache sit off chip at the model's stored
                        precision (its `flightllm:` block) instead of the board's, so that
                        tokens/s rows carry the memory they need (memory_bytes, fits_memory)
+    build_bound        (spec, board, model, drafter) -> Executable or None: some of the
+                       barrier parts of `build`'s executable (each at most as often), built
+                       for a fraction of its cost; the pass takes at least their time
+                       (docs/engines.md, "Lower bounds"). None: no bound (0 s)
     """
 
     name: str
@@ -46,6 +54,7 @@ class Lowering:
     reads_tree_mask: bool = True
     drafters: Callable[[], tuple[str, ...]] | None = None
     model_precision: bool = False
+    build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -87,8 +96,28 @@ def lower(
     spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
 ) -> Executable:
     """The executable form of one pass on the board's lowering."""
-    try:
+    with _named_fields(board, model):
         return lowering_of(board).build(spec, board, model, drafter)
+
+
+def lower_bound(
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
+) -> Executable | None:
+    """Some barrier parts of `lower(...)`'s executable, whose time the pass takes at least
+    (None when the board's lowering has no such bound)."""
+    build = lowering_of(board).build_bound
+    if build is None:
+        return None
+    with _named_fields(board, model):
+        return build(spec, board, model, drafter)
+
+
+@contextmanager
+def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
+    """A buffer too small for a lowering's smallest tile becomes a `ConfigError` naming the
+    board's or the model's field."""
+    try:
+        yield
     except BufferTooSmall as exc:
         source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
         raise ConfigError(source, exc.field.removeprefix("model."), exc.value,
@@ -102,5 +131,6 @@ def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Ex
 register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
     Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
-             reads_tree_mask=False, drafters=flightllm.drafter_kinds, model_precision=True)
+             reads_tree_mask=False, drafters=flightllm.drafter_kinds, model_precision=True,
+             build_bound=flightllm.lower_fixed)
 )

@@ -38,7 +38,9 @@ from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
-__all__ = ["lower", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES"]
+__all__ = [
+    "lower", "lower_fixed", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES",
+]
 
 #: the largest tick count a part may reach (int64 with headroom)
 MAX_PART_TICKS = 1 << 62
@@ -166,7 +168,9 @@ class _PartCache:
 
     def cache_clear(self) -> None:
         """Forget every compiled part, summary and shared block (a cold compiler)."""
-        for cache in (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS):
+        caches = (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS,
+                  _FIXED_PARTS)
+        for cache in caches:
             cache.cache_clear()
         _STRUCTURES.cache_clear()
 
@@ -186,6 +190,48 @@ def _short(name: str) -> str:
 
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
     """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
+    return _segments(*_layers(spec, board, model, drafter), board)
+
+
+def lower_fixed(
+    spec: PassSpec, board: Board, model: TargetModel, drafter=None
+) -> Executable | None:
+    """The parts of a decode or verify pass's `lower(...)` that do not depend on its context
+    (every part but attention and concat: projections, norms, FFN, LM head), each as often
+    as in the pass; None for prefill and draft passes (no bound). The pass takes at least
+    their time (docs/engines.md, "Lower bounds").
+
+    They are built once per row count and reused at every context: `build_graph` hands the
+    context only to concat and attention, the layer kinds left out, so the other layers,
+    their barrier runs and how often each runs are the same at any context (tested part
+    for part against the pass's own at many contexts)."""
+    if drafter is not None or spec.kind != "target" or spec.phase == "prefill":
+        return None
+    rates = _checked(board, model)
+    _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
+    return _FIXED_PARTS((rates, model, rows),
+                        lambda: _fixed_parts(spec, board, model, f"rows={rows}"))
+
+
+#: `lower_fixed`'s executables by (rates, model, rows): a few dozen parts each, and a
+#: solver's search meets a few hundred row counts at most
+_FIXED_PARTS: BoundedCache = BoundedCache(1024)
+
+
+def _fixed_parts(spec: PassSpec, board: Board, model: TargetModel, label: str) -> Executable | None:
+    """The parts of `lower(spec, ...)` whose group does not depend on the context."""
+    hw, rates, masks, _ = _layers(spec, board, model)
+    groups, order = _plan(hw)
+    kept = [k for k, group in enumerate(groups) if not group.per_pass]
+    if not kept:
+        return None
+    renumber = {k: j for j, k in enumerate(kept)}
+    fixed = tuple(groups[k] for k in kept), tuple(renumber[k] for k in order if k in renumber)
+    return _parts(*fixed, rates, masks, f"{board.name} {model.id} fixed parts {label}", board)
+
+
+def _checked(board: Board, model: TargetModel) -> Rates:
+    """The board's rates for the model, after checking that the compiler can tile it."""
     fl = board.flightllm
     if fl is None:
         raise ConfigError(f"board {board.name}", "flightllm", None, "required for this lowering")
@@ -195,11 +241,16 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
         raise ConfigError(f"board {board.name}", "padding", board.padding.model_dump(),
                           f"decode_multiple a multiple of {fl.block}, prefill_multiple of "
                           f"{fl.mm_tile_rows}")
-    extras = extras_of(model)
-    rates = Rates.of(board, extras)
+    return Rates.of(board, extras_of(model))
+
+
+def _layers(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> tuple:
+    """(hardware layers, rates, masks, label) of one pass, its inputs checked."""
+    rates = _checked(board, model)
+    fl, extras = board.flightllm, extras_of(model)
     if drafter is not None or spec.kind != "target":
         hw, label = _draft_layers(spec, board, model, drafter)
-        return _segments(hw, rates, None, f"{board.name} {model.id} flightllm {label}", board)
+        return hw, rates, None, f"{board.name} {model.id} flightllm {label}"
     phase, rows, context = pass_shape(spec, board)
     masks = None
     if phase == "prefill":
@@ -216,7 +267,7 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
                               f"a table with {model.layers} layers")
     hw = hardware_layers_of(model, phase, rows, context)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
-    return _segments(hw, rates, masks, label, board)
+    return hw, rates, masks, label
 
 
 def drafter_kinds() -> tuple[str, ...]:
@@ -321,7 +372,14 @@ def _group(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
 
 def _segments(hw, rates: Rates, masks, label: str, board: Board) -> Executable:
     """Hardware layers -> barrier-delimited parts (each distinct part compiled once)."""
-    groups, order = _plan(hw)
+    return _parts(*_plan(hw), rates, masks, label, board)
+
+
+def _parts(
+    groups: tuple[_Group, ...], order: tuple[int, ...], rates: Rates, masks, label: str,
+    board: Board,
+) -> Executable:
+    """The executable of planned parts: each group compiled (or found compiled), in order."""
     parts: list[Program] = []
     for group in groups:
         part = _part(group, rates, masks)

@@ -20,9 +20,11 @@ from fpgasim.dataflow.instructions import part_key
 from fpgasim.dataflow.lowerings.registry import lower, lower_bound
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
+from fpgasim.errors import ConfigError
 from fpgasim.simulate import prefill_spec
 from fpgasim.step import service_for, verify_spec
 from fpgasim.step.service import PassService
+from fpgasim.sweep.executors import InProcessExecutor
 
 FLIGHTLLM = load_board("flightllm-vhk158")
 FL_MODEL = load_model("llama2-7b-flightllm")
@@ -191,3 +193,24 @@ def test_a_bound_above_the_pass_would_be_caught() -> None:
     honest = best_set(_Stub(tv, {1: 1.0, 2: 1.0, 4: 2.0}), _curve(aat))
     wrong = best_set(_Stub(tv, {1: 1.0, 2: math.inf, 4: 2.0}), _curve(aat))
     assert honest.verify_len == 2 and wrong.verify_len != 2
+
+
+def test_a_pass_both_timed_and_bounded_is_computed_once() -> None:
+    service = PassService(FastEngine())
+    key = (verify_spec(4, 143), FLIGHTLLM, FL_MODEL, None)
+    with InProcessExecutor() as pool:
+        assert service.prefetch([key], pool, bounds=[key, (verify_spec(5, 143), *key[1:])]) == 2
+    assert service.bound_s(*key) == service.run_pass(*key).seconds
+
+
+def test_an_x_the_board_cannot_compile_raises_only_if_it_could_win() -> None:
+    # without max_context_tokens, attention over more keys than the A buffer holds is
+    # refused when compiled; a bound compiles no attention, so at L = 4031 best_set answers
+    # with the best x that can run (docs/method.md) where solve_curve, timing x = 85, raises
+    board = FLIGHTLLM.model_copy(update={"max_context_tokens": None})
+    algo = load_algorithm("longspec")
+    curve = embedded_curves(algo, [4031])[0]
+    timer = Timer(FastEngine(), board, FL_MODEL, algo)
+    assert best_set(timer, curve).verify_len == 2
+    with pytest.raises(ConfigError, match="buffers.a.depth"):
+        solve_curve(timer, curve, roofline=False)

@@ -35,13 +35,12 @@ from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
-from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, fits_memory, verify_timing
-from fpgasim.step import PassKey, service_for, verify_spec
+from fpgasim.simulate import draft_timing, errors_name_the_file, fits_memory, verify_timing
+from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -177,18 +176,14 @@ class Timer:
     def verify_bound_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """A lower bound of `verify_s(...)` at a fraction of its cost (0.0 when not `bounded`)."""
         spec = verify_spec(verify_len, context, tree)
-        return service_for(self.engine).bound_s(spec, self.board, self.model)
+        with errors_name_the_file(self.board):
+            return service_for(self.engine).bound_s(spec, self.board, self.model)
 
-    def step_passes(
-        self, verify_len: int, aat: float, tree: TokenTree, context: int
-    ) -> list[PassKey]:
-        """The engine passes of one x: its draft passes (as `run_passes` asks them), then its
-        verify pass."""
-        drafter = self.algorithm.drafter
-        drafts = draft_passes(self.algorithm, tree, accepted_from_aat(aat), context)
-        keys: list[PassKey] = [(s, self.board, self.model, None if s.kind == "target" else drafter)
-                               for s in drafts]
-        return keys + [(verify_spec(verify_len, context, tree), self.board, self.model, None)]
+    def x_passes(self, verify_len: int, aat: float, tree: TokenTree, context: int) -> list[PassKey]:
+        """The engine passes of one x (`step.step_passes` with floor(AAT) accepted): its
+        draft passes as `draft` asks them, then its verify pass."""
+        step = step_passes(verify_len, context, self.algorithm, tree, accepted_from_aat(aat))
+        return pass_keys((*step.drafts, step.verify), self.board, self.model, self.algorithm)
 
     def best_set_plan(self, curve: AatCurve) -> tuple[list[PassKey], list[PassKey]]:
         """(passes, bounds) that `best_set(self, curve)` asks for sure, known without timing
@@ -203,7 +198,7 @@ class Timer:
             if bounded:
                 bounds.append((verify_spec(x, context, tree), self.board, self.model, None))
             else:
-                passes += self.step_passes(x, aat, tree, context)
+                passes += self.x_passes(x, aat, tree, context)
         return passes, bounds
 
     def target_weights(self, context: int) -> int:
@@ -236,9 +231,14 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     the computed floats too). The x are visited by that ceiling, largest first, and timed
     until the next ceiling is below the best P_eff found: no x left can reach it, and ties
     are resolved to the smaller x as `solve_curve`'s first maximum. Without bounds (B = 0)
-    every x is timed. The result is `solve_curve`'s, float for float (tested)."""
+    every x is timed. The result is `solve_curve`'s, float for float (tested), wherever
+    `solve_curve` answers: an x whose pass the board cannot compile (e.g. attention over more
+    keys than its buffers hold, on a board without `max_context_tokens`) raises only if its
+    ceiling makes it timed, where `solve_curve`, which times every x, raises."""
     context = curve.context
     points = curve_points(curve)
+    if not points:
+        raise ValueError(f"the AAT curve at context {context} has no point")
     p1 = 1.0 / timer.verify_s(1, context)
     bounded = timer.bounded
 
@@ -258,7 +258,7 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
         p_eff = aat / (verify_s + draft_s)  # `roofline.effective`'s P_eff
         if best is None or p_eff > best[0] or (p_eff == best[0] and i < best[1]):
             best = (p_eff, i, verify_s, draft_s)
-    assert best is not None, "an AAT curve has at least one point"
+    assert best is not None  # for the type checker: the first point visited sets it
     p_eff, i, verify_s, draft_s = best
     x, aat, tree = points[i]
     speedup = p_eff / p1

@@ -190,9 +190,9 @@ def _prefetch(
     processes (a progress bar on stderr), so `generate` finds them remembered: the first AD
     pass (planned whatever the algorithm) before the workers fork, so they inherit fast's
     numba kernels compiled (or loaded from disk) once instead of each compiling them, and
-    the prefill (the longest pass) on a worker while `plan()` lists the rest. A pass that fails is left to `generate`, which
-    asks it in its own order and reports it as a serial run does; an error of the plan
-    itself is raised."""
+    the prefill (the longest pass) on a worker while `plan()` lists the rest. A pass that
+    fails is left to `generate`, which asks it in its own order and reports it as a serial
+    run does; an error of the plan itself is raised."""
     service = service_for(engine)
     failed: Exception | None = None  # the plan's own error
     try:

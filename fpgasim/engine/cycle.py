@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.schema import Board, DrafterSchema, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
     N_BUFFERS,
@@ -250,8 +250,11 @@ class CycleEngine:
         if len(prog.order) == 1:
             return self.pass_cycles(prog.parts[0], prog.units_of(ROLE_COMPUTE)[0])
         self.last_method = "barrier parts"
-        counts = prog.counts()
-        return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, counts, strict=True))
+        return self._parts_ticks(prog)
+
+    def _parts_ticks(self, prog: Executable) -> int:
+        """The sum of the makespans of an executable's parts, each as often as it runs."""
+        return sum(c * self.part_ticks(p) for p, c in zip(prog.parts, prog.counts(), strict=True))
 
     def run_pass(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timing:
         """Timing of one forward pass."""
@@ -265,7 +268,8 @@ class CycleEngine:
         return _timing(prog, self.executable_ticks(prog), board)
 
     def lower_bound_s(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
+        self, spec: PassSpec, board: Board, model: TargetModel,
+        drafter: DrafterSchema | None = None,
     ) -> float:
         """Seconds the pass takes at least, at a fraction of its cost: the makespans of the
         barrier parts its lowering's bound holds (`registry.lower_bound`), summed as
@@ -275,9 +279,8 @@ class CycleEngine:
         prog = lower_bound(spec, board, model, drafter)
         if prog is None:
             return 0.0
-        ticks = sum(c * self.part_ticks(p) for p, c in zip(prog.parts, prog.counts(), strict=True))
-        return seconds_of(ticks_to_cycles(ticks, prog.ticks_per_cycle), board.clock_hz,
-                          board.duration_divisor)
+        return seconds_of(ticks_to_cycles(self._parts_ticks(prog), prog.ticks_per_cycle),
+                          board.clock_hz, board.duration_divisor)
 
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""

@@ -27,6 +27,7 @@ from fpgasim.step.service import (
     architecture,
     costed_spec,
     pass_key,
+    pass_keys,
     service_for,
 )
 
@@ -97,6 +98,7 @@ __all__ = [
     "architecture",
     "costed_spec",
     "pass_key",
+    "pass_keys",
     "run_passes",
     "service_for",
     "step_passes",

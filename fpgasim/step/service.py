@@ -131,7 +131,8 @@ class PassService:
         return hit
 
     def has_bounds(self, board: Board) -> bool:
-        """True if this engine bounds the board's passes from below (`bound_s` is then > 0)."""
+        """True if this engine bounds some of the board's passes from below (FlightLLM's
+        decode and verify passes: `bound_s` > 0 for them, 0.0 for the others)."""
         return hasattr(self.engine, "lower_bound_s") and lowering_of(board).build_bound is not None
 
     def bound_s(
@@ -163,10 +164,7 @@ class PassService:
         algorithm: Algorithm | None = None,
     ) -> Timing:
         """The passes in sequence (draft passes run with the algorithm's drafter)."""
-        drafter = algorithm.drafter if algorithm is not None else None
-        return combine(
-            [self.run_pass(p, board, model, None if p.kind == "target" else drafter) for p in specs]
-        )
+        return combine([self.run_pass(*key) for key in pass_keys(specs, board, model, algorithm)])
 
     def prefetch(
         self,
@@ -183,9 +181,10 @@ class PassService:
         The results are those `run_pass` and `bound_s` give in this process (same engine
         class, same options). `progress(done, total)` is called after each chunk.
         """
-        tasks = [(TIME, k) for k in self._missing(keys)]
-        tasks += [(BOUND, k) for k in self._missing(bounds, self._bounds)
-                  if self.has_bounds(k[1])]
+        timed = self._missing(keys)
+        tasks = [(TIME, k) for k in timed]
+        skip = self._bounds | {self._key(*k): None for k in timed}  # a timed pass is its own
+        tasks += [(BOUND, k) for k in self._missing(bounds, skip) if self.has_bounds(k[1])]
         if not tasks:
             return 0
         n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
@@ -225,7 +224,9 @@ class PassService:
 
         return finish
 
-    def _missing(self, keys: Iterable[PassKey], known: dict | None = None) -> list[PassKey]:
+    def _missing(
+        self, keys: Iterable[PassKey], known: dict[tuple, Any] | None = None
+    ) -> list[PassKey]:
         """The distinct passes of `keys` neither remembered nor in `known`, each with its
         spec as costed."""
         wanted = {}
@@ -238,6 +239,15 @@ class PassService:
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
         return (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
+
+
+def pass_keys(
+    specs: Iterable[PassSpec], board: Board, model: TargetModel, algorithm: Algorithm | None = None
+) -> list[PassKey]:
+    """The passes as a service is asked them: target passes without a drafter, draft passes
+    with the algorithm's."""
+    drafter = algorithm.drafter if algorithm is not None else None
+    return [(s, board, model, None if s.kind == "target" else drafter) for s in specs]
 
 
 def time_pass(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fpgasim.bounded import BoundedCache
-from fpgasim.config.schema import Board, FlightLLMModel, TargetModel
+from fpgasim.config.schema import Board, DrafterSchema, FlightLLMModel, TargetModel
 from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
@@ -194,7 +194,7 @@ def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Exe
 
 
 def lower_fixed(
-    spec: PassSpec, board: Board, model: TargetModel, drafter=None
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
 ) -> Executable | None:
     """The parts of a decode or verify pass's `lower(...)` that do not depend on its context
     (every part but attention and concat: projections, norms, FFN, LM head), each as often
@@ -213,9 +213,12 @@ def lower_fixed(
                         lambda: _fixed_parts(spec, board, model, f"rows={rows}"))
 
 
-#: `lower_fixed`'s executables by (rates, model, rows): a few dozen parts each, and a
-#: solver's search meets a few hundred row counts at most
-_FIXED_PARTS: BoundedCache = BoundedCache(1024)
+#: `lower_fixed`'s executables by (rates, model, rows), up to as many rows in all as the part
+#: cache holds (least recently used out; their parts are mostly the part cache's own
+#: objects): `generate`'s x = 1..85 hold 4.2M rows
+_FIXED_PARTS: BoundedCache[Executable | None] = BoundedCache(
+    PART_CACHE_ROWS, lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts)
+)
 
 
 def _fixed_parts(spec: PassSpec, board: Board, model: TargetModel, label: str) -> Executable | None:
@@ -244,7 +247,9 @@ def _checked(board: Board, model: TargetModel) -> Rates:
     return Rates.of(board, extras_of(model))
 
 
-def _layers(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> tuple:
+def _layers(
+    spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None = None
+) -> tuple[tuple[HwLayer, ...], Rates, MaskSet | None, str]:
     """(hardware layers, rates, masks, label) of one pass, its inputs checked."""
     rates = _checked(board, model)
     fl, extras = board.flightllm, extras_of(model)

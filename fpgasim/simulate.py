@@ -262,13 +262,14 @@ def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
     """The time to first token: one prefill pass over the aligned prompt."""
-    return service_for(engine).run_pass(prefill_spec(board, prompt_len), board, model)
+    with errors_name_the_file(board):
+        return service_for(engine).run_pass(prefill_spec(board, prompt_len), board, model)
 
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
     spec = prefill_spec(board, prompt_len)
-    t = service_for(engine).run_pass(spec, board, model)
+    t = prefill_timing(engine, board, model, prompt_len)
     row: dict = {
         "board": board.name,
         "model": model.id,

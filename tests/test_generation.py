@@ -320,3 +320,18 @@ def test_max_context_tokens_cli(capsys, tmp_path) -> None:
             continue
         assert res.code == 2 and needle in res.err and "max_context_tokens = 256" in res.err
         assert res.err.count("\n") == 1
+
+
+def test_a_board_the_compiler_refuses_is_named_by_its_file(capsys, tmp_path) -> None:
+    # FlightLLM's compiler checks the board when it lowers the first pass (the prefill, or
+    # generate's first decode pass): the one-line error names the file, not the board name
+    board = tmp_path / "bad.yaml"
+    text = resolve("board", "flightllm-vhk158").read_text()
+    board.write_text(text.replace("decode_multiple: 16", "decode_multiple: 8"))
+    for args in (["generate", "-P", "128", "-D", "4"],
+                 ["generate", "-P", "128", "-D", "4", "--workers", "1"],
+                 ["simulate", "--phase", "prefill", "-P", "128"]):
+        res = run_cli(capsys, args[0], "-b", str(board), "-m", "llama2-7b-flightllm", *args[1:])
+        assert res.code == 2 and res.err.count("\n") == 1, res.err
+        assert res.err.startswith(f"fpgasim: error: {board}: padding")
+        assert "multiple of 16" in res.err

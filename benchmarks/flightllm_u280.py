@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fpgasim.analysis.generation import generate
 from fpgasim.config import load_board, load_model
-from fpgasim.config.schema import Board
+from fpgasim.config.board import Board
 from fpgasim.engine import get_engine
 from fpgasim.simulate import prefill_timing, verify_timing
 

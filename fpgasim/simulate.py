@@ -8,16 +8,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from fpgasim.config.board import Board
 from fpgasim.config.schema import (
     Algorithm,
-    Board,
     DrafterSchema,
     TargetModel,
     config_source,
 )
 from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
-from fpgasim.dataflow.lowerings.registry import lowering_of
+from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
@@ -40,7 +40,7 @@ class Point:
 
     def check(self) -> None:
         """InputError unless context, x and accepted are >= 1, accepted <= x for SD, and
-        context + x fits the board's max_context_tokens."""
+        context + x fits the model's window."""
         if self.context < 1:
             raise InputError("context", self.context, "at least 1 token")
         if self.verify_len < 1:
@@ -54,18 +54,20 @@ class Point:
                 f"at most the verification length x = {self.verify_len} (an iteration "
                 "accepts at most the x tokens it verifies)",
             )
-        check_max_context(self.board, self.context + self.verify_len, "context", self.context)
+        check_window(self.model, self.context, self.verify_len)
 
 
 def target_weight_count(model: TargetModel) -> int:
-    """Target parameters from the shapes: attention, SwiGLU MLP, untied embedding and LM head.
+    """Target parameters from the shapes: attention, SwiGLU MLP, the embedding and (unless
+    tied to it) the LM head.
 
     Llama-3.1-8B: 8.03e9, its published count (norm weights, <0.01 %, are left out).
     """
     kv_width = model.kv_heads * model.head_dim
     attention = 2 * model.hidden * model.hidden + 2 * model.hidden * kv_width
     mlp = 3 * model.hidden * model.intermediate
-    return model.layers * (attention + mlp) + 2 * model.vocab * model.hidden
+    tables = 1 if model.tied_embeddings else 2
+    return model.layers * (attention + mlp) + tables * model.vocab * model.hidden
 
 
 def drafter_weight_count(model: TargetModel, drafter: DrafterSchema) -> int:
@@ -83,13 +85,9 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
     the drafter's weights and its own KV cache when a drafter is given.
 
-    At the board's weight and KV precisions; on a FlightLLM-lowered board at the model's
-    (`flightllm:` weight_bits as stored, activation_bits for the KV cache).
+    At the design's recipe: weights as stored (weight_bits), the KV cache at kv_bits.
     """
-    if lowering_of(board).model_precision and model.flightllm is not None:
-        weight_bits, kv_bits = model.flightllm.weight_bits, model.flightllm.activation_bits
-    else:
-        weight_bits, kv_bits = board.precision.weight_bits, board.precision.kv_bits
+    weight_bits, kv_bits = board.recipe.weight_bits, board.recipe.kv_bits
     weight_count = target_weight_count(model)
     kv_width = model.kv_heads * model.head_dim
     kv_elements = 2 * model.layers * kv_width * (context + verify_len)
@@ -103,7 +101,7 @@ def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
                 drafter: DrafterSchema | None = None) -> bool:
     """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
     need = memory_bytes(board, model, context, verify_len, drafter)
-    return need <= board.memory.capacity_gib * 2**30
+    return need <= board.fpga.memory.capacity_gib * 2**30
 
 
 def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
@@ -185,6 +183,8 @@ def simulate_point(engine: Engine, point: Point) -> dict:
     drafter = point.algorithm.drafter if point.algorithm else None
     row: dict = {
         "board": point.board.name,
+        "fpga": point.board.fpga.name,
+        "design": point.board.design.name,
         "model": point.model.id,
         "algorithm": point.algorithm.id if point.algorithm else "",
         "context": point.context,
@@ -203,10 +203,13 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "weight_bytes": tv.weight_bytes,
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
+        "kv_bytes": tv.kv_bytes,
         "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len,
                                      drafter),
         "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len,
                                    drafter),
+        "dsps_used": point.board.fit.dsps_used,
+        "fits_dsps": point.board.fit.fits_dsps,
     }
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
@@ -234,49 +237,60 @@ def align_up(tokens: int, multiple: int) -> int:
     return math.ceil(tokens / multiple) * multiple
 
 
-def check_max_context(board: Board, tokens: int, argument: str, value: object) -> None:
-    """A sequence of `tokens` tokens attended must fit the board's max_context_tokens."""
-    limit = board.max_context_tokens
-    if limit is not None and tokens > limit:
+def check_window(model: TargetModel, context: int, new_tokens: int,
+                 argument: str = "context") -> None:
+    """context + new_tokens must fit the model's window (max_position_embeddings)."""
+    if context + new_tokens > model.window_tokens:
         raise InputError(
             argument,
-            value,
-            f"{tokens} tokens attended exceed the board's max_context_tokens = {limit} "
-            f"({board.name})",
+            context,
+            f"at most {max(0, model.window_tokens - new_tokens)}: {model.id}'s window is "
+            f"{model.window_tokens} tokens (max_position_embeddings), and {new_tokens} new "
+            "token(s) follow the context",
         )
 
 
-def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
-    """The prefill pass of `prompt_len` tokens: a target pass over the prompt rounded up to
-    `padding.prefill_multiple`, at context 0. On a lowering with `causal_prefill` (the
-    study's) it carries the causal
-    mask (a chain: token j sees tokens 0..j), which mask-aware engines use to skip tiles
-    above the diagonal; the analytic engine charges the dense block, as the study does."""
+def prefill_specs(board: Board, prompt_len: int) -> list[PassSpec]:
+    """The passes of a prefill of `prompt_len` tokens, padded to `padding.prefill_multiple`:
+    one pass by FlightLLM's published rules up to `prefill_chunk_tokens`, else chunks of that
+    many rows, each a causal pass over the chunk's rows after the chunks before it (their
+    keys tiled, docs/flightllm-sd.md, "Long contexts")."""
     if prompt_len < 1:
         raise InputError("prompt_len", prompt_len, "at least 1 token")
     tokens = align_up(prompt_len, board.padding.prefill_multiple)
-    check_max_context(board, tokens, "prompt_len", prompt_len)
-    parents = tuple(range(-1, tokens - 1)) if lowering_of(board).causal_prefill else None
-    return target_spec(tokens, 0, parents, prefill=True)
+    chunk = prefill_chunk_tokens(board)
+    if tokens <= chunk:
+        return [target_spec(tokens, 0, None, prefill=True)]
+    return [target_spec(min(chunk, tokens - start), start, None)
+            for start in range(0, tokens, chunk)]
 
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
-    """The time to first token: one prefill pass over the aligned prompt."""
+    """The time to first token: the prefill's passes over the aligned prompt."""
+    check_window(model, prompt_len, 0, "prompt_len")
+    specs = prefill_specs(board, prompt_len)
     with errors_name_the_file(board):
-        return service_for(engine).run_pass(prefill_spec(board, prompt_len), board, model)
+        if len(specs) == 1:
+            return service_for(engine).run_pass(specs[0], board, model)
+        return run_passes(engine, specs, board, model, None)
 
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
-    spec = prefill_spec(board, prompt_len)
+    specs = prefill_specs(board, prompt_len)
+    aligned = sum(spec.tokens for spec in specs)
     t = prefill_timing(engine, board, model, prompt_len)
     row: dict = {
         "board": board.name,
+        "fpga": board.fpga.name,
+        "design": board.design.name,
         "model": model.id,
         "phase": "prefill",
         "prompt_len": prompt_len,
-        "prompt_len_aligned": spec.tokens,
+        "prompt_len_aligned": aligned,
         "prefill_multiple": board.padding.prefill_multiple,
+        "prefill_passes": len(specs),
+        "prefill_mask": prefill_mask_used(board, model, aligned) if len(specs) == 1 else "causal",
         "engine": engine.name,
         "prefill_cycles": t.cycles,
         "prefill_s": t.seconds,
@@ -289,19 +303,17 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
         "weight_bytes": t.weight_bytes,
         "act_load_bytes": t.act_load_bytes,
         "act_store_bytes": t.act_store_bytes,
+        "kv_bytes": t.kv_bytes,
     }
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
-    row.update(memory_columns(board, model, spec.tokens, 0))
+    row.update(memory_columns(board, model, aligned, 0))
     return row
 
 
 def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
                    drafter: DrafterSchema | None = None) -> dict:
-    """`memory_bytes` and `fits_memory` for rows that show tokens/s on a FlightLLM-lowered
-    board (prefill, generate); {} on the study lowering, whose outputs stay as they were."""
-    if not lowering_of(board).model_precision:
-        return {}
+    """`memory_bytes` and `fits_memory` of a point (every row that shows tokens/s)."""
     return {
         "memory_bytes": memory_bytes(board, model, context, verify_len, drafter),
         "fits_memory": fits_memory(board, model, context, verify_len, drafter),

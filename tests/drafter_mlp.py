@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from fpgasim.config.board import Board
 from fpgasim.config.schema import (
-    Board,
     DrafterSchema,
     FlightLinear,
     FlightLLMModel,

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import Board, Eagle3Drafter, LongSpecDrafter, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Eagle3Drafter, LongSpecDrafter, TargetModel
 from fpgasim.dataflow.drafters import draft_passes, lower_pass
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree

@@ -115,7 +115,8 @@ def _field_paths(model, prefix: str = "") -> list[str]:
 
 
 def test_docs_describe_every_board_and_model_field(repo: Path) -> None:
-    from fpgasim.config.schema import Board, TargetModel
+    from fpgasim.config.board import Board
+from fpgasim.config.schema import TargetModel
 
     text = (repo / "docs" / "formats.md").read_text()
     missing = [p for m in (Board, TargetModel) for p in _field_paths(m) if f"`{p}`" not in text]

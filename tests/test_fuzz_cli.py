@@ -27,7 +27,8 @@ from pydantic import BaseModel
 
 from fpgasim.cli import main
 from fpgasim.config.loader import MAX_VALUES, count_values
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 
 REPO = Path(__file__).resolve().parents[1]
 BASES: dict[str, tuple[type[BaseModel], dict]] = {

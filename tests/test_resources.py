@@ -12,7 +12,7 @@ from fpgasim.config.resources import (
     board_resources,
     resource_columns,
 )
-from fpgasim.config.schema import Board
+from fpgasim.config.board import Board
 from fpgasim.errors import ConfigError
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.analysis.solver import Solution, solve
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure

@@ -23,7 +23,8 @@ import pandas as pd
 from fpgasim.analysis.aat_curves import AatCurve
 from fpgasim.analysis.explore import EXPLORE_COLUMNS, best_of, explore_curves, explore_points
 from fpgasim.config.resources import resource_columns
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
 from fpgasim.sweep.cache import SweepCache

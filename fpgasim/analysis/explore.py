@@ -18,7 +18,8 @@ import pandas as pd
 from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
 from fpgasim.analysis.decision import USE_SD, decision_of
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point

@@ -32,14 +32,15 @@ from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curv
 from fpgasim.analysis.decision import USE_SD
 from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, best_set
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
-    check_max_context,
+    check_window,
     memory_columns,
-    prefill_spec,
+    prefill_specs,
     prefill_timing,
     verify_timing,
 )
@@ -195,13 +196,16 @@ def measured_curve_at(
     return curve_at
 
 
-def _check(board: Board, prompt_len: int, decode_len: int) -> None:
+def _check(model: TargetModel, prompt_len: int, decode_len: int) -> None:
     if prompt_len < 1:
         raise InputError("prompt_len", prompt_len, "at least 1 token")
     if not 1 <= decode_len <= MAX_DECODE_LEN:
         raise InputError("decode_len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
-    last = align_up(prompt_len + decode_len, board.padding.decode_multiple)
-    check_max_context(board, last, "decode_len", decode_len)
+    check_window(model, prompt_len, 0, "prompt_len")
+    if prompt_len + decode_len > model.window_tokens:
+        raise InputError("decode_len", decode_len,
+                         f"at most {model.window_tokens - prompt_len}: {model.id}'s window is "
+                         f"{model.window_tokens} tokens and the prompt has {prompt_len}")
 
 
 @dataclass(frozen=True)
@@ -236,8 +240,8 @@ def planned_passes(
     for sure, then (on boards with bounds) the passes of the few x whose bound lets them
     be best, which no plan can list before the bounds are known.
     """
-    _check(board, prompt_len, decode_len)
-    keys: list[PassKey] = [(prefill_spec(board, prompt_len), board, model, None)]
+    _check(model, prompt_len, decode_len)
+    keys: list[PassKey] = [(spec, board, model, None) for spec in prefill_specs(board, prompt_len)]
     bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
     if algorithm is None:
         keys += [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
@@ -285,7 +289,7 @@ def generate(
 ) -> Generation:
     """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
     with `algorithm` when given (AAT curves from `curve_at`, default: embedded model)."""
-    _check(board, prompt_len, decode_len)
+    _check(model, prompt_len, decode_len)
     prefill = prefill_timing(engine, board, model, prompt_len)
     if algorithm is None:
         steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
@@ -371,7 +375,11 @@ def _sd_steps(
         if context not in solved:
             solved[context] = _best_step(timer, curve_at(context))
         x, tree, aat, verdict, verify_s, draft_s = solved[context]
-        check_max_context(board, context + x, "decode_len", decode_len)
+        if context + x > timer.model.window_tokens:
+            raise InputError("decode_len", decode_len,
+                             f"fewer tokens: the step at context {context} verifies x = {x} "
+                             f"tokens past {timer.model.id}'s {timer.model.window_tokens}-token "
+                             "window")
         rows.append(_row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s))
         generated += aat
         if progress is not None:

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat_model import r_squared
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import TargetModel
 from fpgasim.engine import Engine
+from fpgasim.engine.analytic import WEIGHT_EFFICIENCY, WEIGHT_SHARE
 from fpgasim.simulate import verify_timing
 
 #: Relative tolerance under which two candidate ridges fit equally well (ties -> smaller x_R).
@@ -29,10 +31,10 @@ def ridge_tokens(board: Board) -> float:
     weight group's sustained bytes/cycle over bytes per weight). Not x_R: x_R is measured
     on an engine's roofline, where padding, MV-rate passes, attention and the SFU move it
     (docs/glossary.md, "ridge")."""
-    elems_per_cycle = board.group_bytes_per_cycle("weight", "load") / (
-        board.precision.weight_bits / 8
-    )
-    return board.macs_per_cycle / elems_per_cycle
+    weight_bytes_per_cycle = (board.bandwidth_bytes_per_s / board.clock_hz
+                              * WEIGHT_SHARE * WEIGHT_EFFICIENCY)
+    elems_per_cycle = weight_bytes_per_cycle / (board.recipe.weight_timed_bits / 8)
+    return board.peak_macs_per_cycle / elems_per_cycle
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
-from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
@@ -150,10 +150,8 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        # alpha's byte counts: the study's accounting, except on boards whose lowering it does
-        # not describe (FlightLLM's), which the analytic engine refuses: there the engine's own
-        own = engine.name == "analytic" or not lowering_of(board).study_accounting
-        self.analytic = engine if own else get_engine("analytic")
+        # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
+        self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
@@ -233,7 +231,7 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     are resolved to the smaller x as `solve_curve`'s first maximum. Without bounds (B = 0)
     every x is timed. The result is `solve_curve`'s, float for float (tested), wherever
     `solve_curve` answers: an x whose pass the board cannot compile (e.g. attention over more
-    keys than its buffers hold, on a board without `max_context_tokens`) raises only if its
+    keys than the model's window) raises only if its
     ceiling makes it timed, where `solve_curve`, which times every x, raises."""
     context = curve.context
     points = curve_points(curve)

@@ -21,7 +21,8 @@ import pandas as pd
 from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree

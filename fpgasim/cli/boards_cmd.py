@@ -8,7 +8,7 @@ from fpgasim.cli.options import json_option
 from fpgasim.config import available, load_board
 from fpgasim.config.loader import KIND_DIRS, data_root
 from fpgasim.config.resources import resource_columns
-from fpgasim.config.schema import Board
+from fpgasim.config.board import Board
 from fpgasim.errors import ConfigError
 
 

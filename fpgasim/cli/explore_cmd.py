@@ -47,7 +47,8 @@ from fpgasim.cli.sweep_options import (
     scheduler_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import BANDWIDTH_GB_S, CLOCK_MHZ, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import BANDWIDTH_GB_S, CLOCK_MHZ, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame

@@ -43,7 +43,8 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine

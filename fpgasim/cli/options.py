@@ -9,11 +9,13 @@ their member order is the order `--help` lists the choices in.
 from __future__ import annotations
 
 from enum import StrEnum
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from fpgasim.config.board_loader import BoardBase
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path
@@ -139,9 +141,35 @@ def parse_float_list(
 # ---------------------------------------------------------------- inputs
 
 
-def board_option(help_text: str = "Board name (see `fpgasim boards`) or YAML path.") -> Any:
-    """--board/-b (required)."""
-    return typer.Option(..., "--board", "-b", help=help_text)
+def board_option(
+    help_text: str = "Board: a named FPGA + design pair (see `fpgasim boards`) or YAML path; "
+    "or give --fpga and --design.",
+) -> Any:
+    """--board/-b: a named pair (or --fpga with --design: `board_from`)."""
+    return typer.Option(None, "--board", "-b", help=help_text)
+
+
+def fpga_option() -> Any:
+    """--fpga: an FPGA data sheet (fpgas/), with --design instead of --board."""
+    return typer.Option(None, "--fpga", help="FPGA data sheet name (see `fpgasim boards`) or "
+                        "YAML path; with --design, instead of --board.")
+
+
+def design_option() -> Any:
+    """--design: an accelerator design (designs/), with --fpga instead of --board."""
+    return typer.Option(None, "--design", help="Accelerator design name (see `fpgasim boards`) "
+                        "or YAML path, fitted to --fpga; instead of --board.")
+
+
+def vary_option(help_text: str) -> Any:
+    """--vary PATH=V1,V2 (repeatable): fields of the FPGA or design file to vary."""
+    return typer.Option([], "--vary", help=help_text)
+
+
+def board_from(board: str | None, fpga: str | None, design: str | None,
+               changes: Sequence[tuple[str, object]] = ()):
+    """The board the arguments name: --board NAME, or --fpga F --design D (fitted)."""
+    return BoardBase(board, fpga, design).build(changes)
 
 
 def model_option(example: str | None = None) -> Any:

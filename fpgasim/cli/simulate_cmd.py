@@ -14,16 +14,19 @@ from fpgasim.cli.options import (
     JsonTable,
     accepted_option,
     algorithm_option,
+    board_from,
     board_option,
     context_option,
+    design_option,
     engine_option,
     format_option,
+    fpga_option,
     model_option,
     prompt_len_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.resources import resource_columns
-from fpgasim.config.schema import Algorithm, Board, config_source
+from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
@@ -115,7 +118,9 @@ def print_graphs(point: Point) -> None:
 
 
 def simulate(
-    board: str = board_option(),
+    board: str | None = board_option(),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
     model: str = model_option("llama-3.1-8b"),
     context: int | None = context_option(
         None, "Context length L (cached tokens); required with --phase decode."
@@ -148,11 +153,6 @@ def simulate(
     engine: str = engine_option(
         "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
     ),
-    overlap: str | None = typer.Option(
-        None,
-        "--overlap",
-        help="Override the board's overlap mode: realistic or ideal (event/fast engines).",
-    ),
     phase: Phase = typer.Option(
         Phase.decode,
         "--phase",
@@ -177,6 +177,9 @@ def simulate(
 
     Example: fpgasim simulate --board u280 --model llama-3.1-8b --context 256 --verify-len 1
 
+    Any part and design: fpgasim simulate --fpga u55c --design flightllm --model llama-3.1-8b
+    --context 4095
+
     Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
     if dump_graph and output_format is JsonTable.json:
@@ -189,13 +192,12 @@ def simulate(
             if given:
                 raise InputError(flag, value, "only with --phase decode")
         _prefill(
-            board,
+            (board, fpga, design),
             model,
             context,
             verify_len,
             algorithm,
             engine,
-            overlap,
             prompt_len,
             output_format,
             trace,
@@ -207,7 +209,7 @@ def simulate(
         raise InputError("--context", None, "required with --phase decode (cached tokens L >= 1)")
     if trace is not None:
         check_output_path(trace, "--trace")
-    b = _board(board, overlap)
+    b = board_from(board, fpga, design)
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
@@ -228,10 +230,8 @@ def simulate(
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
     row = with_lowering(simulate_point(eng, point), b.lowering)
-    row["clock_mhz"] = b.clock_mhz
-    row["duration_divisor"] = b.duration_divisor
-    row.update(resource_columns(b))
-    warn_dsps(row, b)
+    row.update(board_details(b))
+    warn_dsps(b)
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
     if warning is not None:
@@ -268,14 +268,35 @@ def seconds_rule(row: dict, pass_name: str) -> str:
     )
 
 
-def warn_dsps(row: dict, board: Board) -> None:
+def board_details(board: Board) -> dict:
+    """What a simulate row adds about its board: clock and divisor (the seconds rule), the
+    fitted arrays and pipelines, and the resources they use."""
+    f = board.fit
+    return {
+        "clock_mhz": board.clock_mhz,
+        "duration_divisor": board.duration_divisor,
+        "pipelines_built": f.pipelines_built,
+        "binding_resource": f.binding_resource,
+        "mm_macs_per_cycle": f.mm_macs_per_cycle,
+        "mv_macs_per_cycle": f.mv_macs_per_cycle,
+        "mv_lanes": f.mv_lanes,
+        "dsp_kind": board.fpga.dsp_kind,
+        "mm_dsps": f.mm_dsps,
+        "mv_dsps": f.mv_dsps,
+        "dsps_available": f.dsps_available,
+        "recipe": board.recipe.name,
+    }
+
+
+def warn_dsps(board: Board) -> None:
     """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
-    if row["fits_dsps"] is False:
+    f = board.fit
+    if f.fits_dsps is False:
         err_console.print(
-            f"fpgasim: warning: {board.name}'s MM/MV arrays need {row['dsps_used']:,} "
-            f"{row['dsp_kind']} slices ({row['pipelines']} pipeline(s) x max(MM "
-            f"{row['mm_dsps']:,}, MV {row['mv_dsps']:,})) but the device has "
-            f"{row['dsps_available']:,} (dsps); the timing assumes they fit",
+            f"fpgasim: warning: {board.name}'s MM/MV arrays need {f.dsps_used:,} "
+            f"{board.fpga.dsp_kind} slices ({f.pipelines_built} pipeline(s) x max(MM "
+            f"{f.mm_dsps:,}, MV {f.mv_dsps:,})) but {board.fpga.name} has "
+            f"{f.dsps_available:,} (dsps); the timing assumes they fit",
             highlight=False,
             soft_wrap=True,
         )
@@ -315,24 +336,13 @@ def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) 
         console.print(table)
 
 
-def _board(board: str, overlap: str | None):
-    """The board file, with --overlap applied."""
-    b = load_board(board)
-    if overlap is not None:
-        if overlap not in ("realistic", "ideal"):
-            raise InputError("--overlap", overlap, "realistic or ideal")
-        b = b.model_copy(update={"overlap": overlap})
-    return b
-
-
 def _prefill(
-    board: str,
+    board: tuple[str | None, str | None, str | None],
     model: str,
     context: int | None,
     verify_len: int | None,
     algorithm: str | None,
     engine: str,
-    overlap: str | None,
     prompt_len: int | None,
     output_format: JsonTable,
     trace: Path | None,
@@ -348,13 +358,11 @@ def _prefill(
             raise InputError(flag, str(value), "only with --phase decode")
     if prompt_len is None:
         raise InputError("--prompt-len", None, "required with --phase prefill (prompt tokens >= 1)")
-    b = _board(board, overlap)
+    b = board_from(*board)
     m = load_model(model)
     eng = get_engine(engine)
     row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
-    row["clock_mhz"] = b.clock_mhz
-    row["duration_divisor"] = b.duration_divisor
-    row.update(resource_columns(b))
-    warn_dsps(row, b)
+    row.update(board_details(b))
+    warn_dsps(b)
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
     _show(row, output_format, eng, title, "prefill")

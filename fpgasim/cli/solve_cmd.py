@@ -33,7 +33,8 @@ from fpgasim.cli.options import (
     plot_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError

@@ -1,4 +1,5 @@
-"""Find and load board, model and algorithm files; every failure becomes one ConfigError line."""
+"""Find and read YAML files (boards, FPGAs, designs, models, algorithms); every failure
+becomes one ConfigError line. Boards, FPGAs and designs are loaded by config/board_loader.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.errors import ConfigError
 
 T = TypeVar("T", bound=BaseModel)
@@ -43,6 +44,8 @@ def data_root() -> Path:
 
 KIND_DIRS: dict[str, str] = {
     "board": "boards",
+    "fpga": "fpgas",
+    "design": "designs",
     "model": "workloads/models",
     "algorithm": "workloads/algorithms",
     "experiment": "workloads/experiments",
@@ -231,30 +234,14 @@ def load_file(schema: type[T], path: Path) -> T:
     return obj
 
 
-def load_board(name_or_path: str) -> Board:
-    """Load a board by shipped name or path."""
-    return load_file(Board, resolve("board", name_or_path))
-
-
 #: Folder (under `data_root()`) of the block-sparse prefill mask tables a model may name.
 MASK_DIR = "workloads/masks"
 
 
 def load_model(name_or_path: str) -> TargetModel:
-    """Load a target model by shipped name or path; a mask table it names must exist.
-
-    The `flightllm.prefill_mask` name is checked here, on every run, not only when a
-    prefill pass first needs the table (a typo would otherwise pass every decode run).
-    """
-    path = resolve("model", name_or_path)
-    model = load_file(TargetModel, path)
-    mask = model.flightllm.prefill_mask if model.flightllm is not None else "causal"
-    if mask != "causal" and not (data_root() / MASK_DIR / f"{mask}.yaml").is_file():
-        names = sorted(p.stem for p in (data_root() / MASK_DIR).glob("*.yaml"))
-        raise ConfigError(
-            str(path), "flightllm.prefill_mask", mask, f"'causal' or one of {names} ({MASK_DIR}/)"
-        )
-    return model
+    """Load a target model by shipped name or path (a Hugging Face config.json is read by
+    `config.hf.load_hf_model`)."""
+    return load_file(TargetModel, resolve("model", name_or_path))
 
 
 def load_algorithm(name_or_path: str) -> Algorithm:

@@ -28,7 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Board, config_source
+from fpgasim.config.board import Board
+from fpgasim.config.schema import config_source
 from fpgasim.errors import ConfigError
 
 

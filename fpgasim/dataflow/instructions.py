@@ -342,7 +342,7 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
 def _order(template: Program) -> list[str]:
     """The keys of `totals`, in its order."""
     per_unit = [f"{k}_{name}" for name in template.unit_names for k in ("busy", "bytes", "work")]
-    return per_unit + ["weight_bytes", "act_load_bytes", "act_store_bytes",
+    return per_unit + ["weight_bytes", "act_load_bytes", "act_store_bytes", "kv_bytes",
                        "weight_load_cycles", "act_load_cycles", "macs", "sfu_elements",
                        "mv_cycles", "mv_macs"]
 
@@ -398,7 +398,8 @@ def _class_matrix(unit_names: tuple[str, ...], unit_roles: tuple[str, ...],
                  "act_load_cycles": loads, "mv_cycles": classes(units=compute, mv=[1])}
     elif value == "nbytes":
         rows |= {"weight_bytes": classes(traffic=[TRAFFIC_WEIGHT]), "act_load_bytes": loads,
-                 "act_store_bytes": classes(traffic=[TRAFFIC_STORE])}
+                 "act_store_bytes": classes(traffic=[TRAFFIC_STORE]),
+                 "kv_bytes": classes(traffic=[TRAFFIC_KV])}
     else:
         rows |= {"macs": classes(units=compute), "sfu_elements": classes(units=sfu),
                  "mv_macs": classes(units=compute, mv=[1])}

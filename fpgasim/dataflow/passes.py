@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from fpgasim.config.schema import Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.graph import GraphBuilder
 from fpgasim.dataflow.ops import Op, PassOps
 
@@ -44,12 +45,17 @@ class PassSpec:
     phase: Literal["decode", "prefill"] = "decode"
 
 
-def weight_reads(n: int, reuse_tokens: int) -> int:
+#: the study's accounting reads the weights again for every 128 input tokens of a pass
+#: (docs/accounting.md)
+WEIGHT_REUSE_TOKENS = 128
+
+
+def weight_reads(n: int, reuse_tokens: int = WEIGHT_REUSE_TOKENS) -> int:
     """How many times a pass streams its weights: ceil(n / reuse_tokens)."""
     return max(1, math.ceil(n / reuse_tokens))
 
 
-#: dtype of each element width a board's `precision` allows
+#: dtype of each element width a recipe allows
 _DTYPES = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
 
@@ -59,10 +65,10 @@ class Net:
     def __init__(self, name: str, m: TargetModel, n: int, board: Board) -> None:
         self.g = GraphBuilder(name)
         self.m, self.n, self.board = m, n, board
-        self.reads = weight_reads(n, board.weight_reuse_tokens)
+        self.reads = weight_reads(n)
         self.norm_passes = board.sfu.norm_passes
         self.softmax_passes = board.sfu.softmax_passes
-        p = board.precision
+        p = board.recipe
         self.act_dtype = _DTYPES[p.activation_bits]
         self.weight_dtype = _DTYPES[p.weight_bits]
         self.kv_dtype = _DTYPES[p.kv_bits]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from fpgasim.config.schema import Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine

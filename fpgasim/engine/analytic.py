@@ -3,24 +3,31 @@
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
 charged. The target's element counts are a closed form (numpy arrays for n and L, so sweeps
 are vectorised); a draft pass's are the sums over its plug-in's ops, which equal the study's
-closed forms (tests/test_analytic.py) and cannot drift from the lowered program.
+closed forms (tests/test_analytic.py). It is the study's roofline, not a simulator: on any
+board it charges the board's whole bandwidth (as its design reads the part) and the MM
+arrays of all its pipelines, at the recipe's widths, with the study's channel shares below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fpgasim.config.schema import Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
-from fpgasim.dataflow.lowerings.registry import lowering_of
-from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec
 from fpgasim.engine.timing import Timing, bound_of
-from fpgasim.errors import ConfigError
 
 
-def weight_reads_array(n: np.ndarray, board: Board) -> np.ndarray:
-    """Weight streams of passes over n tokens: ceil(n / weight_reuse_tokens), >= 1."""
-    return np.maximum(1, np.ceil(n / board.weight_reuse_tokens))
+#: the study's channel shares and efficiencies (docs/accounting.md, Bandwidth): weights over
+#: all channels at 0.7; activations and KV over 4 of 32 at 0.35; stores over 4 of 32 at 0.7
+WEIGHT_SHARE, WEIGHT_EFFICIENCY = 1.0, 0.7
+ACT_SHARE, ACT_LOAD_EFFICIENCY, STORE_EFFICIENCY = 4 / 32, 0.35, 0.7
+
+
+def weight_reads_array(n: np.ndarray) -> np.ndarray:
+    """Weight streams of passes over n tokens: ceil(n / WEIGHT_REUSE_TOKENS), >= 1."""
+    return np.maximum(1, np.ceil(n / WEIGHT_REUSE_TOKENS))
 
 
 def target_counts(
@@ -33,7 +40,7 @@ def target_counts(
     nk = n + L
     weights = N * (2 * h * h + 2 * s * h * h + 3 * h * i) + h * V
     return {
-        "weight": weights * weight_reads_array(n, board),
+        "weight": weights * weight_reads_array(n),
         "act": N * (n * h * (11 + 2 * s) + 2 * n * i + nk * n * H) + 2 * n * h,
         "kv": N * (2 * s * h * L),
         "store": N * (n * h * (6 + 2 * s) + 2 * n * i + n * nk * H) + n * h + n * V,
@@ -44,22 +51,25 @@ def target_counts(
 
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
     """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth)."""
-    wbytes = board.precision.weight_bits / 8
-    abytes = board.precision.activation_bits / 8
-    kvbytes = board.precision.kv_bits / 8
-    w_rate = board.group_bytes_per_cycle("weight", "load")
-    a_rate = board.group_bytes_per_cycle("activation", "load")
-    s_rate = board.group_bytes_per_cycle("activation", "store")
+    recipe = board.recipe
+    wbytes = recipe.weight_timed_bits / 8
+    abytes = recipe.activation_bits / 8
+    kvbytes = recipe.kv_bits / 8
+    per_cycle = board.bandwidth_bytes_per_s / board.clock_hz
+    w_rate = per_cycle * WEIGHT_SHARE * WEIGHT_EFFICIENCY
+    a_rate = per_cycle * ACT_SHARE * ACT_LOAD_EFFICIENCY
+    s_rate = per_cycle * ACT_SHARE * STORE_EFFICIENCY
     weight_bytes = counts["weight"] * wbytes
     act_bytes = counts["act"] * abytes + counts["kv"] * kvbytes
     store_bytes = counts["store"] * abytes
     return {
         "weight_bytes": weight_bytes,
         "act_load_bytes": act_bytes,
+        "kv_bytes": counts["kv"] * kvbytes,
         "act_store_bytes": store_bytes,
         "ld": weight_bytes / w_rate + act_bytes / a_rate,
         "st": store_bytes / s_rate,
-        "compute": counts["macs"] / board.macs_per_cycle,
+        "compute": counts["macs"] / board.peak_macs_per_cycle,
     }
 
 
@@ -94,14 +104,6 @@ class AnalyticEngine:
         drafter: DrafterSchema | None = None,
     ) -> Timing:
         """Timing of one pass (the tree mask is ignored, as the study)."""
-        if not lowering_of(board).study_accounting:
-            raise ConfigError(
-                f"board {board.name}",
-                "lowering",
-                board.lowering,
-                "study (the analytic engine is the study's accounting); use the event or fast "
-                "engine",
-            )
         return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:
@@ -115,7 +117,8 @@ class AnalyticEngine:
             compute_cycles=int(np.ceil(comp)),
             weight_bytes=int(round(float(u["weight_bytes"]))),
             act_load_bytes=int(round(float(u["act_load_bytes"]))),
+            kv_bytes=int(round(float(u["kv_bytes"]))),
             act_store_bytes=int(round(float(u["act_store_bytes"]))),
             bound=bound_of(ld, st, comp),
-            duration_divisor=board.duration_divisor,
+            duration_divisor=1.0,
         )

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgasim.config.schema import Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.instructions import (
     GROUP_NAMES,
     N_BUFFERS,
@@ -348,6 +349,7 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
         weight_bytes=tot["weight_bytes"],
         act_load_bytes=tot["act_load_bytes"],
         act_store_bytes=tot["act_store_bytes"],
+        kv_bytes=tot["kv_bytes"],
         bound=bound,
         unit_busy_cycles=busy,
         macs=tot["macs"],

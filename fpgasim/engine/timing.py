@@ -16,7 +16,8 @@ class Timing:
     ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
                       compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
     weight_bytes      bytes streamed over the weight channel group
-    act_load_bytes    activation + KV bytes loaded over the activation group
+    act_load_bytes    activation + KV bytes loaded (not weights)
+    kv_bytes          the part of act_load_bytes that reads the KV cache
     act_store_bytes   bytes stored over the activation group
     bound             the unit with the most work: "load", "store" or "compute" (ties in that
                       order); the cycle-level engines also report "sfu" when the SFU's busy
@@ -38,6 +39,7 @@ class Timing:
     weight_bytes: int = 0
     act_load_bytes: int = 0
     act_store_bytes: int = 0
+    kv_bytes: int = 0
     bound: str = "load"
     unit_busy_cycles: dict[str, float] = field(default_factory=dict)
     passes: int = 1
@@ -81,6 +83,7 @@ def combine(timings: Iterable[Timing]) -> Timing:
         sfu_cycles=sum(t.sfu_cycles for t in items),
         weight_bytes=sum(t.weight_bytes for t in items),
         act_load_bytes=sum(t.act_load_bytes for t in items),
+        kv_bytes=sum(t.kv_bytes for t in items),
         act_store_bytes=sum(t.act_store_bytes for t in items),
         bound=bound_of(ld, st, comp),
         unit_busy_cycles=busy,

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree

@@ -10,7 +10,8 @@ import pandas as pd
 
 from fpgasim.analysis import Solution
 from fpgasim.analysis.decision import decision_of
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.reproduce.schema import DECISION_OF, KIND_COLUMNS, Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
 

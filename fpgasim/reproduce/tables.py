@@ -13,7 +13,8 @@ from fpgasim.analysis.aat import tree_of_row
 from fpgasim.analysis.aat_curves import max_verify_len
 from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.reproduce.rendered import (

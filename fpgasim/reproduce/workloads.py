@@ -30,7 +30,8 @@ from fpgasim.analysis import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.loader import data_root
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.reproduce.schema import Experiment

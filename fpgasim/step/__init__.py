@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree

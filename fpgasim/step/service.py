@@ -21,7 +21,8 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine

@@ -4,9 +4,10 @@ from fpgasim.sweep.cache import CacheError, SweepCache, default_cache_dir, point
 from fpgasim.sweep.executors import DEFAULT_EXECUTOR, EXECUTORS, make_executor
 from fpgasim.sweep.grid import SWEEP_COLUMNS, Grid, finish_row, rows_to_frame, run_grid
 from fpgasim.sweep.runner import SweepResult, SweepStats, run_points, run_sweep
-from fpgasim.sweep.space import derive_board, derive_boards, parse_pe_arrays
+from fpgasim.sweep.space import BoardBase, Variation, parse_vary
 
 __all__ = [
+    "BoardBase",
     "DEFAULT_EXECUTOR",
     "EXECUTORS",
     "SWEEP_COLUMNS",
@@ -15,12 +16,11 @@ __all__ = [
     "SweepCache",
     "SweepResult",
     "SweepStats",
+    "Variation",
     "default_cache_dir",
-    "derive_board",
-    "derive_boards",
     "finish_row",
     "make_executor",
-    "parse_pe_arrays",
+    "parse_vary",
     "point_key",
     "rows_to_frame",
     "run_grid",

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.simulate import Point, simulate_point
@@ -16,6 +17,8 @@ from fpgasim.tree.draft_trees import tree_for_verify_len
 #: Column order of sweep results: inputs first, then verify timing, then draft timing.
 SWEEP_COLUMNS = [
     "board",
+    "fpga",
+    "design",
     "model",
     "algorithm",
     "context",
@@ -34,8 +37,11 @@ SWEEP_COLUMNS = [
     "weight_bytes",
     "act_load_bytes",
     "act_store_bytes",
+    "kv_bytes",
     "memory_bytes",
     "fits_memory",
+    "dsps_used",
+    "fits_dsps",
     "draft_cycles",
     "draft_s",
     "draft_passes",

@@ -7,7 +7,8 @@ to `register_drafter`, and an algorithm YAML naming its kind.
 
 from __future__ import annotations
 
-from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters.base import (
     DRAFTERS,
     Counts,

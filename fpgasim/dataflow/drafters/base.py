@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, NewType, Protocol
 
 import numpy as np
 
+from fpgasim.config.board import Board
 from fpgasim.config.schema import (
     DRAFTER_SCHEMAS,
-    Board,
     DrafterSchema,
     TargetModel,
     register_drafter_schema,

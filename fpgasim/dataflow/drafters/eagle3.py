@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fpgasim.config.board import Board
+from fpgasim.config.design import Linear
 from fpgasim.config.schema import (
-    Board,
     Eagle3Drafter,
-    FlightLinear,
-    FlightLLMModel,
     TargetModel,
 )
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph, decode_keys
-from fpgasim.dataflow.lowerings.flightllm.graph import Layers
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers
 from fpgasim.dataflow.ops import Op, PassOps
 from fpgasim.dataflow.passes import Net, PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
@@ -65,7 +64,7 @@ class Eagle3:
         fc on the first pass, an LM head of draft_vocab (a multiple of the compiler's block)."""
         rows, keys = spec.tokens, decode_keys(spec.tokens, spec.context, board)
         vocab = drafter.draft_vocab or model.vocab
-        block = board.flightllm.block
+        block = board.compiler.block
         if vocab % block:
             raise ConfigError("drafter eagle3", "draft_vocab", vocab,
                               f"a multiple of {block} (FlightLLM's blocks)")
@@ -118,7 +117,7 @@ def eagle3_pass(
 
 
 def eagle3_flightllm_graph(
-    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, first: bool,
+    model: TargetModel, params: GraphParams, rows: int, keys: int, first: bool,
     fused_layers: int, input_multiple: int, vocab: int,
 ) -> Graph:
     """An EAGLE-3 draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
@@ -131,9 +130,9 @@ def eagle3_flightllm_graph(
     compiled once, as the network runs it.
     """
     h = model.hidden
-    dense = FlightLinear()
+    dense = Linear()
     g = GraphBuilder(f"flightllm eagle3 draft {model.id} rows={rows} keys={keys}")
-    b = Layers(g, model, extras, rows)
+    b = Layers(g, model, params, rows)
     if first:
         fused = g.input("target_features", (rows, fused_layers * h), b.act, "hbm")
         feature = b.linear("fc", fused, fused_layers * h, h, dense)

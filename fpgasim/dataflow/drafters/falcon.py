@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fpgasim.config.board import Board
+from fpgasim.config.design import Linear
 from fpgasim.config.schema import (
-    Board,
     FalconDrafter,
-    FlightLinear,
-    FlightLLMModel,
     TargetModel,
 )
 from fpgasim.dataflow.draft_passes import block_parents
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph, decode_keys
-from fpgasim.dataflow.lowerings.flightllm.graph import Layers
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 from fpgasim.dataflow.token_tree import TokenTree
@@ -134,7 +133,7 @@ def falcon_passes(k: int, shape: tuple[int, ...], accepted: int, context: int) -
 
 
 def falcon_flightllm_graph(
-    model: TargetModel, extras: FlightLLMModel, rows: int, keys: int, lstm_layers: int,
+    model: TargetModel, params: GraphParams, rows: int, keys: int, lstm_layers: int,
     head_rows: int,
 ) -> Graph:
     """A Falcon SAR draft pass in FlightLLM's layer types (an extension).
@@ -148,9 +147,9 @@ def falcon_flightllm_graph(
     `head_rows` rows (max(rows, k): each position of a k-block predicts one token).
     """
     h = model.hidden
-    dense = FlightLinear()
+    dense = Linear()
     g = GraphBuilder(f"flightllm falcon draft {model.id} rows={rows} keys={keys}")
-    b = Layers(g, model, extras, rows)
+    b = Layers(g, model, params, rows)
     x = ""
     for i in range(lstm_layers):
         d_in = 2 * h if i == 0 else h

@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from fpgasim.config.board import Board
+from fpgasim.config.design import Linear
 from fpgasim.config.schema import (
-    Board,
-    FlightLinear,
-    FlightLLMModel,
     LongSpecDrafter,
     TargetModel,
 )
@@ -17,11 +16,10 @@ from fpgasim.dataflow.draft_passes import level_passes
 from fpgasim.dataflow.drafters.base import DrafterKind
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph
-from fpgasim.dataflow.lowerings.flightllm.graph import Layers
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.errors import InputError
 
 
 class LongSpec:
@@ -64,9 +62,6 @@ class LongSpec:
         window = math.ceil(min(drafter.window_tokens, n + ctx) / mult) * mult
         window = max(window, math.ceil(n / mult) * mult)
         keys = max(mult, math.ceil(ctx / mult) * mult)
-        limit = board.max_context_tokens
-        if limit is not None and keys > limit:
-            raise InputError("context", ctx, f"at most {limit} (board max_context_tokens)")
         label = f"longspec rows={n} keys={keys}"
         return DraftGraph(longspec_flightllm_graph, (n, window, keys), label)
 
@@ -97,31 +92,33 @@ def longspec_pass(
 
 
 def longspec_flightllm_graph(
-    model: TargetModel, extras: FlightLLMModel, rows: int, window: int, target_keys: int
+    model: TargetModel, params: GraphParams, rows: int, window: int, target_keys: int
 ) -> Graph:
     """A LongSpec draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
 
-    One block over `rows` new tokens: RMSnorm, q/k (RoPE) and v, concat onto the sliding-window
-    cache (window - rows positions), self-attention over `window` keys, o + residual; RMSnorm,
-    the drafter's own q, cross-attention over the target's cached K/V (`target_keys` keys, read
-    in place: no concat), its own o + residual; the MLP; the shared LM head. Its linears are
-    dense, without biases, at the model's FlightLLM precision.
+    One block over `rows` new tokens: RMSnorm, q/k (RoPE) and v (k and v at the target's KV
+    width: GQA like the target), the KV append onto the sliding-window cache (window - rows
+    positions), self-attention over `window` keys, o + residual; RMSnorm, the drafter's own
+    q, cross-attention over the target's cached K/V (`target_keys` keys, read in place: no
+    append), its own o + residual; the MLP; the shared LM head. Its linears are dense,
+    without biases, at the recipe's precision.
     """
-    h, heads, hd, inter = model.hidden, model.heads, model.head_dim, model.intermediate
-    dense = FlightLinear()
+    h, hd, inter = model.hidden, model.head_dim, model.intermediate
+    kvw = model.kv_heads * hd
+    dense = Linear()
     g = GraphBuilder(f"flightllm longspec draft {model.id} rows={rows} window={window}")
-    b = Layers(g, model, extras, rows)
+    b = Layers(g, model, params, rows)
     n1 = b.rmsnorm("self.norm", b.x)
     q = b.rope("self.q", b.linear("self.q_proj", n1, h, h, dense))
-    k = b.rope("self.k", b.linear("self.k_proj", n1, h, h, dense))
-    v = b.linear("self.v_proj", n1, h, h, dense)
-    k_all, v_all = b.concat("self", k, v, window)
-    att = b.attention("self", q, k_all, v_all, window, -1)
+    k = b.rope("self.k", b.linear("self.k_proj", n1, h, kvw, dense))
+    v = b.linear("self.v_proj", n1, h, kvw, dense)
+    k_all, v_all, after = b.kv_append("self", k, v, window)
+    att = b.attention("self", q, k_all, v_all, window, -1, after)
     x1 = b.eltwise("self.residual", b.linear("self.o_proj", att, h, h, dense), b.x, "add")
     n2 = b.rmsnorm("cross.norm", x1)
     cq = b.linear("cross.q_proj", n2, h, h, dense)
-    tk = g.input("target.k_cache", (heads, target_keys, hd), b.act, "kv_cache")
-    tv = g.input("target.v_cache", (heads, target_keys, hd), b.act, "kv_cache")
+    tk = g.input("target.k_cache", (model.kv_heads, target_keys, hd), b.kv, "kv_cache")
+    tv = g.input("target.v_cache", (model.kv_heads, target_keys, hd), b.kv, "kv_cache")
     cross = b.attention("cross", cq, tk, tv, target_keys, -1)
     x2 = b.eltwise("cross.residual", b.linear("cross.o_proj", cross, h, h, dense), x1, "add")
     n3 = b.rmsnorm("mlp.norm", x2)

@@ -1,10 +1,11 @@
 """The registry of lowerings: `board.lowering` -> how a pass becomes an `Executable`.
 
-Two lowerings are peers here: the study's tiling (`lowerings.study`) and FlightLLM's
-compiler (`lowerings.flightllm`). Both return an `Executable` whose units
-carry roles, so the engines, the solver and `simulate` ask this registry what a lowering
-is and does instead of testing its name. A lowering's buffer that cannot hold its smallest
-tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the file and field.
+One lowering is registered: FlightLLM's compiler, generalised (`lowerings.flightllm`; the
+study's tiling was retired, docs/flightllm-sd.md "One compiler"). It returns an
+`Executable` whose units carry roles, so the engines, the solver and `simulate` ask this
+registry what a lowering is and does instead of testing its name. A lowering's buffer that
+cannot hold its smallest tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the
+file and field.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Algorithm, Board, DrafterSchema, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import Executable
-from fpgasim.dataflow.lowerings import flightllm, study
+from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -31,16 +33,9 @@ class Lowering:
     """One lowering style and what the rest of fpgasim may rely on about it.
 
     build              (spec, board, model, drafter) -> Executable
-    study_accounting   True if the study's closed-form accounting (the analytic engine, the
-                       solver's alpha bytes) describes the passes this lowering builds
-    causal_prefill     True if a prefill pass carries its causal mask as the spec's
-                       `tree_parents` (else the lowering applies its own prefill masks)
     reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
                        passes that differ only in their tree cost the same)
     drafters           () -> the registered drafter kinds it can lower (None: every drafter)
-    model_precision    True if weights and KV cache sit off chip at the model's stored
-                       precision (its `flightllm:` block) instead of the board's, so that
-                       tokens/s rows carry the memory they need (memory_bytes, fits_memory)
     build_bound        (spec, board, model, drafter) -> Executable or None: some of the
                        barrier parts of `build`'s executable (each at most as often), built
                        for a fraction of its cost; the pass takes at least their time
@@ -49,11 +44,8 @@ class Lowering:
 
     name: str
     build: Callable[[PassSpec, Board, TargetModel, object], Executable]
-    study_accounting: bool
-    causal_prefill: bool
     reads_tree_mask: bool = True
     drafters: Callable[[], tuple[str, ...]] | None = None
-    model_precision: bool = False
     build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
 
 
@@ -124,13 +116,7 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
                           exc.allowed) from None
 
 
-def _study(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
-    return Executable.of_program(study.lower(spec, board, model, drafter))
-
-
-register_lowering(Lowering("study", _study, study_accounting=True, causal_prefill=True))
 register_lowering(
-    Lowering("flightllm", flightllm.lower, study_accounting=False, causal_prefill=False,
-             reads_tree_mask=False, drafters=flightllm.drafter_kinds, model_precision=True,
+    Lowering("flightllm", flightllm.lower, reads_tree_mask=False, drafters=flightllm.drafter_kinds,
              build_bound=flightllm.lower_fixed)
 )

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fpgasim.bounded import BoundedCache
-from fpgasim.config.schema import Board, DrafterSchema, FlightLLMModel, TargetModel
+from fpgasim.config.board import Board
+from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
@@ -32,23 +33,20 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
 )
 from fpgasim.dataflow.lowerings.flightllm.drafts import decode_keys
 from fpgasim.dataflow.lowerings.flightllm.emitter import _SHARED_BLOCKS
-from fpgasim.dataflow.lowerings.flightllm.graph import build_graph
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
+from fpgasim.dataflow.lowerings.flightllm.masks import load as load_masks
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
 __all__ = [
-    "lower", "lower_fixed", "pass_shape", "hardware_layers_of", "TICKS_PER_CYCLE", "UNIT_NAMES",
+    "lower", "lower_fixed", "pass_shape", "hardware_layers_of", "prefill_chunk_tokens",
+    "TICKS_PER_CYCLE", "UNIT_NAMES",
 ]
 
 #: the largest tick count a part may reach (int64 with headroom)
 MAX_PART_TICKS = 1 << 62
-
-
-def extras_of(model: TargetModel) -> FlightLLMModel:
-    """The model's FlightLLM block, or plain int8 (no biases, dense, causal masks)."""
-    return model.flightllm or FlightLLMModel()
 
 
 def _check_model(model: TargetModel, block: int) -> None:
@@ -57,37 +55,43 @@ def _check_model(model: TargetModel, block: int) -> None:
         value = getattr(model, name)
         if value % block:
             raise ConfigError(source, name, value, f"a multiple of {block} (FlightLLM's blocks)")
-    if model.kv_heads != model.heads:
-        raise ConfigError(source, "kv_heads", model.kv_heads,
-                          f"equal to heads = {model.heads} (FlightLLM's graph has no GQA)")
+
+
+def prefill_chunk_tokens(board: Board) -> int:
+    """The longest prefill run as one pass by FlightLLM's published rules (§4.5): the keys
+    one attention tile holds (`GraphParams.key_tile`); a longer prompt runs in chunks of it,
+    each a causal pass over the chunk's rows (simulate.prefill_specs)."""
+    return GraphParams.of(board).key_tile
 
 
 def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     """(phase, rows, context) of a pass after the board's alignment: decode T, prefill L.
 
     Decode with T tokens is PassSpec(tokens=1, context=T-1); T is padded to
-    padding.decode_multiple. x > 1 new tokens (a verify pass) take the MM path with M = x
-    rows over T = context + x keys (an extension: FlightLLM's model decodes one token).
-    Prefill over P tokens is PassSpec(tokens=P, context=0, phase="prefill"); P is padded
-    to padding.prefill_multiple.
+    padding.decode_multiple. x > 1 new tokens (a verify pass, a prefill chunk) take MV row
+    groups or MM tiles over T = context + x keys (an extension: FlightLLM's model decodes one
+    token). Prefill over P tokens is PassSpec(tokens=P, context=0, phase="prefill"); P is
+    padded to padding.prefill_multiple and at most `prefill_chunk_tokens`.
     """
     if spec.kind != "target":
         raise InputError("pass", spec.kind, "FlightLLM's lowering runs the target model only")
-    limit = board.max_context_tokens
     if spec.phase == "prefill":
         if spec.context:
             raise InputError("context", spec.context, "0 for a prefill pass")
         mult = board.padding.prefill_multiple
         rows = math.ceil(spec.tokens / mult) * mult
-        if limit is not None and rows > limit:
+        limit = prefill_chunk_tokens(board)
+        if rows > limit:
             raise InputError("prompt_len", spec.tokens,
-                             f"at most {limit} after padding to {mult} (board max_context_tokens)")
+                             f"at most {limit} tokens in one prefill pass (longer prompts run "
+                             "in chunks: simulate.prefill_specs)")
         return "prefill", rows, rows
     return "decode", spec.tokens, decode_keys(spec.tokens, spec.context, board)
 
 
 @lru_cache(maxsize=64)
-def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) -> tuple:
+def hardware_layers_of(model: TargetModel, params: GraphParams, phase: str, rows: int,
+                       context: int) -> tuple:
     """The hardware layers of one pass shape, in program order.
 
     The graph is built with one decoder layer (plus the final norm and LM head) and its
@@ -96,7 +100,7 @@ def hardware_layers_of(model: TargetModel, phase: str, rows: int, context: int) 
     decoder layer of the graph is identical but for names and that index
     (`test_one_layer_graph_matches_the_full_graph` checks it).
     """
-    graph = build_graph(model, extras_of(model), rows, context, phase, layers=1)
+    graph = build_graph(model, params, rows, context, phase, layers=1)
     hw = hardware_layers(graph, prefill=phase == "prefill")
     per = [x for x in hw if x.name.startswith("l0.")]
     tail = hw[len(per):]
@@ -234,17 +238,19 @@ def _fixed_parts(spec: PassSpec, board: Board, model: TargetModel, label: str) -
 
 
 def _checked(board: Board, model: TargetModel) -> Rates:
-    """The board's rates for the model, after checking that the compiler can tile it."""
-    fl = board.flightllm
-    if fl is None:
-        raise ConfigError(f"board {board.name}", "flightllm", None, "required for this lowering")
-    _check_model(model, fl.block)
-    mult = board.padding.decode_multiple
-    if mult % fl.block or board.padding.prefill_multiple % fl.mm_tile_rows:
-        raise ConfigError(f"board {board.name}", "padding", board.padding.model_dump(),
-                          f"decode_multiple a multiple of {fl.block}, prefill_multiple of "
-                          f"{fl.mm_tile_rows}")
-    return Rates.of(board, extras_of(model))
+    """The board's rates, after checking that the compiler can tile the model."""
+    block = board.compiler.block
+    _check_model(model, block)
+    if board.padding.prefill_multiple % board.fit.mm_rows:
+        raise ConfigError(f"board {board.name}", "design.padding.prefill_multiple",
+                          board.padding.prefill_multiple,
+                          f"a multiple of the MM array's {board.fit.mm_rows} rows")
+    return _rates(board)
+
+
+@lru_cache(maxsize=256)
+def _rates(board: Board) -> Rates:
+    return Rates.of(board)
 
 
 def _layers(
@@ -252,25 +258,15 @@ def _layers(
 ) -> tuple[tuple[HwLayer, ...], Rates, MaskSet | None, str]:
     """(hardware layers, rates, masks, label) of one pass, its inputs checked."""
     rates = _checked(board, model)
-    fl, extras = board.flightllm, extras_of(model)
+    params = GraphParams.of(board)
     if drafter is not None or spec.kind != "target":
-        hw, label = _draft_layers(spec, board, model, drafter)
+        hw, label = _draft_layers(spec, board, model, drafter, params)
         return hw, rates, None, f"{board.name} {model.id} flightllm {label}"
     phase, rows, context = pass_shape(spec, board)
     masks = None
     if phase == "prefill":
-        masks = mask_set(extras.prefill_mask, model.heads, context // fl.mask_block, fl.mask_block)
-        if masks.block_tokens != fl.mask_block:
-            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
-                              f"a table of {fl.mask_block}-token blocks (the board's "
-                              f"flightllm.mask_block); it has {masks.block_tokens}")
-        if masks.heads != model.heads:
-            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
-                              f"a table summed over {model.heads} heads (it has {masks.heads})")
-        if len(masks.layers) not in (1, model.layers):
-            raise ConfigError(f"model {model.id}", "flightllm.prefill_mask", extras.prefill_mask,
-                              f"a table with {model.layers} layers")
-    hw = hardware_layers_of(model, phase, rows, context)
+        masks = prefill_masks(board, model, context)
+    hw = hardware_layers_of(model, params, phase, rows, context)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     return hw, rates, masks, label
 
@@ -281,7 +277,29 @@ def drafter_kinds() -> tuple[str, ...]:
     return tuple(kind for kind, plugin in DRAFTERS.items() if hasattr(plugin, "flightllm_graph"))
 
 
-def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter) -> tuple:
+def prefill_masks(board: Board, model: TargetModel, tokens: int) -> MaskSet:
+    """The recipe's block-sparse prefill masks where its table fits the model and covers the
+    prompt (FlightLLM's are LLaMA2-7B's: 32 layers of 32 heads, 2,048 tokens), else the
+    dense causal mask (`prefill_mask_used` names which: docs/models.md, "Recipes")."""
+    block = board.compiler.mask_block
+    return mask_set(prefill_mask_used(board, model, tokens), model.heads, tokens // block, block)
+
+
+def prefill_mask_used(board: Board, model: TargetModel, tokens: int) -> str:
+    """The name of the prefill mask a prompt of `tokens` (padded) tokens runs with."""
+    name = board.recipe.prefill_mask
+    if name == "causal":
+        return name
+    table = load_masks(name)
+    block = board.compiler.mask_block
+    fits = (table.block_tokens == block and table.heads == model.heads
+            and len(table.layers) in (1, model.layers)
+            and tokens // block <= table.layers[0].rows())
+    return name if fits else "causal"
+
+
+def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter,
+                  params: GraphParams) -> tuple:
     """Hardware layers and label of one draft pass, built by its drafter's plug-in."""
     plugin = DRAFTERS.get(DrafterKind(spec.kind))
     if plugin is None or getattr(drafter, "kind", None) != spec.kind:
@@ -291,13 +309,13 @@ def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter) -> 
                          f"{' or '.join(drafter_kinds())} (the drafters FlightLLM's lowering "
                          "models)")
     draft = plugin.flightllm_graph(spec, board, model, drafter)
-    return draft_layers_of(model, draft.build, draft.dims), draft.label
+    return draft_layers_of(model, params, draft.build, draft.dims), draft.label
 
 
 @lru_cache(maxsize=192)  # 64 shapes per built-in drafter, as each had its own cache
-def draft_layers_of(model: TargetModel, build, dims: tuple) -> tuple:
-    """Hardware layers of one draft pass: `build(model, extras, *dims)` fused."""
-    return tuple(hardware_layers(build(model, extras_of(model), *dims), prefill=False))
+def draft_layers_of(model: TargetModel, params: GraphParams, build, dims: tuple) -> tuple:
+    """Hardware layers of one draft pass: `build(model, params, *dims)` fused."""
+    return tuple(hardware_layers(build(model, params, *dims), prefill=False))
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,15 @@ from fpgasim.dataflow.lowerings.flightllm.masks import LayerMask, spread
 
 def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode attention (docs/flightllm-model.md §4.4): QK^T (softmax fused) or PV, per head,
-    MVs of 512; M = x rows run as row groups of MV_START_M_NUM rows (an extension).
+    MVs of 512; x tokens run as row groups of MV_START_M_NUM tokens (an extension).
 
-    Each row group is §4.4's layer body over its rows: their query (or probability) rows into
-    B, the K (or V) cache streamed once per head, MVs charged for MV_START_M_NUM rows, one
-    softmax over the group's rows per head, and the group's store. The group's last MV
-    releases LD for the next group's row load. The tree mask is applied inside the softmax:
-    an MV spans 512 keys, so no mask block can drop one (decode attention is dense, §7.6).
+    Each row group is §4.4's layer body over its tokens: their query (or probability) rows
+    into B, the K (or V) cache streamed once per KV head, one MV per query head of the KV
+    head's group (grouped-query attention: the g query heads share the stream, each MV
+    charged for MV_START_M_NUM rows; g = 1 without GQA), one softmax over the group's rows
+    per KV head, and the group's store. The group's last MV releases LD for the next group's
+    row load. The tree mask is applied inside the softmax: an MV spans 512 keys, so no mask
+    block can drop one (decode attention is dense, §7.6).
     """
     r = e.r
     b = r.block
@@ -44,13 +46,15 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     gb = r.mv_group // b
     bpc = gb // r.channels_a
     n_mv = math.ceil(nb / gb)
-    dep = need_credit(r.depth_a // k_el, "flightllm.buffers.a.depth", r.depth_a,
+    dep = need_credit(r.depth_a // k_el, "buffers.a", r.depth_a,
                 f"one K={k_el} tile of {L.name}")
     sizes = []
     for c in range(r.channels_a):
         d = sum(1 for q in range(bpc) if r.channels_a * q + c < nb)  # uses the total Nb
         if d:
-            sizes.append(b * k_el * d * r.act_bytes)
+            sizes.append(b * k_el * d * r.kv_bytes)
+
+    group = L.group
 
     def head(sub: FlightLLMEmitter, last_head: bool, rows: int, more_rows: bool) -> None:
         for j in range(1, n_mv + 1):
@@ -66,21 +70,25 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
                     rel |= mask_of(ST)
                 if last_head and more_rows:
                     rel |= mask_of(LD)
-            sub.mv(kb, wait=mask_of(LD), rel=rel)
+            for q in range(group):  # the group's query heads on the chunk just loaded
+                sub.mv(kb, wait=mask_of(LD) if q == 0 else 0, rel=rel if q == group - 1 else 0)
         if qk:
-            sub.misc("softmax", nb * rows, wait=mask_of(MV), rel=mask_of(ST) if last_head else 0)
+            sub.misc("softmax", nb * rows * group, wait=mask_of(MV),
+                     rel=mask_of(ST) if last_head else 0)
 
     def row_group(sub: FlightLLMEmitter, rows: int, first: bool, more_rows: bool) -> None:
-        sub.ld(rows * L.heads * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
+        # `rows` tokens, each with `group` query rows per KV head
+        width = rows * group * L.heads
+        sub.ld(width * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
         if L.heads > 1:  # every head but the last alike: one block, appended heads - 1 times
             sub.block((False, rows, more_rows), lambda s2: head(s2, False, rows, more_rows),
                       L.heads - 1)
         sub.block((True, rows, more_rows), lambda s2: head(s2, True, rows, more_rows))
-        sub.st(rows * L.heads * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
+        sub.st(width * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
 
     # the row-group blocks read the layer's shape but not its row count: shared across x
-    e.share_blocks(("attention_mv", L.kind, L.k, L.n, L.heads, r.link_free))
-    emit_row_groups(e, L.rows, r.mv_start_rows, row_group)
+    e.share_blocks(("attention_mv", L.kind, L.k, L.n, L.heads, group, r.link_free))
+    emit_row_groups(e, L.tokens, r.mv_start_rows, row_group)
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,7 @@ class _Tiling:
         """Key blocks each row block of tile t (from 1) of head h sees."""
         if self.mask is None:
             first = (t - 1) * self.tile_blocks
-            return tuple(_causal_key_blocks(self.keys, self.L.rows, x, self.r)
+            return tuple(_causal_key_blocks(self.L, x, self.r)
                          for x in range(first, min(first + self.tile_blocks, self.row_blocks)))
         per = self.row_blocks_per_mask_row
         S = self.mask.S
@@ -146,7 +154,8 @@ def causal_mm_key(L: HwLayer, r: Rates) -> tuple:
     sees (so verify lengths with the same row blocks and causal blocks share their rows)."""
     tiling = _tiling(L, r, None, 0)
     seen = tuple(a for t in range(1, tiling.tiles + 1) for a in tiling.active_key_blocks(0, t))
-    return (L.kind, L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets, L.heads, seen)
+    return (L.kind, L.k, L.n, L.sparse_ratio, L.bias, L.misc, L.operand_sets, L.heads, seen,
+            *((L.group, L.past) if L.group != 1 or L.past >= 0 else ()))
 
 
 def _tiling(L: HwLayer, r: Rates, mask: LayerMask | None, heads_in_mask: int) -> _Tiling:
@@ -182,9 +191,9 @@ def _qk_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
     into B over one channel, an MM per key block, a softmax and a store per live row block."""
     r, L = e.r, tiling.L
     kb = L.k // r.block  # head dim in blocks (8)
-    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "buffers.b",
                         r.depth_b, "the K-block ring")
-    dout = need_credit(r.depth_global // tiling.key_blocks, "flightllm.buffers.global.depth",
+    dout = need_credit(r.depth_global // tiling.key_blocks, "buffers.global",
                        r.depth_global, f"one tile row of scores over {tiling.keys} keys")
     nt = tiling.tiles
     seen: dict[tuple[int, int], tuple] = {}
@@ -222,7 +231,7 @@ def _qk_tile(sub: FlightLLMEmitter, active: tuple[int, ...], u: int, t: int, nt:
                    wait=mask_of(MM) if (first and t > 1) else 0)
             first = False
     for i in range(1, u + 1):
-        sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+        sub.ld(b * b * kb * r.kv_bytes, cross=True, traffic=TRAFFIC_KV,
                wait=mask_of(MM) if i > dep_b else 0, rel=mask_of(MM))
         wait = mask_of(LD)
         rel = mask_of(LD) if i + dep_b <= u else 0
@@ -246,9 +255,9 @@ def _pv_mm(e: FlightLLMEmitter, tiling: _Tiling) -> None:
     r, L = e.r, tiling.L
     kb = tiling.key_blocks  # K = the keys
     nb = L.n // r.block  # head dim in blocks (8)
-    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "flightllm.buffers.b.depth",
+    dep_b = need_credit(r.depth_b // (B_ROWS_PER_K_BLOCK_MM * kb), "buffers.b",
                         r.depth_b, f"one V block of K = {tiling.keys}")
-    dout = need_credit(r.depth_global // nb, "flightllm.buffers.global.depth", r.depth_global,
+    dout = need_credit(r.depth_global // nb, "buffers.global", r.depth_global,
                        "the PV output credit")
     nt, tile_blocks = tiling.tiles, tiling.tile_blocks
     tiles = _probability_loads(tiling)
@@ -306,7 +315,7 @@ def _pv_tile(sub: FlightLLMEmitter, L: HwLayer, loads: tuple, t: int, m: int, nt
         else:
             sub.ld(size, par=r.channels_a, wait=wait)
     for j in range(1, nb + 1):
-        sub.ld(b * b * kb * act, cross=True, traffic=TRAFFIC_KV,
+        sub.ld(b * b * kb * r.kv_bytes, cross=True, traffic=TRAFFIC_KV,
                wait=mask_of(MM) if j > dep_b else 0, rel=mask_of(MM))
         wait = mask_of(LD) | (mask_of(ST) if (j == 1 and t > dout) else 0)
         rel = mask_of(LD) if j + dep_b <= nb else 0
@@ -319,18 +328,20 @@ def _pv_tile(sub: FlightLLMEmitter, L: HwLayer, loads: tuple, t: int, m: int, nt
         sub.st(b * L.n * act, par=r.channels_a, wait=wait, rel=rel)
 
 
-def _causal_key_blocks(keys: int, rows: int, row_block: int, r: Rates) -> int:
+def _causal_key_blocks(L: HwLayer, row_block: int, r: Rates) -> int:
     """Key blocks (of `block` tokens) a verify pass's row block sees under its tree mask.
 
-    The x tree tokens are the last x of the `keys` positions, parents before children.
-    Every row sees the whole cache and itself, and no key after itself, so at
-    `mask_block`-token granularity a tree mask is the causal block mask: the row block
-    sees every mask block up to the one holding its last row (docs/engines.md).
+    The new tokens are the last of the pass's keys, parents before children; rows are
+    token-major (a token's `group` query heads next to each other). Every row sees the keys
+    before the first new token (`L.keys_before` of this layer's keys) and the new tokens up
+    to its own, so at `mask_block`-token granularity a tree mask is the causal block mask:
+    the row block sees every mask block up to the one holding its last row's token
+    (docs/engines.md).
     """
-    last_row = min(row_block * r.block + r.block, rows) - 1
-    position = keys - rows + last_row
+    last_row = min(row_block * r.block + r.block, L.rows) - 1
+    position = L.keys_before + last_row // L.group
     mask_blocks = position // r.mask_block + 1
-    return min(keys // r.block, mask_blocks * (r.mask_block // r.block))
+    return min(L.keys // r.block, mask_blocks * (r.mask_block // r.block))
 
 
 def _match_load_count(tiles: list[list[tuple[bool, float]]], target: int, unit: float) -> None:

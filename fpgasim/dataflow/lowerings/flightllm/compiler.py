@@ -74,7 +74,7 @@ def mm_form_compute_cycles(L: HwLayer, r: Rates) -> float:
         return L.heads * tiles * (L.n // b) * (L.k // b) * per_mm
     tile_blocks = r.mm_rows // b
     mb = math.ceil(L.rows / b)
-    keys = sum(_causal_key_blocks(L.n, L.rows, min(t * tile_blocks + tile_blocks, mb) - 1, r)
+    keys = sum(_causal_key_blocks(L, min(t * tile_blocks + tile_blocks, mb) - 1, r)
                for t in range(tiles))  # a QK^T tile loads the key blocks of its last row
     return L.heads * keys * (L.k // b) * per_mm
 

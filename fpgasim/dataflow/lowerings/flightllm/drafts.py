@@ -12,16 +12,16 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.config.schema import Board
+from fpgasim.config.board import Board
 from fpgasim.dataflow.graph import Graph
-from fpgasim.errors import InputError
 
 
 @dataclass(frozen=True)
 class DraftGraph:
     """One draft pass as FlightLLM's compiler sees it.
 
-    build   (model, extras, *dims) -> the pass's graph in FlightLLM's layer types; a
+    build   (model, params, *dims) -> the pass's graph in FlightLLM's layer types (params:
+            graph.GraphParams, the recipe, key tile and KV append); a
             module-level function, so equal (build, dims) share their hardware layers
     dims    the padded dimensions (and flags) the graph is built for, hashable
     label   the pass's name in traces, e.g. "eagle3 rows=4 keys=1040 first"
@@ -34,13 +34,8 @@ class DraftGraph:
 
 def decode_keys(tokens: int, context: int, board: Board) -> int:
     """Keys of a decode-style pass of `tokens` new tokens over `context` cached ones: their
-    sum padded to padding.decode_multiple, within the board's max_context_tokens."""
+    sum padded to padding.decode_multiple (the model's window is checked where the pass is
+    asked for: simulate.Point.check)."""
     mult = board.padding.decode_multiple
-    keys = math.ceil((context + tokens) / mult) * mult
-    limit = board.max_context_tokens
-    if limit is not None and keys > limit:
-        raise InputError("context", context,
-                         f"context + {tokens} new token(s) = {context + tokens} padded to {keys} "
-                         f"exceeds the board's max_context_tokens = {limit}")
-    return keys
+    return math.ceil((context + tokens) / mult) * mult
 

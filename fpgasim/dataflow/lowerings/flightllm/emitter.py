@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from fpgasim.bounded import BoundedCache
-from fpgasim.config.schema import Board, FlightLLMModel
+from fpgasim.config.board import Board
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.emitter import Emitter
 from fpgasim.dataflow.instructions import (
@@ -89,53 +89,57 @@ class Rates:
     misc_rate: tuple[tuple[str, int], ...]
     misc_passes: tuple[tuple[str, int], ...]
     act_bytes: float
+    kv_bytes: float  # KV-cache element bytes (the recipe's kv_bits)
     weight_bytes: float
     weight_ratio: float  # stored bits / timed bits (FlightLLM: 8 / 4 = 2)
     bias_bytes: float
+    kv_append: str  # "reread": FlightLLM's concat; "store": the new rows' K and V stored
 
     @classmethod
-    def of(cls, board: Board, extras: FlightLLMModel) -> Rates:
-        """The rates of a FlightLLM-lowered board for a model's precisions."""
-        fl = board.flightllm
-        assert fl is not None
-        sfu = board.sfu.elements_per_cycle
+    def of(cls, board: Board) -> Rates:
+        """The rates of a fitted board (one pipeline) at its design's recipe."""
+        d, fit, recipe = board.design, board.fit, board.recipe
+        sfu, mem, comp = d.sfu, d.memory, d.compiler
+        base = sfu.elements_per_cycle
         rates = {
-            "eltwise": fl.misc.eltwise or sfu,
-            "silu": fl.misc.silu or sfu,
-            "softmax": fl.misc.softmax or sfu,
-            "norm": fl.misc.norm or sfu,
+            "eltwise": sfu.eltwise or base,
+            "silu": sfu.silu or base,
+            "softmax": sfu.softmax or base,
+            "norm": sfu.norm or base,
         }
-        passes = {"eltwise": 1, "silu": 1, "softmax": board.sfu.softmax_passes,
-                  "norm": board.sfu.norm_passes}
+        passes = {"eltwise": 1, "silu": 1, "softmax": sfu.softmax_passes,
+                  "norm": sfu.norm_passes}
         return cls(
             clock_hz=board.clock_hz,
             channel_bytes_per_s=board.channel_bytes_per_s,
-            e_same=fl.same_channel_efficiency,
-            e_cross=fl.cross_channel_efficiency,
-            zero_fill_bytes_per_cycle=fl.zero_fill_bytes_per_cycle,
-            channels_a=fl.channels_a,
-            block=fl.block,
-            mask_block=fl.mask_block,
-            mm_macs_per_cycle=board.pe_array.macs_per_cycle,
-            mv_macs_per_cycle=board.mv_macs_per_cycle,
-            mm_rows=fl.mm_tile_rows,
-            mm_start_rows=fl.mm_start_rows,
-            mm_cols=fl.mm_tile_cols,
-            mv_start_rows=fl.mv_start_rows,
-            mv_group=fl.mv_group_outputs,
-            mv_k_chunk=fl.mv_k_chunk_blocks,
-            mm_k_chunk=fl.mm_k_chunk_blocks,
-            depth_a=fl.buffers.a.depth,
-            depth_b=fl.buffers.b.depth,
-            depth_global=fl.buffers.global_.depth,
-            depth_meta=fl.buffers.meta.depth,
-            depth_fsb=fl.buffers.fsb.depth,
+            e_same=mem.same_channel_efficiency,
+            e_cross=mem.cross_channel_efficiency,
+            zero_fill_bytes_per_cycle=mem.zero_fill_bytes_per_cycle,
+            channels_a=fit.channels_a,
+            block=comp.block,
+            mask_block=comp.mask_block,
+            mm_macs_per_cycle=fit.mm_macs_per_cycle,
+            mv_macs_per_cycle=fit.mv_macs_per_cycle,
+            mm_rows=fit.mm_rows,
+            mm_start_rows=fit.mm_rows,
+            mm_cols=comp.mm_tile_cols,
+            mv_start_rows=fit.mv_lanes,
+            mv_group=comp.mv_group_outputs,
+            mv_k_chunk=comp.mv_k_chunk_blocks,
+            mm_k_chunk=comp.mm_k_chunk_blocks,
+            depth_a=d.buffers.a,
+            depth_b=d.buffers.b,
+            depth_global=d.buffers.global_,
+            depth_meta=d.buffers.meta,
+            depth_fsb=d.buffers.fsb,
             misc_rate=tuple(rates.items()),
             misc_passes=tuple(passes.items()),
-            act_bytes=extras.activation_bits / 8,
-            weight_bytes=extras.weight_bits / 8,
-            weight_ratio=extras.weight_bits / extras.weight_timed_bits,
-            bias_bytes=extras.bias_bits / 8,
+            act_bytes=recipe.activation_bits / 8,
+            kv_bytes=recipe.kv_bits / 8,
+            weight_bytes=recipe.weight_bits / 8,
+            weight_ratio=recipe.weight_bits / recipe.weight_timed_bits,
+            bias_bytes=recipe.bias_bits / 8,
+            kv_append=comp.kv_append,
         )
 
     @cached_property

@@ -1,15 +1,27 @@
-"""FlightLLM's LLaMA-style graph (docs/flightllm-model.md §5) on the dataflow graph IR.
+"""FlightLLM's LLaMA-style graph (docs/flightllm-model.md §5), generalised, on the graph IR.
 
 One decoder layer, in IR order: RMSnorm; q, k (each with the RoPE triple: mul by the sin
-cache, mul by the cos cache, add); v; decode only: concat of the new k and v onto the
-caches; QK^T, softmax, PV; o plus the residual add; RMSnorm; gate, SiLU; up times the SiLU
-output; down plus the residual add. Then the final RMSnorm and the LM head. Every op names
-the tensors it reads and writes; the compiler fuses from those, never from op names.
+cache, mul by the cos cache, add); v; decode only: the KV append (FlightLLM's concat of the
+new k and v onto the caches, or the projections storing straight into the cache); QK^T,
+softmax, PV; o plus the residual add; RMSnorm; gate, SiLU; up times the SiLU output; down
+plus the residual add. Then the final RMSnorm and the LM head. Every op names the tensors it
+reads and writes; the compiler fuses from those, never from op names.
+
+Generalised (docs/flightllm-sd.md, "One compiler"): precision and compression come from the
+design's recipe; k and v project to `kv_heads` heads (grouped-query attention: in decode and
+verify passes the g = heads / kv_heads query heads of a KV head are g x rows query rows over
+one K/V stream, token-major); attention over more keys than `key_tile` is tiled over the
+keys, each tile's softmax keeping a running max and sum, the running output rescaled by an
+element-wise multiply and add per tile after the first and normalised once at the end.
 """
 
 from __future__ import annotations
 
-from fpgasim.config.schema import FlightLinear, FlightLLMModel, TargetModel
+import math
+from dataclasses import dataclass
+
+from fpgasim.config.design import Linear, Recipe
+from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 
 #: op kinds of the graph (the compiler's layer types before fusion)
@@ -22,31 +34,73 @@ def _dtype(bits: int) -> str:
     return {4: "int4", 8: "int8", 16: "fp16", 32: "int32"}[bits]
 
 
+@dataclass(frozen=True)
+class GraphParams:
+    """What a pass's graph depends on besides the model and its shape: the recipe, the keys
+    one attention tile holds and how the decode KV append runs."""
+
+    recipe: Recipe
+    key_tile: int
+    kv_append: str
+
+    @classmethod
+    def of(cls, board) -> GraphParams:
+        """The board's: its recipe, the A buffer's depth in keys (PV's credit A_DEPTH // K
+        is at least one up to it, docs/flightllm-model.md §4.4), its KV append."""
+        return cls(board.recipe, board.design.buffers.a, board.compiler.kv_append)
+
+
+def key_tiles(keys: int, key_tile: int, rows: int, block: int = 16) -> list[tuple[int, int]]:
+    """(first key, keys) of each attention tile over `keys` keys whose last `rows` are the
+    pass's new tokens: tiles of `key_tile` keys from the first, the rest last, except that
+    no boundary falls among the new tokens (the last tile then starts at the first new token,
+    rounded down to a block): every tile but the last is wholly in every row's past. One tile
+    when all keys fit."""
+    if keys <= key_tile:
+        return [(0, keys)]
+    starts = list(range(0, keys, key_tile))
+    first_new = keys - rows
+    if starts[-1] > first_new:
+        starts[-1] = first_new // block * block
+        if starts[-1] <= starts[-2]:
+            starts.pop()
+    ends = [*starts[1:], keys]
+    return [(a, b - a) for a, b in zip(starts, ends, strict=True)]
+
+
 class Layers:
     """The layer builders of FlightLLM's graphs (the target's here, the drafters' in their
     plug-ins): every op names the tensors it reads and writes."""
 
-    def __init__(self, g: GraphBuilder, model: TargetModel, extras: FlightLLMModel, rows: int):
+    def __init__(self, g: GraphBuilder, model: TargetModel, params: GraphParams, rows: int):
+        recipe = params.recipe
         self.g, self.rows = g, rows
         self.h, self.heads, self.hd = model.hidden, model.heads, model.head_dim
+        self.kv_heads = model.kv_heads
+        self.kv_width = model.kv_heads * model.head_dim
         self.inter = model.intermediate
+        self.qkv_bias = model.attention_bias
+        self.key_tile, self.append_mode = params.key_tile, params.kv_append
         self.residual = ""
-        self.act = _dtype(extras.activation_bits)
-        self.wdt = _dtype(extras.weight_bits)
-        self.bdt = _dtype(extras.bias_bits)
+        self.act = _dtype(recipe.activation_bits)
+        self.kv = _dtype(recipe.kv_bits)
+        self.wdt = _dtype(recipe.weight_bits)
+        self.bdt = _dtype(recipe.bias_bits)
         self.x = g.input("x", (rows, self.h), self.act, "hbm")
-        self.sin = g.input("rope_sin", (1, rows, self.h), self.act, "hbm")
-        self.cos = g.input("rope_cos", (1, rows, self.h), self.act, "hbm")
+        self._rope: dict[int, tuple[str, str]] = {}
 
-    def linear(self, name: str, src: str, d_in: int, d_out: int, cfg: FlightLinear) -> str:
-        """A projection d_in -> d_out with its weights (and bias) and sparsity; its output."""
+    def linear(self, name: str, src: str, d_in: int, d_out: int, cfg: Linear,
+               bias: bool = False) -> str:
+        """A projection d_in -> d_out with its weights (and bias) and sparsity; its output.
+        `bias`: the architecture's own bias (Qwen2's q/k/v), besides the recipe's."""
         g = self.g
         w = g.input(f"{name}.weight", (d_in, d_out), self.wdt, "weights")
         ins = [src, w]
-        if cfg.bias:
+        has_bias = cfg.bias or bias
+        if has_bias:
             ins.append(g.input(f"{name}.bias", (d_out,), self.bdt, "weights"))
         out = g.tensor(f"{name}.out", (self.rows, d_out), self.act, "hbm")
-        g.op(name, "linear", ins, [out], sparse_ratio=cfg.sparse_ratio, bias=cfg.bias)
+        g.op(name, "linear", ins, [out], sparse_ratio=cfg.sparse_ratio, bias=has_bias)
         return out
 
     def eltwise(self, name: str, a: str, b: str, fn: str) -> str:
@@ -64,9 +118,18 @@ class Layers:
         return out
 
     def rope(self, name: str, src: str) -> str:
-        """Rotary embedding as FlightLLM runs it: two multiplies and an add."""
-        s = self.eltwise(f"{name}.rope_sin", src, self.sin, "mul")
-        c = self.eltwise(f"{name}.rope_cos", src, self.cos, "mul")
+        """Rotary embedding as FlightLLM runs it: two multiplies and an add, by the sin and
+        cos caches of the projection's width."""
+        width = self.g.shape(src)[1]
+        if width not in self._rope:
+            suffix = "" if width == self.h else f"_{width}"
+            self._rope[width] = (
+                self.g.input(f"rope_sin{suffix}", (1, self.rows, width), self.act, "hbm"),
+                self.g.input(f"rope_cos{suffix}", (1, self.rows, width), self.act, "hbm"),
+            )
+        sin, cos = self._rope[width]
+        s = self.eltwise(f"{name}.rope_sin", src, sin, "mul")
+        c = self.eltwise(f"{name}.rope_cos", src, cos, "mul")
         return self.eltwise(f"{name}.rope_add", s, c, "add")
 
     def silu(self, name: str, src: str, width: int) -> str:
@@ -75,84 +138,129 @@ class Layers:
         self.g.op(name, "silu", [src], [out])
         return out
 
-    def concat(self, p: str, k: str, v: str, keys: int) -> tuple[str, str]:
-        """Append the new rows' k and v to caches of keys - rows positions."""
-        g, shape = self.g, (self.heads, keys - self.rows, self.hd)
-        kc = g.input(f"{p}.k_cache", shape, self.act, "kv_cache")
-        vc = g.input(f"{p}.v_cache", shape, self.act, "kv_cache")
-        k_all = g.tensor(f"{p}.k_all", (self.heads, keys, self.hd), self.act, "hbm")
-        v_all = g.tensor(f"{p}.v_all", (self.heads, keys, self.hd), self.act, "hbm")
+    def kv_append(self, p: str, k: str, v: str, keys: int) -> tuple[str, str, tuple[str, ...]]:
+        """The caches of `keys` positions after appending the new rows' k and v, and the new
+        tensors attention must follow.
+
+        reread (FlightLLM, §4.7): concat reads the whole cache of keys - rows positions and
+        stores 0 bytes. store: the projections' stores are the append (they write into the
+        cache), so attention reads the cache, which now holds the new rows too."""
+        g = self.g
+        shape = (self.kv_heads, keys - self.rows, self.hd)
+        all_shape = (self.kv_heads, keys, self.hd)
+        if self.append_mode == "store":
+            kc = g.input(f"{p}.k_cache", all_shape, self.kv, "kv_cache")
+            vc = g.input(f"{p}.v_cache", all_shape, self.kv, "kv_cache")
+            return kc, vc, (k, v)
+        kc = g.input(f"{p}.k_cache", shape, self.kv, "kv_cache")
+        vc = g.input(f"{p}.v_cache", shape, self.kv, "kv_cache")
+        k_all = g.tensor(f"{p}.k_all", all_shape, self.kv, "hbm")
+        v_all = g.tensor(f"{p}.v_all", all_shape, self.kv, "hbm")
         g.op(f"{p}.concat_k", "concat", [kc, k], [k_all])
         g.op(f"{p}.concat_v", "concat", [vc, v], [v_all])
-        return k_all, v_all
+        return k_all, v_all, ()
 
-    def attention(self, p: str, q: str, k: str, v: str, keys: int, layer: int) -> str:
-        """QK^T, softmax and PV of the rows over `keys` keys (`layer` picks the prefill mask)."""
+    def attention(self, p: str, q: str, k: str, v: str, keys: int, layer: int,
+                  after: tuple[str, ...] = (), grouped: bool = True) -> str:
+        """QK^T, softmax and PV of the rows over `keys` keys (`layer` picks the prefill mask).
+
+        grouped: the g query heads of a KV head are its g x rows query rows (decode and
+        verify passes); else each query head runs over its KV head's keys (prefill, §4.5).
+        Over more than `key_tile` keys, per tile: QK^T and softmax (running max and sum), PV,
+        and from the second tile on the running output rescaled (mul) and added; at the end
+        one normalisation (mul)."""
         g, act = self.g, self.act
-        scores = g.tensor(f"{p}.scores", (self.heads, self.rows, keys), act, "hbm")
-        g.op(f"{p}.qk", "attention_qk", [q, k], [scores], layer=layer)
-        probs = g.tensor(f"{p}.probs", (self.heads, self.rows, keys), act, "hbm")
-        g.op(f"{p}.softmax", "softmax", [scores], [probs])
-        out = g.tensor(f"{p}.attn", (self.rows, self.h), act, "hbm")
-        g.op(f"{p}.pv", "attention_pv", [probs, v], [out], layer=layer)
-        return out
+        group = self.heads // self.kv_heads if grouped else 1
+        heads = self.kv_heads if grouped else self.heads
+        tiles = key_tiles(keys, self.key_tile, self.rows)
+        acc = ""
+        for t, (start, n) in enumerate(tiles):
+            tag = "" if len(tiles) == 1 else f".t{t}"
+            scores = g.tensor(f"{p}.scores{tag}", (heads, group * self.rows, n), act, "hbm")
+            past = min(keys - self.rows - start, n)  # keys of the tile before the first row
+            g.op(f"{p}.qk{tag}", "attention_qk", [q, k, *after], [scores], layer=layer,
+                 group=group, past=past)
+            probs = g.tensor(f"{p}.probs{tag}", (heads, group * self.rows, n), act, "hbm")
+            outs = [probs]
+            if len(tiles) > 1:  # the running max and sum: a rescale factor per row and head
+                stats = g.tensor(f"{p}.rescale{tag}", (self.rows, self.h), act, "hbm")
+                outs.append(stats)
+            g.op(f"{p}.softmax{tag}", "softmax", [scores], outs)
+            out = g.tensor(f"{p}.attn{tag}", (self.rows, self.h), act, "hbm")
+            g.op(f"{p}.pv{tag}", "attention_pv", [probs, v, *after], [out], layer=layer,
+                 group=group, past=past)
+            if t == 0:
+                acc = out
+            else:
+                scaled = self.eltwise(f"{p}.rescale{tag}", acc, outs[1], "mul")
+                acc = self.eltwise(f"{p}.accumulate{tag}", scaled, out, "add")
+        if len(tiles) > 1:
+            acc = self.eltwise(f"{p}.normalise", acc, outs[1], "mul")
+        return acc
+
+    def decoder(self, p: str, x: str, width: int, keys: int, recipe: Recipe | None = None,
+                layer: int = -1, prefill: bool = False) -> str:
+        """One decoder layer over `keys` keys: RMSnorm of `x` (`width` wide), q/k (RoPE) and v
+        from it, the KV append (decode), attention, o plus the residual, the MLP. `recipe`
+        gives each projection's sparsity and bias (None: dense, no biases: a drafter's)."""
+        h, inter, kvw = self.h, self.inter, self.kv_width
+
+        def cfg(name: str) -> Linear:
+            return recipe.linear(name) if recipe is not None else Linear()
+
+        bias = self.qkv_bias and recipe is not None
+        n1 = self.rmsnorm(f"{p}input_norm" if recipe else f"{p}norm", x, width)
+        q = self.rope(f"{p}q", self.linear(f"{p}q_proj", n1, width, h, cfg("q"), bias))
+        k = self.rope(f"{p}k", self.linear(f"{p}k_proj", n1, width, kvw, cfg("k"), bias))
+        v = self.linear(f"{p}v_proj", n1, width, kvw, cfg("v"), bias)
+        after: tuple[str, ...] = ()
+        if not prefill:
+            k, v, after = self.kv_append(p.rstrip(".") or "self", k, v, keys)
+        att = self.attention((p.rstrip(".") or "self"), q, k, v, keys, layer, after,
+                             grouped=not prefill)
+        residual = self.residual or x
+        o = self.linear(f"{p}o_proj", att, h, h, cfg("o"))
+        x1 = self.eltwise(f"{p}residual_attn", o, residual, "add")
+        n2 = self.rmsnorm(f"{p}post_norm", x1)
+        act_out = self.silu(f"{p}silu", self.linear(f"{p}gate_proj", n2, h, inter, cfg("gate")),
+                            inter)
+        up = self.linear(f"{p}up_proj", n2, h, inter, cfg("up"))
+        gated = self.eltwise(f"{p}gated", up, act_out, "mul")
+        down = self.linear(f"{p}down_proj", gated, inter, h, cfg("down"))
+        return self.eltwise(f"{p}residual_mlp", down, x1, "add")
 
     def draft_decoder(self, x: str, width: int, keys: int) -> str:
-        """A draft model's decoder layer over its own KV cache: RMSnorm of `x` (`width` wide),
-        q/k (RoPE) and v from it, concat onto the cache, attention over `keys` keys, o plus the
-        residual; the MLP. Dense int8 linears without biases, at the target's sizes."""
-        h, inter = self.h, self.inter
-        dense = FlightLinear()
-        n1 = self.rmsnorm("norm", x, width)
-        q = self.rope("q", self.linear("q_proj", n1, width, h, dense))
-        k = self.rope("k", self.linear("k_proj", n1, width, h, dense))
-        v = self.linear("v_proj", n1, width, h, dense)
-        k_all, v_all = self.concat("self", k, v, keys)
-        att = self.attention("self", q, k_all, v_all, keys, -1)
-        o = self.linear("o_proj", att, h, h, dense)
-        x1 = self.eltwise("residual_attn", o, self.residual, "add")
-        n2 = self.rmsnorm("post_norm", x1)
-        act_out = self.silu("silu", self.linear("gate_proj", n2, h, inter, dense), inter)
-        up = self.linear("up_proj", n2, h, inter, dense)
-        gated = self.eltwise("gated", up, act_out, "mul")
-        down = self.linear("down_proj", gated, inter, h, dense)
-        return self.eltwise("residual_mlp", down, x1, "add")
+        """A draft model's decoder layer over its own KV cache: dense linears without biases
+        at the target's sizes, residual `self.residual` (docs/validation.md, draft passes)."""
+        return self.decoder("", x, width, keys)
 
 
 def build_graph(
     model: TargetModel,
-    extras: FlightLLMModel,
+    params: GraphParams,
     rows: int,
     context: int,
     phase: str,
     layers: int | None = None,
 ) -> Graph:
-    """The graph of one pass: `rows` query rows (1 in decode, L in prefill) over `context` keys.
+    """The graph of one pass: `rows` query rows (x in decode, L in prefill) over `context` keys.
 
-    Decode: the K/V caches hold context - rows positions and concat appends the new rows.
+    Decode: the K/V caches hold context - rows positions and the append adds the new rows.
     Prefill: rows = context = L and K/V come straight from the projections. `layers`
     decoder layers (default: the model's), then the final norm and the LM head.
     """
-    h, inter = model.hidden, model.intermediate
+    h = model.hidden
     g = GraphBuilder(f"flightllm {model.id} {phase} rows={rows} context={context}")
-    b = Layers(g, model, extras, rows)
+    b = Layers(g, model, params, rows)
     x = b.x
     for layer in range(model.layers if layers is None else layers):
-        p = f"l{layer}"
-        n1 = b.rmsnorm(f"{p}.input_norm", x)
-        q = b.rope(f"{p}.q", b.linear(f"{p}.q_proj", n1, h, h, extras.q))
-        k = b.rope(f"{p}.k", b.linear(f"{p}.k_proj", n1, h, h, extras.k))
-        v = b.linear(f"{p}.v_proj", n1, h, h, extras.v)
-        if phase == "decode":
-            k, v = b.concat(p, k, v, context)
-        att = b.attention(p, q, k, v, context, layer)
-        x1 = b.eltwise(f"{p}.residual_attn", b.linear(f"{p}.o_proj", att, h, h, extras.o), x, "add")
-        n2 = b.rmsnorm(f"{p}.post_norm", x1)
-        act_out = b.silu(f"{p}.silu", b.linear(f"{p}.gate_proj", n2, h, inter, extras.gate), inter)
-        up = b.linear(f"{p}.up_proj", n2, h, inter, extras.up)
-        gated = b.eltwise(f"{p}.gated", up, act_out, "mul")
-        down = b.linear(f"{p}.down_proj", gated, inter, h, extras.down)
-        x = b.eltwise(f"{p}.residual_mlp", down, x1, "add")
+        x = b.decoder(f"l{layer}.", x, h, context, params.recipe, layer,
+                      prefill=phase == "prefill")
     nf = b.rmsnorm("final_norm", x)
-    b.linear("lm_head", nf, h, model.vocab, extras.lm_head)
+    b.linear("lm_head", nf, h, model.vocab, params.recipe.lm_head)
     return g.build()
+
+
+def ceil_to(value: int, multiple: int) -> int:
+    """`value` rounded up to a multiple of `multiple`."""
+    return math.ceil(value / multiple) * multiple

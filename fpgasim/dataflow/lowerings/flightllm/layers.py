@@ -23,6 +23,11 @@ class HwLayer:
     k, n     reduction and output width (attention: per head; concat: cached positions, -)
     misc     fused MISC ops in order (e.g. ("eltwise",) * 3 for RoPE, ("silu",), ("softmax",))
     operand_sets  external eltwise operands (one LD set each per output group)
+    heads         attention: K/V streams (KV heads in decode and verify passes)
+    group         attention: query rows per token of a K/V stream (query heads per KV head
+                  in decode and verify passes; rows are token-major)
+    past          attention: keys of the layer before its first row's token (the rest of a
+                  row's keys end at its own token; = k or n when every row sees every key)
     mask_layer    prefill attention: which layer's mask (-1: none)
     prefill       a layer of a prefill pass (compiled by FlightLLM's published rules only)
     """
@@ -37,13 +42,33 @@ class HwLayer:
     misc: tuple[str, ...] = ()
     operand_sets: int = 0
     heads: int = 1
+    group: int = 1
+    past: int = -1
     mask_layer: int = -1
     prefill: bool = False
 
     def key(self) -> tuple:
         """Everything but the name: identical keys compile to identical instructions."""
-        return (self.kind, self.rows, self.k, self.n, self.sparse_ratio, self.bias, self.misc,
-                self.operand_sets, self.heads, self.mask_layer, self.prefill)
+        key = (self.kind, self.rows, self.k, self.n, self.sparse_ratio, self.bias, self.misc,
+               self.operand_sets, self.heads, self.mask_layer, self.prefill)
+        if self.group != 1 or self.past >= 0:  # grouped or key-tiled attention
+            key += (self.group, self.past)
+        return key
+
+    @property
+    def tokens(self) -> int:
+        """Query tokens of an attention layer (rows / group)."""
+        return self.rows // self.group
+
+    @property
+    def keys(self) -> int:
+        """Keys of an attention layer (QK^T: n, PV: k)."""
+        return self.n if self.kind == "attention_qk" else self.k
+
+    @property
+    def keys_before(self) -> int:
+        """Keys before the first row's token: `past`, or keys - tokens when not tiled."""
+        return self.past if self.past >= 0 else self.keys - self.tokens
 
 
 def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
@@ -92,19 +117,23 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             continue
         if node.kind == "attention_qk":
             q = graph.tensors[node.inputs[0]].shape
-            heads, _, context = graph.tensors[node.outputs[0]].shape
-            hd = q[1] // heads
+            heads, rows, keys = graph.tensors[node.outputs[0]].shape
+            group = int(node.attr("group", 1))
+            hd = q[1] // (heads * group)
             if not (reads_me and nxt.kind == "softmax"):
                 raise GraphError(graph.name, node.name, node.outputs[0],
                                  "QK^T without a fused softmax is not supported")
-            out.append(HwLayer("attention_qk", node.name, q[0], hd, context, misc=("softmax",),
-                               heads=heads, mask_layer=int(node.attr("layer")) if prefill else -1))
+            out.append(HwLayer("attention_qk", node.name, rows, hd, keys, misc=("softmax",),
+                               heads=heads, group=group, past=_past(node, keys, rows, group),
+                               mask_layer=int(node.attr("layer")) if prefill else -1))
             i += 2
             continue
         if node.kind == "attention_pv":
-            heads, rows, context = graph.tensors[node.inputs[0]].shape
-            hd = graph.tensors[node.outputs[0]].shape[1] // heads
-            out.append(HwLayer("attention_pv", node.name, rows, context, hd, heads=heads,
+            heads, rows, keys = graph.tensors[node.inputs[0]].shape
+            group = int(node.attr("group", 1))
+            hd = graph.tensors[node.outputs[0]].shape[1] // (heads * group)
+            out.append(HwLayer("attention_pv", node.name, rows, keys, hd, heads=heads,
+                               group=group, past=_past(node, keys, rows, group),
                                mask_layer=int(node.attr("layer")) if prefill else -1))
             i += 1
             continue
@@ -128,3 +157,12 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             continue
         raise GraphError(graph.name, node.name, "-", f"kind {node.kind!r} has no FlightLLM layer")
     return [replace(x, prefill=True) for x in out] if prefill else out
+
+
+def _past(node, keys: int, rows: int, group: int) -> int:
+    """The layer's `past`: -1 (implicit) for an untiled layer whose keys end at its last row,
+    else the op's `past` (keys of the tile before the first row, at most the tile's keys)."""
+    past = node.attr("past")
+    if past is None or past == keys - rows // group:
+        return -1
+    return int(past)

@@ -60,14 +60,14 @@ def _weight_ring(
     pieces, chunk, s = k_split(kb, first_chunk, fits)
     if not pieces:
         if depth // rows_per_k_block < 2:
-            raise BufferTooSmall(f"flightllm.buffers.{buffer}.depth", depth,
+            raise BufferTooSmall(f"buffers.{buffer}", depth,
                                  f"at least {2 * rows_per_k_block} (two K chunks)")
-        raise BufferTooSmall("flightllm.buffers.meta.depth", r.depth_meta,
+        raise BufferTooSmall("buffers.meta", r.depth_meta,
                              f"at least {2 * META_ROWS_PER_K_BLOCK} (two K chunks)")
     dep = min(depth // (rows_per_k_block * chunk),
               r.depth_meta // (META_ROWS_PER_K_BLOCK * chunk),
               r.depth_fsb // math.ceil(kb / s))
-    need_credit(dep, "flightllm.buffers.fsb.depth", r.depth_fsb, f"the weight ring of {name}")
+    need_credit(dep, "buffers.fsb", r.depth_fsb, f"the weight ring of {name}")
     return pieces, chunk, s, dep
 
 
@@ -214,7 +214,7 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     pieces, chunk, s, dep = _weight_ring(
         r, kb, r.mm_k_chunk, "b", r.depth_b, B_ROWS_PER_K_BLOCK_MM, L.name
     )
-    dout = need_credit(r.depth_global // 1, "flightllm.buffers.global.depth", r.depth_global,
+    dout = need_credit(r.depth_global // 1, "buffers.global", r.depth_global,
                  "the output credit")
     ratio = r.weight_ratio / L.sparse_ratio
     fused = bool(L.misc)

@@ -22,7 +22,7 @@ from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 def concat(e: FlightLLMEmitter, L: HwLayer) -> None:
     """Decode KV append (section 4.7): read the whole cache once, store 0 bytes."""
     r = e.r
-    per = math.ceil(L.heads * L.k * L.n * r.act_bytes / r.channels_a)
+    per = math.ceil(L.heads * L.k * L.n * r.kv_bytes / r.channels_a)
     for _ in range(r.channels_a):
         e.ld(per, par=r.channels_a, traffic=TRAFFIC_KV)
     e.st(0)
@@ -37,7 +37,7 @@ def misc_layer(e: FlightLLMEmitter, L: HwLayer) -> None:
     per_row = L.k // MISC_ELEMENTS_PER_ADDRESS
     two = L.kind == "eltwise"
     depth = r.depth_global // 2 if two else r.depth_global
-    d = need_credit(depth // per_row, "flightllm.buffers.global.depth", r.depth_global,
+    d = need_credit(depth // per_row, "buffers.global", r.depth_global,
               f"one row of {L.name}")
     rows = L.rows
     kind = L.misc[0]

@@ -1,0 +1,219 @@
+"""Load FPGA data sheets, designs and boards (named pairs), and fit them.
+
+- `load_fpga(name_or_path)`: `fpgas/*.yaml`.
+- `load_design(name_or_path)`: `designs/*.yaml`; a design may `extends:` another one and
+  change only what differs (its mapping is merged over the base's, key by key).
+- `load_board(name_or_path)`: a `boards/*.yaml` pair, its overrides applied, fitted.
+- `board_of(fpga, design, changes)`: any pair (`--fpga F --design D`), with `changes`
+  (`--vary`-style 'design.x=v' / 'fpga.y=v' values) applied before fitting.
+
+A data-sheet field in a design file (or the reverse) is refused with a line saying which file
+kind holds it; retired board names say what replaced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from fpgasim.config.board import Board, BoardFile, Scalar
+from fpgasim.config.design import Design
+from fpgasim.config.fit import fit
+from fpgasim.config.fpga import Fpga
+from fpgasim.config.loader import read_yaml_mapping, resolve, validate_mapping
+from fpgasim.errors import ConfigError, InputError
+
+#: board names of earlier releases and what replaced each (docs/hardware.md, "Boards")
+RETIRED_BOARDS: dict[str, str] = {
+    **{f"{b}-flightllm": f"the study lowering calibrated to FlightLLM was retired with the "
+       f"study lowering; use {b} (the study's arrays on FlightLLM's compiler) or "
+       f"--fpga {b} --design flightllm" for b in ("u280", "vhk158", "v80", "u250")},
+    **{f"{b}-flc": f"now {b}: the study's boards run on FlightLLM's compiler"
+       for b in ("u280", "vhk158", "v80", "u250")},
+}
+@dataclass(frozen=True)
+class BoardBase:
+    """The pair a variation starts from: a named board, or an FPGA and a design."""
+
+    board: str | None = None
+    fpga: str | None = None
+    design: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.board is not None and (self.fpga is not None or self.design is not None):
+            raise InputError("board", self.board, "either --board or --fpga with --design")
+        if self.board is None and (self.fpga is None or self.design is None):
+            missing = "design" if self.fpga is not None else "fpga"
+            if self.fpga is None and self.design is None:
+                raise InputError("board", None, "a board: --board NAME, or --fpga F --design D")
+            raise InputError(missing, None, f"--{missing} too (--fpga and --design go together)")
+
+    def build(self, changes: Sequence[tuple[str, Scalar]] = ()) -> Board:
+        """The base board with `changes` applied and re-fitted."""
+        if self.board is not None:
+            return load_board(self.board, changes)
+        return board_of(self.fpga, self.design, changes)
+
+
+#: the longest `extends:` chain a design may have
+MAX_EXTENDS = 8
+
+
+def load_fpga(name_or_path: str) -> Fpga:
+    """An FPGA data sheet by shipped name or path."""
+    path = resolve("fpga", name_or_path)
+    return _validated(Fpga, _fpga_mapping(path), str(path))
+
+
+def load_design(name_or_path: str) -> Design:
+    """An accelerator design by shipped name or path (`extends:` resolved)."""
+    path = resolve("design", name_or_path)
+    return _validated(Design, _design_mapping(path), str(path))
+
+
+def load_board(name_or_path: str, changes: Iterable[tuple[str, Scalar]] = ()) -> Board:
+    """A named (FPGA, design) pair by shipped name or path, its overrides and `changes`
+    applied, fitted to the part."""
+    text = str(name_or_path).strip()
+    if text in RETIRED_BOARDS:
+        raise ConfigError("", "name", text, f"board {text} was retired: {RETIRED_BOARDS[text]}",
+                          "board")
+    path = resolve("board", text)
+    data = read_yaml_mapping(path)
+    _refuse_other_kind(data, "board", str(path))
+    pair = validate_mapping(BoardFile, data, str(path))
+    changes = [*pair.overrides.items(), *changes]
+    board = _fitted(pair.name, pair.description, resolve("fpga", pair.fpga),
+                    resolve("design", pair.design), changes, str(path))
+    board._source = str(path)
+    return board
+
+
+def board_of(fpga: str, design: str, changes: Iterable[tuple[str, Scalar]] = ()) -> Board:
+    """Any (FPGA, design) pair, named `design@fpga`, with `changes` applied, fitted."""
+    fpga_path, design_path = resolve("fpga", fpga), resolve("design", design)
+    f_name = str(read_yaml_mapping(fpga_path).get("name", fpga_path.stem))
+    d_name = str(_design_mapping(design_path).get("name", design_path.stem))
+    name = f"{d_name}@{f_name}"
+    return _fitted(name, f"design {d_name} fitted to {f_name}", fpga_path, design_path,
+                   list(changes), name)
+
+
+def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
+            changes: list[tuple[str, Scalar]], source: str) -> Board:
+    """Validate both files with `changes` applied, fit, and name what changed."""
+    fpga_data, design_data = _fpga_mapping(fpga_path), _design_mapping(design_path)
+    for path, value in changes:
+        kind, _, field = path.partition(".")
+        if kind == "fpga":
+            _set(fpga_data, Fpga, field, value, source, path)
+        elif kind == "design":
+            _set(design_data, Design, field, value, source, path)
+        else:
+            raise ConfigError(source, path, value,
+                              "a field path starting with 'fpga.' or 'design.'", "vary")
+    fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
+    design = _validated(Design, design_data, str(design_path) if not changes else source)
+    fitted = fit(fpga, design, _named_fpga)
+    if changes and "@" in name:
+        name += "".join(f" {p.split('.')[-1]}={v}" for p, v in changes)
+    return Board(name=name, description=description, fpga=fpga, design=design, fit=fitted)
+
+
+def _named_fpga(name: str) -> Fpga:
+    """A shipped FPGA by name, for the fit's reference parts."""
+    return _cached_fpga(name)
+
+
+@lru_cache(maxsize=64)
+def _cached_fpga(name: str) -> Fpga:
+    return load_fpga(name)
+
+
+def _fpga_mapping(path: Path) -> dict:
+    data = read_yaml_mapping(path)
+    _refuse_other_kind(data, "fpga", str(path))
+    return data
+
+
+def _design_mapping(path: Path, depth: int = 0) -> dict:
+    """A design file's mapping, merged over the mapping of the design it `extends`."""
+    data = read_yaml_mapping(path)
+    _refuse_other_kind(data, "design", str(path))
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or depth >= MAX_EXTENDS:
+        raise ConfigError(str(path), "extends", base,
+                          f"the name or path of another design (chains of at most {MAX_EXTENDS})")
+    return _merge(_design_mapping(resolve("design", base), depth + 1), data)
+
+
+def _merge(base: dict, over: Mapping) -> dict:
+    """`over` merged into a copy of `base`, mapping by mapping."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+#: top-level fields that say which kind of file a mapping is
+_KIND_FIELDS = {
+    "fpga": {"part", "family", "dsps", "dsp_kind", "slrs", "luts_k", "bram36", "uram"},
+    "design": {"mm_rows", "mm_cols", "mv_lanes", "recipe", "datapath", "compiler", "pipelines",
+               "buffers", "clock_mhz"},
+    "board": {"fpga", "design", "overrides"},
+    "model": {"hidden", "intermediate", "heads", "kv_heads", "vocab", "hidden_size"},
+}
+
+
+def _refuse_other_kind(data: dict, kind: str, source: str) -> None:
+    """A field that belongs to another kind of file gets a line saying so."""
+    for other, fields in _KIND_FIELDS.items():
+        if other == kind:
+            continue
+        found = sorted(fields & set(data) - _KIND_FIELDS[kind])
+        if found:
+            where = {"fpga": "an FPGA data sheet (fpgas/)", "design": "a design (designs/)",
+                     "board": "a board pair (boards/)", "model": "a model file"}[other]
+            raise ConfigError(source, found[0], data[found[0]] if not isinstance(
+                data[found[0]], dict) else "{...}",
+                f"a field of {where}, not of this {kind} file")
+
+
+def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source: str,
+         shown: str) -> None:
+    """Set a dotted `field` of a raw mapping, each step checked against `schema`."""
+    parts = field.split(".")
+    node, model = data, schema
+    for depth, part in enumerate(parts):
+        fields = {f.alias or n: f for n, f in model.model_fields.items()}
+        if part not in fields:
+            raise ConfigError(source, shown, value,
+                              f"a field of {schema.__name__.lower()}: {', '.join(sorted(fields))}",
+                              "vary")
+        if depth == len(parts) - 1:
+            node[part] = value
+            return
+        sub = fields[part].annotation
+        sub = next((a for a in getattr(sub, "__args__", (sub,)) if isinstance(a, type)
+                    and issubclass(a, BaseModel)), None)
+        if sub is None:
+            raise ConfigError(source, shown, value, f"{part} has no fields below it", "vary")
+        child = node.get(part)
+        node[part] = dict(child) if isinstance(child, Mapping) else {}
+        node, model = node[part], sub
+
+
+def _validated(schema: type, data: dict, source: str):
+    """Validate a mapping; the object remembers its source (errors name it)."""
+    obj = validate_mapping(schema, data, source)
+    obj._source = source
+    return obj

@@ -1,0 +1,90 @@
+"""An FPGA part's data sheet (`fpgas/*.yaml`): facts only, each with its source.
+
+What an accelerator design is fitted to (docs/hardware.md, "FPGAs and designs"): DSP slices
+and their kind, logic and on-chip RAM, super logic regions, and the off-chip memory the
+accelerator streams from. Nothing here is a design choice; a field the sources do not give
+is null, and a fit that needs it says so.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fpgasim.config.schema import BANDWIDTH_GB_S, CAPACITY_GIB, PosInt, Strict
+
+#: DSP primitives whose packing rules fpgasim knows (config/fit.py, `DSP_RULES`)
+DspKind = Literal["DSP48E2", "DSP58"]
+
+
+class FpgaMemory(Strict):
+    """The off-chip memory the accelerator streams weights and KV cache from."""
+
+    kind: str = Field(min_length=1, max_length=64, description="technology, e.g. HBM2, DDR4")
+    capacity_gib: float = Field(
+        allow_inf_nan=False, ge=CAPACITY_GIB[0], le=CAPACITY_GIB[1],
+        description="capacity for weights and KV cache, GiB",
+    )
+    bandwidth_gb_s: float = Field(
+        allow_inf_nan=False, ge=BANDWIDTH_GB_S[0], le=BANDWIDTH_GB_S[1],
+        description="peak bandwidth as the data sheet states it, decimal GB/s",
+    )
+    channels: PosInt = Field(
+        le=1024, description="independent channels (HBM pseudo-channels, DDR channels)"
+    )
+    interface_clock_mhz: float | None = Field(
+        None, gt=0, le=10_000, allow_inf_nan=False,
+        description="clock of the memory's fabric interface (e.g. HBM AXI), MHz",
+    )
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Peak bytes per second (decimal GB/s, as data sheets give it)."""
+        return self.bandwidth_gb_s * 1e9
+
+
+class FpgaPower(Strict):
+    """What the data sheet states about power (docs/energy.md)."""
+
+    max_w: float | None = Field(
+        None, gt=0, le=10_000, allow_inf_nan=False,
+        description="the card's or kit's maximum (rated) power, W",
+    )
+
+
+class Citation(Strict):
+    """One document a data sheet's facts come from."""
+
+    key: str = Field(min_length=1, max_length=16, description="the tag used in comments, e.g. D")
+    what: str = Field(min_length=1, max_length=300, description="document ID and title")
+    where: str = Field("", max_length=500, description="section, table and address read")
+
+
+class Fpga(Strict):
+    """An FPGA part (or card) as its data sheet describes it."""
+
+    name: str = Field(min_length=1, max_length=64, description="short id, e.g. u280")
+    description: str = Field("", max_length=500, description="human-readable name")
+    part: str = Field(min_length=1, max_length=64, description="device, e.g. XCU280")
+    family: Literal["UltraScale+", "Versal"] = Field(description="AMD device family")
+    dsps: PosInt | None = Field(
+        None, le=10**6, description="DSP slices (null: not in the sources read)"
+    )
+    dsp_kind: DspKind = Field(description="DSP primitive: DSP48E2 (UltraScale+), DSP58 (Versal)")
+    luts_k: PosInt | None = Field(None, le=10**6, description="LUTs, thousands")
+    bram36: int | None = Field(None, ge=0, le=10**6, description="36 Kb block RAMs")
+    uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
+    slrs: PosInt | None = Field(None, le=16, description="super logic regions (dies)")
+    memory: FpgaMemory
+    power: FpgaPower = FpgaPower()
+    sources: tuple[Citation, ...] = Field(
+        default=(), strict=False, max_length=32, description="documents the facts come from"
+    )
+
+    @property
+    def onchip_mb(self) -> float | None:
+        """Block RAM plus UltraRAM, Mb (36 Kb and 288 Kb each); None when either is unknown."""
+        if self.bram36 is None or self.uram is None:
+            return None
+        return (self.bram36 * 36 + self.uram * 288) / 1024

@@ -1,15 +1,22 @@
-"""Design-space exploration: hypothetical boards (PE array x bandwidth) solved for best x.
+"""Design spaces: boards varied over any field of their FPGA or design file, solved per drafter
+and context, with what each design costs and delivers.
 
-Answers "more DSPs or more bandwidth?": every derived board is costed at every x of the
-AAT curve through the sweep runner (executors, result cache, resume), then P_eff =
-AAT / (T_v + T_d) picks the best x per (board, context).
+`explore(base, variation, model, algorithms, contexts, ...)` fits the base pair again at every
+combination of the variation (sweep/space.py) and costs every board with the simulator at AD
+(x = 1) and at every x of each drafter's AAT curve, through the sweep runner (executors,
+result cache, resume, progress); the best x maximises P_eff = AAT / (T_v + T_d) as `solve`
+does. Per (board, drafter, context) the summary says what the board delivers: the faster of
+SD at its best x and AD (`tokens_per_s`), with the decision, the DSPs and whether the board
+fits its part; the Pareto front of delivered tokens/s against DSPs; and beside it the study's
+accounting's decision where the two part (`disagreements`). docs/cli.md, "explore".
 """
 
 from __future__ import annotations
 
+import math
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,44 +26,61 @@ from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.config.board import Board
+from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
-from fpgasim.sweep.space import derive_boards
+from fpgasim.sweep.space import Variation
 
-#: Columns of the per-(board, context) summary, inputs first.
-EXPLORE_COLUMNS = [
-    "board",
-    "pe_array",
-    "macs_per_cycle",
-    "bandwidth_gb_s",
+#: fields whose growth adds compute (the other side of "one step up the diagonal")
+COMPUTE_FIELDS = ("fpga.dsps", "design.mm_cols", "design.mm_rows", "design.mv_lanes",
+                  "design.mv_macs_per_lane", "design.clock_mhz")
+BANDWIDTH_FIELD = "fpga.memory.bandwidth_gb_s"
+
+#: Columns of the per-(board, drafter, context) summary, inputs first (the varied fields
+#: follow `design`, one column each, named by their path).
+RESULT_COLUMNS = [
+    "changes",
+    "pipelines",
+    "mm_macs_per_cycle",
+    "mv_macs_per_cycle",
+    "dsps_used",
+    "dsps_available",
+    "fits_dsps",
     "model",
     "algorithm",
     "context",
     "engine",
     "aat_source",
     "ad_tokens_per_s",
+    "decision",
     "best_verify_len",
     "best_tree",
     "best_aat",
-    "best_tokens_per_s",
+    "best_sd_tokens_per_s",
     "speedup",
-    "decision",
+    "tokens_per_s",
     "fits_memory",
+    "fits",
+    "decision_accounting",
+    "speedup_accounting",
+    "pareto",
 ]
 
 
 @dataclass(frozen=True)
 class ExploreResult:
-    """summary: one row per (board, context) (EXPLORE_COLUMNS); points: one row per x."""
+    """summary: one row per (board, drafter, context); points: one row per simulated point."""
 
     summary: pd.DataFrame
     points: pd.DataFrame
     stats: SweepStats
+    axes: tuple[str, ...]
 
 
 def explore_curves(
@@ -85,25 +109,31 @@ def explore_points(
             points.append(Point(board, model, curve.context, 1))
             for x, aat, tree in curve.points[["verify_len", "aat", "tree"]].itertuples(index=False):
                 points.append(
-                    Point(
-                        board,
-                        model,
-                        curve.context,
-                        int(x),
-                        algorithm,
-                        tree,
-                        accepted_from_aat(float(aat)),
-                    )
+                    Point(board, model, curve.context, int(x), algorithm, tree,
+                          accepted_from_aat(float(aat)))
                 )
     return points
 
 
-def explore(
-    base: Board,
-    pe_arrays: Sequence[tuple[int, int]],
-    bandwidths_gb_s: Sequence[float],
+def thin_curve(curve: AatCurve, verify_lens: Sequence[int] | None) -> AatCurve:
+    """`curve` with only the x in `verify_lens` (all of them when None)."""
+    if verify_lens is None:
+        return curve
+    keep = curve.points[curve.points["verify_len"].isin(list(verify_lens))]
+    if keep.empty:
+        raise InputError(
+            "verify_lens",
+            ",".join(map(str, verify_lens)),
+            f"at least one x of the AAT curve at context {curve.context} "
+            f"({int(curve.points['verify_len'].min())}..{int(curve.points['verify_len'].max())})",
+        )
+    return replace(curve, points=keep.reset_index(drop=True))
+
+
+def cost_boards(
+    boards: Sequence[Board],
     model: TargetModel,
-    algorithm: Algorithm,
+    algorithms: Sequence[Algorithm],
     contexts: Sequence[int],
     *,
     engine: str,
@@ -111,224 +141,397 @@ def explore(
     workers: int | None = None,
     scheduler: str | None = None,
     cache: SweepCache | None = None,
+    progress: SweepProgress | None = None,
+    verify_lens: Sequence[int] | None = None,
     aat_dir: str | None = None,
     task: str | None = None,
-    progress: SweepProgress | None = None,
-) -> ExploreResult:
-    """Solve every (PE array, bandwidth) variant of `base` at every context."""
-    boards = derive_boards(base, pe_arrays, bandwidths_gb_s)
-    curves = explore_curves(algorithm, model, contexts, aat_dir, task)
-    points = explore_points(boards, model, algorithm, curves)
-    rows, stats = run_points(
-        points,
-        engine,
-        executor,
-        workers=workers,
-        scheduler=scheduler,
-        cache=cache,
-        progress=progress,
-    )
-    aat_of = {
-        (c.context, int(x)): float(a)
-        for c in curves
-        for x, a in c.points[["verify_len", "aat"]].itertuples(index=False)
+    instruction_groups: Sequence[Hashable] | None = None,
+) -> tuple[pd.DataFrame, SweepStats, dict[str, str]]:
+    """Every point (AD, and each x of each drafter's curve) of every board and context,
+    with its algorithm, AAT and P_eff; the sweep statistics; the AAT source per drafter.
+
+    `instruction_groups` (one per board) marks boards whose instruction streams are the
+    same but for their durations (designs differing only in clock or bandwidth): the points
+    run group by group, so each stream is compiled once and priced per board."""
+    curves = {
+        a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts, aat_dir,
+                                                                     task)]
+        for a in algorithms
     }
-    source = curves[0].aat_source if curves else ""
+    points, algorithm_ids = [], []
+    for a in algorithms:
+        mine = explore_points(boards, model, a, curves[a.id])
+        points += mine
+        algorithm_ids += [a.id] * len(mine)  # AD rows (x = 1) carry no algorithm of their own
+    # run group by group, then by x and context, each board's point for every drafter in a
+    # row: the drafters share the verify pass, and the boards of a group share its compiled
+    # instructions while they are cached (the rows come back in the points' order)
+    groups = list(instruction_groups) if instruction_groups is not None else list(
+        range(len(boards)))
+    group_rank = {g: n for n, g in enumerate(dict.fromkeys(groups))}
+    rank = {id(b): (group_rank[g], n) for n, (b, g) in enumerate(zip(boards, groups, strict=True))}
+    order = sorted(range(len(points)), key=lambda i: (
+        rank[id(points[i].board)][0], points[i].verify_len, points[i].context,
+        rank[id(points[i].board)][1]))
+    done, stats = run_points(
+        [points[i] for i in order], engine, executor, workers=workers, scheduler=scheduler,
+        cache=cache, progress=progress,
+    )
+    rows: list[dict] = [{}] * len(points)
+    for i, row in zip(order, done, strict=True):
+        rows[i] = row
     frame = pd.DataFrame(rows)
-    by_name = {b.name: b for b in boards}
-    frame["pe_array"] = [
-        f"{by_name[n].pe_array.rows}x{by_name[n].pe_array.cols}" for n in frame["board"]
-    ]
-    frame["macs_per_cycle"] = [by_name[n].macs_per_cycle for n in frame["board"]]
-    frame["bandwidth_gb_s"] = [by_name[n].memory.bandwidth_gb_s for n in frame["board"]]
+    frame["algorithm"] = algorithm_ids
+    aat_of = {
+        (a, c.context, int(x)): float(aat)
+        for a, cs in curves.items()
+        for c in cs
+        for x, aat in c.points[["verify_len", "aat"]].itertuples(index=False)
+    }
     frame["aat"] = [
-        1.0 if x == 1 else aat_of[(c, x)]
-        for c, x in zip(frame["context"], frame["verify_len"], strict=True)
+        1.0 if x == 1 else aat_of[(a, c, x)]
+        for a, c, x in zip(frame["algorithm"], frame["context"], frame["verify_len"], strict=True)
     ]
     draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
-    summary = summarise(frame, engine, source, algorithm.id)
-    return ExploreResult(summary, frame, stats)
-
-
-def summarise(frame: pd.DataFrame, engine: str, aat_source: str, algorithm: str) -> pd.DataFrame:
-    """Best x per (board, context): argmax P_eff (the smaller x on ties), speedup over AD."""
-    out = []
-    for (board, context), group in frame.groupby(["board", "context"], sort=False):
-        ad = group.loc[group["verify_len"] == 1].iloc[0]
-        out.append(
-            {
-                "board": board,
-                "pe_array": ad["pe_array"],
-                "macs_per_cycle": ad["macs_per_cycle"],
-                "bandwidth_gb_s": ad["bandwidth_gb_s"],
-                "algorithm": algorithm,
-                "context": int(context),
-                "engine": engine,
-                "aat_source": aat_source,
-                **best_of(group),
-            }
-        )
-    return pd.DataFrame(out, columns=EXPLORE_COLUMNS)
+    sources = {a: cs[0].aat_source for a, cs in curves.items() if cs}
+    return frame, stats, sources
 
 
 def best_of(group: pd.DataFrame) -> dict:
-    """AD and the best x (argmax P_eff, the smaller x on ties) of one group of points that
-    share board, drafter and context: the result columns of explore and the design space."""
+    """AD, the best x (argmax P_eff, the smaller x on ties) and what the board delivers (the
+    faster of the two) for one group of points sharing board, drafter and context."""
     ad = group.loc[group["verify_len"] == 1].iloc[0]
     sd = group.loc[group["verify_len"] >= 2].sort_values("verify_len")
     best = sd.loc[sd["p_eff_tokens_per_s"].idxmax()]
     p1 = float(ad["p_eff_tokens_per_s"])
-    speedup = float(best["p_eff_tokens_per_s"]) / p1
+    sd_rate = float(best["p_eff_tokens_per_s"])
+    speedup = sd_rate / p1
+    decision = decision_of(speedup)
     return {
         "model": ad["model"],
         "ad_tokens_per_s": p1,
+        "decision": decision,
         "best_verify_len": int(best["verify_len"]),
         "best_tree": best["tree"],
         "best_aat": float(best["aat"]),
-        "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
+        "best_sd_tokens_per_s": sd_rate,
         "speedup": speedup,
-        "decision": decision_of(speedup),
-        "fits_memory": bool(best["fits_memory"]),
+        "tokens_per_s": sd_rate if decision == USE_SD else p1,
+        "fits_memory": bool(best["fits_memory"] if decision == USE_SD else ad["fits_memory"]),
     }
 
 
-def verdict(summary: pd.DataFrame) -> list[str]:
-    """Per context: from the smallest board, does one step more compute or one step more
-    bandwidth raise the best tokens/s more? Plus the overall best board."""
-    lines = []
-    macs = sorted(summary["macs_per_cycle"].unique())
-    bws = sorted(summary["bandwidth_gb_s"].unique())
-    for context, group in summary.groupby("context"):
-        grid = group.set_index(["macs_per_cycle", "bandwidth_gb_s"])["best_tokens_per_s"]
-        top = group.loc[group["best_tokens_per_s"].idxmax()]
-        line = (
-            f"L={context}: fastest {top['pe_array']} at {top['bandwidth_gb_s']:g} GB/s "
-            f"({top['decision']}: {top['speedup']:.2f}x over AD at x={top['best_verify_len']}, "
-            f"{top['best_tokens_per_s']:.3g} tok/s)"
+def solve_boards(
+    boards: Sequence[Board],
+    model: TargetModel,
+    algorithms: Sequence[Algorithm],
+    contexts: Sequence[int],
+    *,
+    engine: str,
+    executor: str | Executor,
+    cache: SweepCache | None = None,
+    verify_lens: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """Best SD per (board, drafter, context) of any boards, with each board's columns."""
+    frame, _, _ = cost_boards(
+        boards, model, algorithms, contexts, engine=engine, executor=executor, cache=cache,
+        verify_lens=verify_lens,
+    )
+    by_name = {b.name: b for b in boards}
+    out = []
+    for (name, algorithm, context), group in frame.groupby(
+        ["board", "algorithm", "context"], sort=False
+    ):
+        out.append({"board": name, "algorithm": algorithm, "context": int(context),
+                    "engine": engine, **best_of(group), **by_name[name].columns()})
+    return pd.DataFrame(out)
+
+
+def explore(
+    base: BoardBase,
+    variation: Variation,
+    model: TargetModel,
+    algorithms: Sequence[Algorithm],
+    contexts: Sequence[int],
+    *,
+    engine: str,
+    executor: str | Executor,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cache: SweepCache | None = None,
+    progress: SweepProgress | None = None,
+    verify_lens: Sequence[int] | None = None,
+    aat_dir: str | None = None,
+    task: str | None = None,
+    accounting: bool = True,
+) -> ExploreResult:
+    """Cost every board of the variation with every drafter at every context (module doc).
+
+    `accounting`: also solve each board with the study's accounting (the analytic engine,
+    cheap) and carry its decision and speedup beside the simulator's."""
+    combos = variation.combinations()
+    boards = [base.build(changes) for changes in combos]
+    names = [b.name for b in boards]
+    if len(set(names)) != len(names):  # two combinations that fit to the same name
+        boards = [b.model_copy(update={"name": f"{b.name} #{k}"}) for k, b in enumerate(boards)]
+    link = {"design.clock_mhz", BANDWIDTH_FIELD}
+    groups = [tuple((p, v) for p, v in changes if p not in link) for changes in combos]
+    frame, stats, sources = cost_boards(
+        boards, model, algorithms, contexts, engine=engine, executor=executor, workers=workers,
+        scheduler=scheduler, cache=cache, progress=progress, verify_lens=verify_lens,
+        aat_dir=aat_dir, task=task, instruction_groups=groups,
+    )
+    accounting_frame = None
+    if accounting and engine != "analytic":
+        accounting_frame, _, _ = cost_boards(
+            boards, model, algorithms, contexts, engine="analytic", executor="inprocess",
+            cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task,
         )
-        gains = []
-        for m, b in zip(macs[:-1], bws[:-1], strict=False):
-            here = grid.get((m, b))
-            more_c = grid.get((macs[macs.index(m) + 1], b))
-            more_b = grid.get((m, bws[bws.index(b) + 1]))
-            if here is None or more_c is None or more_b is None:
+    axes = tuple(path for path, _ in variation.axes)
+    summary = summarise(frame, boards, combos, axes, engine, sources, accounting_frame)
+    return ExploreResult(summary, frame, stats, axes)
+
+
+def summarise(
+    frame: pd.DataFrame,
+    boards: Sequence[Board],
+    combos: Sequence[tuple[tuple[str, object], ...]],
+    axes: Sequence[str],
+    engine: str,
+    aat_sources: dict[str, str],
+    accounting: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Best x and delivered rate per (board, drafter, context), the board's resources, the
+    accounting's decision beside it, and the Pareto flag."""
+    of = {b.name: (b, dict(c)) for b, c in zip(boards, combos, strict=True)}
+    account = {}
+    if accounting is not None:
+        for key, group in accounting.groupby(["board", "algorithm", "context"], sort=False):
+            account[key] = best_of(group)
+    out = []
+    for (name, algorithm, context), group in frame.groupby(
+        ["board", "algorithm", "context"], sort=False
+    ):
+        board, changes = of[name]
+        f = board.fit
+        acc = account.get((name, algorithm, context))
+        out.append(
+            {
+                "board": name,
+                "fpga": board.fpga.name,
+                "design": board.design.name,
+                **{path: changes.get(path) for path in axes},
+                "changes": "; ".join(f"{p}={v}" for p, v in changes.items()) or "none (the base)",
+                "pipelines": f.pipelines,
+                "mm_macs_per_cycle": f.mm_macs_per_cycle,
+                "mv_macs_per_cycle": f.mv_macs_per_cycle,
+                "dsps_used": f.dsps_used,
+                "dsps_available": f.dsps_available,
+                "fits_dsps": f.fits_dsps,
+                "algorithm": algorithm,
+                "context": int(context),
+                "engine": engine,
+                "aat_source": aat_sources.get(algorithm, ""),
+                **best_of(group),
+                "decision_accounting": acc["decision"] if acc else None,
+                "speedup_accounting": acc["speedup"] if acc else None,
+            }
+        )
+    summary = pd.DataFrame(out)
+    summary["fits"] = [bool(m) and d is not False for m, d in zip(summary["fits_memory"],
+                                                                  summary["fits_dsps"],
+                                                                  strict=True)]
+    summary["pareto"] = pareto_flags(summary)
+    head = ["board", "fpga", "design", *axes]
+    return summary[head + [c for c in RESULT_COLUMNS if c not in head]]
+
+
+def pareto_flags(summary: pd.DataFrame) -> list[bool]:
+    """Per (algorithm, context): True for fitting boards on the front of delivered tokens/s
+    against DSPs used: no other fitting board has <= DSPs and a higher rate (ties in both
+    keep the first in grid order)."""
+    flags = [False] * len(summary)
+    for _, group in summary[summary["fits"]].groupby(["algorithm", "context"], sort=False):
+        order = group.sort_values(["dsps_used", "tokens_per_s"], ascending=[True, False],
+                                  kind="stable")
+        best = -np.inf
+        for idx, rate in order["tokens_per_s"].items():
+            if rate > best:
+                flags[summary.index.get_loc(idx)] = True
+                best = rate
+    return flags
+
+
+def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per (algorithm, context): the fitting board with the fewest DSPs where SD pays; ties go
+    to the fewest changed fields, then the higher speedup. No row when none pays."""
+    paying = summary[(summary["decision"] == USE_SD) & summary["fits"]]
+    paying = paying.assign(
+        _n_changes=[0 if c.startswith("none") else c.count(";") + 1 for c in paying["changes"]]
+    )
+    ordered = paying.sort_values(
+        ["algorithm", "context", "dsps_used", "_n_changes", "speedup"],
+        ascending=[True, True, True, True, False],
+        kind="stable",
+    ).drop(columns="_n_changes")
+    return ordered.groupby(["algorithm", "context"], sort=False).head(1).reset_index(drop=True)
+
+
+def step_gains(summary: pd.DataFrame, first: str, second: str) -> tuple[float, float] | None:
+    """"One step up the diagonal": from every grid point that has a next value on both axes,
+    the delivered tokens/s one step up `first` and one step up `second`, relative to the
+    point's; the geometric mean of each ratio over those points (None: no such point)."""
+    a_values = sorted(summary[first].dropna().unique())
+    b_values = sorted(summary[second].dropna().unique())
+    rate = summary.set_index([first, second])["tokens_per_s"]
+    gains = []
+    for i, a in enumerate(a_values[:-1]):
+        for j, b in enumerate(b_values[:-1]):
+            here, up_a, up_b = (rate.get(k) for k in ((a, b), (a_values[i + 1], b),
+                                                     (a, b_values[j + 1])))
+            if here is None or up_a is None or up_b is None:
                 continue
-            gains.append((more_c / here, more_b / here))
-        if gains:
-            c_gain = float(np.exp(np.mean([np.log(g[0]) for g in gains])))
-            b_gain = float(np.exp(np.mean([np.log(g[1]) for g in gains])))
-            which = "more DSPs" if c_gain > b_gain else "more bandwidth"
-            line += (
-                f"; one step up the diagonal: compute x{c_gain:.2f} vs bandwidth "
-                f"x{b_gain:.2f} -> {which}"
-            )
+            gains.append((float(up_a) / float(here), float(up_b) / float(here)))
+    if not gains:
+        return None
+    return tuple(float(np.exp(np.mean([math.log(g[k]) for g in gains]))) for k in (0, 1))
+
+
+def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
+    """Per (drafter, context): the fastest fitting board by the rate it delivers (and the
+    fastest overall, marked, where it does not fit); with a compute and a bandwidth axis (or
+    any two axes), which one step up pays more; and where the accounting decides otherwise."""
+    lines = []
+    pair = _diagonal_axes(axes)
+    for (algorithm, context), group in summary.groupby(["algorithm", "context"], sort=False):
+        fitting = group[group["fits"]]
+        head = f"{algorithm} L={context}:"
+        if fitting.empty:
+            lines.append(f"{head} no board of the space fits (memory or DSPs)")
+            continue
+        top = fitting.loc[fitting["tokens_per_s"].idxmax()]
+        line = f"{head} fastest fitting {_describe(top)}"
+        overall = group.loc[group["tokens_per_s"].idxmax()]
+        if not overall["fits"]:
+            line += f"; faster but not fitting: {_describe(overall)}"
+        if pair is not None and group[list(pair)].notna().all().all():
+            gains = step_gains(group.assign(tokens_per_s=group["tokens_per_s"]), *pair)
+            if gains is not None:
+                a, b = (p.split(".")[-1] for p in pair)
+                which = a if gains[0] > gains[1] else b
+                line += (f"; one step up the diagonal: {a} x{gains[0]:.2f} vs {b} "
+                         f"x{gains[1]:.2f} -> more {which}")
         lines.append(line)
+    for row in summary.to_dict("records"):
+        acc = row.get("decision_accounting")
+        if acc is not None and acc != row["decision"]:
+            lines.append(
+                f"{row['algorithm']} L={row['context']} on {row['board']}: SD-or-AD differs: "
+                f"the accounting says {acc} ({row['speedup_accounting']:.3g}x), the "
+                f"simulator ({row['engine']}) {row['decision']} ({row['speedup']:.3g}x)"
+            )
     return lines
 
 
-def plot_explore(summary: pd.DataFrame, path: Path, lowering: str = "study") -> None:
-    """Heat maps over (MAC/cycle, bandwidth): best tokens/s, speedup and best x per context.
+def _diagonal_axes(axes: Sequence[str]) -> tuple[str, str] | None:
+    """The two axes "one step up the diagonal" compares: a compute field against the
+    bandwidth when both are varied, else the first two axes."""
+    compute = [a for a in axes if a in COMPUTE_FIELDS]
+    if BANDWIDTH_FIELD in axes and compute:
+        return compute[0], BANDWIDTH_FIELD
+    return (axes[0], axes[1]) if len(axes) >= 2 else None
 
-    A cell where SD does not beat AD (decision 'use AD') is drawn grey and hatched in every
-    panel, labelled 'AD', so no colour suggests SD where AD is faster (legend below)."""
+
+def _describe(row: pd.Series) -> str:
+    """A board's line: its changes, decision and the rate it delivers."""
+    if row["decision"] == USE_SD:
+        how = f"use SD: {row['speedup']:.2f}x over AD at x={row['best_verify_len']}"
+    else:
+        how = f"use AD: SD's best {row['speedup']:.2f}x at x={row['best_verify_len']}"
+    return f"{row['changes']} ({how}, {row['tokens_per_s']:.3g} tok/s)"
+
+
+def plot_explore(result: ExploreResult, path: str | Path) -> None:
+    """Top row: per drafter, the Pareto front of delivered tokens/s against DSPs used (one
+    line per context; non-fitting boards hollow). Below, over the first two varied fields
+    (or the first against the contexts): heat maps of delivered tokens/s and of the speedup,
+    cells where AD wins grey, hatched and labelled 'AD' with AD's rate."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
+    summary, axes = result.summary, result.axes
+    algorithms = list(dict.fromkeys(summary["algorithm"]))
     contexts = sorted(summary["context"].unique())
-    macs = sorted(summary["macs_per_cycle"].unique())
-    bws = sorted(summary["bandwidth_gb_s"].unique())
-    panels = [
-        ("best_tokens_per_s", "best P_eff (tokens/s)", "viridis", "{:.3g}"),
-        ("speedup", "speedup over AD (x)", "RdYlGn", "{:.2f}"),
-        ("best_verify_len", "best verification length x", "magma", "{:.0f}"),
-    ]
-    fig, axes = plt.subplots(
-        len(panels),
-        len(contexts),
-        squeeze=False,
-        figsize=(3.6 * len(contexts) + 1.4, 3.2 * len(panels) + 1.6),
-    )
-    for row, (col, label, cmap, fmt) in enumerate(panels):
-        for j, context in enumerate(contexts):
-            ax = axes[row][j]
-            here = summary[summary["context"] == context]
-            grid = here.pivot_table(
-                index="macs_per_cycle", columns="bandwidth_gb_s", values=col
-            ).reindex(index=macs, columns=bws)
-            use_ad = (
-                here.assign(ad=here["decision"] != USE_SD)
-                .pivot_table(index="macs_per_cycle", columns="bandwidth_gb_s", values="ad")
-                .reindex(index=macs, columns=bws)
-                .fillna(False)
-                .to_numpy(bool)
-            )
-            values = np.where(use_ad, np.nan, grid.to_numpy(float))
-            kwargs = (
-                {
-                    "vmin": min(0.5, float(np.nanmin(grid.values))),
-                    "vmax": max(1.5, float(np.nanmax(grid.values))),
-                }
-                if col == "speedup"
-                else {}
-            )
-            image = ax.imshow(values, origin="lower", cmap=cmap, aspect="auto", **kwargs)
-            for (i, k), value in np.ndenumerate(grid.values):
-                if not np.isfinite(value):
-                    continue
-                if use_ad[i, k]:
-                    ax.add_patch(
-                        plt.Rectangle(
-                            (k - 0.5, i - 0.5), 1, 1, facecolor="0.85", hatch="///",
-                            edgecolor="0.55", linewidth=0,
-                        )
-                    )  # fmt: skip
-                    text, color = f"AD\n{fmt.format(value)}", "black"
-                else:
-                    r, g, b, _ = image.cmap(image.norm(value))
-                    dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-                    text, color = fmt.format(value), "white" if dark else "black"
-                ax.text(k, i, text, ha="center", va="center", fontsize=8, color=color)
-            ax.set_xticks(range(len(bws)), [f"{b:g}" for b in bws], fontsize=8)
-            ax.set_yticks(range(len(macs)), [f"{m:,}" for m in macs], fontsize=8)
-            ax.set_xlabel("off-chip bandwidth (GB/s)", fontsize=8)
-            if j == 0:
-                ax.set_ylabel(f"{label}\nPE array (MAC/cycle)", fontsize=8)
-            if row == 0:
-                ax.set_title(f"L = {context:,} tokens", fontsize=10)
-            fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig, grid = plt.subplots(3, len(algorithms), squeeze=False,
+                             figsize=(4.8 * len(algorithms) + 0.8, 12.0))
+    colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(contexts)))
+    for j, algorithm in enumerate(algorithms):
+        mine = summary[summary["algorithm"] == algorithm]
+        ax = grid[0][j]
+        for colour, context in zip(colours, contexts, strict=True):
+            at = mine[mine["context"] == context]
+            ax.scatter(at.loc[at["fits"], "dsps_used"], at.loc[at["fits"], "tokens_per_s"], s=10,
+                       color=colour, alpha=0.4)
+            ax.scatter(at.loc[~at["fits"], "dsps_used"], at.loc[~at["fits"], "tokens_per_s"],
+                       s=10, facecolors="none", edgecolors=colour, alpha=0.4)
+            front = at[at["pareto"]].sort_values("dsps_used")
+            ax.step(front["dsps_used"], front["tokens_per_s"], where="post", color=colour,
+                    marker="o", ms=3, label=f"L = {context:,}")
+        ax.set_xlabel("DSP slices used (all pipelines)", fontsize=8)
+        ax.set_ylabel("delivered tokens/s (best of SD and AD)", fontsize=8)
+        ax.set_title(f"{algorithm}: Pareto front", fontsize=10)
+        ax.legend(fontsize=7)
+        x_axis = axes[0] if axes else None
+        y_axis = axes[1] if len(axes) >= 2 else "context"
+        last = mine if y_axis == "context" else mine[mine["context"] == contexts[-1]]
+        for row, (value, label, cmap, fmt) in enumerate(
+            (("tokens_per_s", "delivered tokens/s", "viridis", "{:.3g}"),
+             ("speedup", "SD speedup over AD (x)", "RdYlGn", "{:.2f}")), start=1):
+            ax = grid[row][j]
+            if x_axis is None:
+                ax.set_axis_off()
+                continue
+            _heat(ax, last, x_axis, y_axis, value, cmap, fmt)
+            where = "" if y_axis == "context" else f", L = {contexts[-1]:,}"
+            ax.set_title(f"{algorithm}: {label}{where}", fontsize=9)
     first = summary.iloc[0]
-    fig.suptitle(
-        textwrap.fill(
-            f"Design space: {first['model']} / {first['algorithm']} on variants of the base "
-            "board",
-            int(fig.get_figwidth() * 72 * 0.9 / (0.55 * 11)),
-        ),
-        fontsize=11,
-    )
-    fig.legend(
-        handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55", label="use AD")],
-        labels=[
-            textwrap.fill(
-                "grey, hatched, 'AD': SD's best speedup <= 1 here, use AD (its x is not used)",
-                int(fig.get_figwidth() * 72 * 0.85 / (0.55 * 8)),
-            )
-        ],
-        loc="lower center",
-        bbox_to_anchor=(0.5, 0.035),
-        fontsize=8,
-        frameon=False,
-    )
-    fig.text(
-        0.5,
-        0.01,
-        f"engine: {first['engine']} (lowering {lowering}) · AAT: {first['aat_source']}",
-        ha="center",
-        fontsize=8,
-        wrap=True,
-    )
-    fig.tight_layout(rect=(0, 0.07, 1, 0.97))
-    write_figure(fig, Path(path))
+    fig.suptitle(textwrap.fill(
+        f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
+        f"(engine {first['engine']}, AAT {first['aat_source']})", 100), fontsize=11)
+    fig.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55",
+                              label="use AD: SD's best speedup <= 1 (the cell shows AD's rate)")],
+               loc="lower center", fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    write_figure(fig, path)
+
+
+def _heat(ax, frame: pd.DataFrame, x_axis: str, y_axis: str, value: str, cmap: str,
+          fmt: str) -> None:
+    """One heat map of `value` over (x_axis, y_axis); AD cells grey and hatched."""
+    import matplotlib.pyplot as plt
+
+    table = frame.pivot_table(index=y_axis, columns=x_axis, values=value, aggfunc="first")
+    use_ad = (frame.assign(ad=frame["decision"] != USE_SD)
+              .pivot_table(index=y_axis, columns=x_axis, values="ad", aggfunc="first")
+              .reindex_like(table).fillna(False).to_numpy(bool))
+    values = table.to_numpy(float)
+    image = ax.imshow(np.where(use_ad, np.nan, values), origin="lower", cmap=cmap,
+                      aspect="auto")
+    for (i, k), v in np.ndenumerate(values):
+        if not np.isfinite(v):
+            continue
+        if use_ad[i, k]:
+            ax.add_patch(plt.Rectangle((k - 0.5, i - 0.5), 1, 1, facecolor="0.85", hatch="///",
+                                       edgecolor="0.55", linewidth=0))
+            ax.text(k, i, f"AD\n{fmt.format(v)}", ha="center", va="center", fontsize=7)
+        else:
+            ax.text(k, i, fmt.format(v), ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns], fontsize=7)
+    ax.set_yticks(range(table.shape[0]), [str(r) for r in table.index], fontsize=7)
+    ax.set_xlabel(x_axis, fontsize=8)
+    ax.set_ylabel(y_axis, fontsize=8)
+    plt.colorbar(image, ax=ax, fraction=0.046, pad=0.04)

@@ -39,7 +39,13 @@ from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.simulate import draft_timing, errors_name_the_file, fits_memory, verify_timing
+from fpgasim.simulate import (
+    check_window,
+    draft_timing,
+    errors_name_the_file,
+    fits_memory,
+    verify_timing,
+)
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
@@ -531,12 +537,15 @@ def solve(
     naive_threshold: float = NAIVE_THRESHOLD,
     curve_method: str | None = None,
     mean: str = "geometric",
+    beyond_window: bool = False,
 ) -> Solution:
     """Solve a workload at each context from measured (`aat_dir`) or embedded AAT.
 
     aat_source: measured (default with aat_dir), fitted (the log model at every x), or
     embedded (default without aat_dir; task-agnostic). curve_method `throughput` (embedded
     only): per x the tree of highest tokens/s on this board (analysis.tree_design).
+    Every context plus its curve's largest x must fit the model's window, unless
+    `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
     """
     eng = get_engine(engine) if isinstance(engine, str) else engine
     source = aat_source or ("measured" if aat_dir is not None else "embedded")
@@ -571,6 +580,10 @@ def solve(
             method=curve_method,
             fit_points=fit_points,
         )
+    if not beyond_window:
+        for curve in curves:
+            x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
+            check_window(model, curve.context, x_max, "contexts")
     return solve_curves(
         eng,
         board,

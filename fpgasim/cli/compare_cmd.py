@@ -12,23 +12,28 @@ from fpgasim.analysis.algorithm_comparison import plot_comparison
 from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
+    board_from,
     board_option,
     check_png,
     contexts_option,
+    design_option,
     engine_option,
     format_option,
+    fpga_option,
     model_option,
     parse_contexts,
     parse_name_list,
     plot_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit
 
 
 def compare_algorithms(
-    board: str = board_option(),
+    board: str | None = board_option(),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
     model: str = model_option("vicuna-7b-v1.5"),
     algorithms: str = typer.Option(
         "falcon,eagle3,longspec",
@@ -60,7 +65,7 @@ def compare_algorithms(
     """
     check_png(plot)
     names = parse_name_list(algorithms, "--algorithms")
-    b, m = load_board(board), load_model(model)
+    b, m = board_from(board, fpga, design), load_model(model)
     algos = [load_algorithm(n) for n in names]
     for a in algos:
         check_drafter(b, a)

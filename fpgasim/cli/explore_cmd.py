@@ -1,10 +1,6 @@
-"""`fpgasim explore`: hypothetical boards -> best x and speedup.
-
-With --pe-arrays: the base board's PE array and bandwidth are varied. Without, on a
-FlightLLM-lowered base board: the FlightLLM design (MV lanes and width, MM tile rows,
-bandwidth, clock) for several drafters, with each design's DSP budget and the Pareto front
-(fpgasim.analysis.design_space).
-"""
+"""`fpgasim explore`: a board varied over any field of its FPGA or design file, solved per
+drafter and context: what each variant delivers, what it costs in DSPs, the Pareto front,
+and which step pays more (fpgasim.analysis.explore)."""
 
 from __future__ import annotations
 
@@ -14,27 +10,23 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from fpgasim.analysis.design_space import (
-    cheapest_paying,
-    designs,
-    explore_designs,
-    plot_design_space,
-)
-from fpgasim.analysis.explore import explore, plot_explore, verdict
+from fpgasim.analysis.explore import cheapest_paying, explore, plot_explore, verdict
 from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
 from fpgasim.cli.options import (
     aat_dir_option,
-    algorithm_option,
+    board_option,
     check_png,
     contexts_option,
+    design_option,
     engine_option,
+    fpga_option,
     model_option,
     out_option,
     parse_contexts,
-    parse_float_list,
     parse_int_list,
     parse_name_list,
     plot_option,
+    vary_option,
     workers_option,
 )
 from fpgasim.cli.sweep_options import (
@@ -46,89 +38,47 @@ from fpgasim.cli.sweep_options import (
     open_cache,
     scheduler_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.board import Board
-from fpgasim.config.schema import BANDWIDTH_GB_S, CLOCK_MHZ, TargetModel
-from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
+from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.board_loader import BoardBase
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
-from fpgasim.sweep.space import parse_pe_arrays
-
-
-def parse_bandwidths(text: str) -> list[float]:
-    """'77,460,819' -> [77.0, 460.0, 819.0] (GB/s, within the board schema's range)."""
-    return parse_float_list(text, "--bandwidths", *BANDWIDTH_GB_S, "GB/s")
-
-
-def explore_out(summary: pd.DataFrame, lowering: str) -> pd.DataFrame:
-    """The summary as written: the decision before the best x, the lowering beside the
-    engine (provenance)."""
-    out = summary.copy()
-    out.insert(out.columns.get_loc("engine") + 1, "lowering", lowering)
-    decision = out.pop("decision")
-    out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
-    return out
+from fpgasim.sweep.space import parse_vary
 
 
 def explore_cmd(
-    base_board: str = typer.Option(
-        ..., "--base-board", help="Board whose design is varied (name or YAML)."
-    ),
-    pe_arrays: str | None = typer.Option(
-        None,
-        "--pe-arrays",
-        help="PE arrays ROWSxCOLS, comma separated, e.g. 64x48,128x128 (study-lowering base).",
-    ),
-    bandwidths: str | None = typer.Option(
-        None,
-        "--bandwidths",
-        help="Off-chip bandwidths in GB/s, comma separated, e.g. 77,460,819 "
-        "(FlightLLM base: default its own).",
+    board: str | None = board_option("Base board (a named pair) or YAML path; or --fpga "
+                                     "with --design."),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
+    vary: list[str] = vary_option(
+        "A field of the FPGA or design file and its values, PATH=V1,V2 (repeatable; every "
+        "combination is a board, the design re-fitted to the part), e.g. design.mv_lanes=1,2,4 "
+        "or fpga.memory.bandwidth_gb_s=460,920 or fpga.dsps=9024,18048."
     ),
     model: str = model_option(),
-    algorithm: str | None = algorithm_option(
-        None, "SD algorithm (longspec, eagle3, falcon); study-lowering base."
-    ),
     algorithms: str = typer.Option(
-        "longspec,eagle3,falcon",
-        "--algorithms",
-        help="FlightLLM base: the drafters, comma separated.",
+        "longspec,eagle3,falcon", "--algorithms", "--algorithm", "-a",
+        help="Drafters, comma separated.",
     ),
-    mv_lanes: str | None = typer.Option(
-        None, "--mv-lanes", help="FlightLLM base: MV token lanes (MV_PARALLEL_M), e.g. 1,2,4,8."
-    ),
-    mv_widths: str | None = typer.Option(
-        None,
-        "--mv-widths",
-        help="FlightLLM base: MAC/cycle of one MV lane (MV_PARALLEL_N x K), e.g. 512,1024,2048 "
-        "(default: the base's).",
-    ),
-    mm_tile_rows: str | None = typer.Option(
-        None,
-        "--mm-tile-rows",
-        help="FlightLLM base: MM tile rows (MM_PARALLEL_M), e.g. 16,32,128 (default: the base's).",
-    ),
-    clocks: str | None = typer.Option(
-        None, "--clocks", help="FlightLLM base: clocks in MHz, e.g. 225,300 (default: the base's)."
-    ),
+    contexts: str = contexts_option("Context lengths, e.g. 256,1024,4096."),
     verify_lens: str | None = typer.Option(
         None,
         "--verify-lens",
-        help="FlightLLM base: search the best x only over these x of the AAT curves, "
-        "e.g. 2-16,24,32,48,64 (default: every x).",
+        help="Search the best x only over these x of the AAT curves, e.g. 2-16,24,32 "
+        "(default: every x).",
     ),
-    contexts: str = contexts_option("Context lengths, e.g. 256,1024,4096."),
     aat_dir: Path | None = aat_dir_option(
         "Measured AAT tables (default: the algorithm's embedded acceptance model)."
     ),
     task: str | None = typer.Option(None, "--task", help="Task of the measured AAT tables."),
     out: Path = out_option(
         Path("explore.csv"),
-        "Summary table (.csv or .parquet); the heat map goes next to it as .png.",
+        "Summary table (.csv or .parquet); the figure goes next to it as .png.",
     ),
-    plot: Path | None = plot_option("Heat-map PNG (default: --out with .png)."),
+    plot: Path | None = plot_option("Figure PNG (default: --out with .png)."),
     engine: str = engine_option(),
     executor: str = executor_option(f"Where points run: {', '.join(EXECUTORS)}."),
     workers: int | None = workers_option(),
@@ -137,26 +87,21 @@ def explore_cmd(
     no_cache: bool = no_cache_option(),
     cache_limit_mb: int | None = cache_limit_option(),
 ) -> None:
-    """Explore hypothetical boards: "more DSPs or more bandwidth?", or FlightLLM designs.
+    """Explore a design space: a board varied over any field of its FPGA or design file.
 
-    Every combination of --pe-arrays and --bandwidths applied to --base-board (clock,
-    buffers, efficiencies and the MV share of the array kept) is costed at every x of the
-    AAT curve per context; the best x maximises P_eff = AAT / (T_v + T_d). Writes the
-    summary table and a heat map of best tokens/s, speedup and best x over
-    (MAC/cycle, bandwidth), and prints which direction pays more.
+    Every combination of the --vary values is applied to the base's files and the design is
+    fitted to the part again (so "double the DSPs", fpga.dsps, re-sizes the arrays), then
+    costed with the simulator at AD and at every x of each drafter's AAT curve per context.
+    The table gives, per board, drafter and context: what the board delivers (the faster of
+    SD at its best x and AD, with the decision), its DSPs and whether it fits, and the
+    Pareto front of delivered tokens/s against DSPs; the figure draws the fronts and heat
+    maps over the first two varied fields. Lines below say which fitting board is fastest,
+    which step pays more ("one step up the diagonal": from every grid point, one value up a
+    compute field against one value up the bandwidth, geometric mean of the gains), and
+    where the study's accounting decides SD-or-AD otherwise.
 
-    Example: fpgasim explore --base-board v80 --pe-arrays 64x48,128x64,128x128,256x128
-    --bandwidths 77,460,819,1638 --model llama-3.1-8b --algorithm longspec --contexts 1024
-
-    Without --pe-arrays, a FlightLLM-lowered base board (lowering: flightllm) explores
-    FlightLLM designs instead:
-    every combination of --mv-lanes, --mv-widths, --mm-tile-rows, --bandwidths and --clocks,
-    for each drafter of --algorithms; the table adds each design's DSPs (MM + MV arrays),
-    whether they fit the device, and the Pareto front of speedup against DSPs; the PNG
-    shows the fronts and heat maps of speedup over (MV lanes, MV width).
-
-    Example: fpgasim explore --base-board flightllm-vhk158 --model llama2-7b-flightllm
-    --mv-lanes 1,2,4,8 --mm-tile-rows 16,128 --contexts 256,1023
+    Example: fpgasim explore --board flightllm-vhk158 --model llama2-7b-flightllm
+    --vary design.mv_lanes=1,2,4 --vary fpga.memory.bandwidth_gb_s=460,819.2 --contexts 1024
     """
     check_out_path(out, "--out")
     png = plot or out.with_suffix(".png")
@@ -166,167 +111,55 @@ def explore_cmd(
     if task and aat_dir is None:
         raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")
     engine_version(engine)
-    base = load_board(base_board)
+    base = BoardBase(board, fpga, design)
+    variation = parse_vary(vary)
     m = load_model(model)
     ctxs = parse_contexts(contexts)
-    flight_only = {
-        "--mv-lanes": mv_lanes,
-        "--mv-widths": mv_widths,
-        "--mm-tile-rows": mm_tile_rows,
-        "--clocks": clocks,
-        "--verify-lens": verify_lens,
-    }
-    if base.flightllm is not None and pe_arrays is None:
-        if algorithm is not None:
-            raise InputError("--algorithm", algorithm, "only with --pe-arrays (FlightLLM "
-                             "designs take --algorithms)")
-        if aat_dir is not None:
-            raise InputError("--aat-dir", str(aat_dir), "only with --pe-arrays")
-        _explore_designs(
-            base, m, ctxs, algorithms, mv_lanes, mv_widths, mm_tile_rows, bandwidths, clocks,
-            verify_lens, out, png, engine, executor, workers, scheduler, cache_dir, no_cache,
-            cache_limit_mb,
-        )
-        return
-    for flag, value in flight_only.items():
-        if value is not None:
-            raise InputError(flag, value, "only with a FlightLLM-lowered --base-board "
-                             "and no --pe-arrays")
-    if pe_arrays is None or bandwidths is None or algorithm is None:
-        missing = [f for f, v in (("--pe-arrays", pe_arrays), ("--bandwidths", bandwidths),
-                                  ("--algorithm", algorithm)) if v is None]
-        raise InputError(missing[0], None, "required with a study-lowering --base-board")
-    arrays = parse_pe_arrays(pe_arrays)
-    bws = parse_bandwidths(bandwidths)
-    algo = load_algorithm(algorithm)
-    check_drafter(base, algo)
-    progress = RichProgress(f"explore ({engine}, {executor})")
+    algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]
+    first = base.build()
+    for algo in algos:
+        check_drafter(first, algo)
+    lens = parse_int_list(verify_lens, "--verify-lens", 2, 10**5) if verify_lens else None
+    n_boards = len(variation.combinations())
+    progress = RichProgress(f"explore ({engine}, {executor}, {n_boards} boards)")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = explore(
-            base,
-            arrays,
-            bws,
-            m,
-            algo,
-            ctxs,
-            engine=engine,
-            executor=executor,
-            workers=workers,
-            scheduler=scheduler,
-            cache=cache,
-            aat_dir=str(aat_dir) if aat_dir else None,
-            task=task,
-            progress=progress,
+            base, variation, m, algos, ctxs, engine=engine, executor=executor, workers=workers,
+            scheduler=scheduler, cache=cache, progress=progress, verify_lens=lens,
+            aat_dir=str(aat_dir) if aat_dir else None, task=task,
         )
-    summary = explore_out(result.summary, base.lowering)
+    summary = result.summary
     write_frame(summary, out)
-    plot_explore(summary, png, base.lowering)
+    plot_explore(result, png)
     stats_line = result.stats.summary()
     after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
-    shown = summary[
-        [
-            "pe_array",
-            "bandwidth_gb_s",
-            "context",
-            "decision",
-            "speedup",
-            "best_verify_len",
-            "best_tokens_per_s",
-            "ad_tokens_per_s",
-            *(["fits_memory"] if lowering_of(base).model_precision else []),
-        ]
-    ]
-    title = (
-        f"explore: {m.id} / {algo.id} on {base.name} variants\n"
-        f"engine {engine}, lowering {base.lowering} / AAT {summary['aat_source'].iloc[0]}"
-    )
-    heads = {"pe_array": "PE array", "bandwidth_gb_s": "GB/s", "best_verify_len": "best x"}
-    heads |= {"best_tokens_per_s": "best tok/s", "ad_tokens_per_s": "AD tok/s"}
-    rows = shown.rename(columns=heads).to_dict("records")
-    wide_console().print(rich_table(rows, title=title))
-    for line in verdict(result.summary):
+    shown = summary[["algorithm", "context", *result.axes, "decision", "best_verify_len",
+                     "tokens_per_s", "ad_tokens_per_s", "speedup", "dsps_used", "fits",
+                     "pareto"]]
+    heads = {"best_verify_len": "SD best x", "tokens_per_s": "delivered tok/s",
+             "ad_tokens_per_s": "AD tok/s"}
+    title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
+             f"(engine {engine}, AAT {summary['aat_source'].iloc[0]})")
+    wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
+    for line in verdict(summary, result.axes):
         console.print(line, highlight=False, soft_wrap=True)
+    cheapest = cheapest_paying(summary)
+    for row in _cheapest_lines(summary, cheapest):
+        console.print(row, highlight=False, soft_wrap=True)
     wrote = f"wrote {out} and {png}"
     after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
 
 
-def _explore_designs(
-    base: Board,
-    model: TargetModel,
-    contexts: list[int],
-    algorithms: str,
-    mv_lanes: str | None,
-    mv_widths: str | None,
-    mm_tile_rows: str | None,
-    bandwidths: str | None,
-    clocks: str | None,
-    verify_lens: str | None,
-    out: Path,
-    png: Path,
-    engine: str,
-    executor: str,
-    workers: int | None,
-    scheduler: str | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    cache_limit_mb: int | None,
-) -> None:
-    """The FlightLLM design space of `base`: table, Pareto/heat-map PNG, cheapest paying."""
-    fl = base.flightllm
-    assert fl is not None  # the caller checked that the board has a `flightllm:` section
-    base_lanes = fl.mv_parallel_m
-    space = designs(
-        parse_int_list(mv_lanes, "--mv-lanes", 1, 4096) if mv_lanes else [base_lanes],
-        parse_int_list(mv_widths, "--mv-widths", 1, 10**7)
-        if mv_widths
-        else [base.mv_macs_per_cycle // base_lanes],
-        parse_int_list(mm_tile_rows, "--mm-tile-rows", 1, 4096)
-        if mm_tile_rows
-        else [fl.mm_tile_rows],
-        parse_bandwidths(bandwidths) if bandwidths else [base.memory.bandwidth_gb_s],
-        parse_float_list(clocks, "--clocks", *CLOCK_MHZ, "MHz") if clocks else [base.clock_mhz],
-    )
-    algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]
-    for algo in algos:
-        check_drafter(base, algo)
-    lens = parse_int_list(verify_lens, "--verify-lens", 2, 10**5) if verify_lens else None
-    progress = RichProgress(f"explore ({engine}, {executor}, {len(space)} designs)")
-    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
-        result = explore_designs(
-            base,
-            space,
-            model,
-            algos,
-            contexts,
-            engine=engine,
-            executor=executor,
-            workers=workers,
-            scheduler=scheduler,
-            cache=cache,
-            progress=progress,
-            verify_lens=lens,
-        )
-    write_frame(result.summary, out)
-    plot_design_space(result.summary, png)
-    stats_line = result.stats.summary()
-    after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
-    best = cheapest_paying(result.summary)
-    shown = (
-        best[["algorithm", "context", "changes", "dsps_used", "fits_dsps", "best_verify_len",
-              "speedup"]]
-        if len(best)
-        else best
-    )
-    title = f"cheapest design where SD pays: {model.id} on {base.name} variants"
-    if len(shown):
-        wide_console().print(rich_table(shown.to_dict("records"), title=title))
-    else:
-        console.print(f"{title}: none of the {len(space)} designs", highlight=False)
-    unpaid = sorted(
-        set(zip(result.summary["algorithm"], result.summary["context"], strict=True))
-        - set(zip(best["algorithm"], best["context"], strict=True))
-    )
-    for algorithm, context in unpaid:
-        console.print(f"{algorithm} at L={context}: no fitting design pays", highlight=False)
-    wrote = f"wrote {out} and {png}"
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+def _cheapest_lines(summary: pd.DataFrame, cheapest: pd.DataFrame) -> list[str]:
+    """Per (drafter, context): the fitting board with the fewest DSPs where SD pays, or none."""
+    lines = []
+    found = {(r["algorithm"], r["context"]): r for r in cheapest.to_dict("records")}
+    for key in dict.fromkeys(zip(summary["algorithm"], summary["context"], strict=True)):
+        row = found.get(key)
+        if row is None:
+            lines.append(f"{key[0]} L={key[1]}: SD pays on no fitting board of the space")
+        else:
+            lines.append(f"{key[0]} L={key[1]}: cheapest fitting board where SD pays: "
+                         f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
+                         f"at x={row['best_verify_len']})")
+    return lines

@@ -33,16 +33,19 @@ from fpgasim.cli.options import (
     JsonTable,
     aat_dir_option,
     algorithm_option,
+    board_from,
     board_option,
     check_writable,
+    design_option,
     engine_option,
     format_option,
+    fpga_option,
     model_option,
     out_option,
     prompt_len_option,
     workers_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
@@ -50,7 +53,7 @@ from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes
-from fpgasim.simulate import memory_warning, prefill_spec
+from fpgasim.simulate import memory_warning, prefill_specs
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
@@ -63,7 +66,9 @@ class MeasuredSource(StrEnum):
 
 
 def generate_cmd(
-    board: str = board_option(),
+    board: str | None = board_option(),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
     model: str = model_option("llama2-chat-7b"),
     prompt_len: int = prompt_len_option(..., "Prompt tokens P (prefilled first)."),
     decode_len: int = typer.Option(
@@ -129,7 +134,7 @@ def generate_cmd(
             "--aat-source", aat_source.value, "only with --aat-dir (measured AAT tables)"
         )
     aat_source = aat_source or MeasuredSource.measured
-    b, m = load_board(board), load_model(model)
+    b, m = board_from(board, fpga, design), load_model(model)
     last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
     if warning is not None:  # as `simulate` warns, before the work
@@ -200,7 +205,8 @@ def _prefetch(
         first = decode_context(prompt_len, 0, board.padding.decode_multiple)
         service.run_pass(verify_spec(1, first), board, model)
         with ProcessExecutor(workers) as pool:
-            finish = service.start([(prefill_spec(board, prompt_len), board, model, None)], pool)
+            finish = service.start([(spec, board, model, None)
+                                    for spec in prefill_specs(board, prompt_len)], pool)
             try:
                 planned = plan()
             except Exception as error:

@@ -55,12 +55,18 @@ COMMANDS: dict[str, LazyCommand] = {
     "explore": LazyCommand(
         "fpgasim.cli.explore_cmd",
         "explore_cmd",
-        'Explore hypothetical boards: "more DSPs or more bandwidth?", or FlightLLM designs.',
+        "Explore a design space: a board varied over any field of its FPGA or design file.",
     ),
     "boards": LazyCommand(
         "fpgasim.cli.boards_cmd",
         "boards",
-        "List the shipped boards: PE array, MAC/cycle, bandwidth, clock, ridge_tokens and DSPs.",
+        "List the shipped FPGAs, designs and named boards, and which design fits which FPGA.",
+    ),
+    "design": LazyCommand(
+        "fpgasim.cli.design_cmd",
+        "design_app",  # a group: its subcommands carry their own help
+        "Accelerator designs fitted to FPGAs: pipelines, arrays, channels and resources.",
+        results=False,
     ),
     "solve": LazyCommand(
         "fpgasim.cli.solve_cmd",

@@ -8,8 +8,8 @@ their member order is the order `--help` lists the choices in.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 

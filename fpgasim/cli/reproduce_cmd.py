@@ -63,7 +63,7 @@ def reproduce(
     names: list[str] = typer.Argument(
         ...,
         metavar="NAME|all|everything",
-        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path); all = the study's nine; everything = all shipped, with fpgasim's extensions (dovetail1, table4-flightllm, tree_design).",
+        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path); all = the study's nine; everything = all shipped, with fpgasim's extensions (dovetail1, tree_design).",
     ),
     aat: str = typer.Option(
         "measured",

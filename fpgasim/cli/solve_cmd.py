@@ -21,21 +21,24 @@ from fpgasim.cli.options import (
     TableJsonCsv,
     aat_dir_option,
     algorithm_option,
+    board_from,
     board_option,
     check_png,
     contexts_option,
+    design_option,
     engine_option,
     format_option,
+    fpga_option,
     model_option,
     parse_contexts,
     parse_int_list,
     parse_name_list,
     plot_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
+from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
@@ -54,7 +57,9 @@ class Mean(StrEnum):
 
 
 def solve(
-    board: str = board_option(),
+    board: str | None = board_option(),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
     model: str = model_option("llama-3.1-8b"),
     algorithm: str = algorithm_option(
         ..., "SD algorithm (longspec, eagle3, falcon, falcon-k3, falcon-k4) or YAML path."
@@ -128,7 +133,7 @@ def solve(
     if not math.isfinite(naive_threshold) or naive_threshold <= 0:
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
     tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
-    b, m, a = load_board(board), load_model(model), load_algorithm(algorithm)
+    b, m, a = board_from(board, fpga, design), load_model(model), load_algorithm(algorithm)
     check_drafter(b, a)
     inputs = {
         "tasks": tasks,
@@ -164,7 +169,7 @@ def solve(
         for line in differs:  # stdout stays pure CSV
             err_console.print(line, highlight=False, soft_wrap=True)
     else:
-        _print_tables(solution, b, show_fit=lowering_of(b).model_precision)
+        _print_tables(solution, b, show_fit=True)
         _print_draft_lines(solution, a)
         for line in differs:
             wide_console().print(line, highlight=False)
@@ -181,11 +186,11 @@ def cross_check(
     engine: str,
     inputs: dict,
 ) -> list[str]:
-    """With a simulator engine on a study-lowering board: solve the same inputs with the
-    study's accounting (analytic) and return one line per (task, context) where the two
-    decide SD-or-AD differently, with the simulator's reason at the accounting's point."""
+    """With a simulator engine: solve the same inputs with the study's accounting (analytic)
+    and return one line per (task, context) where the two decide SD-or-AD differently, with
+    the simulator's reason at the accounting's point."""
     board, model, algorithm = workload
-    if engine == "analytic" or not lowering_of(board).study_accounting:
+    if engine == "analytic":
         return []
     account = solve_workload(board, model, algorithm, contexts, engine="analytic", **inputs)
     ours = solution.summary.set_index(["task", "context"])

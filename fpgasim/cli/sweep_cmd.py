@@ -17,12 +17,15 @@ from fpgasim.cli.options import (
     algorithm_option,
     board_option,
     contexts_option,
+    design_option,
     engine_option,
+    fpga_option,
     model_option,
     out_option,
     parse_contexts,
     parse_int_list,
     parse_name_list,
+    vary_option,
     workers_option,
 )
 from fpgasim.cli.sweep_options import (
@@ -34,15 +37,25 @@ from fpgasim.cli.sweep_options import (
     open_cache,
     scheduler_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.board_loader import BoardBase
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
+from fpgasim.sweep.space import parse_vary
 
 
 def sweep(
-    board: str = board_option("Board name(s), comma separated, or YAML paths."),
+    board: str | None = board_option(
+        "Board name(s), comma separated, or YAML paths; or --fpga with --design."
+    ),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
+    vary: list[str] = vary_option(
+        "Vary a field of the FPGA or design file: PATH=V1,V2 (repeatable), e.g. "
+        "design.mv_lanes=1,2,4; every combination is a board."
+    ),
     model: str = model_option(),
     contexts: str = contexts_option("Context lengths, e.g. 128,256,1024 or 128-256."),
     verify_lens: str = typer.Option(
@@ -89,7 +102,13 @@ def sweep(
     check_out_path(out, "--out")
     check_executor(executor, scheduler)
     engine_version(engine)  # unknown engine: fail before loading anything
-    boards = [load_board(b) for b in parse_name_list(board, "--board")]
+    variation = parse_vary(vary)
+    if board is not None and fpga is None and design is None:
+        names = parse_name_list(board, "--board")
+        bases = [BoardBase(name) for name in names]
+    else:
+        bases = [BoardBase(board, fpga, design)]
+    boards = [b for base in bases for b in variation.boards(base)]
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
     for b in boards:

@@ -16,15 +16,18 @@ from fpgasim.cli.options import (
     JsonTableMarkdown,
     aat_dir_option,
     algorithm_option,
+    board_from,
     check_png,
     context_option,
+    design_option,
     engine_option,
     format_option,
+    fpga_option,
     out_option,
     parse_int_list,
     plot_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
@@ -191,8 +194,11 @@ def optimal(
         help="aat: the tree of N nodes with the highest expected AAT; throughput: the tree of highest tokens/s AAT/(T_v+T_d) on --board over every x <= N.",
     ),
     board: str | None = typer.Option(
-        None, "--board", "-b", help="Board (--objective throughput), e.g. v80."
+        None, "--board", "-b", help="Board (--objective throughput), e.g. v80; or --fpga with "
+        "--design."
     ),
+    fpga: str | None = fpga_option(),
+    design: str | None = design_option(),
     model_name: str = typer.Option(
         "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
     ),
@@ -219,13 +225,15 @@ def optimal(
     if objective is Objective.throughput:
         if method is not SolveMethod.auto:
             raise InputError("--method", method.value, "only with --objective aat")
-        row = _throughput_row(model, board, model_name, algorithm, context, size, max_depth, engine)
-        title = f"throughput-optimal tree on {board}, L={context}"
+        row = _throughput_row(model, (board, fpga, design), model_name, algorithm, context, size,
+                              max_depth, engine)
+        title = f"throughput-optimal tree on {row['board']}, L={context}"
     else:
         if size is None:
             raise InputError("--size", None, "a tree size N for --objective aat")
-        if board is not None:
-            raise InputError("--board", board, "only with --objective throughput")
+        for flag, value in (("--board", board), ("--fpga", fpga), ("--design", design)):
+            if value is not None:
+                raise InputError(flag, value, "only with --objective throughput")
         solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
         result = solver(model, size, max_depth)
         t = result.tree
@@ -253,7 +261,7 @@ def optimal(
 
 def _throughput_row(
     model: PositionalModel,
-    board: str | None,
+    board: tuple[str | None, str | None, str | None],
     model_name: str,
     algorithm: str | None,
     context: int | None,
@@ -262,7 +270,7 @@ def _throughput_row(
     engine: str,
 ) -> dict:
     """`tree optimal --objective throughput`: the best tree and the AAT-optimal one of its x."""
-    for name, value in (("--board", board), ("--algorithm", algorithm), ("--context", context)):
+    for name, value in (("--algorithm", algorithm), ("--context", context)):
         if value is None:
             raise InputError(name, None, "required with --objective throughput")
     if max_depth is not None:
@@ -271,16 +279,18 @@ def _throughput_row(
             max_depth,
             "not with --objective throughput (the drafter's maximal tree bounds the depth)",
         )
-    assert board is not None and algorithm is not None and context is not None
+    assert algorithm is not None and context is not None
     eng = get_engine(engine)
-    b, a = load_board(board), load_algorithm(algorithm)
+    b, a = board_from(*board), load_algorithm(algorithm)
     check_drafter(b, a)
     costs = EngineTreeCosts(eng, b, load_model(model_name), a, context)
     result = design_tree(model, costs, size)
     clock = costs.clock_hz()
     row: dict = {
         "objective": "throughput",
-        "board": board,
+        "board": b.name,
+        "fpga": b.fpga.name,
+        "design": b.design.name,
         "model": model_name,
         "algorithm": algorithm,
         "context": context,

@@ -130,3 +130,42 @@ class Board(Strict):
             "dsps_available": f.dsps_available,
             "fits_dsps": f.fits_dsps,
         }
+
+    def fit_report(self) -> dict:
+        """The fitted design and the resources it uses (`fpgasim design fit`): pipelines and
+        channels, arrays, DSPs and on-chip RAM against the part's, what binds, whether it
+        fits (None where a count the check needs is unknown)."""
+        f = self.fit
+        return {
+            "board": self.name,
+            "fpga": self.fpga.name,
+            "design": self.design.name,
+            "recipe": self.recipe.name,
+            "pipelines": f.pipelines,
+            "pipelines_built": f.pipelines_built,
+            "binding_resource": f.binding_resource,
+            "channels_per_pipeline": f.ports_per_pipeline,
+            "channels_a": f.channels_a,
+            "memory_channels": f.ports,
+            "channel_gb_s": f.port_bytes_per_s / 1e9,
+            "bandwidth_gb_s": self.bandwidth_bytes_per_s / 1e9,
+            "mm_array": f"{f.mm_rows}x{f.mm_cols}",
+            "mm_macs_per_cycle": f.mm_macs_per_cycle,
+            "mm_source": f.mm_source,
+            "mv_lanes": f.mv_lanes,
+            "mv_macs_per_cycle": f.mv_macs_per_cycle,
+            "peak_tmac_s": self.peak_macs_per_cycle * self.clock_hz / 1e12,
+            "dsp_kind": self.fpga.dsp_kind,
+            "dsp_rule": f.dsp_rule,
+            "dsp_rule_assumed": f.dsp_rule_assumed,
+            "mm_dsps": f.mm_dsps,
+            "mv_dsps": f.mv_dsps,
+            "dsps_used": f.dsps_used,
+            "dsps_available": f.dsps_available,
+            "fits_dsps": f.fits_dsps,
+            "buffer_mb": f.buffer_mb,
+            "onchip_mb_used": f.onchip_mb_used,
+            "onchip_mb_available": f.onchip_mb_available,
+            "fits_onchip": f.fits_onchip,
+            "fits": f.fits,
+        }

@@ -86,9 +86,10 @@ def load_board(name_or_path: str, changes: Iterable[tuple[str, Scalar]] = ()) ->
     data = read_yaml_mapping(path)
     _refuse_other_kind(data, "board", str(path))
     pair = validate_mapping(BoardFile, data, str(path))
-    changes = [*pair.overrides.items(), *changes]
+    changes = list(changes)
     board = _fitted(pair.name, pair.description, resolve("fpga", pair.fpga),
-                    resolve("design", pair.design), changes, str(path))
+                    resolve("design", pair.design), [*pair.overrides.items(), *changes],
+                    str(path), shown=changes)
     board._source = str(path)
     return board
 
@@ -99,13 +100,15 @@ def board_of(fpga: str, design: str, changes: Iterable[tuple[str, Scalar]] = ())
     f_name = str(read_yaml_mapping(fpga_path).get("name", fpga_path.stem))
     d_name = str(_design_mapping(design_path).get("name", design_path.stem))
     name = f"{d_name}@{f_name}"
+    changes = list(changes)
     return _fitted(name, f"design {d_name} fitted to {f_name}", fpga_path, design_path,
-                   list(changes), name)
+                   changes, name, shown=changes)
 
 
 def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
-            changes: list[tuple[str, Scalar]], source: str) -> Board:
-    """Validate both files with `changes` applied, fit, and name what changed."""
+            changes: list[tuple[str, Scalar]], source: str,
+            shown: Sequence[tuple[str, Scalar]] = ()) -> Board:
+    """Validate both files with `changes` applied, fit, and name the `shown` changes."""
     fpga_data, design_data = _fpga_mapping(fpga_path), _design_mapping(design_path)
     for path, value in changes:
         kind, _, field = path.partition(".")
@@ -118,10 +121,22 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
                               "a field path starting with 'fpga.' or 'design.'", "vary")
     fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
     design = _validated(Design, design_data, str(design_path) if not changes else source)
+    _check_mask_table(design, str(design_path) if not changes else source)
     fitted = fit(fpga, design, _named_fpga)
-    if changes and "@" in name:
-        name += "".join(f" {p.split('.')[-1]}={v}" for p, v in changes)
+    name += "".join(f" {p.split('.')[-1]}={v}" for p, v in shown)
     return Board(name=name, description=description, fpga=fpga, design=design, fit=fitted)
+
+
+def _check_mask_table(design: Design, source: str) -> None:
+    """The recipe's prefill mask table must exist (checked on every load, not only when a
+    prefill first needs it: a typo would otherwise pass every decode run)."""
+    from fpgasim.config.loader import MASK_DIR, data_root
+
+    name = design.recipe.prefill_mask
+    if name != "causal" and not (data_root() / MASK_DIR / f"{name}.yaml").is_file():
+        names = sorted(p.stem for p in (data_root() / MASK_DIR).glob("*.yaml"))
+        raise ConfigError(source, "recipe.prefill_mask", name,
+                          f"'causal' or one of {names} ({MASK_DIR}/)")
 
 
 def _named_fpga(name: str) -> Fpga:
@@ -217,3 +232,29 @@ def _validated(schema: type, data: dict, source: str):
     obj = validate_mapping(schema, data, source)
     obj._source = source
     return obj
+
+
+def fit_matrix(fpgas: Sequence[str], designs: Sequence[str]) -> list[dict]:
+    """Every design fitted to every part: one row each with whether it fits and what binds
+    (or, where the fit refuses, the reason): the `fpgasim boards` overview."""
+    rows = []
+    for design in designs:
+        for fpga in fpgas:
+            try:
+                board = board_of(fpga, design)
+            except ConfigError as exc:
+                rows.append({"design": design, "fpga": fpga, "fits": False, "pipelines": None,
+                             "binding_resource": "", "short_of": exc.field,
+                             "reason": f"{exc.field}: {exc.allowed}"})
+                continue
+            f = board.fit
+            short = [name for name, ok in (("dsps", f.fits_dsps), ("on-chip RAM", f.fits_onchip))
+                     if ok is False]
+            unknown = [name for name, ok in (("dsps", f.fits_dsps), ("on-chip RAM",
+                                                                     f.fits_onchip))
+                       if ok is None]
+            rows.append({"design": design, "fpga": fpga, "fits": f.fits,
+                         "pipelines": f.pipelines, "binding_resource": f.binding_resource,
+                         "short_of": ", ".join(short), "reason": ", ".join(
+                             f"{u} unknown" for u in unknown)})
+    return rows

@@ -9,8 +9,6 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationInfo,
-    field_validator,
     model_validator,
 )
 

@@ -18,7 +18,6 @@ from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec
 from fpgasim.engine.timing import Timing, bound_of
 
-
 #: the study's channel shares and efficiencies (docs/accounting.md, Bandwidth): weights over
 #: all channels at 0.7; activations and KV over 4 of 32 at 0.35; stores over 4 of 32 at 0.7
 WEIGHT_SHARE, WEIGHT_EFFICIENCY = 1.0, 0.7

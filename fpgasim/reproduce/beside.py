@@ -297,28 +297,34 @@ def pass_excess(
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
     a = service_for(account).run_pass(spec, board, model, drafter)
     s = service_for(sim).run_pass(spec, board, model, drafter)
-    return a.cycles, s.cycles, attribute(a, s, board.macs_per_cycle)
+    return a.cycles, s.cycles / s.duration_divisor, attribute(a, s, board.mm_macs_per_cycle)
 
 
 def attribute(a: Timing, s: Timing, macs_per_cycle: int) -> dict[str, float]:
-    """Extra cycles of the simulator's pass `s` over the accounting's `a`, per mechanism."""
+    """Extra cycles of the simulator's pass `s` over the accounting's `a`, per mechanism.
+
+    The accounting's cycles are the whole board's (every pipeline's arrays and channels);
+    the simulator's are one pipeline's, each duration then divided by the board's
+    `duration_divisor`, so they are compared after that division. `macs_per_cycle` is one
+    pipeline's MM array: what MV-mode or padded MM work would take at the array's rate."""
+    d = s.duration_divisor
     busy = {
-        "MPE": s.compute_cycles,
-        "SFU": s.sfu_cycles,
-        "LD": s.ld_cycles,
-        "ST": s.st_cycles,
+        "MPE": s.compute_cycles / d,
+        "SFU": s.sfu_cycles / d,
+        "LD": s.ld_cycles / d,
+        "ST": s.st_cycles / d,
     }
     crit = max(busy, key=busy.get)
     out = dict.fromkeys(MECHANISMS, 0.0)
-    out["stalls"] = float(max(0, s.cycles - busy[crit]))
+    out["stalls"] = float(max(0, s.cycles / d - busy[crit]))
     over = float(busy[crit] - a.cycles)  # the critical unit's time above the accounting's
     if over <= 0:
         return out
     if crit == "MPE":
-        mv_extra = max(0.0, s.mv_cycles - s.mv_macs / macs_per_cycle)
+        mv_extra = max(0.0, s.mv_cycles - s.mv_macs / macs_per_cycle) / d
         mm_extra = max(
             0.0, (s.compute_cycles - s.mv_cycles) - (s.macs - s.mv_macs) / macs_per_cycle
-        )
+        ) / d
         extra = mv_extra + mm_extra
         if extra > 0:
             share = min(1.0, over / extra)

@@ -68,7 +68,7 @@ def _order(name: str) -> tuple[int, int, str]:
 
 
 #: The study's own tables and figures (docs/reproduction.md): what `reproduce all` runs.
-#: The other shipped experiments (dovetail1, table4-flightllm, tree_design) are fpgasim's
+#: The other shipped experiments (dovetail1, tree_design) are fpgasim's
 #: extensions; `reproduce everything` adds them.
 STUDY_EXPERIMENTS: tuple[str, ...] = (
     "table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6",

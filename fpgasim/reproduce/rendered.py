@@ -14,6 +14,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.reproduce.schema import DECISION_OF, KIND_COLUMNS, Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
+from fpgasim.simulate import check_window
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,11 @@ def each_workload(
     for w in exp.workloads:
         for board in w.boards:
             for model in w.models:
-                yield (w, *load_inputs(board, model, w.algorithm))
+                inputs = load_inputs(board, model, w.algorithm)
+                if w.beyond_window is None:  # contexts past the window need a stated reason
+                    for context in w.contexts:
+                        check_window(inputs[1], context, 1, "contexts")
+                yield (w, *inputs)
 
 
 def tasks_of(w: Workload, ctx: RunContext) -> list[str] | None:

@@ -124,6 +124,11 @@ class Workload(Strict):
     contexts: list[Context] = Field(
         min_length=1, max_length=64, description="context lengths L, tokens (each solved alone)"
     )
+    beyond_window: str | None = Field(
+        None, min_length=1, max_length=500,
+        description="why contexts past a model's window (max_position_embeddings) are run: "
+        "the study measured them; null: every context must fit the window",
+    )
 
     @model_validator(mode="after")
     def _unique(self) -> Workload:

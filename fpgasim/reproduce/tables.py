@@ -244,9 +244,10 @@ def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
                     "naive_speedup": s["naive_speedup"],
                     "regime": s["regime"],
                     "x_ridge": s["x_ridge"],
-                    "macs_per_cycle": board.macs_per_cycle,
-                    "bytes_per_cycle": board.bytes_per_cycle,
-                    "compute_to_bandwidth": board.macs_per_cycle / board.bytes_per_cycle,
+                    "macs_per_cycle": board.peak_macs_per_cycle,
+                    "bytes_per_cycle": board.bandwidth_bytes_per_s / board.clock_hz,
+                    "compute_to_bandwidth": board.peak_macs_per_cycle
+                    / (board.bandwidth_bytes_per_s / board.clock_hz),
                     "ridge_tokens": ridge_tokens(board),
                 }
             )

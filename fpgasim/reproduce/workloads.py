@@ -29,8 +29,8 @@ from fpgasim.analysis import (
     solve_curves,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.loader import data_root
 from fpgasim.config.board import Board
+from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError

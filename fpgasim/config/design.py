@@ -214,8 +214,11 @@ class Design(Strict):
             value = getattr(c, name)
             if value % block:
                 raise ValueError(f"compiler.{name} = {value} is not a multiple of block = {block}")
-        if self.mm_rows % block:
-            raise ValueError(f"mm_rows = {self.mm_rows} is not a multiple of block = {block}")
+        for rows in (self.mm_rows, *(e.rows for e in self.mm_by_fpga)):
+            if rows % c.mask_block:
+                raise ValueError(f"MM array rows = {rows} are not a multiple of "
+                                 f"compiler.mask_block = {c.mask_block} (a prefill tile holds "
+                                 "whole mask rows)")
         for name in ("mm_cols", "mv_macs_per_lane"):
             value = getattr(self, name)
             if value is not None and value % block:

@@ -253,7 +253,7 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
     built = int(min(limits.values()))
     feed = ports / per_pipe
     scale = 1.024**3 if mem.bandwidth_reading == "gib" else 1.0
-    bandwidth = fpga.memory.bytes_per_s * scale
+    bandwidth = fpga.memory.bandwidth_gb_s * scale * 1e9  # in this order, as FlightLLM's model
     if feed >= 1:
         limits["memory channels"] = feed
         pipelines = min(built, feed)

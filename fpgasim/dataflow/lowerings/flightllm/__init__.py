@@ -282,7 +282,8 @@ def prefill_masks(board: Board, model: TargetModel, tokens: int) -> MaskSet:
     prompt (FlightLLM's are LLaMA2-7B's: 32 layers of 32 heads, 2,048 tokens), else the
     dense causal mask (`prefill_mask_used` names which: docs/models.md, "Recipes")."""
     block = board.compiler.mask_block
-    return mask_set(prefill_mask_used(board, model, tokens), model.heads, tokens // block, block)
+    return mask_set(prefill_mask_used(board, model, tokens), model.heads, tokens // block, block,
+                    board.fit.mm_rows // block)
 
 
 def prefill_mask_used(board: Board, model: TargetModel, tokens: int) -> str:
@@ -294,7 +295,8 @@ def prefill_mask_used(board: Board, model: TargetModel, tokens: int) -> str:
     block = board.compiler.mask_block
     fits = (table.block_tokens == block and table.heads == model.heads
             and len(table.layers) in (1, model.layers)
-            and tokens // block <= table.layers[0].rows())
+            and tokens // block <= table.layers[0].rows()
+            and board.fit.mm_rows == 2 * block)  # its V sums are per two mask rows
     return name if fits else "causal"
 
 

@@ -51,10 +51,12 @@ class MaskSet:
         return self.layers[0] if len(self.layers) == 1 else self.layers[index]
 
 
-def causal(heads: int, rows: int, block_tokens: int) -> MaskSet:
-    """The dense causal mask over `rows` blocks, as sums."""
+def causal(heads: int, rows: int, block_tokens: int, rows_per_tile: int = 2) -> MaskSet:
+    """The dense causal mask over `rows` blocks, as sums; V per tile of `rows_per_tile`
+    mask rows (2 with FlightLLM's 128-row tiles of 64-token blocks)."""
     S = tuple(heads * (i + 1) for i in range(rows))
-    V = tuple(heads * (2 * t + 2) for t in range(rows // 2))
+    V = tuple(heads * min(rows, (t + 1) * rows_per_tile)
+              for t in range(-(-rows // rows_per_tile)))
     C = tuple(heads * (2 * n - 1) for n in range(2, rows + 1, 2))
     return MaskSet("causal", heads, block_tokens, (LayerMask(S, V, C),))
 
@@ -73,10 +75,11 @@ def load(name: str) -> MaskSet:
     return MaskSet(name, table.heads, table.mask_block, layers)
 
 
-def mask_set(name: str, heads: int, rows: int, block_tokens: int) -> MaskSet:
+def mask_set(name: str, heads: int, rows: int, block_tokens: int,
+             rows_per_tile: int = 2) -> MaskSet:
     """The named mask table, or the dense causal mask when name is 'causal'."""
     if name == "causal":
-        return causal(heads, rows, block_tokens)
+        return causal(heads, rows, block_tokens, rows_per_tile)
     return load(name)
 
 

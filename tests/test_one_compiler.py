@@ -1,0 +1,173 @@
+"""One compiler for every model, context and board (docs/validation.md, "One compiler").
+
+Each check is independent of the compiler's code: the passes of a model without grouped-query
+attention are the ones the compiler gave before it was generalised (tests/data/flightllm);
+weight bytes per decode pass are the model's linear parameters at the recipe's width, plus
+FlightLLM's 512-column padding and biases, computed here from the shapes; KV bytes per added
+token are 2 x layers x kv_heads x head_dim x bytes; time is monotone across a key tile.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from fpgasim.config import available, load_algorithm, load_board, load_model
+from fpgasim.dataflow.lowerings.flightllm.graph import key_tiles
+from fpgasim.engine.fast import FastEngine
+from fpgasim.errors import InputError
+from fpgasim.simulate import (
+    Point,
+    draft_timing,
+    memory_bytes,
+    prefill_specs,
+    prefill_timing,
+    verify_timing,
+)
+from fpgasim.step import service_for
+from fpgasim.tree.draft_trees import default_tree
+from tests.cli_helpers import run_cli
+
+BEFORE = json.loads((Path(__file__).parent / "data" / "flightllm" /
+                     "before_one_compiler.json").read_text())
+#: FlightLLM's recipe written as overrides of the study design (the old -flc boards ran it)
+FLIGHTLLM_RECIPE = [
+    ("design.recipe.name", "flightllm"), ("design.recipe.weight_bits", 8),
+    ("design.recipe.weight_timed_bits", 4), ("design.recipe.activation_bits", 8),
+    ("design.recipe.kv_bits", 8), ("design.recipe.q.sparse_ratio", 0.7),
+    ("design.recipe.q.bias", True), ("design.recipe.k.sparse_ratio", 0.7),
+    ("design.recipe.k.bias", True), ("design.recipe.v.bias", True),
+    ("design.recipe.o.bias", True), ("design.compiler.kv_append", "reread"),
+]
+
+
+@cache
+def engine() -> FastEngine:
+    return FastEngine()
+
+
+@pytest.mark.parametrize("row", BEFORE["flightllm"],
+                         ids=lambda r: f"{r['board']}-{r['variant']}-{r['pass']}-{r['context']}"
+                         f"-{r['verify_len']}")
+def test_passes_without_gqa_are_unchanged(row: dict) -> None:
+    changes = ([("design.mv_lanes", 4), ("design.mv_macs_per_lane", 1024)]
+               if row["variant"] == "mv4" else [])
+    board, model = load_board(row["board"], changes), load_model("llama2-7b-flightllm")
+    if row["pass"] == "verify":
+        t = verify_timing(engine(), board, model, row["verify_len"], row["context"])
+    else:
+        algorithm = load_algorithm(row["pass"].split()[1])
+        t = draft_timing(engine(), board, model, algorithm, default_tree(algorithm), 3,
+                         row["context"])
+    assert (t.cycles, t.weight_bytes) == (row["cycles"], row["weight_bytes"])
+
+
+@pytest.mark.parametrize("row", BEFORE["flc"],
+                         ids=lambda r: f"{r['board']}-{r['context']}-{r['verify_len']}")
+def test_the_study_design_with_flightllm_recipe_is_the_old_flc_board(row: dict) -> None:
+    board = load_board(row["board"].removesuffix("-flc"), FLIGHTLLM_RECIPE)
+    t = verify_timing(engine(), board, load_model("llama2-7b-flightllm"), row["verify_len"],
+                      row["context"])
+    assert (t.cycles, t.weight_bytes) == (row["cycles"], row["weight_bytes"])
+
+
+def linear_shapes(m) -> list[tuple[str, int, int]]:
+    """(projection, K, N) of every linear layer of one decode pass, from the model's shapes."""
+    h, kv, i = m.hidden, m.kv_heads * m.head_dim, m.intermediate
+    layer = [("q", h, h), ("k", h, kv), ("v", h, kv), ("o", h, h), ("gate", h, i), ("up", h, i),
+             ("down", i, h)]
+    return layer * m.layers + [("lm_head", h, m.vocab)]
+
+
+@pytest.mark.parametrize("board_name", ["u280", "flightllm-vhk158"])
+@pytest.mark.parametrize("model_name", available("model"))
+def test_weight_bytes_per_decode_pass_are_the_parameters(board_name: str, model_name: str):
+    """K x N per projection at the recipe's stored width, N padded to the 512-output MV group
+    (docs/flightllm-model.md §4.2: padded columns are loaded), plus the recipe's biases."""
+    board, m = load_board(board_name), load_model(model_name)
+    r, group = board.recipe, board.compiler.mv_group_outputs
+    params = sum(k * n for _, k, n in linear_shapes(m))
+    assert params == m.layers * (2 * m.hidden**2 + 2 * m.hidden * m.kv_heads * m.head_dim
+                                 + 3 * m.hidden * m.intermediate) + m.hidden * m.vocab
+    padding = sum(k * (math.ceil(n / group) * group - n) for _, k, n in linear_shapes(m))
+    biases = sum(n for p, _, n in linear_shapes(m) if r.linear(p).bias) * r.bias_bits // 8
+    t = verify_timing(engine(), board, m, 1, 511)
+    assert t.weight_bytes == (params + padding) * r.weight_bits // 8 + biases
+
+
+@pytest.mark.parametrize("model_name", available("model"))
+def test_kv_bytes_per_added_token(model_name: str) -> None:
+    """The cache grows by 2 x layers x kv_heads x head_dim x bytes per token, and a pass reads
+    it once (the study design appends by storing) or twice (FlightLLM's concat rereads it)."""
+    m = load_model(model_name)
+    per_token = 2 * m.layers * m.kv_heads * m.head_dim
+    for board_name, reads in (("u280", 1), ("flightllm-vhk158", 2)):
+        board = load_board(board_name)
+        width = board.recipe.kv_bits // 8
+        assert (memory_bytes(board, m, 1000, 2) - memory_bytes(board, m, 1000, 1)
+                == per_token * width)
+        if m.window_tokens >= 1536:  # 512 keys more: whole 512-key MV groups, no padding
+            a = verify_timing(engine(), board, m, 1, 1023).kv_bytes
+            b = verify_timing(engine(), board, m, 1, 1535).kv_bytes
+            assert b - a == 512 * per_token * width * reads
+
+
+def test_gqa_kv_per_token_is_a_quarter_of_llama2() -> None:
+    board = load_board("u280")
+    llama3, llama2 = load_model("llama-3.1-8b"), load_model("llama2-7b-flightllm")
+    grow = {m.id: memory_bytes(board, m, 2000, 2) - memory_bytes(board, m, 2000, 1)
+            for m in (llama3, llama2)}
+    assert 4 * grow["llama-3.1-8b"] == grow["llama2-7b-flightllm"]
+    reads = {m.id: verify_timing(engine(), board, m, 1, 2047).kv_bytes for m in (llama3, llama2)}
+    assert 4 * reads["llama-3.1-8b"] == reads["llama2-7b-flightllm"]
+
+
+def test_key_tiles() -> None:
+    assert key_tiles(4096, 4096, 1) == [(0, 4096)]
+    assert key_tiles(8192, 4096, 1) == [(0, 4096), (4096, 4096)]
+    assert key_tiles(4112, 4096, 1) == [(0, 4096), (4096, 16)]
+    # no boundary among the new tokens: the last tile starts at the first of them
+    assert key_tiles(4112, 4096, 32) == [(0, 4080), (4080, 32)]
+    tiles = key_tiles(131072, 4096, 85)
+    assert sum(n for _, n in tiles) == 131072 and max(n for _, n in tiles) <= 4096
+
+
+@pytest.mark.parametrize(("board_name", "model_name"), [
+    ("u280", "llama-3.1-8b"), ("flightllm-vhk158", "llama2-7b-flightllm"),
+])
+def test_time_is_monotone_across_a_key_tile(board_name: str, model_name: str) -> None:
+    """One more tile adds a QK^T, a PV and the rescale work; the pass grows by it and no more
+    than the work of a few hundred keys (here under 2 %)."""
+    board, m = load_board(board_name), load_model(model_name)
+    times = [verify_timing(engine(), board, m, 1, L).seconds for L in range(4000, 4200, 16)]
+    steps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(steps) >= 0
+    assert max(steps) <= 0.02 * times[0]
+
+
+def test_prefill_beyond_one_tile_runs_in_chunks() -> None:
+    board, m = load_board("u280"), load_model("llama-3.1-8b")
+    specs = prefill_specs(board, 8192)
+    assert [(s.tokens, s.context, s.phase) for s in specs] == [(4096, 0, "decode"),
+                                                               (4096, 4096, "decode")]
+    total = sum(service_for(engine()).run_pass(s, board, m).seconds for s in specs)
+    assert prefill_timing(engine(), board, m, 8192).seconds == pytest.approx(total, rel=1e-12)
+
+
+def test_a_context_past_the_window_is_refused() -> None:
+    board, m = load_board("u280"), load_model("llama-3.1-8b")
+    with pytest.raises(InputError, match="131072"):
+        Point(board, m, 131072, 1).check()
+    Point(board, m, 131071, 1).check()
+
+
+def test_llama3_runs_at_16k_on_the_compiler(capsys) -> None:
+    result = run_cli(capsys, "simulate", "--board", "u280", "--model", "llama-3.1-8b",
+                     "--context", "16383", "--verify-len", "16", "--format", "json")
+    assert result.code == 0, result.err
+    row = json.loads(result.out)
+    assert row["lowering"] == "flightllm" and row["verify_s"] > 0

@@ -26,6 +26,9 @@ class Emitter:
         self.pending: list[tuple] = []  # rows not yet in a chunk
         self.chunks: list[tuple[np.ndarray, int]] = []  # (finished rows, times in a row)
         self.count = 0
+        #: ids of finished row arrays whose copies in a row may be kept as a template: each
+        #: copy's waits reach back at most into the copy before it (FlightLLM's compiler)
+        self.templatable: set[int] = set()
 
     def __len__(self) -> int:
         return self.count
@@ -41,10 +44,13 @@ class Emitter:
             self.chunks.append((np.array(self.pending, self.ROW), 1))
             self.pending = []
 
-    def extend(self, rows: np.ndarray, times: int = 1) -> None:
+    def extend(self, rows: np.ndarray, times: int = 1, templatable: bool = False) -> None:
         """Append the finished `rows` (of `ROW`) `times` over; appending the same array
-        again only raises the count of the run it ends."""
+        again only raises the count of the run it ends. `templatable`: copies in a row wait
+        at most on the copy before them (see `templatable`)."""
         self._flush()
+        if templatable:
+            self.templatable.add(id(rows))
         if self.chunks and self.chunks[-1][0] is rows:
             self.chunks[-1] = (rows, self.chunks[-1][1] + times)
         else:

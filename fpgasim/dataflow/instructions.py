@@ -418,12 +418,24 @@ def class_totals(template: Program, unit_roles: tuple[str, ...], per_class: np.n
 
 
 def other_totals(template: Program, unit_roles: tuple[str, ...], classes: np.ndarray,
-                 nbytes: np.ndarray, work: np.ndarray) -> dict[str, int]:
+                 nbytes: np.ndarray, work: np.ndarray,
+                 weights: np.ndarray | None = None) -> dict[str, int]:
     """The totals of `totals` that do not depend on durations (bytes and work) of a
-    one-block program whose rows have the `row_classes` `classes`."""
+    program whose rows have the `row_classes` `classes`, each row counted `weights` times
+    (`layer_weights`; None: once)."""
     n = _classes_of(template)
+    if weights is not None:
+        nbytes, work = nbytes * weights, work * weights
     return (class_totals(template, unit_roles, class_sums(classes, nbytes, n), "nbytes")
             | class_totals(template, unit_roles, class_sums(classes, work, n), "work"))
+
+
+def layer_weights(rows: int, head_len: int, layer_len: int, total_layers: int) -> np.ndarray:
+    """How many times each row of a two-block template stands in the full pass: block 1
+    for `total_layers - 1` layers, every other row once (as `_totals` counts them)."""
+    weights = np.ones(rows, dtype=np.int64)
+    weights[head_len + layer_len : head_len + 2 * layer_len] = total_layers - 1
+    return weights
 
 
 def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.ndarray:
@@ -433,9 +445,13 @@ def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.
 
 
 def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
-                classes: np.ndarray, cycles: np.ndarray) -> None:
-    """Record `totals` of a one-block program from its duration-free totals (`other_totals`)
-    and its rows' durations summed per `row_classes` class (exact integer sums)."""
+                classes: np.ndarray, cycles: np.ndarray,
+                weights: np.ndarray | None = None) -> None:
+    """Record `totals` of a program from its duration-free totals (`other_totals`) and its
+    rows' durations, each counted `weights` times, summed per `row_classes` class (exact
+    integer sums)."""
+    if weights is not None:
+        cycles = cycles * weights
     per_class = class_sums(classes, cycles, _classes_of(template))
     out = other | class_totals(template, unit_roles, per_class, "cycles")
     template.memo[("totals", unit_roles)] = {k: out[k] for k in _order(template)}

@@ -23,7 +23,7 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -128,12 +128,13 @@ def _snapshot(
         q = queues[u]
         if len(q) == 0:
             continue
-        if per[u] == 0:
-            return None
         k = int(np.searchsorted(sched.start[q], t, side="right"))
         busy = k > 0 and int(sched.finish[q[k - 1]]) > t
         pc = k - 1 if busy else k
         rem = int(sched.finish[q[k - 1]]) - t if busy else 0
+        if per[u] == 0:  # no rows in a layer block: its head and tail rows, same position
+            state.append((pc - int(head[u]), rem))
+            continue
         layer = (pc - int(head[u])) // int(per[u]) if pc >= head[u] else -1
         lo, hi = min(lo, layer), max(hi, layer)
         state.append((pc - int(head[u]) - m * int(per[u]), rem))
@@ -189,6 +190,9 @@ class CycleEngine:
         self._parts: dict[bytes, int] = {}
         #: how the cycles of the last pass were obtained ("full" or "window W, layer a")
         self.last_method = ""
+        #: per template (its part key without the copy count): the window and the steady
+        #: state proven on it, (window layers, window makespan, period), or None (none proven)
+        self._windows: dict[bytes, tuple[int, int, int] | None] = {}
 
     # subclasses implement this
     def simulate(self, program: Program) -> Timeline:
@@ -203,14 +207,18 @@ class CycleEngine:
     #: programs with more rows than this are windowed even when `window` is False
     max_full_rows = 2_000_000
 
-    def pass_cycles(self, template: Program, anchor: int = UNIT_MPE) -> int:
+    def pass_cycles(self, template: Program, anchor: int = UNIT_MPE,
+                    windowed: bool | None = None) -> int:
         """Cycles of the whole pass, extrapolated from a window when the steady state is proven
-        (layers located by compute unit `anchor`, see `steady_state`)."""
+        (layers located by compute unit `anchor`, see `steady_state`; `windowed` None: the
+        engine's setting)."""
         n = template.total_layers
         huge = (
             len(template.instrs) + (n - template.layers) * template.layer_len > self.max_full_rows
         )
-        if (self.window or huge) and template.layers == 2:
+        if windowed is None:
+            windowed = self.window
+        if (windowed or huge) and template.layers == 2:
             for w in self.window_layers:
                 if w >= n:
                     break
@@ -227,16 +235,52 @@ class CycleEngine:
         """Makespan of the pass with every layer simulated."""
         return self.simulate(full(template)).makespan
 
+    def template_ticks(self, part: Program) -> int:
+        """Makespan of a part whose rows are a template of identical blocks (`Program`):
+        from a window of its blocks whose steady state is proven (`steady_state`: the state
+        at block a + 1 is the state at block a shifted by the period, so every later block
+        repeats it), the window's makespan plus one period per block more; the full
+        expansion when no window proves it or the part has fewer blocks than the window.
+        The proof depends on the template, not on its copy count, so it is found once for
+        every count (`_windows`)."""
+        key = part.memo.get("template_key") or part_key(part)
+        if key not in self._windows:
+            self._windows[key] = self._window_proof(part)
+        proof = self._windows[key]
+        n = part.total_layers
+        if proof is not None and n >= proof[0]:
+            w, makespan, delta = proof
+            self.last_method = f"template window {w}"
+            return makespan + (n - w) * delta
+        self.last_method = "full"
+        return self.full_makespan(part)
+
+    def _window_proof(self, part: Program) -> tuple[int, int, int] | None:
+        """(w, makespan of w blocks, period) of the first window in `window_layers` whose
+        steady state is proven, or None."""
+        anchor = _anchor(part)
+        wide = replace(part, total_layers=max(part.total_layers, max(self.window_layers)))
+        for w in self.window_layers:
+            sched = self.simulate(window(wide, w))
+            proof = steady_state(sched, anchor)
+            if proof is not None:
+                return w, sched.makespan, proof[1]
+        return None
+
     def part_ticks(self, part: Program) -> int:
         """Makespan of one barrier-delimited part (cached by content across passes)."""
         key = part_key(part)
         ticks = self._parts.get(key)
         if ticks is None:
-            sched = self.simulate(part)
-            ticks = sched.makespan
-            last = len(part.instrs) - 1
-            if part.instrs["opcode"][last] != SYS or int(sched.finish[last]) != ticks:
-                raise AssertionError(f"{part.label}: the final barrier is not the last to finish")
+            if part.total_layers > part.layers:  # a template of identical blocks
+                ticks = self.template_ticks(part)
+            else:
+                sched = self.simulate(part)
+                ticks = sched.makespan
+                last = len(part.instrs) - 1
+                if part.instrs["opcode"][last] != SYS or int(sched.finish[last]) != ticks:
+                    raise AssertionError(
+                        f"{part.label}: the final barrier is not the last to finish")
             self._parts[key] = ticks
         return ticks
 
@@ -299,6 +343,13 @@ class CycleEngine:
         """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
         events = self.trace_events(spec, board, model, drafter)
         Path(path).write_text(json.dumps(events, separators=(",", ":")))
+
+
+def _anchor(template: Program) -> int:
+    """The unit whose rows locate a template's layer blocks: the unit with the most rows in
+    a block (every block has them; FlightLLM's row groups: MV, tiles: MM)."""
+    block = template.instrs["unit"][template.head_len : template.head_len + template.layer_len]
+    return int(np.bincount(block, minlength=template.n_units).argmax())
 
 
 def ticks_to_cycles(ticks: int, ticks_per_cycle: int) -> float:

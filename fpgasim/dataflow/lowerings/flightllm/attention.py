@@ -82,7 +82,7 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
         sub.ld(width * k_el * r.act_bytes, cross=True, wait=0 if first else mask_of(MV))
         if L.heads > 1:  # every head but the last alike: one block, appended heads - 1 times
             sub.block((False, rows, more_rows), lambda s2: head(s2, False, rows, more_rows),
-                      L.heads - 1)
+                      L.heads - 1, templatable=True)
         sub.block((True, rows, more_rows), lambda s2: head(s2, True, rows, more_rows))
         sub.st(width * n_el * r.act_bytes, wait=mask_of(MISC if qk else MV))
 

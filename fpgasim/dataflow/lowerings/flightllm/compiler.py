@@ -23,6 +23,7 @@ from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
     Program,
+    layer_weights,
     other_totals,
     part_key_prefix,
     row_classes,
@@ -173,6 +174,14 @@ class PartRows:
     #: structure (`_structure`: equal units, waits, ports and buffers; no part uses the
     #: last two), it keeps what engines derive from those and `part_key`'s hash of them
     structure: dict = field(compare=False, repr=False)
+    #: (head rows, block rows, copies) when the rows are a two-block template of a run of
+    #: identical blocks (`_template_run`), else None
+    template: tuple[int, int, int] | None = None
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """How many times each row stands in the full part (None: once each)."""
+        return None if self.template is None else layer_weights(len(self.rows), *self.template)
 
     def cycles(self, rates: Rates) -> np.ndarray:
         """Each row's duration in cycles at these rates (the link-free rows priced)."""
@@ -184,16 +193,50 @@ class PartRows:
         end = self.starts[layer + 1] - 1 if layer + 1 < len(self.starts) else len(self.rows) - 1
         sl = slice(int(self.starts[layer]), int(end))
         cyc = cycles_at(self.num[sl], self.link[sl], self.den[sl], rates)
+        weights = self.weights
+        if weights is not None:
+            cyc = cyc * weights[sl]
         unit = self.rows["unit"][sl].astype(np.int64)
         return float(np.bincount(unit, weights=cyc, minlength=len(UNIT_NAMES)).max())
+
+
+#: a run of at least this many identical blocks (MV row groups, MM tiles, heads) is kept as a
+#: two-block template whose engines expand it (`Program`): compiled and resolved once
+MIN_TEMPLATE_RUN = 4
+
+
+def _template_run(e: FlightLLMEmitter) -> tuple[int, int, int] | None:
+    """(first row, block rows, copies) of the part's largest run of identical blocks of at
+    least MIN_TEMPLATE_RUN copies, cut to two copies in the emitter (None: no such run).
+
+    A run is one block appended `copies` times in a row (`Emitter.extend`): the same rows,
+    so the same waits and releases per copy, each copy's tokens balanced but for the ones
+    that chain it to its neighbours; the rows of the full part are the template's, block 1
+    repeated (`instructions.full`), and its schedule, resolved tokens and totals are the
+    template's expanded (tests/test_flightllm_reuse.py checks them against the full rows)."""
+    e._flush()
+    best, first, start = None, 0, 0
+    for j, (rows, times) in enumerate(e.chunks):
+        size = len(rows) * times
+        if times >= MIN_TEMPLATE_RUN and len(rows) and id(rows) in e.templatable and (
+                best is None or size > len(e.chunks[best][0]) * e.chunks[best][1]):
+            best, first = j, start
+        start += size
+    if best is None:
+        return None
+    rows, times = e.chunks[best]
+    e.chunks[best] = (rows, 2)
+    e.count -= (times - 2) * len(rows)
+    return first, len(rows), times
 
 
 def emit_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...],
               emitted: dict[int, tuple] | None = None) -> tuple[np.ndarray, ...]:
     """Columns (unit, duration, bytes, work, traffic, wait set, release set, link, divisor)
-    of one part with its layers in `forms`, and the first row of each layer, with
-    FlightLLM's flags (before `resolve`). `emitted` holds, by layer index, rows already
-    emitted for a layer in its form (`FormCost.chunks`): appended instead of emitted again."""
+    of one part with its layers in `forms`, the first row of each layer, and its template
+    run (`_template_run`: the rows hold two copies of it), with FlightLLM's flags (before
+    `resolve`). `emitted` holds, by layer index, rows already emitted for a layer in its
+    form (`FormCost.chunks`): appended instead of emitted again."""
     e = FlightLLMEmitter(rates)
     starts = []
     ends = []
@@ -202,12 +245,26 @@ def emit_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
         starts.append(len(e))
         chunks = emitted.get(idx) if emitted else None
         if chunks:
-            for rows, times in chunks:
-                e.extend(rows, times)
+            for rows, times, templatable in chunks:
+                e.extend(rows, times, templatable)
         else:
             emit_layer(e, L, masks, form)
         ends.append(len(e) - 1)
         e.sys(wait=mask_of(ST), rel=mask_of(LD) if idx < len(layers) - 1 else 0)
+    run = _template_run(e)
+    if run is not None:  # layer bounds after the run move back by the copies cut
+        first, lam, times = run
+        cut = (times - 2) * lam
+
+        def moved(i: int) -> int:
+            end = first + times * lam  # a layer may start at the run or end with it
+            if i == end - 1:
+                return first + 2 * lam - 1
+            if first < i < end - 1:
+                raise AssertionError("a layer boundary inside a run of identical blocks")
+            return i - cut if i >= end else i
+
+        starts, ends = [moved(i) for i in starts], [moved(i) for i in ends]
     rows = e.rows()
     unit, wait, rel = rows["unit"], rows["wait_units"], rows["rel_units"]
     num, nbytes, work, traffic, link, den = (np.ascontiguousarray(rows[name]) for name in (
@@ -218,14 +275,15 @@ def emit_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
         # section 3: the group's first LD waits on the previous SYS, its last ST releases SYS
         wait[start] = mask_of(SYS) if idx > 0 else 0
         rel[last] = mask_of(SYS)
-    return unit, num, nbytes, work, traffic, wait, rel, link, den, np.asarray(starts, np.int64)
+    return (unit, num, nbytes, work, traffic, wait, rel, link, den, np.asarray(starts, np.int64),
+            run)
 
 
 def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...],
               emitted: dict[int, tuple] | None = None) -> PartRows:
     """One barrier-delimited part, its layers chained by SYS as in section 3, link free
     (`emitted`: see `emit_rows`)."""
-    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+    unit, num, nbytes, work, traffic, wait, rel, link, den, starts, run = emit_rows(
         layers, rates, masks, forms, emitted)
     rows = np.zeros(len(unit), INSTR_DTYPE)
     rows["opcode"] = unit
@@ -241,11 +299,13 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     rows["rel_buf"] = -1
     unpriced = _program(rows, 0.0, ["-"] * len(layers))
     rows["wait"], classes, structure = _structure(unpriced, wait, rel)
+    weights = None if run is None else layer_weights(len(rows), *run)
     for col in (rows, num, link, den, starts):
         col.flags.writeable = False
     return PartRows(rows, num, link.astype(np.int8), den, starts,
-                    other_totals(unpriced, UNIT_ROLES, classes, rows["nbytes"], rows["work"]),
-                    classes, structure)
+                    other_totals(unpriced, UNIT_ROLES, classes, rows["nbytes"], rows["work"],
+                                 weights),
+                    classes, structure, run)
 
 
 #: a part's explicit waits, row classes (`row_classes`) and schedule structure (see
@@ -315,7 +375,8 @@ def form_cost(L: HwLayer, rates: Rates, masks, form: str) -> FormCost:
     """L's rows in `form` summarised (emitted block by block, never tiled or resolved)."""
     e = FlightLLMEmitter(rates)
     emit_layer(e, L, masks, form)
-    return FormCost(*e.link_sums(), tuple(e.chunks))
+    return FormCost(*e.link_sums(),
+                    tuple((rows, n, id(rows) in e.templatable) for rows, n in e.chunks))
 
 
 def _less(a: float, err_a: float, b: float, err_b: float) -> bool | None:
@@ -385,8 +446,8 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     cycles = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
     rows["cycles"] = cycles
     rows.flags.writeable = False
-    program = _program(rows, rates.clock_hz, names)
-    seed_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles)
+    program = _program(rows, rates.clock_hz, names, part.template)
+    seed_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles, part.weights)
     program.memo["structure"] = part.structure
     # `part_key`: the units and waits are hashed once, each pricing adds its durations
     fixed = part.structure.get("part_key")
@@ -394,19 +455,25 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
         fixed = part.structure["part_key"] = part_key_prefix(rows, UNIT_NAMES, TICKS_PER_CYCLE)
     digest = fixed.copy()
     digest.update(cycles.tobytes())
+    if part.template is not None:  # the same template stands for parts of any copy count
+        program.memo["template_key"] = digest.copy().digest()
+        digest.update(b"copies %d" % part.template[2])
     program.memo["part_key"] = digest.digest()
     return program
 
 
-def _program(rows: np.ndarray, clock_hz: float, names: list[str]) -> Program:
-    """A part's rows as one-block program in ticks on FlightLLM's units."""
+def _program(rows: np.ndarray, clock_hz: float, names: list[str],
+             template: tuple[int, int, int] | None = None) -> Program:
+    """A part's rows as a program in ticks on FlightLLM's units: one block, or the two-block
+    template of a run of identical blocks (head rows, block rows, copies)."""
+    head, lam, copies = template if template is not None else (len(rows), 0, 1)
     return Program(
         instrs=rows,
         op_names=tuple(names),
-        head_len=len(rows),
-        layer_len=0,
-        layers=1,
-        total_layers=1,
+        head_len=head,
+        layer_len=lam,
+        layers=2 if template is not None else 1,
+        total_layers=copies,
         buffer_bytes=(-1, -1),
         clock_hz=clock_hz,
         ideal=False,

@@ -210,9 +210,10 @@ class FlightLLMEmitter(Emitter):
         reads (e.g. their row count, for MV row groups) then build each block once."""
         self._scope = scope
 
-    def block(self, key, build, times: int = 1) -> None:
+    def block(self, key, build, times: int = 1, templatable: bool = False) -> None:
         """Append build(sub)'s rows (`times` over); a block with a key seen before in this
-        layer (or in a layer of the same `share_blocks` scope) is reused."""
+        layer (or in a layer of the same `share_blocks` scope) is reused. `templatable`:
+        copies of the block in a row wait at most on the copy before them."""
         rows = self._blocks.get(key)
         if rows is None and self._scope is not None:
             rows = _SHARED_BLOCKS.get((self._scope, key))
@@ -223,7 +224,7 @@ class FlightLLMEmitter(Emitter):
             if self._scope is not None:
                 _SHARED_BLOCKS.put((self._scope, key), rows)
         self._blocks[key] = rows
-        self.extend(rows, times)
+        self.extend(rows, times, templatable)
 
     def per_head(self, heads: int, build) -> None:
         """Append build(sub)'s rows `heads` times over, where build emits one head's blocks
@@ -233,9 +234,9 @@ class FlightLLMEmitter(Emitter):
         sub._blocks = self._blocks
         build(sub)
         sub._flush()
-        for _ in range(heads):
+        for _ in range(heads):  # heads are independent: each restarts its credits
             for rows, n in sub.chunks:
-                self.extend(rows, n)
+                self.extend(rows, n, templatable=len(sub.chunks) == 1)
 
     def link_sums(self) -> tuple[np.ndarray, int]:
         """(sums, rows): per unit and link class, the rows' cycles / den summed (repeats

@@ -90,7 +90,8 @@ def emit_row_groups(e: FlightLLMEmitter, rows: int, per_group: int, row_group) -
         run = 1
         while n + run < len(keys) and keys[n + run] == keys[n]:
             run += 1
-        e.block(("rows", *keys[n]), lambda sub, k=keys[n]: row_group(sub, *k), run)
+        e.block(("rows", *keys[n]), lambda sub, k=keys[n]: row_group(sub, *k), run,
+                templatable=True)
         n += run
 
 
@@ -272,4 +273,4 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     for t in range(tiles):
         m = min(tile_blocks, mb - t * tile_blocks)
         key = (t > 0, t < tiles - 1, m, last_rows if t == tiles - 1 else 0)
-        e.block(key, lambda sub, t=t, m=m: tile(sub, t, m))
+        e.block(key, lambda sub, t=t, m=m: tile(sub, t, m), templatable=True)

@@ -127,7 +127,7 @@ def test_several_tasks_print_the_unified_table(capsys, tmp_path) -> None:
         (("--contexts", "128", "--plot", "x.jpg"), "--plot"),
         (("--contexts", "128", "--schedule-out", "x.txt"), "--schedule-out"),
         (("--contexts", "12a"), "--contexts"),
-        (("--contexts", "256"), "--contexts"),
+        (("--contexts", "0"), "--contexts"),
         (("--contexts", "128", "--naive-threshold", "0"), "--naive-threshold"),
         (("--contexts", "128", "--engine", "warp"), "--engine"),
         (("--contexts", "128", "--fit-points", "2,3"), "--fit-points"),

@@ -211,8 +211,12 @@ def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:
         sd = {"algorithm": algorithm, "curve_at": _constant_aat_curve(algorithm, aat)}
         planned, asked = _asked(board, model, 10, 40, **sd)
         assert planned < asked if aat > 16 else planned == asked
-        targets = {k[0].context for k in planned if k[0].kind == "target" and k[0].context}
+        targets = {k[0].context for k in planned
+                   if k[0].kind == "target" and k[0].context and k[0].tokens > 1}
         assert sorted(targets) == contexts
+        # the AD baseline's passes: one token at every aligned context, all planned
+        ad = {k[0].context for k in planned if k[0].kind == "target" and k[0].tokens == 1}
+        assert sorted(ad) == [15, 31, 47, 63]
 
 
 def test_max_context_tokens(setup) -> None:

@@ -73,7 +73,8 @@ def _log_distance(a: int, b: int) -> float:
     return abs(math.log2(a / b))
 
 
-def _ranges(contexts: Sequence[int]) -> str:
+def context_range(contexts: Sequence[int]) -> str:
+    """Contexts as '128..2048' (or '1024' for one), as the notes write them."""
     cs = sorted(set(int(c) for c in contexts))
     return f"{cs[0]}..{cs[-1]}" if len(cs) > 1 else str(cs[0])
 
@@ -141,7 +142,7 @@ def _embedded_note(
     )
     if fit_rows.empty:
         measured = (
-            f"; {algorithm.id} is measured at L={_ranges(rows['context'])}"
+            f"; {algorithm.id} is measured at L={context_range(rows['context'])}"
             if not rows.empty
             else f"; no table measures {algorithm.id}"
         )
@@ -260,7 +261,7 @@ def acceptance_source(
             if file not in set(at.loc[at["task"] == task, "file"]):
                 file = pick_file(at[at["task"] == task], [task])
             skipped = [
-                f"no {p} curve at L={context} (measured at L={_ranges(measured[p])})"
+                f"no {p} curve at L={context} (measured at L={context_range(measured[p])})"
                 for p in methods[: methods.index(m)]
             ]
             why = f"; {'; '.join(skipped)}" if skipped else ""
@@ -289,7 +290,7 @@ def acceptance_source(
         if algorithm.acceptance is not None
         else f"held ({algorithm.id} has no embedded model to carry it)"
     )
-    where = _ranges([c for m in methods for c in measured[m]])
+    where = context_range([c for m in methods for c in measured[m]])
     note = (
         f"extrapolated from the measured {near_m} curve at L={near} ({file}, {task}), "
         f"{carried}; {algorithm.id} on {model_id} is measured at L={where} only"
@@ -403,6 +404,7 @@ __all__ = [
     "AcceptanceSource",
     "acceptance_source",
     "carried",
+    "context_range",
     "default_tasks",
     "embedded_source",
     "main_task",

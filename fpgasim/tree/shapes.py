@@ -5,7 +5,6 @@ from __future__ import annotations
 from fpgasim.dataflow.token_tree import check_shape
 from fpgasim.errors import InputError
 
-
 #: How a tree shape is written everywhere (input and output, docs/formats.md "Tree notation").
 SHAPE_NOTATION = (
     "draft nodes per level below the root, whole numbers separated by spaces, e.g. '4 16 16'"

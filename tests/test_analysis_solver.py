@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat import AAT_COLUMNS
+from fpgasim.analysis.aat import AAT_COLUMNS, load_aat_tables
 from fpgasim.analysis.dynamic_schedule import lookup
 from fpgasim.analysis.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
 from fpgasim.config import load_algorithm, load_board, load_model
@@ -213,26 +213,46 @@ def test_several_tasks_give_unified_x(tmp_path, workload) -> None:
 def test_input_errors(tmp_path, workload) -> None:
     folder = synthetic_aat(tmp_path / "aat")
     board = load_board("v80")
-    with pytest.raises(InputError, match="by task: gov_report: 128,4096"):
-        solve(board, *workload, [256], aat_dir=folder)
-    with pytest.raises(InputError, match="measured contexts for task gov_report: 128,4096"):
-        solve(board, *workload, [256], aat_dir=folder, tasks=["gov_report"])
-    with pytest.raises(InputError, match="needs `aat_dir`"):
-        solve(board, *workload, [256], aat_source="measured")
+    with pytest.raises(InputError, match="tasks with a measured curve: gov_report"):
+        solve(board, *workload, [256], aat_dir=folder, tasks=["qa"])
+    llama2 = (load_model("llama2-chat-7b"), workload[1])  # no shipped table holds it
+    with pytest.raises(InputError, match="the AAT tables for longspec hold: llama-3.1-8b"):
+        solve(board, *llama2, [256], aat_source="measured")
     with pytest.raises(InputError, match="task-agnostic"):
-        solve(board, *workload, [256], tasks=["gov_report"])
+        solve(board, *llama2, [256], tasks=["gov_report"])
+    with pytest.raises(InputError, match="task-agnostic"):
+        solve(board, *workload, [256], tasks=["gov_report"], aat_source="embedded")
     with pytest.raises(InputError, match="fit_points"):
         solve(board, *workload, [128], aat_dir=folder, fit_points=[2, 200, 5])
 
 
+def test_unmeasured_context_is_interpolated(tmp_path, workload) -> None:
+    # the synthetic table holds 128 and 4096: 256 lies 1/5 of the way in log2 L
+    folder = synthetic_aat(tmp_path / "aat")
+    tables = load_aat_tables(folder)
+    sol = solve(load_board("v80"), *workload, [256], aat_dir=folder, engine="analytic")
+    s = sol.summary.iloc[0]
+    assert s["aat_basis"] == "interpolated" and "L=128 and L=4096" in s["aat_note"]
+    rows = tables.rows.set_index(["context", "verify_len"])["aat"]
+    c = sol.curves.set_index("verify_len")["aat"]
+    for x in (2, 13, 85):
+        want = rows[(128, x)] + (rows[(4096, x)] - rows[(128, x)]) / 5
+        assert c[x] == pytest.approx(want, rel=1e-12)
+
+
 def test_embedded_source(workload) -> None:
     board = load_board("v80")
-    sol = solve(board, *workload, [1024])
+    sol = solve(board, *workload, [1024], aat_source="embedded")
     assert sol.summary.loc[0, "aat_source"] == "embedded"
+    assert sol.summary.loc[0, "aat_basis"] == "embedded"
     assert sol.summary.loc[0, "task"] == "embedded"
     assert set(sol.curves["tree_source"]) == {"embedded"}
     assert sol.summary.loc[0, "ori_verify_len"] == 69
     assert sol.summary.loc[0, "ori_tree"] == "4 16 16 16 16"
+    # without tables for the pair the rule falls back to the embedded model, and says so
+    other = solve(board, load_model("llama2-chat-7b"), workload[1], [1024])
+    assert other.summary.loc[0, "aat_basis"] == "embedded"
+    assert "no measured table holds longspec on llama2-chat-7b" in other.summary.loc[0, "aat_note"]
 
 
 def test_done_when_v80_gov_report(aat_dir, workload) -> None:

@@ -1,10 +1,11 @@
 """The study boards calibrated to FlightLLM's design (boards/*-flightllm.yaml) differ from
 the study boards only in the fields docs/validation.md argues, with FlightLLM's values
-(docs/flightllm-model.md); and `generate` with measured AAT maps each step to the nearest
-measured context."""
+(docs/flightllm-model.md); and `generate` with measured AAT reads each step's context by
+the acceptance rule (measured, or interpolated between measured contexts)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -81,12 +82,17 @@ def test_generate_with_measured_aat(aat_dir: Path) -> None:
     algorithm = load_algorithm("longspec")
     tables = load_aat_tables(aat_dir)
     curve_at = measured_curve_at(tables, algorithm, model.id, "gov_report")
-    # measured contexts 128, 256, 512, ...: 300 lies in 256's range [181, 362)
-    got = curve_at(300)
-    want = measured_curves(tables, algorithm, model.id, [256], ["gov_report"])[0]
-    assert got.context == 300
-    assert list(got.points["aat"]) == list(want.points["aat"])
-    assert curve_at(400).points["aat"].tolist() == curve_at(512).points["aat"].tolist()
+    # measured contexts 128, 256, 512, ...: a step at 512 reads the measured curve, one at
+    # 362 (half way in log2 L) the mean of the curves at 256 and 512 at every x
+    at = {c: measured_curves(tables, algorithm, model.id, [c], ["gov_report"])[0]
+          for c in (256, 512)}
+    assert curve_at(512).points["aat"].tolist() == at[512].points["aat"].tolist()
+    got = curve_at(362)
+    assert got.context == 362 and got.basis == "interpolated"
+    weight = math.log2(362 / 256)
+    lo, hi = (at[c].points.set_index("verify_len")["aat"] for c in (256, 512))
+    for x, aat in got.points[["verify_len", "aat"]].itertuples(index=False):
+        assert aat == pytest.approx(lo[x] + weight * (hi[x] - lo[x]), rel=1e-12)
     gen = generate(
         get_engine("analytic"), board, model, 250, 20, algorithm=algorithm, curve_at=curve_at
     )

@@ -211,8 +211,12 @@ def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:
         sd = {"algorithm": algorithm, "curve_at": _constant_aat_curve(algorithm, aat)}
         planned, asked = _asked(board, model, 10, 40, **sd)
         assert planned < asked if aat > 16 else planned == asked
-        targets = {k[0].context for k in planned if k[0].kind == "target" and k[0].context}
+        targets = {k[0].context for k in planned
+                   if k[0].kind == "target" and k[0].context and k[0].tokens > 1}
         assert sorted(targets) == contexts
+        # the AD baseline's passes: one token at every aligned context, all planned
+        ad = {k[0].context for k in planned if k[0].kind == "target" and k[0].tokens == 1}
+        assert sorted(ad) == [15, 31, 47, 63]
 
 
 def test_max_context_tokens(setup) -> None:
@@ -335,3 +339,64 @@ def test_a_board_the_compiler_refuses_is_named_by_its_file(capsys, tmp_path) -> 
         assert res.code == 2 and res.err.count("\n") == 1, res.err
         assert res.err.startswith(f"fpgasim: error: {board}: padding")
         assert "multiple of 16" in res.err
+
+
+def test_generate_puts_sd_beside_its_ad_baseline(setup) -> None:
+    engine, board, model = setup
+    ad = generate(engine, board, model, 30, 40)
+    sd = generate(engine, board, model, 30, 40, algorithm=load_algorithm("longspec"))
+    # the baseline is the plain run of the same tokens, step for step
+    pd.testing.assert_frame_equal(sd.ad_steps, ad.steps)
+    assert sd.summary["ad_decode_s"] == ad.summary["decode_s"]
+    assert sd.summary["ad_total_s"] == ad.summary["total_s"]
+    assert sd.summary["ad_decode_tokens_per_s"] == ad.summary["decode_tokens_per_s"]
+    assert sd.summary["decode_speedup"] == pytest.approx(
+        ad.summary["decode_s"] / sd.summary["decode_s"], rel=1e-12)
+    assert sd.summary["total_speedup"] == pytest.approx(
+        ad.summary["total_s"] / sd.summary["total_s"], rel=1e-12)
+    assert ad.summary["decode_speedup"] == 1.0 and ad.summary["total_speedup"] == 1.0
+    # no table holds llama2-chat-7b: the embedded model, and the summary says so
+    assert sd.summary["aat_basis"] == "embedded"
+    assert "no measured table holds longspec on llama2-chat-7b" in sd.summary["aat_note"]
+    assert (sd.steps["aat_basis"] == "embedded").all() and (ad.steps["aat_basis"] == "").all()
+
+
+def test_generate_cli_shows_the_baseline_and_draws_the_run(capsys, tmp_path, monkeypatch) -> None:
+    import fpgasim.analysis.plot as plot_module
+    from tests.test_figures import assert_inside
+
+    captured = {}
+    real = plot_module.write_figure
+
+    def keep(fig, path):
+        assert_inside(fig, "generate --plot")  # before write_figure closes it
+        captured["axes"] = [(a.get_xlabel(), a.get_ylabel(), a.get_title(),
+                             [t.get_text() for t in a.get_legend().get_texts()])
+                            for a in fig.axes]
+        captured["title"] = fig.get_suptitle()
+        real(fig, path)
+
+    monkeypatch.setattr(plot_module, "write_figure", keep)
+    png = tmp_path / "run.png"
+    args = ["generate", "-b", BOARD, "-m", MODEL, "-P", "30", "-D", "40", "-a", "longspec",
+            "--engine", "analytic"]
+    res = run_cli(capsys, *args, "--plot", str(png))
+    assert res.code == 0, res.err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote figure to {png}" in res.out
+    assert "AD in" in res.out and "SD decodes 40 tokens in" in res.out
+    (time_ax, step_ax) = captured["axes"]
+    assert time_ax[:2] == ("time since the prompt arrived (s)", "tokens generated")
+    assert any(t.startswith("AD: ") for t in time_ax[3])
+    assert any(t.startswith("SD (longspec): ") for t in time_ax[3])
+    assert step_ax[:2] == ("decode step", "tokens per step")
+    assert [t.split(":")[0] for t in step_ax[3]] == ["x", "AAT(x)"]
+    assert "longspec" in captured["title"] and "analytic engine" in captured["title"]
+    res = run_cli(capsys, *args, "--format", "json")
+    s = json.loads(res.out)["summary"]
+    for key in ("ad_decode_s", "ad_total_s", "ad_decode_tokens_per_s", "decode_speedup",
+                "total_speedup", "aat_basis", "aat_note"):
+        assert key in s
+    assert s["decode_speedup"] == pytest.approx(s["ad_decode_s"] / s["decode_s"], rel=1e-12)
+    res = run_cli(capsys, *args, "--plot", str(tmp_path / "run.jpg"))
+    assert res.code == 2 and "--plot" in res.err

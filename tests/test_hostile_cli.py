@@ -193,7 +193,7 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["validate", "{w}/empty"], ["no YAML"]),
     # ---- options that used to be accepted and ignored
     (["generate", "-b", "u280", "-m", "llama-3.1-8b", "-P", "128", "-D", "8", "-a", "longspec",
-      "--aat-source", "fitted"], ["--aat-source", "--aat-dir"]),
+      "--aat-source", "embedded", "--task", "gov_report"], ["--aat-source", "--task"]),
     (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase", "prefill", "--prompt-len",
       "128", "--accepted", "3"], ["--accepted", "decode"]),
     (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase", "prefill", "--prompt-len",

@@ -77,13 +77,33 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def dependency_dirs() -> list[str]:
+    """The folders the test interpreter imports installed packages from (the site-packages
+    of its environment, and of the base when that is a venv seeing them, the user site),
+    in its order: where fpgasim's dependencies are, whether the tests run from a plain venv
+    (README: `python -m venv v && v/bin/pip install -e ".[dev]"`) or from a base or conda
+    interpreter that holds them itself."""
+    dirs = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    return list(dict.fromkeys(p for p in dirs if Path(p).is_dir()))
+
+
 @pytest.fixture(scope="module")
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv (the test interpreter's packages visible) with the wheel installed."""
+    """A fresh venv with the wheel installed, seeing the test interpreter's installed
+    packages (fpgasim's dependencies) through a .pth file, not `--system-site-packages`:
+    that option shows the *base* interpreter's packages, which a plain venv's tests do not
+    run with (the base of a fresh venv has no typer). Paths in a .pth file are added
+    without running that folder's own .pth files, so an editable fpgasim there stays out
+    of sight, and the venv's own site-packages (the wheel) comes first."""
     root = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                    str(root)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True,
+                   timeout=120)
     python = root / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60, env=_clean_env(),
+    ).stdout.strip()
+    (Path(site) / "fpgasim_test_dependencies.pth").write_text("\n".join(dependency_dirs()) + "\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
          "--no-index", str(wheel)],
@@ -108,6 +128,18 @@ def test_wheel_ships_every_data_file(wheel: Path) -> None:
             if path.is_file() and "__pycache__" not in path.parts:
                 shipped = "fpgasim/_data/" + path.relative_to(REPO).as_posix()
                 assert shipped in names, f"{shipped} missing: add its suffix to package-data"
+
+
+def test_the_venv_sees_the_dependencies_and_only_the_wheel(venv: Path, tmp_path: Path) -> None:
+    """The venv imports every dependency the tests run with (typer, numba, ...) and
+    fpgasim from the wheel, from a plain venv and a base interpreter alike."""
+    deps = ("typer", "rich", "numba", "numpy", "pandas", "scipy", "matplotlib", "pyarrow",
+            "pydantic", "yaml")
+    code = f"import {', '.join(deps)}, fpgasim; print(fpgasim.__file__)"
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=_clean_env())
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).is_relative_to(venv)
 
 
 def test_installed_wheel_runs_outside_the_checkout(venv: Path, tmp_path: Path) -> None:

@@ -3,16 +3,18 @@
 Entry point: `solve(board, model, algorithm, contexts, ...) -> Solution` (tidy DataFrames).
 """
 
-from fpgasim.analysis.aat import AatTables, load_aat_tables
+from fpgasim.analysis.aat import BUILTIN_AAT, AatTables, load_aat_tables
 from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
     OriPoint,
+    acceptance_curves,
     embedded_curves,
     mean_curve,
     measured_curves,
 )
 from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
+from fpgasim.analysis.acceptance import AcceptanceSource, acceptance_source
 from fpgasim.analysis.dynamic_schedule import build_schedule, lookup, schedule_yaml
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.solver import (
@@ -32,7 +34,9 @@ from fpgasim.analysis.tasks import unified_table
 
 __all__ = [
     "AAT_SOURCES",
+    "BUILTIN_AAT",
     "AatCurve",
+    "AcceptanceSource",
     "AatFit",
     "AatTables",
     "BestSet",
@@ -44,6 +48,8 @@ __all__ = [
     "Solution",
     "Timer",
     "best_set",
+    "acceptance_curves",
+    "acceptance_source",
     "build_schedule",
     "classify_regime",
     "effective",

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.config.loader import check_file_size
-from fpgasim.config.schema import DrafterSchema
+from fpgasim.config.loader import check_file_size, data_root
+from fpgasim.config.schema import Algorithm, DrafterSchema
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
@@ -46,6 +47,9 @@ KEY_COLUMNS = ("algorithm", "model", "task", "context", "structure", "method", "
 SUFFIXES = (".csv", ".parquet", ".pq")
 MAX_TABLE_BYTES = 256 << 20
 MAX_VERIFY_LEN = 4096
+#: The name of the measured AAT tables shipped with fpgasim (workloads/aat/README.md), usable
+#: wherever a folder of AAT tables is asked for (`--aat-dir builtin`), from any install.
+BUILTIN_AAT = "builtin"
 
 
 @dataclass(frozen=True)
@@ -65,16 +69,31 @@ class AatTables:
 # --------------------------------------------------------------------------- reading
 
 
+def builtin_aat_dir() -> Path:
+    """workloads/aat: the study's measured AAT tables, shipped in the checkout and the wheel."""
+    return data_root() / "workloads" / "aat"
+
+
+def aat_path(path: Path | str) -> Path:
+    """A folder or file of AAT tables: BUILTIN_AAT names the shipped folder (a folder that
+    happens to be called `builtin` is `./builtin`), anything else is that path."""
+    return builtin_aat_dir() if str(path) == BUILTIN_AAT else Path(path)
+
+
 def aat_files(path: Path) -> list[Path]:
     """The table files of a folder (sorted; .csv/.parquet/.pq, hidden files skipped) or [file]."""
-    path = Path(path)
+    path = aat_path(path)
     if path.is_file():
         if path.suffix.lower() not in SUFFIXES:
             raise ConfigError(str(path), "file", path.name, "a .csv or .parquet AAT table")
         return [path]
     if not path.is_dir():
         raise ConfigError(
-            str(path), "path", str(path), "a folder (or file) of AAT tables", argument="aat_dir"
+            str(path),
+            "path",
+            str(path),
+            f"a folder (or file) of AAT tables, or '{BUILTIN_AAT}' for the shipped ones",
+            argument="aat_dir",
         )
     found = sorted(
         p
@@ -279,7 +298,7 @@ def validate_tree_table(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
 def load_aat_tables(paths: Path | str | Sequence[Path | str]) -> AatTables:
     """Load every AAT table (and at most one per-x tree table) from folders or files."""
     items = [paths] if isinstance(paths, str | Path) else list(paths)
-    files = [f for p in items for f in aat_files(Path(p))]
+    files = [f for p in items for f in aat_files(aat_path(p))]
     frames, tree_table, tree_file = [], None, None
     for path in files:
         raw = read_raw(path)
@@ -298,12 +317,25 @@ def load_aat_tables(paths: Path | str | Sequence[Path | str]) -> AatTables:
     return AatTables(rows=rows, tree_table=tree_table, files=tuple(p.name for p in files))
 
 
+@cache
+def builtin_tables() -> AatTables:
+    """The shipped tables (BUILTIN_AAT), loaded and checked once per process."""
+    return load_aat_tables(builtin_aat_dir())
+
+
 # --------------------------------------------------------------------------- selecting
 
 
 def _match_algorithm(rows: pd.DataFrame, algorithm_id: str, kind: str) -> pd.DataFrame:
     hit = rows[rows["algorithm"] == algorithm_id]
     return hit if not hit.empty else rows[rows["algorithm"] == kind]
+
+
+def pair_rows(tables: AatTables, algorithm: Algorithm, model: str) -> pd.DataFrame:
+    """The rows of one (algorithm, target model), possibly none; the algorithm matches by
+    id, else by drafter kind (as `workload_rows`, which refuses an absent pair)."""
+    rows = _match_algorithm(tables.rows, algorithm.id, algorithm.kind)
+    return rows[rows["model"] == model]
 
 
 def workload_rows(tables: AatTables, algorithm_id: str, kind: str, model: str) -> pd.DataFrame:
@@ -359,8 +391,7 @@ def select_curve(
         raise InputError(
             "contexts",
             context,
-            f"measured contexts for task {task}: {','.join(map(str, have))} "
-            "(or omit `aat_dir`: embedded model)",
+            f"measured contexts for task {task}: {','.join(map(str, have))}",
         )
     chosen = pick_file(hit[hit["task"].isin(list(tasks) or [task])], list(tasks) or [task])
     out = in_task[in_task["file"] == chosen]
@@ -428,7 +459,12 @@ def _table_row_tree(row: dict, drafter: DrafterSchema) -> TokenTree | None:
 
 __all__ = [
     "AAT_COLUMNS",
+    "BUILTIN_AAT",
     "AatTables",
+    "aat_path",
+    "builtin_aat_dir",
+    "builtin_tables",
+    "pair_rows",
     "TREE_TABLE_COLUMNS",
     "curve_method",
     "load_aat_tables",

@@ -1,17 +1,21 @@
 """AAT curves the solver searches: per (task, context), the AAT and draft tree at each x.
 
-Three sources (the user chooses): `measured` (the x values of a measured table),
-`fitted` (AAT(x) = A + B·ln(x − C) fitted on measured points, evaluated at every x up to
-the largest tree) and `embedded` (fpgasim.tree.embedded's modelled acceptance).
-The draft tree costed at x is, in order: the measured row's tree_shape (LongSpec) or
-draft_depth/top-k (EAGLE-3); the per-x table; the embedded model's tree; the width-based
-tree of the algorithm's maximal tree.
+Which acceptance a curve uses is decided by one rule, `analysis.acceptance.acceptance_source`
+(measured tables where they hold the pair and context, interpolated between measured
+contexts, extrapolated beyond them, else the embedded model); `acceptance_curves` is the
+entry point every command calls. The AAT at x comes in three forms (`aat_source`):
+`measured` (the x values of a measured curve), `fitted` (AAT(x) = A + B·ln(x − C) fitted on
+its points, evaluated at every x up to the largest tree) and `embedded`
+(fpgasim.tree.embedded's modelled acceptance). The draft tree costed at x is, in order: the
+measured row's tree_shape (LongSpec) or draft_depth/top-k (EAGLE-3); the per-x table; the
+embedded model's tree; the width-based tree of the algorithm's maximal tree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,13 +23,20 @@ import pandas as pd
 from fpgasim.analysis.aat import (
     AatTables,
     curve_method,
-    ori_row,
-    select_curve,
+    pair_rows,
     table_trees,
     tree_of_row,
     workload_rows,
 )
 from fpgasim.analysis.aat_model import AatFit, fit_curve
+from fpgasim.analysis.acceptance import (
+    AcceptanceSource,
+    acceptance_source,
+    default_tasks,
+    embedded_source,
+    source_rows,
+    tables_for,
+)
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
@@ -51,6 +62,8 @@ class AatCurve:
 
     points: verify_len, aat, tree (TokenTree), tree_source; measured: verify_len, aat of
     the points the fit's R² is reported on; fit: the log model; ori: the Ori set or None.
+    basis and note: how the acceptance rule covered the context (`analysis.acceptance`:
+    measured, interpolated, extrapolated or embedded) and the line saying so.
     """
 
     task: str
@@ -61,6 +74,8 @@ class AatCurve:
     fit: AatFit
     ori: OriPoint | None
     aat_file: str = ""
+    basis: str = "measured"
+    note: str = ""
 
 
 def max_verify_len(algorithm: Algorithm, tree_table: pd.DataFrame | None = None) -> int:
@@ -158,6 +173,43 @@ def _embedded_ori(algorithm: Algorithm, context: int) -> OriPoint | None:
     return OriPoint(x, aat, default_tree(algorithm), "embedded (default tree)")
 
 
+def curve_of_source(
+    source: AcceptanceSource,
+    tables: AatTables,
+    algorithm: Algorithm,
+    aat_source: str = "measured",
+    fit_points: Sequence[int] | None = None,
+) -> AatCurve:
+    """The curve a measured-basis source stands for (`acceptance.source_rows`): its x and
+    AAT (`measured`), or its fit at every x (`fitted`), with the trees and the Ori set."""
+    curve, ori = source_rows(source, tables, algorithm)
+    context = source.context
+    fit = fit_curve(curve["verify_len"], curve["aat"], fit_points)
+    measured = curve[["verify_len", "aat"]].reset_index(drop=True)
+    if aat_source == "measured":
+        keep = curve[curve["verify_len"] >= 2]
+        xs = [int(x) for x in keep["verify_len"]]
+        aat = [float(a) for a in keep["aat"]]
+        records = curve.to_dict("records")
+        row_trees = {int(r["verify_len"]): tree_of_row(r, algorithm.drafter) for r in records}
+    else:
+        xs = list(range(2, max_verify_len(algorithm, tables.tree_table) + 1))
+        aat = [float(np.clip(fit.predict(x), 1.0, x)) for x in xs]
+        row_trees = {}
+    trees, sources = resolve_trees(algorithm, context, xs, row_trees, tables.tree_table)
+    points = _points(xs, aat, trees, sources)
+    if ori is not None:
+        tree = tree_of_row(ori, algorithm.drafter) or default_tree(algorithm)
+        label = "measured" if source.basis == "measured" else source.basis
+        ori_point = OriPoint(int(ori["verify_len"]), float(ori["aat"]), tree, label)
+    else:
+        ori_point = _ori_fallback(algorithm, points, fit, aat_source)
+    return AatCurve(
+        source.task, context, aat_source, points, measured, fit, ori_point, source.file,
+        source.basis, source.note,
+    )
+
+
 def measured_curves(
     tables: AatTables,
     algorithm: Algorithm,
@@ -169,62 +221,82 @@ def measured_curves(
     method: str | None = None,
     fit_points: Sequence[int] | None = None,
 ) -> list[AatCurve]:
-    """Curves from measured tables, one per (task, context); `fitted`: the fit at every x."""
+    """Curves from measured tables, one per (task, context), each context covered by the
+    acceptance rule (measured, interpolated or extrapolated); `fitted`: the fit at every x."""
     if aat_source not in ("measured", "fitted"):
         raise InputError("aat_source", aat_source, "measured or fitted with `aat_dir`")
     rows = workload_rows(tables, algorithm.id, algorithm.kind, model_id)
-    chosen_method = curve_method(rows, method)
-    task_list = list(tasks) if tasks else default_tasks(rows, chosen_method, contexts)
+    if method is not None:
+        curve_method(rows, method)  # an unknown method is refused, naming those present
+    task_list = list(tasks) if tasks else default_tasks(rows, contexts, method)
     out = []
     for task in task_list:
         for context in contexts:
-            curve = select_curve(rows, task, context, chosen_method, task_list)
-            fit = fit_curve(curve["verify_len"], curve["aat"], fit_points)
-            measured = curve[["verify_len", "aat"]].reset_index(drop=True)
-            if aat_source == "measured":
-                xs = [int(x) for x in curve["verify_len"] if x >= 2]
-                aat = [
-                    float(a)
-                    for a, x in zip(curve["aat"], curve["verify_len"], strict=True)
-                    if x >= 2
-                ]
-                row_trees = {
-                    int(r["verify_len"]): tree_of_row(r, algorithm.drafter)
-                    for r in curve.to_dict("records")
-                }
-            else:
-                xs = list(range(2, max_verify_len(algorithm, tables.tree_table) + 1))
-                aat = [float(np.clip(fit.predict(x), 1.0, x)) for x in xs]
-                row_trees = {}
-            trees, sources = resolve_trees(algorithm, context, xs, row_trees, tables.tree_table)
-            points = _points(xs, aat, trees, sources)
-            file = str(curve["file"].iloc[0])
-            ori = ori_row(rows, task, context, file)
-            if ori is not None:
-                tree = tree_of_row(ori, algorithm.drafter) or default_tree(algorithm)
-                ori_point = OriPoint(int(ori["verify_len"]), float(ori["aat"]), tree, "measured")
-            else:
-                ori_point = _ori_fallback(algorithm, points, fit, aat_source)
-            out.append(AatCurve(task, context, aat_source, points, measured, fit, ori_point, file))
+            source = acceptance_source(
+                algorithm, model_id, context, tables, task=task, tasks=task_list, method=method
+            )
+            out.append(curve_of_source(source, tables, algorithm, aat_source, fit_points))
     return out
 
 
-def default_tasks(rows: pd.DataFrame, method: str, contexts: Sequence[int]) -> list[str]:
-    """Tasks with a `method` curve at every requested context (an error if there are none)."""
-    hit = rows[rows["method"] == method]
-    tasks = sorted(
-        t for t, g in hit.groupby("task") if set(contexts) <= set(int(c) for c in g["context"])
-    )
-    if not tasks:
-        by_task = {t: ",".join(map(str, sorted(set(g["context"])))) for t, g in hit.groupby("task")}
-        have = "; ".join(f"{t}: {c}" for t, c in sorted(by_task.items()))
-        raise InputError(
-            "contexts",
-            ",".join(map(str, contexts)),
-            f"contexts all measured for one task (by task: {have}); "
-            "or omit `aat_dir` for the embedded model",
+def acceptance_curves(
+    algorithm: Algorithm,
+    model_id: str,
+    contexts: Sequence[int],
+    *,
+    aat_dir: AatTables | Path | str | Sequence[Path | str] | None = None,
+    tasks: Sequence[str] | None = None,
+    aat_source: str | None = None,
+    method: str | None = None,
+    fit_points: Sequence[int] | None = None,
+    x_max: int | None = None,
+) -> list[AatCurve]:
+    """The AAT curves of (algorithm, model) at each context by the acceptance rule: what
+    every command calls (`analysis.acceptance`).
+
+    aat_dir: the measured tables (None or 'builtin': the shipped ones). aat_source: None
+    (the rule), measured or fitted (measured tables required), embedded (the embedded
+    model, asked for). x_max bounds the embedded curves' x.
+    """
+    if aat_source is not None and aat_source not in AAT_SOURCES:
+        raise InputError("aat_source", aat_source, f"one of {', '.join(AAT_SOURCES)}")
+    if aat_source == "embedded":
+        if tasks:
+            raise InputError(
+                "task",
+                ",".join(tasks),
+                "the embedded acceptance model is task-agnostic; drop `task` or the embedded "
+                "`aat_source`",
+            )
+        return embedded_curves(
+            algorithm, contexts, fit_points=fit_points, x_max=x_max, model_id=model_id,
+            why="asked for",
         )
-    return tasks
+    tables = tables_for(aat_dir)
+    if pair_rows(tables, algorithm, model_id).empty:
+        if aat_source is not None:  # measured or fitted asked for: name what the tables hold
+            workload_rows(tables, algorithm.id, algorithm.kind, model_id)
+        if tasks:
+            raise InputError(
+                "task",
+                ",".join(tasks),
+                f"no measured AAT table holds {algorithm.id} on {model_id}; the embedded "
+                "acceptance model is task-agnostic: drop `task`",
+            )
+        return embedded_curves(
+            algorithm, contexts, fit_points=fit_points, x_max=x_max, model_id=model_id,
+            tables=tables,
+        )
+    return measured_curves(
+        tables,
+        algorithm,
+        model_id,
+        contexts,
+        tasks,
+        aat_source=aat_source or "measured",
+        method=method,
+        fit_points=fit_points,
+    )
 
 
 def embedded_curves(
@@ -233,8 +305,13 @@ def embedded_curves(
     *,
     fit_points: Sequence[int] | None = None,
     x_max: int | None = None,
+    model_id: str = "",
+    tables: AatTables | None = None,
+    why: str = "",
 ) -> list[AatCurve]:
-    """Curves from the embedded acceptance model (task-agnostic: task = 'embedded')."""
+    """Curves from the embedded acceptance model (task-agnostic: task = 'embedded'), each
+    with the note of `acceptance.embedded_source` (what it is calibrated to; beyond its
+    fit, what the measured `tables` say there)."""
     top = x_max or max_verify_len(algorithm)
     out = []
     for context in contexts:
@@ -252,7 +329,11 @@ def embedded_curves(
         measured = points[["verify_len", "aat"]]
         fit = fit_curve(measured["verify_len"], measured["aat"], fit_points)
         ori = _embedded_ori(algorithm, context) or _ori_fallback(algorithm, points, fit, "embedded")
-        out.append(AatCurve("embedded", context, "embedded", points, measured, fit, ori))
+        note = embedded_source(algorithm, model_id or "this model", context, tables, why).note
+        out.append(
+            AatCurve("embedded", context, "embedded", points, measured, fit, ori, "",
+                     "embedded", note)
+        )
     return out
 
 
@@ -290,4 +371,8 @@ def mean_curve(
     usable = usable if len(usable) >= 3 else None
     fit = fit_curve(measured["verify_len"], measured["aat"], usable)
     label = f"{mean} mean of {len(curves)} tasks"
-    return AatCurve("unified", curves[0].context, label, points, measured, fit, None)
+    notes = list(dict.fromkeys(c.note for c in curves if c.note))
+    return AatCurve(
+        "unified", curves[0].context, label, points, measured, fit, None, "",
+        curves[0].basis, "; ".join(notes),
+    )

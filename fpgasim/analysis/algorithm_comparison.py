@@ -1,8 +1,11 @@
 """Several SD algorithms on one (board, target model, contexts): who wins where, and why.
 
 Each algorithm is solved with the same engine instance (target passes are costed once) and
-its embedded acceptance model. Per context the winner is the algorithm with the highest
-best-x effective performance P_eff = AAT / (T_v + T_d); its lead over the runner-up splits
+the acceptance the rule of `analysis.acceptance` picks for it (the measured tables where
+they hold the algorithm and model, one task: the one measured at the most contexts; else
+the embedded model), which each row names (`aat_basis`, `aat_note`). Per context the
+winner is the algorithm with the highest best-x effective performance
+P_eff = AAT / (T_v + T_d); its lead over the runner-up splits
 exactly into an acceptance factor and a step-cost factor:
 
     P_eff(W) / P_eff(R) = [AAT(W) / AAT(R)] * [(T_v + T_d)(R) / (T_v + T_d)(W)]
@@ -18,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.analysis.aat import AatTables
+from fpgasim.analysis.acceptance import main_task, tables_for
 from fpgasim.analysis.solver import Solution, solve
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -49,6 +54,9 @@ COMPARE_COLUMNS = [
     "ori_aat",
     "ori_speedup",
     "fits_memory",
+    "aat_basis",
+    "aat_file",
+    "aat_note",
     "rank",
 ]
 
@@ -120,6 +128,9 @@ def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
                 "ori_aat": s["ori_aat"],
                 "ori_speedup": s["ori_speedup"],
                 "fits_memory": bool(s["fits_memory"]),
+                "aat_basis": s["aat_basis"],
+                "aat_file": s["aat_file"],
+                "aat_note": s["aat_note"],
             }
         )
     return out
@@ -153,6 +164,15 @@ def versus(w: pd.Series, r: pd.Series) -> str:
     )
 
 
+def caveat(row: pd.Series) -> str:
+    """A clause when the winner's AAT is extrapolated beyond what was measured or fitted
+    (the rule's `extrapolated` basis, or the embedded model past its fit); else empty."""
+    basis = str(row.get("aat_basis", ""))
+    if basis != "extrapolated" and "extrapolated" not in str(row.get("aat_note", "")):
+        return ""
+    return f" ({row['algorithm']}'s AAT here is extrapolated, not measured: see its AAT line)"
+
+
 def winner_row(group: pd.DataFrame) -> dict:
     """The winner of one context's rows and why (acceptance factor x step-cost factor)."""
     ranked = group.sort_values(["best_tokens_per_s", "algorithm"], ascending=[False, True])
@@ -170,6 +190,7 @@ def winner_row(group: pd.DataFrame) -> dict:
         "reason": "",
     }
     ad = "; no algorithm beats AD here: use AD" if w["best_speedup"] <= 1 else ""
+    ad += caveat(w)
     head = f"{w['algorithm']} wins (speedup {w['best_speedup']:.2f} at x = {w['best_verify_len']})"
     if len(ranked) < 2:
         row["reason"] = head + ad
@@ -196,8 +217,11 @@ def compare_algorithms(
     contexts: Sequence[int],
     *,
     engine: Engine | str = "analytic",
+    aat_dir: AatTables | Path | str | None = None,
+    aat_source: str | None = None,
 ) -> Comparison:
-    """Solve every algorithm with its embedded acceptance; rank them per context."""
+    """Solve every algorithm with the acceptance the rule picks for it (`aat_dir`: the
+    measured tables, None: the shipped ones); rank them per context."""
     if not algorithms:
         raise InputError("algorithms", "", "one or more algorithms, e.g. falcon,eagle3")
     if len(algorithms) > MAX_ALGORITHMS:
@@ -209,8 +233,13 @@ def compare_algorithms(
     eng = get_engine(engine) if isinstance(engine, str) else engine
     rows: list[dict] = []
     curves = []
+    tables = tables_for(aat_dir) if aat_source != "embedded" else None
     for algo in algorithms:
-        solution = solve(board, model, algo, contexts, engine=eng)
+        task = main_task(algo, model.id, tables)
+        solution = solve(
+            board, model, algo, contexts, engine=eng, aat_dir=tables, aat_source=aat_source,
+            tasks=[task] if task else None,
+        )
         rows.extend(_rows(solution, algo))
         curves.append(solution.curves)
     table = pd.DataFrame(rows)
@@ -342,11 +371,21 @@ def plot_comparison(comparison: Comparison, path: Path) -> None:
     first = t.iloc[0]
     fig.suptitle(
         f"{' vs '.join(algos)} on {first['model']}, board {first['board']} "
-        f"({first['engine']} engine, embedded acceptance)",
+        f"({first['engine']} engine; AAT: {acceptance_label(t)})",
         fontsize=13,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     write_figure(fig, Path(path))
+
+
+def acceptance_label(table: pd.DataFrame) -> str:
+    """Each algorithm's AAT bases over the contexts, e.g. 'eagle3 measured/extrapolated,
+    falcon embedded' (the figure's title and the table's caption)."""
+    parts = []
+    for algorithm, g in table.groupby("algorithm", sort=True):
+        bases = "/".join(dict.fromkeys(str(b) for b in g.sort_values("context")["aat_basis"]))
+        parts.append(f"{algorithm} {bases}")
+    return ", ".join(parts)
 
 
 def comparison_markdown(comparison: Comparison) -> str:

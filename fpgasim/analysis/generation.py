@@ -15,22 +15,28 @@ between steps. Steps run while g_k < D; the last step is charged in full even wh
 overshoots D. Where the solver decides "use AD" (best speedup <= 1) the step is one AD
 step: x = 1, AAT = 1, no draft. With AAT = 1 everywhere the steps are exactly those of
 plain decoding.
+
+The AAT curves come from the acceptance rule (`analysis.acceptance`), asked at each step's
+own context: the measured tables where they hold the algorithm and model (interpolated
+between their contexts, extrapolated beyond), else the embedded model. The summary puts
+the run beside its AD baseline: plain decoding of the same D tokens after the same
+prefill (`ad_decode_s`, `ad_total_s`), and SD's speedup over it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
 
-from fpgasim.analysis.aat import AatTables, curve_method, workload_rows
-from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.aat import AatTables, workload_rows
+from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, embedded_curves
+from fpgasim.analysis.acceptance import main_task, tables_for
 from fpgasim.analysis.decision import USE_SD
-from fpgasim.analysis.dynamic_schedule import boundaries
 from fpgasim.analysis.solver import Timer, best_set
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -59,6 +65,7 @@ STEP_COLUMNS = [
     "aat",
     "decision",
     "sd_speedup",
+    "aat_basis",
     "verify_s",
     "draft_s",
     "step_s",
@@ -71,6 +78,8 @@ SUMMARY_COLUMNS = [
     "algorithm",
     "engine",
     "aat_source",
+    "aat_basis",
+    "aat_note",
     "task",
     "prompt_len",
     "prompt_len_aligned",
@@ -87,6 +96,11 @@ SUMMARY_COLUMNS = [
     "total_s",
     "decode_tokens_per_s",
     "tpot_s",
+    "ad_decode_s",
+    "ad_total_s",
+    "ad_decode_tokens_per_s",
+    "decode_speedup",
+    "total_speedup",
 ]
 
 #: The AAT curve (x -> AAT, tree) to solve at one context.
@@ -109,6 +123,7 @@ GROUP_COLUMNS = [
     "context",
     "decision",
     "sd_speedup",
+    "aat_basis",
     "verify_len",
     "tree",
     "aat",
@@ -120,14 +135,17 @@ GROUP_COLUMNS = [
 
 @dataclass(frozen=True)
 class Generation:
-    """steps: one row per decode step (STEP_COLUMNS); summary: SUMMARY_COLUMNS."""
+    """steps: one row per decode step (STEP_COLUMNS); summary: SUMMARY_COLUMNS; ad_steps:
+    the AD baseline's steps (STEP_COLUMNS; the same frame as `steps` for plain decoding)."""
 
     steps: pd.DataFrame
     summary: dict
+    ad_steps: pd.DataFrame | None = None
 
     def groups(self) -> pd.DataFrame:
         """One row per distinct decode step (context, x, ...): its count and time."""
-        keys = ["context", "verify_len", "tree", "aat", "decision", "sd_speedup", "step_s"]
+        keys = ["context", "verify_len", "tree", "aat", "decision", "sd_speedup", "aat_basis",
+                "step_s"]
         out = (
             self.steps.groupby(keys, sort=True, dropna=False)
             .size()
@@ -143,18 +161,53 @@ def decode_context(prompt_len: int, generated: int, multiple: int) -> int:
     return align_up(prompt_len + generated + 1, multiple) - 1
 
 
-def embedded_curve_at(algorithm: Algorithm) -> CurveAt:
-    """AAT curves of the embedded acceptance model, at the step's own context (each fitted
+def embedded_curve_at(algorithm: Algorithm, model_id: str = "") -> CurveAt:
+    """AAT curves of the embedded acceptance model, at the step's own context (each built
     once: `planned_passes` and `generate` ask the same contexts)."""
     cache: dict[int, AatCurve] = {}
 
     def curve_at(context: int) -> AatCurve:
-        """The curve fitted at `context`, fitted on first use."""
+        """The curve at `context`, built on first use."""
         if context not in cache:
-            cache[context] = embedded_curves(algorithm, [context])[0]
+            cache[context] = embedded_curves(
+                algorithm, [context], model_id=model_id, why="asked for"
+            )[0]
         return cache[context]
 
     return curve_at
+
+
+def acceptance_curve_at(
+    algorithm: Algorithm,
+    model_id: str,
+    *,
+    aat_dir: AatTables | Path | str | None = None,
+    task: str | None = None,
+    aat_source: str | None = None,
+    method: str | None = None,
+) -> tuple[CurveAt, str]:
+    """(curve at a context, task) by the acceptance rule at each step's own context
+    (`analysis.acceptance`): one measured task (default: the one measured at the most
+    contexts; '' where no table holds the pair: the embedded model, task-agnostic)."""
+    if aat_source == "embedded":
+        if task is not None:
+            raise InputError("task", task, "the embedded acceptance model is task-agnostic")
+        return embedded_curve_at(algorithm, model_id), "embedded"
+    tables = tables_for(aat_dir)
+    if task is None:
+        task = main_task(algorithm, model_id, tables, method)
+    cache: dict[int, AatCurve] = {}
+
+    def curve_at(context: int) -> AatCurve:
+        """The rule's curve at `context`, built on first use."""
+        if context not in cache:
+            cache[context] = acceptance_curves(
+                algorithm, model_id, [context], aat_dir=tables,
+                tasks=[task] if task else None, aat_source=aat_source, method=method,
+            )[0]
+        return cache[context]
+
+    return curve_at, task or "embedded"
 
 
 def measured_curve_at(
@@ -165,34 +218,13 @@ def measured_curve_at(
     aat_source: str = "measured",
     method: str | None = None,
 ) -> CurveAt:
-    """AAT curves of one task's measured tables. The tables hold a few contexts; a step
-    uses the measured context whose range holds its own (ranges split at the geometric
-    midpoints, as `analysis.schedule`), and is timed at its own context."""
-    rows = workload_rows(tables, algorithm.id, algorithm.kind, model_id)
-    chosen = curve_method(rows, method)
-    hit = rows[(rows["task"] == task) & (rows["method"] == chosen)]
-    measured = sorted({int(c) for c in hit["context"]})
-    if not measured:
-        known = ", ".join(sorted(set(rows.loc[rows["method"] == chosen, "task"])))
-        raise InputError("task", task, f"tasks with a {chosen} curve: {known}")
-    starts = boundaries(measured)
-    cache: dict[int, AatCurve] = {}
-
-    def curve_at(context: int) -> AatCurve:
-        """The curve of the measured context whose range holds `context`, relabelled to it."""
-        source = measured[max(i for i, s in enumerate(starts) if s <= context)]
-        if source not in cache:
-            cache[source] = measured_curves(
-                tables,
-                algorithm,
-                model_id,
-                [source],
-                [task],
-                aat_source=aat_source,
-                method=chosen,
-            )[0]
-        return dataclasses.replace(cache[source], context=context)
-
+    """AAT curves of one task's measured tables at each step's own context, by the
+    acceptance rule (measured, interpolated between measured contexts, extrapolated
+    beyond); the tables must hold (algorithm, model)."""
+    workload_rows(tables, algorithm.id, algorithm.kind, model_id)
+    curve_at, _ = acceptance_curve_at(
+        algorithm, model_id, aat_dir=tables, task=task, aat_source=aat_source, method=method
+    )
     return curve_at
 
 
@@ -229,9 +261,9 @@ def planned_passes(
 ) -> PlannedPasses:
     """The passes (and pass bounds) `generate` with these arguments will ask `engine`,
     listed without timing any, so a pool can compute them first (`PassService.prefetch`):
-    the prefill, then what the steps ask at every context they are sure to reach.
-
-    Plain decoding reaches every aligned context. SD reaches a context's tokens [s, t]
+    the prefill, the AD pass of every aligned context (plain decoding, or SD's AD
+    baseline), then what SD's steps ask at every context they are sure to reach.
+ SD reaches a context's tokens [s, t]
     (t <= D - 1) from the previous context's, whose steps advance floor(g) by at most
     floor(AAT) + 1 (AAT of any x of its curve, or 1 for AD): so it is sure to reach them
     when that jump is at most t - s + 1 (always, when AAT < m - 1). The plan stops at the
@@ -243,11 +275,12 @@ def planned_passes(
     _check(model, prompt_len, decode_len)
     keys: list[PassKey] = [(spec, board, model, None) for spec in prefill_specs(board, prompt_len)]
     bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
+    # plain decoding, and SD's AD baseline, reach every aligned context
+    keys += [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
     if algorithm is None:
-        keys += [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
         return PlannedPasses(keys, [])
     if curve_at is None:
-        curve_at = embedded_curve_at(algorithm)
+        curve_at = acceptance_curve_at(algorithm, model.id)[0]
     timer = Timer(engine, board, model, algorithm)
     bounds: list[PassKey] = []
     jump = 1
@@ -288,25 +321,34 @@ def generate(
     progress: ProgressSink | None = None,
 ) -> Generation:
     """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
-    with `algorithm` when given (AAT curves from `curve_at`, default: embedded model)."""
+    with `algorithm` when given (AAT curves from `curve_at`, default: the acceptance rule
+    with the shipped tables), beside its AD baseline (the summary's `ad_*` and speedups)."""
     _check(model, prompt_len, decode_len)
     prefill = prefill_timing(engine, board, model, prompt_len)
+    ad = pd.DataFrame(
+        _ad_steps(engine, board, model, prompt_len, decode_len, None if algorithm else progress),
+        columns=STEP_COLUMNS,
+    )
+    ad["elapsed_s"] = prefill.seconds + ad["step_s"].cumsum()
     if algorithm is None:
-        steps = _ad_steps(engine, board, model, prompt_len, decode_len, progress)
+        frame = ad
     else:
         if curve_at is None:
-            curve_at, aat_source, task = embedded_curve_at(algorithm), "embedded", "embedded"
+            curve_at, task = acceptance_curve_at(algorithm, model.id)
         timer = Timer(engine, board, model, algorithm)
         steps = _sd_steps(timer, curve_at, prompt_len, decode_len, progress)
-    frame = pd.DataFrame(steps, columns=STEP_COLUMNS)
-    frame["elapsed_s"] = prefill.seconds + frame["step_s"].cumsum()
+        frame = pd.DataFrame(steps, columns=STEP_COLUMNS)
+        frame["elapsed_s"] = prefill.seconds + frame["step_s"].cumsum()
+        aat_source = aat_source or _curve_sources(curve_at, frame)
     decode_s = float(frame["step_s"].sum())
+    ad_decode_s = float(ad["step_s"].sum())
     summary = {
         "board": board.name,
         "model": model.id,
         "algorithm": algorithm.id if algorithm else "",
         "engine": engine.name,
         "aat_source": aat_source if algorithm else "",
+        **(_basis_summary(curve_at, frame) if algorithm else {"aat_basis": "", "aat_note": ""}),
         "task": task if algorithm else "",
         "prompt_len": prompt_len,
         "prompt_len_aligned": align_up(prompt_len, board.padding.prefill_multiple),
@@ -323,11 +365,32 @@ def generate(
         "total_s": prefill.seconds + decode_s,
         "decode_tokens_per_s": decode_len / decode_s,
         "tpot_s": decode_s / decode_len,
+        "ad_decode_s": ad_decode_s,
+        "ad_total_s": prefill.seconds + ad_decode_s,
+        "ad_decode_tokens_per_s": decode_len / ad_decode_s,
+        "decode_speedup": ad_decode_s / decode_s,
+        "total_speedup": (prefill.seconds + ad_decode_s) / (prefill.seconds + decode_s),
         # weights and KV at the last step's context (the largest)
         **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
                          algorithm.drafter if algorithm else None),
     }
-    return Generation(frame, summary)
+    return Generation(frame, summary, ad)
+
+
+def _curve_sources(curve_at: CurveAt, steps: pd.DataFrame) -> str:
+    """The AAT forms the run's curves used (measured, fitted, embedded), joined by '/'."""
+    contexts = sorted(set(int(c) for c in steps["context"]))
+    return "/".join(dict.fromkeys(curve_at(c).aat_source for c in contexts))
+
+
+def _basis_summary(curve_at: CurveAt, steps: pd.DataFrame) -> dict:
+    """aat_basis: the rule's bases over the run's contexts; aat_note: its note at the
+    first context and, if it differs, at the last (where an extrapolation shows)."""
+    contexts = sorted(set(int(c) for c in steps["context"]))
+    bases = "/".join(dict.fromkeys(str(b) for b in steps["aat_basis"]))
+    first, last = curve_at(contexts[0]).note, curve_at(contexts[-1]).note
+    note = first if first == last else f"L={contexts[0]}: {first} ... L={contexts[-1]}: {last}"
+    return {"aat_basis": bases, "aat_note": note}
 
 
 def _ad_steps(
@@ -380,7 +443,9 @@ def _sd_steps(
                              f"fewer tokens: the step at context {context} verifies x = {x} "
                              f"tokens past {timer.model.id}'s {timer.model.window_tokens}-token "
                              "window")
-        rows.append(_row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s))
+        row = _row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s)
+        row["aat_basis"] = curve_at(context).basis
+        rows.append(row)
         generated += aat
         if progress is not None:
             done = min(decode_len, math.floor(generated))
@@ -424,6 +489,7 @@ def _row(
         "aat": aat,
         "decision": verdict[0],
         "sd_speedup": verdict[1],
+        "aat_basis": "",
         "verify_s": verify_s,
         "draft_s": draft_s,
         "step_s": verify_s + draft_s,

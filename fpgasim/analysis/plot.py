@@ -1,4 +1,5 @@
-"""The combined-model figure: per (task, context) the rooflines and P_eff, and the AAT/AR curve."""
+"""Figures of the analysis: the combined model (per (task, context) the rooflines and P_eff,
+and the AAT/AR curve) and a generation's run (tokens against time beside AD; x and AAT)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.generation import Generation
 from fpgasim.analysis.solver import Solution
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
@@ -185,3 +187,57 @@ def legend_with_twin(ax, twin, **kwargs) -> None:
     lines = ax.get_legend_handles_labels()
     more = twin.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], **kwargs)
+
+
+def plot_generation(generation: Generation, path: Path) -> None:
+    """Write a PNG of one `generate` run: tokens generated against time for SD and its AD
+    baseline (left), and per SD step the verification length x and the accepted tokens
+    AAT(x) (right), so the run's speedup and where it comes from are visible."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if Path(path).suffix.lower() != ".png":
+        raise InputError("plot", str(path), "a file ending in .png")
+    s, steps = generation.summary, generation.steps
+    ad = generation.ad_steps if generation.ad_steps is not None else steps
+    fig, (ax_t, ax_x) = plt.subplots(1, 2, figsize=(13, 4.8))
+    ttft = float(s["ttft_s"])
+    for frame, label, color in (
+        (ad, f"AD: {s['ad_decode_tokens_per_s']:.3g} tok/s decode", "tab:gray"),
+        *(
+            [(steps, f"SD ({s['algorithm']}): {s['decode_tokens_per_s']:.3g} tok/s decode, "
+              f"{s['decode_speedup']:.2f}x", "tab:blue")]
+            if s["algorithm"]
+            else []
+        ),
+    ):
+        done = np.minimum(frame["generated_before"] + frame["aat"], float(s["decode_len"]))
+        ax_t.step([0.0, ttft, *frame["elapsed_s"]], [0.0, 0.0, *done], where="post",
+                  color=color, lw=1.8, label=label)
+    ax_t.axvline(ttft, color="tab:red", ls=":", lw=1, label=f"prefill (TTFT {ttft:.3g} s)")
+    ax_t.set_xlabel("time since the prompt arrived (s)")
+    ax_t.set_ylabel("tokens generated")
+    ax_t.set_title("Tokens generated against time")
+    ax_t.grid(alpha=0.3)
+    ax_t.legend(fontsize=9, loc="upper left")
+    step_no = np.arange(1, len(steps) + 1)
+    ax_x.plot(step_no, steps["verify_len"], drawstyle="steps-mid", color="tab:orange",
+              lw=1.6, label="x: tokens verified per step")
+    ax_x.plot(step_no, steps["aat"], drawstyle="steps-mid", color="tab:green", lw=1.6,
+              label="AAT(x): tokens accepted per step")
+    ax_x.set_xlabel("decode step")
+    ax_x.set_ylabel("tokens per step")
+    ax_x.set_ylim(0, max(2.0, float(steps["verify_len"].max())) * 1.15)
+    ax_x.set_title("Verification length and accepted tokens per step")
+    ax_x.grid(alpha=0.3)
+    ax_x.legend(fontsize=9, loc="lower right")
+    what = f"{s['algorithm']}, AAT {s['aat_source']} ({s['aat_basis']})" if s["algorithm"] else "AD"
+    fig.suptitle(
+        f"generate: {s['model']} on {s['board']}, P={s['prompt_len']} D={s['decode_len']}, "
+        f"{what}, {s['engine']} engine",
+        fontsize=12,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    write_figure(fig, Path(path))

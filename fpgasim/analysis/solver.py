@@ -19,13 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import load_aat_tables
 from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
-    embedded_curves,
+    acceptance_curves,
     mean_curve,
-    measured_curves,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
 from fpgasim.analysis.decision import decision_of
@@ -62,6 +60,8 @@ SUMMARY_COLUMNS = [
     "engine",
     "aat_source",
     "aat_file",
+    "aat_basis",
+    "aat_note",
     "ad_tokens_per_s",
     "best_verify_len",
     "best_tree",
@@ -398,6 +398,8 @@ def solve_curve(
     summary = {
         **inputs,
         "aat_file": curve.aat_file,
+        "aat_basis": curve.basis,
+        "aat_note": curve.note,
         "ad_tokens_per_s": p1,
         "best_verify_len": int(best["verify_len"]),
         "best_tree": best["tree"],
@@ -539,44 +541,40 @@ def solve(
     mean: str = "geometric",
     beyond_window: bool = False,
 ) -> Solution:
-    """Solve a workload at each context from measured (`aat_dir`) or embedded AAT.
+    """Solve a workload at each context, its AAT chosen by the acceptance rule
+    (`analysis.acceptance`): measured tables (`aat_dir`; None: the shipped ones) where they
+    hold (algorithm, model), interpolated between their contexts, extrapolated beyond, else
+    the embedded model; every curve says which (`aat_basis`, `aat_note`).
 
-    aat_source: measured (default with aat_dir), fitted (the log model at every x), or
-    embedded (default without aat_dir; task-agnostic). curve_method `throughput` (embedded
-    only): per x the tree of highest tokens/s on this board (analysis.tree_design).
+    aat_source: None (the rule), measured or fitted (the log model at every x; measured
+    tables required), or embedded (asked for; task-agnostic). curve_method `throughput`
+    (embedded): per x the tree of highest tokens/s on this board (analysis.tree_design).
     Every context plus its curve's largest x must fit the model's window, unless
     `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
     """
     eng = get_engine(engine) if isinstance(engine, str) else engine
-    source = aat_source or ("measured" if aat_dir is not None else "embedded")
-    if source not in AAT_SOURCES:
-        raise InputError("aat_source", source, f"one of {', '.join(AAT_SOURCES)}")
+    if aat_source is not None and aat_source not in AAT_SOURCES:
+        raise InputError("aat_source", aat_source, f"one of {', '.join(AAT_SOURCES)}")
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
         raise InputError("contexts", contexts, "one or more context lengths >= 1")
-    if source == "embedded":
-        if tasks:
+    if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
+        if aat_source not in (None, "embedded") or tasks:
             raise InputError(
-                "task",
-                ",".join(tasks),
-                "the embedded acceptance model is task-agnostic; drop `task` or pass `aat_dir`",
+                "curve_method",
+                curve_method,
+                "designs its trees under the embedded model: drop `task` and `aat_source`",
             )
-        if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
-            build = COSTED_TREE_METHODS[curve_method]
-            curves = [build(eng, board, model, algorithm, c) for c in contexts]
-        else:
-            curves = embedded_curves(algorithm, contexts, fit_points=fit_points)
+        build = COSTED_TREE_METHODS[curve_method]
+        curves = [build(eng, board, model, algorithm, c) for c in contexts]
     else:
-        if aat_dir is None:
-            raise InputError("aat_source", source, "needs `aat_dir` with measured AAT tables")
-        tables = load_aat_tables(aat_dir)
-        curves = measured_curves(
-            tables,
+        curves = acceptance_curves(
             algorithm,
             model.id,
             contexts,
-            tasks,
-            aat_source=source,
+            aat_dir=aat_dir,
+            tasks=tasks,
+            aat_source=aat_source,
             method=curve_method,
             fit_points=fit_points,
         )

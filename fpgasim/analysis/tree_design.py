@@ -21,6 +21,7 @@ import pandas as pd
 from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
+from fpgasim.analysis.acceptance import embedded_source
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.drafters import draft_passes
@@ -264,7 +265,9 @@ def throughput_curve(
     measured = points[["verify_len", "aat"]]
     fit = fit_curve(measured["verify_len"], measured["aat"])
     ori = _embedded_ori(algorithm, context)  # the GPU default tree, for the Ori set
-    return AatCurve("embedded", context, "embedded", points, measured, fit, ori)
+    note = embedded_source(algorithm, model.id, context, why="trees designed for this board").note
+    return AatCurve("embedded", context, "embedded", points, measured, fit, ori, "",
+                    "embedded", note)
 
 
 #: Tree methods whose trees depend on the board's costs: name -> curve builder

@@ -17,6 +17,14 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+#: The tree notation, printed under a table that shows a LongSpec/Falcon tree ending in 0.
+TRAILING_ZERO = (
+    "tree '1 0': draft nodes per level below the root; a trailing 0 is a level the drafter "
+    "drafted and the tree kept none of (one more draft pass than '1'; docs/formats.md, "
+    '"Tree notation")'
+)
+
+
 def wide_console() -> Console:
     """The shared console on a terminal; a wide one when piped, so tables never wrap."""
     return console if console.is_terminal else Console(width=200)

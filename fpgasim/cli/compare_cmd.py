@@ -7,11 +7,12 @@ from pathlib import Path
 
 import typer
 
+from fpgasim.analysis.algorithm_comparison import acceptance_label, plot_comparison
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
-from fpgasim.analysis.algorithm_comparison import plot_comparison
 from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
+    aat_dir_option,
     board_from,
     board_option,
     check_png,
@@ -27,7 +28,8 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.fileio import after_commit
+from fpgasim.errors import InputError
+from fpgasim.fileio import after_commit, check_input_path
 
 
 def compare_algorithms(
@@ -39,12 +41,20 @@ def compare_algorithms(
         "falcon,eagle3,longspec",
         "--algorithms",
         "-a",
-        help="Comma-separated SD algorithms (names or YAML paths), each with an embedded acceptance model.",
+        help="Comma-separated SD algorithms (names or YAML paths).",
     ),
     contexts: str = contexts_option(
         "Context lengths L, e.g. 512,2048,8192 (each solved separately)."
     ),
     engine: str = engine_option("Engine: analytic, event, fast."),
+    aat_dir: Path | None = aat_dir_option(
+        "Folder of measured AAT tables. Default: builtin, the tables shipped with fpgasim; "
+        "each algorithm uses them where they hold it on this model (one task: the one "
+        "measured at the most contexts), else its embedded acceptance model."
+    ),
+    embedded: bool = typer.Option(
+        False, "--embedded", help="Use every algorithm's embedded acceptance model, even where tables exist."
+    ),
     plot: Path | None = plot_option(
         "Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG."
     ),
@@ -53,9 +63,11 @@ def compare_algorithms(
         "Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
     ),
 ) -> None:
-    """Compare SD algorithms on one board and target model with embedded acceptance.
+    """Compare SD algorithms on one board and target model.
 
-    Every algorithm is solved at every context (its best x, tree, AAT, T_v and T_d there,
+    Each algorithm's AAT comes from the measured tables where they hold it on this model,
+    else from its embedded acceptance model; one line per algorithm and context says which
+    (measured, interpolated, extrapolated or embedded). Every algorithm is solved at every context (its best x, tree, AAT, T_v and T_d there,
     alpha = draft/target weight bytes); per context the winner's lead over the runner-up is
     split into an acceptance factor AAT(W)/AAT(R) and a step-cost factor
     (T_v+T_d)(R)/(T_v+T_d)(W).
@@ -64,12 +76,18 @@ def compare_algorithms(
     --algorithms falcon,eagle3,longspec --contexts 512,2048,8192 --engine analytic
     """
     check_png(plot)
+    check_input_path(aat_dir, "--aat-dir")
+    if embedded and aat_dir is not None:
+        raise InputError("--aat-dir", str(aat_dir), "no folder with --embedded (drop one)")
     names = parse_name_list(algorithms, "--algorithms")
     b, m = board_from(board, fpga, design), load_model(model)
     algos = [load_algorithm(n) for n in names]
     for a in algos:
         check_drafter(b, a)
-    result = compare_workload(b, m, algos, parse_contexts(contexts), engine=engine)
+    result = compare_workload(
+        b, m, algos, parse_contexts(contexts), engine=engine, aat_dir=aat_dir,
+        aat_source="embedded" if embedded else None,
+    )
     if plot is not None:
         plot_comparison(result, plot)
     if output_format is TableCsvJson.csv:
@@ -113,12 +131,17 @@ def _print(result) -> None:
         for r in t.to_dict("records")
     ]
     title = (
-        f"{first['board']} / {first['model']} / engine {first['engine']} / embedded acceptance"
-        f" (AD: {', '.join(f'L={c} {v:.3g} tok/s' for c, v in _ad(t))})"
+        f"{first['board']} / {first['model']} / engine {first['engine']} / AAT: "
+        f"{acceptance_label(t)} (AD: {', '.join(f'L={c} {v:.3g} tok/s' for c, v in _ad(t))})"
     )
     out.print(rich_table(rows, title=title, floatfmt="{:.3g}"))
     for w in result.winners.to_dict("records"):
         out.print(f"  L={w['context']}: {w['reason']}", highlight=False)
+    for r in t.sort_values(["algorithm", "context"]).to_dict("records"):
+        out.print(
+            f"  AAT of {r['algorithm']} at L={r['context']}: {r['aat_basis']}: {r['aat_note']}",
+            highlight=False,
+        )
 
 
 def _ad(t) -> list[tuple[int, float]]:

@@ -1,6 +1,6 @@
 """Maintenance script: the engines side by side, printed or written into a Markdown file.
 
-    python -m fpgasim.cli.compare_engines --aat-dir workloads/aat \\
+    python -m fpgasim.cli.compare_engines --aat-dir builtin \\
         --engines analytic,event --update docs/reproduction.md
 
 The comparison itself is `fpgasim.reproduce.engine_comparison.compare_all`; this module is

@@ -9,18 +9,19 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.aat import load_aat_tables
+from fpgasim.analysis.acceptance import tables_for
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
     PlannedPasses,
+    acceptance_curve_at,
     decode_context,
-    embedded_curve_at,
     generate,
-    measured_curve_at,
     planned_passes,
 )
+from fpgasim.analysis.plot import plot_generation
 from fpgasim.cli.common import (
+    TRAILING_ZERO,
     RichProgress,
     dumps_json,
     err_console,
@@ -35,6 +36,7 @@ from fpgasim.cli.options import (
     algorithm_option,
     board_from,
     board_option,
+    check_png,
     check_writable,
     design_option,
     engine_option,
@@ -42,6 +44,7 @@ from fpgasim.cli.options import (
     fpga_option,
     model_option,
     out_option,
+    plot_option,
     prompt_len_option,
     workers_option,
 )
@@ -52,17 +55,18 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, atomic_write_bytes
+from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path
 from fpgasim.simulate import memory_warning, prefill_specs
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
 
-class MeasuredSource(StrEnum):
-    """--aat-source with --aat-dir."""
+class GenerateSource(StrEnum):
+    """--aat-source: the AAT form (the acceptance rule decides where tables hold the pair)."""
 
     measured = "measured"
     fitted = "fitted"
+    embedded = "embedded"
 
 
 def generate_cmd(
@@ -85,16 +89,21 @@ def generate_cmd(
         "at its context. Default: plain autoregressive decoding.",
     ),
     aat_dir: Path | None = aat_dir_option(
-        "Measured AAT tables (with --algorithm); a step uses the measured context nearest "
-        "its own (geometric midpoints). Default: the embedded acceptance model."
+        "Measured AAT tables (with --algorithm). Default: builtin, the tables shipped with "
+        "fpgasim. Where they hold the algorithm and model, each step uses their curve at its "
+        "own context (interpolated between measured contexts, extrapolated beyond); "
+        "elsewhere the embedded acceptance model."
     ),
     task: str | None = typer.Option(
-        None, "--task", "-t", help="Task of the measured AAT tables (with --aat-dir)."
+        None,
+        "--task",
+        "-t",
+        help="Task of the measured AAT tables. Default: the one measured at the most contexts.",
     ),
-    aat_source: MeasuredSource | None = typer.Option(
+    aat_source: GenerateSource | None = typer.Option(
         None,
         "--aat-source",
-        help="With --aat-dir: measured (the measured x only; default) or fitted (the log model at every x).",
+        help="measured (the measured x only; the default where tables hold the algorithm and model), fitted (the log model at every x), or embedded (the embedded model, even where tables exist).",
     ),
     engine: str = engine_option(
         "Engine: analytic (the study's accounting), event (list-scheduler simulator), fast "
@@ -106,6 +115,10 @@ def generate_cmd(
     steps_out: Path | None = out_option(
         None, "Also write one CSV row per decode step to this file (docs/formats.md)."
     ),
+    plot: Path | None = plot_option(
+        "Write the run's figure to this PNG: tokens generated against time for SD and AD, "
+        "and per step the verification length x and the accepted tokens."
+    ),
     workers: int | None = workers_option(),
 ) -> None:
     """Time a whole generation: prefill of the prompt (TTFT), then D decode steps.
@@ -113,7 +126,8 @@ def generate_cmd(
     Step i attends T = ceil_m(P + i + 1) tokens, m = the board's padding.decode_multiple.
     Steps at one aligned context are timed once.
     With --algorithm, each step verifies the solver's best x at its context
-    and advances by that x's expected accepted tokens (AAT).
+    and advances by that x's expected accepted tokens (AAT); the summary puts it beside
+    plain decoding of the same tokens (the AD baseline) and gives SD's speedup.
 
     Example: fpgasim generate -b vhk158 -m llama2-chat-7b -P 128 -D 512 -a longspec
     """
@@ -121,19 +135,15 @@ def generate_cmd(
         if steps_out.suffix.lower() != ".csv":
             raise InputError("--out", str(steps_out), "a file ending in .csv")
         check_writable(steps_out)
-    if algorithm is None and (aat_dir is not None or task is not None):
-        raise InputError("--aat-dir/--task", str(aat_dir or task), "only with --algorithm")
-    if aat_dir is None and task is not None:
+    check_png(plot)
+    check_input_path(aat_dir, "--aat-dir")
+    if algorithm is None and (aat_dir is not None or task is not None or aat_source):
+        given = str(aat_dir or task or (aat_source and aat_source.value))
+        raise InputError("--aat-dir/--task/--aat-source", given, "only with --algorithm")
+    if aat_source is GenerateSource.embedded and (aat_dir is not None or task is not None):
         raise InputError(
-            "--task", task, "only with --aat-dir (the embedded model is task-agnostic)"
+            "--aat-source", "embedded", "no --aat-dir or --task with the embedded model"
         )
-    if aat_dir is not None and task is None:
-        raise InputError("--task", None, "required with --aat-dir (one measured task)")
-    if aat_source is not None and aat_dir is None:
-        raise InputError(
-            "--aat-source", aat_source.value, "only with --aat-dir (measured AAT tables)"
-        )
-    aat_source = aat_source or MeasuredSource.measured
     b, m = board_from(board, fpga, design), load_model(model)
     last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
@@ -142,14 +152,13 @@ def generate_cmd(
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
     eng = get_engine(engine)
-    curve_at, source = None, ""
+    curve_at, run_task = None, ""
     if algo is not None:
-        if aat_dir is not None:
-            tables = load_aat_tables(aat_dir)
-            curve_at = measured_curve_at(tables, algo, m.id, task, aat_source.value)
-            source = aat_source.value
-        else:
-            curve_at, source = embedded_curve_at(algo), "embedded"
+        tables = tables_for(aat_dir) if aat_source is not GenerateSource.embedded else None
+        curve_at, run_task = acceptance_curve_at(
+            algo, m.id, aat_dir=tables, task=task,
+            aat_source=aat_source.value if aat_source else None,
+        )
     what = f"generate ({engine}{', ' + algo.id if algo else ''})"
     n = workers or default_workers()
     if n > 1 and isinstance(eng, CycleEngine):
@@ -174,13 +183,14 @@ def generate_cmd(
             decode_len,
             algorithm=algo,
             curve_at=curve_at,
-            aat_source=source,
-            task=task or ("embedded" if algo else ""),
+            task=run_task,
             progress=progress,
         )
     if steps_out is not None:
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
-    _print(result, output_format, steps_out, b.lowering)
+    if plot is not None:
+        plot_generation(result, plot)
+    _print(result, output_format, steps_out, b.lowering, plot)
 
 
 def _prefetch(
@@ -234,10 +244,15 @@ def _prefetch(
 
 
 def _print(
-    result: Generation, output_format: JsonTable, steps_out: Path | None, lowering: str
+    result: Generation,
+    output_format: JsonTable,
+    steps_out: Path | None,
+    lowering: str,
+    plot: Path | None = None,
 ) -> None:
-    """The summary (with the board's lowering beside the engine: provenance) and the decode
-    steps by context, each with its decision and SD's best speedup over AD."""
+    """The summary (with the board's lowering beside the engine: provenance; the AD
+    baseline and SD's speedup over it) and the decode steps by context, each with its
+    decision and SD's best speedup over AD."""
     s = {}
     for k, v in result.summary.items():
         s[k] = v
@@ -261,6 +276,22 @@ def _print(
             json_records(result.groups()), title="decode steps by context", floatfmt="{:.4g}"
         )
     )
-    if steps_out is not None:
-        line = f"wrote {len(result.steps)} steps to {steps_out}"
-        after_commit(functools.partial(out_console.print, line, highlight=False))
+    groups = result.groups()
+    if any(str(t).split()[-1:] == ["0"] for t in groups["tree"] if t):
+        out_console.print(f"  {TRAILING_ZERO}", highlight=False, soft_wrap=True)
+    if s["algorithm"]:
+        out_console.print(
+            f"  SD decodes {s['decode_len']} tokens in {s['decode_s']:.4g} s, AD in "
+            f"{s['ad_decode_s']:.4g} s: {s['decode_speedup']:.3g}x ({s['total_speedup']:.3g}x "
+            f"with the {s['ttft_s']:.4g} s prefill)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        out_console.print(f"  AAT {s['aat_basis']}: {s['aat_note']}", highlight=False,
+                          soft_wrap=True)
+    for path, line in (
+        (steps_out, f"wrote {len(result.steps)} steps to {steps_out}"),
+        (plot, f"wrote figure to {plot}"),
+    ):
+        if path is not None:
+            after_commit(functools.partial(out_console.print, line, highlight=False))

@@ -87,7 +87,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "compare-algorithms": LazyCommand(
         "fpgasim.cli.compare_cmd",
         "compare_algorithms",
-        "Compare SD algorithms on one board and target model with embedded acceptance.",
+        "Compare SD algorithms on one board and target model.",
     ),
     "cache": LazyCommand(
         "fpgasim.cli.cache_cmd",

@@ -71,7 +71,7 @@ def reproduce(
         help=f"AAT source: measured (the study's measured tables, shipped in workloads/aat) or embedded (fpgasim's acceptance model, task-agnostic). One of {', '.join(AAT_CHOICES)}.",
     ),
     aat_dir: Path | None = aat_dir_option(
-        "Another folder of measured AAT tables (the layout of workloads/aat); each experiment reads the files it names."
+        "Another folder of measured AAT tables (the layout of workloads/aat; builtin names the shipped one); each experiment reads the files it names."
     ),
     engine: str = typer.Option(
         DEFAULT_SIM,

@@ -59,8 +59,9 @@ def tree_verify_len(
             raise InputError(
                 "--verify-len",
                 verify_len,
-                f"{nodes + 1}: {where} ({draft_tree.describe()}) has {nodes} draft nodes + "
-                f"the root; give a --tree of {verify_len - 1} nodes or leave --verify-len out",
+                f"must be {nodes + 1} = the {nodes} draft nodes of {where} "
+                f"'{draft_tree.describe()}' + the root; for x = {verify_len} give a --tree of "
+                f"{verify_len - 1} draft nodes, or leave --verify-len out",
             )
         return nodes + 1
     drafted = draft_tree.top_k * (draft_tree.draft_depth + 1)
@@ -141,7 +142,7 @@ def simulate(
     tree: str | None = typer.Option(
         None,
         "--tree",
-        help="Draft tree level widths, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
+        help="Draft tree: draft nodes per level below the root, separated by spaces, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
     ),
     depth: int | None = typer.Option(None, "--depth", min=1, max=64, help="EAGLE-3 draft depth."),
     top_k: int | None = typer.Option(

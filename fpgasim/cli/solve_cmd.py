@@ -16,7 +16,14 @@ from fpgasim.analysis.plot import plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import dumps_json, err_console, json_records, rich_table, wide_console
+from fpgasim.cli.common import (
+    TRAILING_ZERO,
+    dumps_json,
+    err_console,
+    json_records,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     TableJsonCsv,
     aat_dir_option,
@@ -74,12 +81,12 @@ def solve(
         help="Task(s) of the AAT tables (repeat or comma-separate). Default: every task measured at all the contexts. Two or more tasks also give the unified x.",
     ),
     aat_dir: Path | None = aat_dir_option(
-        "Folder (or file) of measured AAT tables, CSV/Parquet (e.g. workloads/aat). Without it the embedded acceptance model is used."
+        "Folder (or file) of measured AAT tables, CSV/Parquet. Default: builtin, the tables shipped with fpgasim. Where they hold the algorithm and model, their curves are used (interpolated between measured contexts, extrapolated beyond, as each line says); elsewhere the embedded acceptance model."
     ),
     aat_source: AatSource | None = typer.Option(
         None,
         "--aat-source",
-        help="AAT at each x: measured (the measured x only; default with --aat-dir), fitted (A+B·ln(x−C) fitted on --fit-points, at every x up to the largest tree), embedded (the modelled acceptance; default without --aat-dir).",
+        help="AAT at each x: measured (the measured x only; the default where tables hold the algorithm and model), fitted (A+B·ln(x−C) fitted on --fit-points, at every x up to the largest tree), embedded (the modelled acceptance, even where tables exist; the default elsewhere).",
     ),
     fit_points: str | None = typer.Option(
         None,
@@ -95,7 +102,7 @@ def solve(
     curve_method: str | None = typer.Option(
         None,
         "--curve-method",
-        help="Tree-construction method of the searched curve in the tables (prior_score, width, depth, eagle3_dynamic, chain). Default: prior_score, else eagle3_dynamic. Without --aat-dir: throughput = per x the tree of highest tokens/s on this board (docs/trees.md).",
+        help="Tree-construction method of the searched curve in the tables (prior_score, width, depth, eagle3_dynamic, chain). Default: at each context the first measured there of prior_score, eagle3_dynamic, width, depth, chain. throughput = per x the tree of highest tokens/s on this board, under the embedded model (docs/trees.md).",
     ),
     mean: Mean = typer.Option(
         Mean.geometric,
@@ -121,8 +128,12 @@ def solve(
     --naive-threshold), the regime (compute-bound / memory-bound / mixed) with the ridge
     x_R, and the AAT fit A+B·ln(x−C) with its R².
 
+    The AAT comes from the measured tables shipped with fpgasim wherever they hold the
+    algorithm and model (one line per context says which curve, interpolated or
+    extrapolated), else from the embedded acceptance model (docs/analysis.md).
+
     Example: fpgasim solve --board v80 --model llama-3.1-8b --algorithm longspec
-    --task gov_report --contexts 128,512,2048 --aat-dir workloads/aat
+    --task gov_report --contexts 128,512,2048
     """
     check_png(plot)
     check_input_path(aat_dir, "--aat-dir")
@@ -171,6 +182,7 @@ def solve(
     else:
         _print_tables(solution, b, show_fit=True)
         _print_draft_lines(solution, a)
+        _print_aat_lines(solution)
         for line in differs:
             wide_console().print(line, highlight=False)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
@@ -278,6 +290,21 @@ def _print_draft_lines(solution: Solution, algorithm: Algorithm) -> None:
             f"T_v = {r['verify_s'] * 1e3:.3g} ms, alpha = {r['alpha']:.3f}",
             highlight=False,
         )
+
+
+def _print_aat_lines(solution: Solution) -> None:
+    """Per context: which acceptance the rule used (measured, interpolated, extrapolated or
+    embedded, and from what: `aat_note`), then the tree notation where a tree ends in 0."""
+    out = wide_console()
+    summ = solution.summary
+    multi = summ["task"].nunique() > 1
+    for s in summ.to_dict("records"):
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        out.print(f"  {label}: AAT {s['aat_basis']}: {s['aat_note']}", highlight=False,
+                  soft_wrap=True)
+    trees = list(summ["best_tree"]) + list(solution.schedule.get("tree", []))
+    if any(str(t).split()[-1:] == ["0"] for t in trees if t):
+        out.print(f"  {TRAILING_ZERO}", highlight=False, soft_wrap=True)
 
 
 def _passes(n: int) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from fpgasim.analysis.aat import aat_path
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
 from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import (
@@ -433,7 +434,7 @@ def search(
 def calibrate(
     algorithm: str = algorithm_option(..., "longspec or eagle3."),
     aat_dir: Path | None = aat_dir_option(
-        "Measured AAT tables (e.g. workloads/aat): refit the context decay and report R² per context."
+        "Measured AAT tables (builtin: the ones shipped with fpgasim): refit the context decay and report R² per context."
     ),
     output_format: JsonTableMarkdown = format_option(
         JsonTableMarkdown.table, "Output: json, table, or markdown (the blocks of docs/trees.md)."
@@ -454,6 +455,7 @@ def calibrate(
 
     check_input_path(aat_dir, "--aat-dir")
     algo = load_algorithm(algorithm)
+    aat_dir = aat_path(aat_dir) if aat_dir is not None else None
     if aat_dir is not None and not aat_dir.is_dir():
         raise InputError("--aat-dir", str(aat_dir), "a folder of measured AAT tables")
     acc = run_calibration(algo, aat_dir)

@@ -116,7 +116,8 @@ def schema_problems(model: type[BaseModel], data: Any, source: str) -> list[Conf
     try:
         model.model_validate(data)
     except ValidationError as exc:
-        return [describe_error(err, source) for err in exc.errors()]
+        errors = exc.errors()
+        return [describe_error(err, source, errors) for err in errors]
     except RecursionError:
         return [ConfigError(source, "(top level)", "deep nesting", "a shallow mapping")]
     return []

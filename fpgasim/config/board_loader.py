@@ -7,8 +7,8 @@
 - `board_of(fpga, design, changes)`: any pair (`--fpga F --design D`), with `changes`
   (`--vary`-style 'design.x=v' / 'fpga.y=v' values) applied before fitting.
 
-A data-sheet field in a design file (or the reverse) is refused with a line saying which file
-kind holds it; retired board names say what replaced them.
+A file of another kind (a design given as an FPGA, a model as a board) is refused with a line
+saying which kind it is (`loader.validate_kind`); retired board names say what replaced them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from fpgasim.config.board import Board, BoardFile, Scalar
 from fpgasim.config.design import Design
 from fpgasim.config.fit import fit
 from fpgasim.config.fpga import Fpga
-from fpgasim.config.loader import read_yaml_mapping, resolve, validate_mapping
+from fpgasim.config.loader import read_yaml_mapping, resolve, validate_kind
 from fpgasim.errors import ConfigError, InputError
 
 #: board names of earlier releases and what replaced each (docs/hardware.md, "Boards")
@@ -84,8 +84,7 @@ def load_board(name_or_path: str, changes: Iterable[tuple[str, Scalar]] = ()) ->
                           "board")
     path = resolve("board", text)
     data = read_yaml_mapping(path)
-    _refuse_other_kind(data, "board", str(path))
-    pair = validate_mapping(BoardFile, data, str(path))
+    pair = validate_kind(BoardFile, data, str(path))
     changes = list(changes)
     board = _fitted(pair.name, pair.description, resolve("fpga", pair.fpga),
                     resolve("design", pair.design), [*pair.overrides.items(), *changes],
@@ -150,15 +149,12 @@ def _cached_fpga(name: str) -> Fpga:
 
 
 def _fpga_mapping(path: Path) -> dict:
-    data = read_yaml_mapping(path)
-    _refuse_other_kind(data, "fpga", str(path))
-    return data
+    return read_yaml_mapping(path)
 
 
 def _design_mapping(path: Path, depth: int = 0) -> dict:
     """A design file's mapping, merged over the mapping of the design it `extends`."""
     data = read_yaml_mapping(path)
-    _refuse_other_kind(data, "design", str(path))
     base = data.pop("extends", None)
     if base is None:
         return data
@@ -177,30 +173,6 @@ def _merge(base: dict, over: Mapping) -> dict:
         else:
             out[key] = value
     return out
-
-
-#: top-level fields that say which kind of file a mapping is
-_KIND_FIELDS = {
-    "fpga": {"part", "family", "dsps", "dsp_kind", "slrs", "luts_k", "bram36", "uram"},
-    "design": {"mm_rows", "mm_cols", "mv_lanes", "recipe", "datapath", "compiler", "pipelines",
-               "buffers", "clock_mhz"},
-    "board": {"fpga", "design", "overrides"},
-    "model": {"hidden", "intermediate", "heads", "kv_heads", "vocab", "hidden_size"},
-}
-
-
-def _refuse_other_kind(data: dict, kind: str, source: str) -> None:
-    """A field that belongs to another kind of file gets a line saying so."""
-    for other, fields in _KIND_FIELDS.items():
-        if other == kind:
-            continue
-        found = sorted(fields & set(data) - _KIND_FIELDS[kind])
-        if found:
-            where = {"fpga": "an FPGA data sheet (fpgas/)", "design": "a design (designs/)",
-                     "board": "a board pair (boards/)", "model": "a model file"}[other]
-            raise ConfigError(source, found[0], data[found[0]] if not isinstance(
-                data[found[0]], dict) else "{...}",
-                f"a field of {where}, not of this {kind} file")
 
 
 def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source: str,
@@ -229,7 +201,7 @@ def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source:
 
 def _validated(schema: type, data: dict, source: str):
     """Validate a mapping; the object remembers its source (errors name it)."""
-    obj = validate_mapping(schema, data, source)
+    obj = validate_kind(schema, data, source)
     obj._source = source
     return obj
 

@@ -3,13 +3,18 @@ becomes one ConfigError line. Boards, FPGAs and designs are loaded by config/boa
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from fpgasim.config.board import BoardFile
+from fpgasim.config.design import Design
+from fpgasim.config.fpga import Fpga
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.errors import ConfigError
 
@@ -202,13 +207,34 @@ def _shown(value: object) -> object:
     return value
 
 
-def describe_error(err: dict, source: str) -> ConfigError:
-    """One pydantic error (an item of `ValidationError.errors()`) as a ConfigError."""
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+def _location(err: dict) -> str:
+    return ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+
+
+def reported_error(errors: list[dict]) -> dict:
+    """The error a one-line report names: an unknown field before any other, since a
+    misspelt key also leaves the field it meant missing, and the key typed is the news."""
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
+def _meant(err: dict, errors: Sequence[dict]) -> str:
+    """' (did you mean NAME?)' for an unknown key spelt like a missing field beside it."""
+    parent, key = tuple(err["loc"][:-1]), str(err["loc"][-1])
+    missing = [str(e["loc"][-1]) for e in errors
+               if e["type"] == "missing" and tuple(e["loc"][:-1]) == parent]
+    close = difflib.get_close_matches(key, missing, n=1, cutoff=0.75)
+    return f"; did you mean '{close[0]}' (required, missing)?" if close else ""
+
+
+def describe_error(err: dict, source: str, errors: Sequence[dict] = ()) -> ConfigError:
+    """One pydantic error (an item of `ValidationError.errors()`, all of them in `errors`
+    to suggest the field a misspelt key meant) as a ConfigError."""
+    loc = _location(err)
     loc = " ".join(loc.split())[:120] or "(top level)"
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         msg = "unknown field (check the spelling; unknown fields are not allowed)"
+        msg += _meant(err, errors)
     elif err["type"] == "missing":
         msg = "required field is missing"
     elif msg.startswith("Value error, "):
@@ -222,14 +248,58 @@ def validate_mapping(schema: type[T], data: dict, source: str) -> T:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise describe_error(exc.errors()[0], source) from None
+        errors = exc.errors()
+        raise describe_error(reported_error(errors), source, errors) from None
     except RecursionError:
         raise ConfigError(source, "(top level)", "deep nesting", "a shallow mapping") from None
 
 
+#: The kinds of file a command loads by name or path, by schema (`wrong_kind` tells them apart).
+KIND_SCHEMAS: dict[str, type[BaseModel]] = {
+    "board": BoardFile, "fpga": Fpga, "design": Design, "model": TargetModel,
+    "algorithm": Algorithm,
+}
+
+
+def wrong_kind(schema: type[BaseModel], data: dict) -> str | None:
+    """The other kind of file `data` is, when its keys are more another kind's fields than
+    `schema`'s (a model file given as a board); None otherwise."""
+    own = next((k for k, s in KIND_SCHEMAS.items() if s is schema), None)
+    if own is None:
+        return None
+    keys = set(map(str, data))
+    hits = {k: len(keys & set(s.model_fields)) for k, s in KIND_SCHEMAS.items()}
+    best = max(hits, key=lambda k: hits[k])
+    return best if best != own and hits[best] > hits[own] else None
+
+
+def _an(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiouf" else f"a {kind}"
+
+
+def validate_kind(schema: type[T], data: dict, source: str) -> T:
+    """`validate_mapping`, except that a file of another kind (a model given as a board, a
+    design given as an FPGA) is named as such instead of by its first unknown field."""
+    try:
+        return validate_mapping(schema, data, source)
+    except ConfigError:
+        other = wrong_kind(schema, data)
+        if other is None:
+            raise
+        own = next(k for k, s in KIND_SCHEMAS.items() if s is schema)
+        raise ConfigError(
+            source,
+            "(fields)",
+            f"{_an(other)} file",
+            f"this is {_an(other)} file, not {_an(own)} file: give it as `{other}`, and "
+            f"{_an(own)} (a name or YAML path) as `{own}`",
+            argument=own,
+        ) from None
+
+
 def load_file(schema: type[T], path: Path) -> T:
     """Load one YAML file into a schema; the object remembers its file (`config_source`)."""
-    obj = validate_mapping(schema, read_yaml_mapping(path), str(path))
+    obj = validate_kind(schema, read_yaml_mapping(path), str(path))
     obj._source = str(path)
     return obj
 

@@ -23,7 +23,7 @@ from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.schema import Experiment
-from fpgasim.reproduce.workloads import RunContext, load_inputs
+from fpgasim.reproduce.workloads import RunContext, check_aat_dir, folder_label, load_inputs
 from fpgasim.simulate import draft_timing, verify_timing
 
 MAX_DX = 1
@@ -165,7 +165,8 @@ def compare_all(
 ) -> tuple[str, dict[str, pd.DataFrame]]:
     """Markdown of every timed experiment side by side, and the frames by name."""
     first, second = engines
-    ctx = {e: RunContext(get_engine(e), aat_dir) for e in engines}
+    folder = check_aat_dir(aat_dir)  # `builtin` names the shipped tables
+    ctx = {e: RunContext(get_engine(e), folder) for e in engines}
     parts, frames = [], {}
     for name in names:
         exp = load_experiment(name)
@@ -197,6 +198,6 @@ def compare_all(
         f"{markdown_table(sweep)}"
     )
     versions = ", ".join(f"{e} v{get_engine(e).version}" for e in engines)
-    source = f"measured AAT from `{aat_dir}`" if aat_dir else "embedded AAT"
+    source = f"measured AAT from `{folder_label(folder)}`" if folder else "embedded AAT"
     head = f"Engines `{first}` vs `{second}` ({versions}), {source}.\n"
     return head + "\n" + "\n".join(parts), frames

@@ -5,7 +5,8 @@ one `fpgasim reproduce` run, and caches the measured tables and curves. `curves`
 AAT curves of a workload from the experiment's measured files (measured points or the
 fitted model) or, on the embedded source, from the embedded acceptance model; `solve` runs
 the analysis solver on them. The measured tables ship in `workloads/aat/` (`shipped_aat_dir()`):
-`--aat measured` (the default) reads them, `--aat-dir DIR` another folder.
+`--aat measured` (the default) reads them, `--aat-dir DIR` another folder. The curves come
+from `analysis.acceptance_curves`, the acceptance rule every command shares.
 """
 
 from __future__ import annotations
@@ -22,15 +23,14 @@ from fpgasim.analysis import (
     AatCurve,
     AatTables,
     Solution,
-    embedded_curves,
+    acceptance_curves,
     fit_curve,
     load_aat_tables,
-    measured_curves,
     solve_curves,
 )
+from fpgasim.analysis.aat import aat_path, builtin_aat_dir
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board import Board
-from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
@@ -43,7 +43,7 @@ AAT_CHOICES = ("measured", "embedded")
 
 def shipped_aat_dir() -> Path:
     """workloads/aat: the study's measured AAT tables, shipped with fpgasim (its README)."""
-    return data_root() / "workloads" / "aat"
+    return builtin_aat_dir()
 
 
 def aat_folder(aat: str = "measured", aat_dir: Path | str | None = None) -> Path | None:
@@ -110,7 +110,7 @@ def check_aat_dir(path: Path | str | None) -> Path | None:
     """The `aat_dir` input as a Path to an existing folder (None stays None), else a ConfigError."""
     if path is None:
         return None
-    path = Path(path)
+    path = aat_path(path)
     if not path.is_dir():
         what = "not a folder" if path.exists() else "no such folder"
         raise ConfigError(
@@ -225,18 +225,21 @@ def curves(
     if key in ctx._curves:
         return ctx._curves[key]
     if ctx.measured:
-        out = measured_curves(
-            ctx.tables(exp.aat.files),
+        out = acceptance_curves(
             algorithm,
             model.id,
             list(contexts),
-            list(tasks) if tasks else None,
+            aat_dir=ctx.tables(exp.aat.files),
+            tasks=list(tasks) if tasks else None,
             aat_source=exp.aat.source,
             method=method,
             fit_points=exp.aat.fit_points,
         )
     else:
-        out = embedded_curves(algorithm, list(contexts), x_max=exp.verify_lens.max)
+        out = acceptance_curves(
+            algorithm, model.id, list(contexts), aat_source="embedded",
+            x_max=exp.verify_lens.max,
+        )
         if exp.aat.fit_points is not None:
             out = [_refit(c, exp) for c in out]
     ctx._curves[key] = [restrict(c, exp) for c in out]

@@ -5,18 +5,23 @@ from __future__ import annotations
 from fpgasim.dataflow.token_tree import check_shape
 from fpgasim.errors import InputError
 
+#: How a tree shape is written everywhere (input and output, docs/formats.md "Tree notation").
+SHAPE_NOTATION = (
+    "draft nodes per level below the root, whole numbers separated by spaces, e.g. '4 16 16'"
+)
+
 
 def parse_shape(text: str, argument: str = "tree") -> tuple[int, ...]:
-    """'4 16 16' (spaces or commas) -> (4, 16, 16); validated as a tree of level widths."""
-    parts = text.replace(",", " ").split()
+    """'4 16 16' -> (4, 16, 16), validated as a tree of level widths. Spaces separate the
+    levels, as every table and output writes a tree; commas (which separate the items of
+    list options) are refused, so a tree is read the one way it is printed."""
+    parts = text.split()
     if not parts:
-        raise InputError(argument, text, "level widths such as '4 16 16 16 16'")
+        raise InputError(argument, text, SHAPE_NOTATION)
     try:
         widths = tuple(int(p) for p in parts)
     except ValueError:
-        raise InputError(
-            argument, text, "whole numbers separated by spaces, e.g. '4 16 16'"
-        ) from None
+        raise InputError(argument, text, SHAPE_NOTATION) from None
     check_shape(widths, argument)
     return widths
 

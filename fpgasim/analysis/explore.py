@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
@@ -56,7 +55,7 @@ RESULT_COLUMNS = [
     "algorithm",
     "context",
     "engine",
-    "aat_source",
+    "aat_basis",
     "ad_tokens_per_s",
     "decision",
     "best_verify_len",
@@ -90,13 +89,10 @@ def explore_curves(
     aat_dir: str | None = None,
     task: str | None = None,
 ) -> list[AatCurve]:
-    """The AAT curve (x -> AAT, tree) per context: measured with `aat_dir`, else embedded."""
-    if aat_dir is None:
-        return embedded_curves(algorithm, contexts)
-    tables = load_aat_tables(aat_dir)
-    return measured_curves(
-        tables, algorithm, model.id, contexts, [task] if task else None, aat_source="measured"
-    )
+    """The AAT curve (x -> AAT, tree) per context by the acceptance rule (measured tables,
+    the shipped ones unless `aat_dir`, where they hold; else the embedded model)."""
+    return acceptance_curves(algorithm, model.id, contexts, aat_dir=aat_dir,
+                             tasks=[task] if task else None)
 
 
 def explore_points(
@@ -194,7 +190,7 @@ def cost_boards(
     ]
     draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
-    sources = {a: cs[0].aat_source for a, cs in curves.items() if cs}
+    sources = {(a, c.context): c.basis for a, cs in curves.items() for c in cs}
     return frame, stats, sources
 
 
@@ -299,7 +295,7 @@ def summarise(
     combos: Sequence[tuple[tuple[str, object], ...]],
     axes: Sequence[str],
     engine: str,
-    aat_sources: dict[str, str],
+    aat_basis: dict[tuple[str, int], str],
     accounting: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Best x and delivered rate per (board, drafter, context), the board's resources, the
@@ -332,7 +328,7 @@ def summarise(
                 "algorithm": algorithm,
                 "context": int(context),
                 "engine": engine,
-                "aat_source": aat_sources.get(algorithm, ""),
+                "aat_basis": aat_basis.get((algorithm, int(context)), ""),
                 **best_of(group),
                 "decision_accounting": acc["decision"] if acc else None,
                 "speedup_accounting": acc["speedup"] if acc else None,
@@ -501,7 +497,7 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
     first = summary.iloc[0]
     fig.suptitle(textwrap.fill(
         f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
-        f"(engine {first['engine']}, AAT {first['aat_source']})", 100), fontsize=11)
+        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})", 100), fontsize=11)
     fig.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55",
                               label="use AD: SD's best speedup <= 1 (the cell shows AD's rate)")],
                loc="lower center", fontsize=8, frameon=False)

@@ -71,7 +71,9 @@ def explore_cmd(
         "(default: every x).",
     ),
     aat_dir: Path | None = aat_dir_option(
-        "Measured AAT tables (default: the algorithm's embedded acceptance model)."
+        "Folder (or file) of measured AAT tables. Default: builtin, the shipped tables, where "
+        "they hold the algorithm and model (else the embedded acceptance model; the summary's "
+        "aat_basis says which)."
     ),
     task: str | None = typer.Option(None, "--task", help="Task of the measured AAT tables."),
     out: Path = out_option(
@@ -139,7 +141,7 @@ def explore_cmd(
     heads = {"best_verify_len": "SD best x", "tokens_per_s": "delivered tok/s",
              "ad_tokens_per_s": "AD tok/s"}
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
-             f"(engine {engine}, AAT {summary['aat_source'].iloc[0]})")
+             f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
     for line in verdict(summary, result.axes):
         console.print(line, highlight=False, soft_wrap=True)

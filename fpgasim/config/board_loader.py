@@ -109,6 +109,8 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
             shown: Sequence[tuple[str, Scalar]] = ()) -> Board:
     """Validate both files with `changes` applied, fit, and name the `shown` changes."""
     fpga_data, design_data = _fpga_mapping(fpga_path), _design_mapping(design_path)
+    if any(path in ("design.mm_rows", "design.mm_cols") for path, _ in changes):
+        _untable_array(design_data, fpga_data.get("name"))
     for path, value in changes:
         kind, _, field = path.partition(".")
         if kind == "fpga":
@@ -124,6 +126,19 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
     fitted = fit(fpga, design, _named_fpga)
     name += "".join(f" {p.split('.')[-1]}={v}" for p, v in shown)
     return Board(name=name, description=description, fpga=fpga, design=design, fit=fitted)
+
+
+def _untable_array(design_data: dict, fpga_name: object) -> None:
+    """A change to the MM array's shape starts from the array the design's table lists for
+    this part (its rows kept unless changed too), not from the design's generic rows."""
+    table = design_data.get("mm_by_fpga")
+    if not isinstance(table, list):
+        return
+    for entry in table:
+        if isinstance(entry, Mapping) and entry.get("fpga") == fpga_name:
+            design_data["mm_rows"], design_data["mm_cols"] = entry.get("rows"), entry.get("cols")
+            design_data["mm_by_fpga"] = [e for e in table if e is not entry]
+            return
 
 
 def _check_mask_table(design: Design, source: str) -> None:

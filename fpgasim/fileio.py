@@ -23,6 +23,8 @@ Guarantees (docs/formats.md, "Output files"):
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fpgasim.errors import InputError
+from fpgasim.errors import FpgasimError, InputError
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy/pandas only when used
     import pandas as pd
@@ -271,3 +273,40 @@ def write_figure(fig: Any, path: Path, dpi: int = 110) -> None:
     finally:
         plt.close(fig)
     atomic_write_bytes(Path(path), buf.getvalue())
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+class NotFinite(FpgasimError):
+    """A number bound for a JSON output is inf or NaN, which JSON cannot hold."""
+
+
+def json_text(obj: object, indent: int | None = 2, compact: bool = False) -> str:
+    """The one JSON writer: `obj` as JSON text (numpy scalars and arrays as numbers and
+    lists, anything else unknown as its str), refusing inf and NaN with the value's path
+    (`NotFinite`) instead of printing `Infinity`, which is not JSON."""
+    separators = (",", ":") if compact else None
+    return json.dumps(_plain(obj, ""), indent=None if compact else indent,
+                      separators=separators, allow_nan=False)
+
+
+def _plain(obj: object, path: str) -> object:
+    """`obj` as plain JSON values; `path` (e.g. `best.t_sd_s`) names it in an error."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            shown = path or "(top level)"
+            raise NotFinite(f"output {shown} = {obj!r}: a finite number (a result "
+                            "overflowed: an input is past what the model can compute)")
+        return obj
+    if hasattr(obj, "tolist"):  # a numpy scalar or array
+        return _plain(obj.tolist(), path)
+    if hasattr(obj, "item"):
+        return _plain(obj.item(), path)
+    return str(obj)

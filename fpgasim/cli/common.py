@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from fpgasim.cli.options import parse_int_list, parse_name_list  # noqa: F401 (re-exported)
+from fpgasim.fileio import json_text
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) is imported by the commands that build frames
     import pandas as pd
@@ -51,17 +51,9 @@ def _fmt(v, floatfmt: str) -> str:
 
 
 def dumps_json(obj: object) -> str:
-    """JSON with numpy scalars converted."""
-
-    def default(o: object) -> object:
-        """What json cannot encode: a numpy scalar's value, an array as a list, else str(o)."""
-        if hasattr(o, "item"):
-            return o.item()
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        return str(o)
-
-    return json.dumps(obj, indent=2, default=default)
+    """The command's JSON output (`fileio.json_text`: numpy values converted, inf and NaN
+    refused)."""
+    return json_text(obj)
 
 
 def json_value(v: object) -> object:

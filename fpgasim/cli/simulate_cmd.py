@@ -3,7 +3,6 @@ the prefill of a prompt (--phase prefill)."""
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes, check_output_path
+from fpgasim.fileio import atomic_write_bytes, check_output_path, json_text
 from fpgasim.simulate import (
     Point,
     memory_warning,
@@ -240,7 +239,7 @@ def simulate(
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted).verify
         events = eng.trace_events(spec, b, m)
-        atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
+        atomic_write_bytes(trace, json_text(events, compact=True).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
 

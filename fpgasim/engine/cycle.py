@@ -22,7 +22,6 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +48,8 @@ from fpgasim.dataflow.instructions import (
 )
 from fpgasim.dataflow.lowerings.registry import lower, lower_bound
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.engine.timing import Timing, bound_of, seconds_of
+from fpgasim.engine.timing import CountOutOfRange, Timing, bound_of, seconds_of
+from fpgasim.fileio import json_text
 
 
 class DeadlockError(RuntimeError):
@@ -78,11 +78,32 @@ def check_runnable(program: Program) -> None:
     check_cycles(program, least_cycles(program))
 
 
-def check_cycles(program: Program, least: int) -> None:
-    """Every row of `program` takes at least `least` (`least_cycles`) of its time units."""
+def check_cycles(program: Program, least: int, repeats: int = 1) -> None:
+    """Every row of `program` takes at least `least` (`least_cycles`) of its time units,
+    and its durations (its layer block's `repeats` times over) stay within `MAX_TICKS`."""
     ins = program.instrs
     if len(ins) and int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
+    check_time_range(program, repeats)
+
+
+#: The most ticks a program's durations may sum to: a schedule's makespan is at most that
+#: sum (some unit is always busy until the end), so every start and finish time an engine
+#: keeps (int64 in `fast`) stays below it, with room for the layers a window stands for.
+MAX_TICKS = 1 << 62
+
+
+def check_time_range(program: Program, repeats: int = 1) -> None:
+    """CountOutOfRange when the durations of `program`, with its last layer block counted
+    `repeats` times, reach `MAX_TICKS`: its times could not be kept exact."""
+    cycles = program.instrs["cycles"]
+    total = float(cycles.sum(dtype=np.float64))  # a float: an int64 sum could wrap
+    if repeats > 1:
+        first = program.head_len + (program.layers - 1) * program.layer_len
+        block = cycles[first : first + program.layer_len]
+        total += (repeats - 1) * float(block.sum(dtype=np.float64))
+    if total >= MAX_TICKS:
+        raise CountOutOfRange("summed instruction cycles", total / program.ticks_per_cycle)
 
 
 def least_cycles(program: Program) -> int:
@@ -297,7 +318,7 @@ class CycleEngine:
     ) -> None:
         """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
         events = self.trace_events(spec, board, model, drafter)
-        Path(path).write_text(json.dumps(events, separators=(",", ":")))
+        Path(path).write_text(json_text(events, compact=True))
 
 
 def ticks_to_cycles(ticks: int, ticks_per_cycle: int) -> float:

@@ -28,6 +28,7 @@ from fpgasim.engine.cycle import (
     Timeline,
     check_cycles,
     check_runnable,
+    check_time_range,
     least_cycles,
 )
 
@@ -222,6 +223,7 @@ def full_makespan(template: Program) -> int:
     if template.layers < 2 or template.total_layers == template.layers:
         return run_loop(full(template)).makespan
     check_runnable(template)  # the full program's rows are the template's, repeated
+    check_time_range(template, template.total_layers - template.layers + 1)
     check_window(template)
     ins = template.instrs
     nu = template.n_units

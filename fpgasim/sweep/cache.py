@@ -50,7 +50,7 @@ from pydantic import BaseModel
 
 import fpgasim
 from fpgasim.errors import FpgasimError
-from fpgasim.fileio import NAME_MAX, PATH_MAX
+from fpgasim.fileio import NAME_MAX, PATH_MAX, json_text
 
 #: Bump when the key document or the stored row format changes; old caches are then ignored.
 CACHE_FORMAT = "v2"
@@ -392,7 +392,7 @@ class SweepCache:
         now = time.time()
         records = []
         for key, engine, row in items:
-            text = json.dumps(row, separators=(",", ":"))
+            text = json_text(row, compact=True)
             checksum = row_checksum(key, engine, text)
             size = len(key) + len(text) + len(checksum)
             records.append((key, engine, text, checksum, size, now, now))

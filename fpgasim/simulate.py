@@ -21,7 +21,7 @@ from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing
+from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
 
@@ -137,8 +137,9 @@ def check_finite_row(row: dict, point: Point) -> None:
                 "context",
                 point.context,
                 f"a point whose counts fit the simulator's 64-bit range (at most "
-                f"{MAX_COUNT_SHOWN}): {key} = {value:.4g} at x = {point.verify_len} on board "
-                f"{point.board.name}; a shorter context or a smaller model",
+                f"{MAX_COUNT_SHOWN}): {key} = {count_shown(value)} at x = "
+                f"{point.verify_len} on board {point.board.name}; a shorter context or a "
+                "smaller model",
             )
 
 

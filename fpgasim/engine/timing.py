@@ -23,9 +23,18 @@ class CountOutOfRange(FpgasimError):
         self.field = field
         self.value = value
         super().__init__(
-            f"{field} = {value:.4g}: a count from 0 to {MAX_COUNT_SHOWN} (the simulator's "
-            "64-bit range)"
+            f"{field} = {count_shown(value)}: a count from 0 to {MAX_COUNT_SHOWN} (the "
+            "simulator's 64-bit range)"
         )
+
+
+def count_shown(value: object) -> str:
+    """A count as an error shows it: four significant digits (a count past int64 has
+    twenty), anything else as its repr."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.4g}" if not isinstance(value, int) or value.bit_length() < 1024 \
+            else f"a {value.bit_length()}-bit integer"
+    return repr(value)
 
 
 def check_count(field: str, value: float) -> None:

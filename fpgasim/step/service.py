@@ -25,7 +25,13 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import MAX_COUNT_SHOWN, CountOutOfRange, Timing, combine
+from fpgasim.engine.timing import (
+    MAX_COUNT_SHOWN,
+    CountOutOfRange,
+    Timing,
+    combine,
+    count_shown,
+)
 from fpgasim.errors import InputError
 from fpgasim.step.executor import Executor, Submits
 
@@ -268,8 +274,8 @@ def time_pass(
             value,
             f"a pass whose cycles and bytes fit the simulator's 64-bit range (at most "
             f"{MAX_COUNT_SHOWN}): {describe_pass(spec)} on board {board.name} needs "
-            f"{exc.field} = {exc.value:.4g}; a shorter context, a faster board or a smaller "
-            "model",
+            f"{exc.field} = {count_shown(exc.value)}; a shorter context, a faster board or a "
+            "smaller model",
         ) from None
 
 

@@ -4,9 +4,11 @@ Guarantees (docs/formats.md, "Output files"):
 
 - **Checked first.** `check_output_path` refuses, before a command does any work, an output
   path that is too long, is a folder (or, for a folder output, a file), lies under a
-  regular file, or whose nearest existing folder cannot be written (a real probe file is
-  created and removed, so read-only mounts and permissions are both caught). Missing
-  folders are fine: they are created when the files are committed.
+  regular file, has a `..` after a folder that does not exist (`../out/../o.csv` without
+  `../out`: the OS resolves `..` through existing folders only), or whose nearest existing
+  folder cannot be written (a real probe file is created and removed, so read-only mounts
+  and permissions are both caught). Missing folders are fine: they are created when the
+  files are committed.
 - **All or nothing.** Inside an `OutputTransaction` (the CLI opens one around every
   command, see `fpgasim.cli.main`) `atomic_write_bytes`, `write_frame` and `write_figure`
   only stage their bytes. When the command succeeds, `commit` writes every staged file to a
@@ -84,6 +86,9 @@ def check_output_path(path: Path | str, argument: str, *, folder: bool = False) 
                 raise InputError(argument, text, "a regular file path (this is a special file)")
         nearest = path if folder and path.is_dir() else path.parent
         while not nearest.exists() and nearest != nearest.parent:
+            if nearest.name == "..":  # the commit would create it: the OS cannot
+                raise InputError(argument, text, f"a path whose `..` follows an existing "
+                                 f"folder ({nearest.parent} is not an existing folder)")
             nearest = nearest.parent
         if not nearest.is_dir():
             raise InputError(argument, text, f"a path under a folder ({nearest} is a file)")

@@ -148,6 +148,7 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
         raise InputError("NAME", " ".join(names), "an experiment name, all or everything")
     shipped = experiment_names()
     out = []
+    given: dict[str, str] = {}  # experiment name -> the argument that named it
     for name in dict.fromkeys(wanted):
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
             raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
@@ -156,6 +157,11 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
             if len(wanted) == 1:
                 raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
             continue  # all/everything: an experiment whose package is not installed yet
+        first = given.setdefault(exp.name, name)
+        if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder
+            raise InputError("NAME", name, f"experiments with distinct names: {first} and "
+                             f"{name} are both named {exp.name!r} (both would write "
+                             f"{exp.name}.csv)")
         out.append(exp)
     return out
 

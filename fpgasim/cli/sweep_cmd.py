@@ -35,6 +35,8 @@ from fpgasim.cli.sweep_options import (
     scheduler_option,
 )
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.loader import source_shown
+from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
@@ -115,9 +117,13 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    frame = result.frame.copy()  # provenance: the lowering of each row's board, by the engine
+    # provenance: each row's board's lowering, by the engine, and the file it came from
+    # (board names are distinct: Grid refuses two boards of one name)
+    frame = result.frame.copy()
     lowering = {b.name: b.lowering for b in boards}
     frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
+    files = {b.name: source_shown(config_source(b)) for b in boards}
+    frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
     write_frame(frame, out)
     summary, wrote = result.stats.summary(), f"wrote {len(frame)} rows to {out}"
     after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))

@@ -42,6 +42,15 @@ def data_root() -> Path:
     return PACKAGED_DATA if PACKAGED_DATA.is_dir() else CHECKOUT_ROOT
 
 
+def source_shown(source: str) -> str:
+    """A file as outputs name it: a shipped file relative to `data_root()`
+    (`boards/u280.yaml`, the same on every machine), any other as it was given."""
+    try:
+        return Path(source).resolve().relative_to(data_root().resolve()).as_posix()
+    except (ValueError, OSError):
+        return source
+
+
 KIND_DIRS: dict[str, str] = {
     "board": "boards",
     "model": "workloads/models",

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fpgasim.config.schema import Algorithm, Board, TargetModel
+from fpgasim.config.schema import Algorithm, Board, TargetModel, config_source
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
+from fpgasim.errors import InputError
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.draft_trees import tree_for_verify_len
 
@@ -57,6 +58,9 @@ class Grid:
     accepted: int = 1
     tree_table: dict[int, TokenTree] | None = None
 
+    def __post_init__(self) -> None:
+        check_distinct_names(self.boards)
+
     def points(self) -> list[Point]:
         """Every board x context x verify length, boards major; x >= 2 carries its tree (the
         tree table's, else the tree method's)."""
@@ -81,6 +85,21 @@ class Grid:
                         )
                     )
         return out
+
+
+def check_distinct_names(boards: Sequence[Board], field: str = "board") -> None:
+    """Refuse two boards of one `name:`: their rows would carry the same label (a sweep's
+    output, its summary line and the cache's statistics could not tell them apart)."""
+    seen: dict[str, Board] = {}
+    for board in boards:
+        first = seen.setdefault(board.name, board)
+        if first is not board and first != board:
+            raise InputError(
+                field,
+                ",".join(b.name for b in boards),
+                f"boards with distinct names: {config_source(first)} and "
+                f"{config_source(board)} are both named {board.name!r}; rename one (`name:`)",
+            )
 
 
 def finish_row(row: dict, algorithm: Algorithm | None) -> dict:

@@ -19,7 +19,7 @@ from fpgasim.cli.flags import field_flags
 from fpgasim.cli.lazy import GLOSSARY_EPILOG, LazyGroup
 from fpgasim.cli.mpl_config import use_usable_dir
 from fpgasim.cli.terminal import safe_streams
-from fpgasim.errors import FpgasimError
+from fpgasim.errors import FpgasimError, printable
 from fpgasim.fileio import output_transaction
 
 
@@ -86,6 +86,12 @@ def _root(
 DEBUG_ENV = "FPGASIM_DEBUG"
 
 
+def say(line: str) -> None:
+    """Print one line to stderr: whitespace runs as one space, control characters escaped
+    (a file name in an error cannot drive the terminal)."""
+    print(printable(" ".join(line.split())), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; user errors print one line to stderr and exit 2."""
     import os
@@ -111,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         message = exc.render(field_flags(app))  # the fields as the flags the user typed
-        print(f"fpgasim: error: {' '.join(message.split())}", file=sys.stderr)  # one line
+        say(f"fpgasim: error: {message}")
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -120,8 +126,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
         if debug:
             raise
-        message = " ".join(exc.format_message().split())
-        print(f"fpgasim: error: {message} (see --help)", file=sys.stderr)
+        say(f"fpgasim: error: {exc.format_message()} (see --help)")
         sys.exit(2)
     except typer.Abort:
         print("fpgasim: interrupted", file=sys.stderr)
@@ -134,14 +139,11 @@ def main(argv: list[str] | None = None) -> None:
             raise
         where = f"{str(exc.filename)[:80]}: " if exc.filename else ""
         reason = exc.strerror or type(exc).__name__
-        print(f"fpgasim: error: {where}{reason} (check the paths given)", file=sys.stderr)
+        say(f"fpgasim: error: {where}{reason} (check the paths given)")
         sys.exit(2)
     except Exception as exc:  # last resort: never show a traceback to a user
         if debug:
             raise
-        print(
-            f"fpgasim: internal error: {type(exc).__name__}: {exc} "
-            f"(rerun with --debug for the traceback)",
-            file=sys.stderr,
-        )
+        say(f"fpgasim: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with --debug for the traceback)")
         sys.exit(1)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from fpgasim.cli.options import parse_int_list, parse_name_list  # noqa: F401 (re-exported)
-from fpgasim.fileio import json_text
+from fpgasim.errors import printable
+from fpgasim.fileio import after_commit, json_text
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) is imported by the commands that build frames
     import pandas as pd
@@ -48,6 +50,15 @@ def _fmt(v, floatfmt: str) -> str:
     if isinstance(v, float):
         return floatfmt.format(v)
     return str(v)
+
+
+def report_written(line: str, to: Console | None = None) -> None:
+    """Say what was written ("wrote ... to FILE") once the files are (`after_commit`), on
+    `to` (default: stdout): as plain text with control characters escaped, so neither
+    rich markup nor a file name's escape bytes can change or break the line."""
+    out = to or console
+    after_commit(functools.partial(out.print, printable(line), markup=False, highlight=False,
+                                   soft_wrap=True))
 
 
 def dumps_json(obj: object) -> str:

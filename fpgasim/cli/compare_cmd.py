@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import typer
 
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
 from fpgasim.analysis.algorithm_comparison import plot_comparison
-from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
+from fpgasim.cli.common import dumps_json, json_records, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
     board_option,
@@ -24,7 +23,6 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.fileio import after_commit
 
 
 def compare_algorithms(
@@ -78,8 +76,7 @@ def compare_algorithms(
     else:
         _print(result)
         if plot is not None:
-            line = f"wrote figure to {plot}"
-            after_commit(functools.partial(wide_console().print, line, highlight=False))
+            report_written(f"wrote figure to {plot}")
 
 
 def _print(result) -> None:

@@ -21,7 +21,14 @@ from fpgasim.analysis.design_space import (
     plot_design_space,
 )
 from fpgasim.analysis.explore import explore, plot_explore, verdict
-from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
+from fpgasim.cli.common import (
+    RichProgress,
+    console,
+    err_console,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     aat_dir_option,
     algorithm_option,
@@ -245,8 +252,7 @@ def explore_cmd(
     wide_console().print(rich_table(rows, title=title))
     for line in verdict(result.summary):
         console.print(line, highlight=False, soft_wrap=True)
-    wrote = f"wrote {out} and {png}"
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+    report_written(f"wrote {out} and {png}")
 
 
 def _explore_designs(
@@ -327,5 +333,4 @@ def _explore_designs(
     )
     for algorithm, context in unpaid:
         console.print(f"{algorithm} at L={context}: no fitting design pays", highlight=False)
-    wrote = f"wrote {out} and {png}"
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+    report_written(f"wrote {out} and {png}")

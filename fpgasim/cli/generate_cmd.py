@@ -26,6 +26,7 @@ from fpgasim.cli.common import (
     err_console,
     json_records,
     json_row,
+    report_written,
     rich_table,
     wide_console,
 )
@@ -48,7 +49,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, atomic_write_bytes
+from fpgasim.fileio import atomic_write_bytes
 from fpgasim.simulate import memory_warning, prefill_spec
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
@@ -255,5 +256,4 @@ def _print(
         )
     )
     if steps_out is not None:
-        line = f"wrote {len(result.steps)} steps to {steps_out}"
-        after_commit(functools.partial(out_console.print, line, highlight=False))
+        report_written(f"wrote {len(result.steps)} steps to {steps_out}", out_console)

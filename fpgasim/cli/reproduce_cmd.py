@@ -4,7 +4,6 @@ the study's accounting and the simulator side by side."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from concurrent.futures import as_completed
 from contextlib import nullcontext
@@ -14,7 +13,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
+from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableMdCsv,
     aat_dir_option,
@@ -27,7 +26,7 @@ from fpgasim.engine import BULK_ENGINE, ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, check_input_path, check_output_path
+from fpgasim.fileio import check_input_path, check_output_path
 from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -129,8 +128,7 @@ def reproduce(
         elif len(results) == 1:
             print(csv_text(result), end="")
     for result, paths in results:
-        line = f"{result.name}: wrote {', '.join(str(p) for p in paths)}"
-        after_commit(functools.partial(err_console.print, line, highlight=False, soft_wrap=True))
+        report_written(f"{result.name}: wrote {', '.join(str(p) for p in paths)}", err_console)
 
 
 def _experiments(names: list[str]) -> list[AnyExperiment]:

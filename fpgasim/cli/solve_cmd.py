@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -16,7 +15,14 @@ from fpgasim.analysis.plot import plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
 from fpgasim.analysis.solver import solve as solve_workload
-from fpgasim.cli.common import dumps_json, err_console, json_records, rich_table, wide_console
+from fpgasim.cli.common import (
+    dumps_json,
+    err_console,
+    json_records,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     TableJsonCsv,
     aat_dir_option,
@@ -37,7 +43,7 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter, lowering_of
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
+from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.reproduce.beside import disagreement_line, point_reason
 
 
@@ -169,8 +175,7 @@ def solve(
             wide_console().print(line, highlight=False)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
-            line = f"wrote {what} to {path}"
-            after_commit(functools.partial(wide_console().print, line, highlight=False))
+            report_written(f"wrote {what} to {path}")
 
 
 def cross_check(

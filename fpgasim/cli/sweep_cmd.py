@@ -9,8 +9,8 @@ import typer
 
 from fpgasim.cli.common import (
     RichProgress,
-    console,
     err_console,
+    report_written,
 )
 from fpgasim.cli.options import (
     accepted_option,
@@ -125,6 +125,6 @@ def sweep(
     files = {b.name: source_shown(config_source(b)) for b in boards}
     frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
     write_frame(frame, out)
-    summary, wrote = result.stats.summary(), f"wrote {len(frame)} rows to {out}"
+    summary = result.stats.summary()
     after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+    report_written(f"wrote {len(frame)} rows to {out}")

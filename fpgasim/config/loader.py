@@ -102,7 +102,8 @@ def check_file_size(path: Path, limit: int) -> None:
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({exc.strerror})") \
+            from None
     if size > limit:
         raise ConfigError(str(path), "file", f"{size} bytes", f"at most {limit} bytes")
 
@@ -199,6 +200,9 @@ def read_yaml_mapping(path: Path) -> dict:
     try:
         raw = path.read_bytes().decode("utf-8")
         data = load_yaml_text(raw)
+    except OSError as exc:  # e.g. no permission to read it
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({reason})") from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), "file", "binary data", "a UTF-8 YAML text file") from None
     except DuplicateKey as exc:

@@ -9,6 +9,7 @@ random configurations). numba is imported and the kernel compiled on first use.
 from __future__ import annotations
 
 import os
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -147,12 +148,30 @@ def _expand(h, lam, layers, n_units, unit, cycles, acq_buf, acq_bytes, rel_buf, 
 @cache
 def _compiled(fn):
     """`fn` compiled by numba (imported here so `import fpgasim` stays light), cached on
-    disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise."""
+    disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise; compiled in memory
+    (each run compiles again, a second or two) where no cache folder can be written: no
+    HOME, a read-only HOME, an installed package (numba's "no locator available")."""
     import numba
 
     if not numba.config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR wins
-        numba.config.CACHE_DIR = str(numba_cache_dir())
-    return numba.njit(cache=True, nogil=True)(fn)
+        folder = numba_cache_dir()
+        if not _writable_folder(folder):  # else numba would cache beside fpgasim's source
+            return numba.njit(nogil=True)(fn)
+        numba.config.CACHE_DIR = str(folder)
+    try:
+        return numba.njit(cache=True, nogil=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True)(fn)
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether `folder` exists or can be made, and a file can be created in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def _kernel():

@@ -118,3 +118,14 @@ class InputError(FpgasimError):
         """'argument FIELD = value: allowed', the field and references named as `flags` says."""
         allowed = references_shown(self.allowed, flags)
         return f"argument {field_shown(self.field, flags)} = {shown_value(self.value)}: {allowed}"
+
+
+class PassOutOfRange(FpgasimError):
+    """A pass is past one of the simulator's stated limits (a count past int64, more
+    instructions than a program may hold): `needs` says what it needs, `limit` the limit.
+    The pass service turns it into an InputError naming the input that sized the pass."""
+
+    def __init__(self, needs: str, limit: str) -> None:
+        self.needs = needs
+        self.limit = limit
+        super().__init__(f"a pass needing {needs}: {limit}")

@@ -21,6 +21,7 @@ from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
+from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
@@ -270,6 +271,16 @@ def prefill_spec(board: Board, prompt_len: int) -> PassSpec:
     return target_spec(tokens, 0, parents, prefill=True)
 
 
+def check_prompt_mask(engine: Engine, board: Board, prompt_len: int) -> None:
+    """Refuse, before any work, a prompt whose causal mask a cycle engine would build past
+    its budget (`engine.cycle.check_mask_tokens`: the spec's mask alone is a tuple of one
+    parent per token)."""
+    inner = getattr(engine, "engine", engine)  # a pass service stands for its engine
+    if isinstance(inner, CycleEngine) and lowering_of(board).causal_prefill:
+        tokens = align_up(prompt_len, board.padding.prefill_multiple)
+        check_mask_tokens(tokens, board, "prompt_len", prompt_len)
+
+
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
     """The time to first token: one prefill pass over the aligned prompt."""
     with errors_name_the_file(board):
@@ -278,6 +289,7 @@ def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len:
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
+    check_prompt_mask(engine, board, prompt_len)
     spec = prefill_spec(board, prompt_len)
     t = prefill_timing(engine, board, model, prompt_len)
     row: dict = {

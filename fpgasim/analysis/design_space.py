@@ -13,6 +13,7 @@ speedup. See docs/flightllm-sd.md.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,13 +22,20 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat_curves import AatCurve
-from fpgasim.analysis.explore import EXPLORE_COLUMNS, best_of, explore_curves, explore_points
+from fpgasim.analysis.explore import (
+    EXPLORE_COLUMNS,
+    best_of,
+    check_explore_size,
+    explore_curves,
+    explore_points,
+)
 from fpgasim.config.resources import resource_columns
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
+from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
 from fpgasim.sweep.space import FlightDesign, derive_flightllm_boards
 
@@ -69,7 +77,12 @@ def designs(
     bandwidths_gb_s: Sequence[float],
     clocks_mhz: Sequence[float],
 ) -> list[FlightDesign]:
-    """The full product of the five axes, lanes major."""
+    """The full product of the five axes, lanes major (at most `MAX_POINTS` designs: each
+    is at least one point to simulate)."""
+    axes = (mv_lanes, mv_widths, mm_tile_rows, bandwidths_gb_s, clocks_mhz)
+    count = math.prod(len(a) for a in axes)
+    check_points(count, "mv_lanes/mv_widths/mm_tile_rows/bandwidths/clocks", f"{count} designs",
+                 " x ".join(str(len(a)) for a in axes) + " designs")
     return [
         FlightDesign(*combo)
         for combo in itertools.product(
@@ -98,6 +111,8 @@ def explore_designs(
     `verify_lens` restricts the search for the best x to those curve points (a coarser
     search: the speedup found is a lower bound of the full curve's); None keeps them all.
     """
+    check_explore_size(len(space), contexts, algorithms, "contexts/algorithms",
+                       f"{len(contexts)} contexts, {len(algorithms)} algorithms")
     boards = derive_flightllm_boards(base, space)
     frame, stats, sources = cost_boards(
         boards, model, algorithms, contexts, engine=engine, executor=executor,

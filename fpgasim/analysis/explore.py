@@ -16,7 +16,12 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.aat_curves import AatCurve, embedded_curves, measured_curves
+from fpgasim.analysis.aat_curves import (
+    AatCurve,
+    embedded_curves,
+    max_verify_len,
+    measured_curves,
+)
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
@@ -24,6 +29,7 @@ from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
+from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
 from fpgasim.sweep.space import derive_boards
 
@@ -97,6 +103,18 @@ def explore_points(
     return points
 
 
+def check_explore_size(
+    boards: int, contexts: Sequence[int], algorithms: Sequence[Algorithm], field: str,
+    value: object,
+) -> None:
+    """Refuse, before any work, an exploration past `MAX_POINTS` points: every board at
+    every context has its AD point and one per x of each algorithm's embedded curve
+    (x = 2 .. `max_verify_len`)."""
+    per = 1 + sum(max_verify_len(a) - 1 for a in algorithms)
+    check_points(boards * len(contexts) * per, field, value,
+                 f"{boards} board(s) x {len(contexts)} contexts x {per} points")
+
+
 def explore(
     base: Board,
     pe_arrays: Sequence[tuple[int, int]],
@@ -115,8 +133,16 @@ def explore(
     progress: SweepProgress | None = None,
 ) -> ExploreResult:
     """Solve every (PE array, bandwidth) variant of `base` at every context."""
-    boards = derive_boards(base, pe_arrays, bandwidths_gb_s)
+    field = "pe_arrays/bandwidths/contexts"
+    shown = (f"{len(pe_arrays)} PE arrays, {len(bandwidths_gb_s)} bandwidths, "
+             f"{len(contexts)} contexts")
+    if aat_dir is None:  # the embedded curves' size is known before they are computed
+        check_explore_size(len(pe_arrays) * len(bandwidths_gb_s), contexts, [algorithm],
+                           field, shown)
     curves = explore_curves(algorithm, model, contexts, aat_dir, task)
+    count = len(pe_arrays) * len(bandwidths_gb_s) * sum(1 + len(c.points) for c in curves)
+    check_points(count, field, shown, "the boards x their curves' points")
+    boards = derive_boards(base, pe_arrays, bandwidths_gb_s)
     points = explore_points(boards, model, algorithm, curves)
     rows, stats = run_points(
         points,

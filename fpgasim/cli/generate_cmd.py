@@ -50,7 +50,7 @@ from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes
-from fpgasim.simulate import memory_warning, prefill_spec
+from fpgasim.simulate import check_prompt_mask, memory_warning, prefill_spec
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
@@ -130,13 +130,14 @@ def generate_cmd(
         )
     aat_source = aat_source or MeasuredSource.measured
     b, m = load_board(board), load_model(model)
+    eng = get_engine(engine)
+    check_prompt_mask(eng, b, prompt_len)  # before any work
     last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
     if warning is not None:  # as `simulate` warns, before the work
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
-    eng = get_engine(engine)
     curve_at, source = None, ""
     if algo is not None:
         if aat_dir is not None:

@@ -26,6 +26,7 @@ from fpgasim.config.schema import Algorithm, Board, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
+from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path, json_text
 from fpgasim.simulate import (
@@ -223,6 +224,9 @@ def simulate(
         print_graphs(point)
         return
     eng = get_engine(engine)
+    if algo is not None and isinstance(eng, CycleEngine):  # the tree's mask, before any work
+        check_mask_tokens(verify_len, b, "tree" if tree is not None else "verify_len",
+                          tree if tree is not None else verify_len)
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")

@@ -22,6 +22,7 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,10 +47,39 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings.registry import lower, lower_bound
+from fpgasim.dataflow.lowerings.registry import lower, lower_bound, lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.timing import CountOutOfRange, Timing, bound_of, seconds_of
+from fpgasim.errors import InputError
 from fpgasim.fileio import json_text
+
+#: The largest token mask a lowering that reads it (`reads_tree_mask`) builds for one pass:
+#: tokens x tokens booleans (and a padded copy of them), so 32,768 tokens at most.
+MAX_MASK_BYTES = 1 << 30
+
+
+def check_mask_tokens(tokens: int, board: Board, field: str, value: object) -> None:
+    """Refuse, before lowering, a pass of `tokens` tokens under a token mask (a tree, a
+    causal prompt) whose mask would outgrow `MAX_MASK_BYTES` on this board's lowering;
+    `field` and `value` name the input that sized it."""
+    if tokens * tokens <= MAX_MASK_BYTES or not lowering_of(board).reads_tree_mask:
+        return
+    raise InputError(
+        field,
+        value,
+        f"at most {math.isqrt(MAX_MASK_BYTES)} tokens under a token mask on the cycle engines "
+        f"(board {board.name}): the mask of {tokens} x {tokens} tokens would take "
+        f"{tokens * tokens / 2**30:.1f} GiB against a budget of {MAX_MASK_BYTES / 2**30:g} "
+        "GiB; use `engine` analytic (no masks) or fewer tokens",
+    )
+
+
+def check_pass_masks(spec: PassSpec, board: Board) -> None:
+    """`check_mask_tokens` for a pass: a prefill's causal mask names the prompt, a tree's
+    the verification length."""
+    if spec.tree_parents is not None:
+        field = "prompt_len" if spec.phase == "prefill" else "verify_len"
+        check_mask_tokens(len(spec.tree_parents), board, field, spec.tokens)
 
 
 class DeadlockError(RuntimeError):
@@ -285,8 +315,16 @@ class CycleEngine:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
     ) -> tuple[Timing, list[dict]]:
         """Timing of one forward pass and its per-unit and per-channel-group rows."""
-        prog = lower(spec, board, model, drafter)
+        prog = self._lower(spec, board, model, drafter)
         return _timing(prog, self.executable_ticks(prog), board)
+
+    @staticmethod
+    def _lower(
+        spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None
+    ) -> Executable:
+        """The pass lowered, its token masks checked against their budget first."""
+        check_pass_masks(spec, board)
+        return lower(spec, board, model, drafter)
 
     def lower_bound_s(
         self, spec: PassSpec, board: Board, model: TargetModel,
@@ -305,7 +343,7 @@ class CycleEngine:
 
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""
-        prog = lower(spec, board, model, drafter)
+        prog = self._lower(spec, board, model, drafter)
         return self.simulate(prog.concatenate())
 
     def trace_events(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> dict:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
-from fpgasim.errors import FpgasimError
+from fpgasim.errors import PassOutOfRange
 
 #: The largest count (cycles, bytes, MACs) a Timing holds: int64's, the range of every
 #: table column it reaches (CSV, Parquet, the SQLite cache), so no total is ever wrapped.
@@ -14,7 +14,7 @@ MAX_COUNT = 2**63 - 1
 MAX_COUNT_SHOWN = "2**63 - 1"
 
 
-class CountOutOfRange(FpgasimError):
+class CountOutOfRange(PassOutOfRange):
     """A count of a pass (`field`) is negative, not finite or past `MAX_COUNT`.
 
     The pass service names the input that drove it there (`step.service.time_pass`)."""
@@ -23,8 +23,8 @@ class CountOutOfRange(FpgasimError):
         self.field = field
         self.value = value
         super().__init__(
-            f"{field} = {count_shown(value)}: a count from 0 to {MAX_COUNT_SHOWN} (the "
-            "simulator's 64-bit range)"
+            f"{field} = {count_shown(value)}",
+            f"cycles and bytes from 0 to {MAX_COUNT_SHOWN}, the simulator's 64-bit range",
         )
 
 

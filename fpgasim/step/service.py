@@ -25,14 +25,8 @@ from fpgasim.config.schema import Algorithm, Board, TargetModel
 from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import (
-    MAX_COUNT_SHOWN,
-    CountOutOfRange,
-    Timing,
-    combine,
-    count_shown,
-)
-from fpgasim.errors import InputError
+from fpgasim.engine.timing import Timing, combine
+from fpgasim.errors import InputError, PassOutOfRange
 from fpgasim.step.executor import Executor, Submits
 
 #: A pass to time: (spec, board, model, drafter or None).
@@ -267,14 +261,13 @@ def time_pass(
         if detail is not None:
             return detail(spec, board, model, drafter)
         return engine.run_pass(spec, board, model, drafter), []
-    except CountOutOfRange as exc:
+    except PassOutOfRange as exc:
         field, value = pass_input(spec)
         raise InputError(
             field,
             value,
-            f"a pass whose cycles and bytes fit the simulator's 64-bit range (at most "
-            f"{MAX_COUNT_SHOWN}): {describe_pass(spec)} on board {board.name} needs "
-            f"{exc.field} = {count_shown(exc.value)}; a shorter context, a faster board or a "
+            f"a pass within the simulator's limits ({exc.limit}): {describe_pass(spec)} on "
+            f"board {board.name} needs {exc.needs}; a shorter context, a faster board or a "
             "smaller model",
         ) from None
 

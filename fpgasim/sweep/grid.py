@@ -45,6 +45,19 @@ SWEEP_COLUMNS = [
 ]
 
 
+#: The most points one sweep or explore may hold: each point's row (about 2 KB as a dict,
+#: then in the DataFrame) stays in memory until the output is written, about 2 GB at most.
+MAX_POINTS = 1_000_000
+
+
+def check_points(count: int, field: str, value: object, shape: str) -> None:
+    """Refuse, before any work, a grid of more than `MAX_POINTS` points; `shape` says how
+    its count multiplies ("1 board x 100000 contexts x 65536 x")."""
+    if count > MAX_POINTS:
+        raise InputError(field, value, f"a grid of at most {MAX_POINTS} points; {shape} = "
+                         f"{count} points")
+
+
 @dataclass(frozen=True)
 class Grid:
     """The cross product a sweep covers."""
@@ -60,6 +73,16 @@ class Grid:
 
     def __post_init__(self) -> None:
         check_distinct_names(self.boards)
+        b, c, x = len(self.boards), len(self.contexts), len(self.verify_lens)
+        check_points(b * c * x, "contexts/verify_lens", f"{c} contexts, {x} x",
+                     f"{b} board(s) x {c} contexts x {x} x")
+
+    def largest_tree(self) -> int:
+        """Tokens of the largest verify pass under a tree mask (the largest x >= 2 with an
+        algorithm; 0 without one)."""
+        if self.algorithm is None:
+            return 0
+        return max((x for x in self.verify_lens if x >= 2), default=0)
 
     def points(self) -> list[Point]:
         """Every board x context x verify length, boards major; x >= 2 carries its tree (the

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fpgasim.dataflow.emitter import check_program_rows
 from fpgasim.dataflow.instructions import INSTR_DTYPE
 from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
 from fpgasim.dataflow.lowerings.study.machine import Machine
@@ -170,6 +171,7 @@ class Assembler:
         self._placed.append((frag, base, index, self.layer, len(self._externals)))
         self._externals.extend(external)
         self.count += len(frag.rows)
+        check_program_rows(self.count)
         return base
 
     def prefetch(self, entry: Entry, index: int) -> list[int]:

@@ -31,10 +31,11 @@ class CountOutOfRange(PassOutOfRange):
 def count_shown(value: object) -> str:
     """A count as an error shows it: four significant digits (a count past int64 has
     twenty), anything else as its repr."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value:.4g}" if not isinstance(value, int) or value.bit_length() < 1024 \
-            else f"a {value.bit_length()}-bit integer"
-    return repr(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, int) and value.bit_length() >= 1024:  # past a float's range
+        return f"a {value.bit_length()}-bit integer"
+    return f"{value:.4g}"
 
 
 def check_count(field: str, value: float) -> None:

@@ -24,6 +24,7 @@ from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
     embedded_curves,
+    max_verify_len,
     mean_curve,
     measured_curves,
 )
@@ -41,6 +42,7 @@ from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, errors_name_the_file, fits_memory, verify_timing
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
+from fpgasim.sweep.grid import check_points
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -547,6 +549,10 @@ def solve(
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
         raise InputError("contexts", contexts, "one or more context lengths >= 1")
+    if source == "embedded":  # its curves' size is known before they are computed
+        per = max_verify_len(algorithm)
+        check_points(len(contexts) * per, "contexts", f"{len(contexts)} contexts",
+                     f"{len(contexts)} contexts x {per} x")
     if source == "embedded":
         if tasks:
             raise InputError(
@@ -573,6 +579,8 @@ def solve(
             method=curve_method,
             fit_points=fit_points,
         )
+    count = sum(len(c.points) for c in curves)
+    check_points(count, "contexts", f"{len(contexts)} contexts", "the curves' points")
     return solve_curves(
         eng,
         board,

@@ -164,10 +164,10 @@ def test_a_closed_stdout_is_one_line_and_exit_2() -> None:
         "fpgasim: error: stdout: Bad file descriptor (the output was not written)"]
 
 
-def test_a_closed_stdout_does_not_matter_to_a_command_that_prints_nothing(tmp_path: Path) -> None:
+def test_a_closed_stdout_refuses_any_output_and_keeps_errors_on_stderr(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "fpgasim", "--version"], stderr=subprocess.PIPE,
                           text=True, timeout=120, env=ENV, preexec_fn=lambda: os.close(1))
-    assert proc.returncode == 2  # --version prints: refused as any output
+    assert proc.returncode == 2 and "stdout: Bad file descriptor" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "fpgasim", "validate", str(tmp_path / "x")],
                           stderr=subprocess.PIPE, text=True, timeout=120, env=ENV,
                           preexec_fn=lambda: os.close(1))

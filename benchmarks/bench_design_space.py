@@ -14,6 +14,7 @@ import resource
 import time
 
 from fpgasim.analysis.design_space import designs, explore_designs
+
 from fpgasim.config import load_algorithm, load_board, load_model
 
 GRID = {

@@ -25,15 +25,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from fpgasim.analysis.design_space import (
     cheapest_paying,
     designs,
     explore_designs,
     solve_boards,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.resources import board_resources
+
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.sweep.cache import SweepCache
 
 MODEL = "llama2-7b-flightllm"

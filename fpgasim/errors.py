@@ -49,6 +49,27 @@ def references_shown(text: str, flags: Mapping[str, str]) -> str:
     return FIELD_REFERENCE.sub(lambda m: flags.get(m.group(1), m.group(0)), text)
 
 
+#: Characters a terminal acts on instead of showing: C0 and C1 controls, DEL, the line and
+#: paragraph separators, bidirectional overrides and isolates; and the lone surrogates by
+#: which Python spells a file name's bytes that are not UTF-8.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                          "\udc80-\udcff]")
+
+
+def printable(text: str) -> str:
+    """`text` (e.g. a file name) with every control character written as an escape
+    (`\\x1b`), so a name cannot drive the terminal it is printed on; a byte that is not
+    UTF-8 is shown as `\\xff`."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
+            return f"\\x{code - 0xDC00:02x}"
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNPRINTABLE.sub(escape, text)
+
+
 def shown_value(value: object) -> str:
     """The offending value as the error line shows it: its repr, cut to 80 characters."""
     shown = repr(value)
@@ -97,3 +118,14 @@ class InputError(FpgasimError):
         """'argument FIELD = value: allowed', the field and references named as `flags` says."""
         allowed = references_shown(self.allowed, flags)
         return f"argument {field_shown(self.field, flags)} = {shown_value(self.value)}: {allowed}"
+
+
+class PassOutOfRange(FpgasimError):
+    """A pass is past one of the simulator's stated limits (a count past int64, more
+    instructions than a program may hold): `needs` says what it needs, `limit` the limit.
+    The pass service turns it into an InputError naming the input that sized the pass."""
+
+    def __init__(self, needs: str, limit: str) -> None:
+        self.needs = needs
+        self.limit = limit
+        super().__init__(f"a pass needing {needs}: {limit}")

@@ -4,9 +4,11 @@ Guarantees (docs/formats.md, "Output files"):
 
 - **Checked first.** `check_output_path` refuses, before a command does any work, an output
   path that is too long, is a folder (or, for a folder output, a file), lies under a
-  regular file, or whose nearest existing folder cannot be written (a real probe file is
-  created and removed, so read-only mounts and permissions are both caught). Missing
-  folders are fine: they are created when the files are committed.
+  regular file, has a `..` after a folder that does not exist (`../out/../o.csv` without
+  `../out`: the OS resolves `..` through existing folders only), or whose nearest existing
+  folder cannot be written (a real probe file is created and removed, so read-only mounts
+  and permissions are both caught). Missing folders are fine: they are created when the
+  files are committed.
 - **All or nothing.** Inside an `OutputTransaction` (the CLI opens one around every
   command, see `fpgasim.cli.main`) `atomic_write_bytes`, `write_frame` and `write_figure`
   only stage their bytes. When the command succeeds, `commit` writes every staged file to a
@@ -23,6 +25,8 @@ Guarantees (docs/formats.md, "Output files"):
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -30,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fpgasim.errors import InputError
+from fpgasim.errors import FpgasimError, InputError
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy/pandas only when used
     import pandas as pd
@@ -82,6 +86,9 @@ def check_output_path(path: Path | str, argument: str, *, folder: bool = False) 
                 raise InputError(argument, text, "a regular file path (this is a special file)")
         nearest = path if folder and path.is_dir() else path.parent
         while not nearest.exists() and nearest != nearest.parent:
+            if nearest.name == "..":  # the commit would create it: the OS cannot
+                raise InputError(argument, text, f"a path whose `..` follows an existing "
+                                 f"folder ({nearest.parent} is not an existing folder)")
             nearest = nearest.parent
         if not nearest.is_dir():
             raise InputError(argument, text, f"a path under a folder ({nearest} is a file)")
@@ -271,3 +278,40 @@ def write_figure(fig: Any, path: Path, dpi: int = 110) -> None:
     finally:
         plt.close(fig)
     atomic_write_bytes(Path(path), buf.getvalue())
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+class NotFinite(FpgasimError):
+    """A number bound for a JSON output is inf or NaN, which JSON cannot hold."""
+
+
+def json_text(obj: object, indent: int | None = 2, compact: bool = False) -> str:
+    """The one JSON writer: `obj` as JSON text (numpy scalars and arrays as numbers and
+    lists, anything else unknown as its str), refusing inf and NaN with the value's path
+    (`NotFinite`) instead of printing `Infinity`, which is not JSON."""
+    separators = (",", ":") if compact else None
+    return json.dumps(_plain(obj, ""), indent=None if compact else indent,
+                      separators=separators, allow_nan=False)
+
+
+def _plain(obj: object, path: str) -> object:
+    """`obj` as plain JSON values; `path` (e.g. `best.t_sd_s`) names it in an error."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            shown = path or "(top level)"
+            raise NotFinite(f"output {shown} = {obj!r}: a finite number (a result "
+                            "overflowed: an input is past what the model can compute)")
+        return obj
+    if hasattr(obj, "tolist"):  # a numpy scalar or array
+        return _plain(obj.tolist(), path)
+    if hasattr(obj, "item"):
+        return _plain(obj.item(), path)
+    return str(obj)

@@ -21,7 +21,7 @@ from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_m
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import Timing
+from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
 
@@ -119,7 +119,8 @@ def memory_warning(board: Board, model: TargetModel, context: int, verify_len: i
 
 
 def check_finite_row(row: dict, point: Point) -> None:
-    """No NaN or inf leaves a simulated point: an overflow is an error naming the inputs."""
+    """No NaN, inf or count past the int64 range of a table column (`MAX_COUNT`) leaves a
+    simulated point: an overflow is an error naming the inputs."""
     for key, value in row.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(
@@ -128,6 +129,15 @@ def check_finite_row(row: dict, point: Point) -> None:
                 value,
                 f"a finite result; the board's numbers overflow at context {point.context}, "
                 f"x = {point.verify_len}",
+            )
+        if isinstance(value, int) and not 0 <= value <= MAX_COUNT:
+            raise InputError(
+                "context",
+                point.context,
+                f"a point whose counts fit the simulator's 64-bit range (at most "
+                f"{MAX_COUNT_SHOWN}): {key} = {count_shown(value)} at x = "
+                f"{point.verify_len} on board {point.board.name}; a shorter context or a "
+                "smaller model",
             )
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from fpgasim.analysis.design_space import (
     DESIGN_SPACE_COLUMNS,
     cheapest_paying,
@@ -14,6 +13,7 @@ from fpgasim.analysis.design_space import (
     explore_designs,
     pareto_flags,
 )
+
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.errors import InputError
 from fpgasim.sweep.space import FlightDesign, derive_flightllm_board
@@ -147,6 +147,7 @@ def test_cli_bad_input_one_line(tmp_path: Path, capsys, args: list[str]) -> None
 
 def test_solve_boards_agrees_with_the_solver() -> None:
     from fpgasim.analysis.design_space import solve_boards
+
     from fpgasim.analysis.solver import solve
 
     longspec = load_algorithm("longspec")

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from fpgasim.dataflow.lowerings.study import lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.instructions import (
@@ -22,7 +23,6 @@ from fpgasim.dataflow.instructions import (
     full,
     window,
 )
-from fpgasim.dataflow.lowerings.study import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
 from fpgasim.engine.analytic import AnalyticEngine

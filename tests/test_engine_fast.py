@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fpgasim.dataflow.lowerings.study import lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Buffers, Padding, PeArray, TargetModel
 from fpgasim.dataflow.instructions import full
-from fpgasim.dataflow.lowerings.study import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine

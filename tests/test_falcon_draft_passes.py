@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from fpgasim.dataflow.lowerings.study import lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import Padding, PeArray
 from fpgasim.dataflow.draft_passes import block_parents
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.drafters.falcon import falcon_pass
-from fpgasim.dataflow.lowerings.study import lower
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.dataflow.treemask import visibility
 from fpgasim.engine import get_engine

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from fpgasim.cli import main
-from fpgasim.config.loader import MAX_VALUES, count_values
 from fpgasim.config.board import Board
+from fpgasim.config.loader import MAX_VALUES, count_values
 from fpgasim.config.schema import Algorithm, TargetModel
 
 REPO = Path(__file__).resolve().parents[1]

@@ -76,6 +76,7 @@ def failing_board(tmp_path: Path) -> Path:
     data = yaml.safe_load((REPO / "boards/u280.yaml").read_text())
     data = copy.deepcopy(data)
     data["buffers"]["activation_kib"] = ACTIVATION_KIB
+    data["name"] = "u280-small"  # a sweep refuses two boards of one name
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

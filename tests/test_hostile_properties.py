@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fpgasim.cli.options import parse_float_list, parse_int_list, parse_name_list
-from fpgasim.config.loader import validate_mapping
 from fpgasim.config.board import Board
+from fpgasim.config.loader import validate_mapping
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError, FpgasimError, InputError
 from fpgasim.fileio import (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fpgasim.dataflow.lowerings.study import Machine, lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import TargetModel
@@ -26,7 +27,6 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings.study import Machine, lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.treemask import tile_visibility, visibility, visible_tile_elements
 

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "fileio": 0,  # atomic writes, used by every layer that writes files
     "bounded": 0,  # the bounded least-recently-used cache of the lowerings and engines
     "lists": 0,  # the comma-list splitter every list option uses
+    "datafiles": 0,  # data tables (CSV, Parquet) read within stated limits
     "config": 1,  # schemas and loaders of boards, models, algorithms
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs
     "engine": 3,  # analytic / event / fast: a pass -> Timing

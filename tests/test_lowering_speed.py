@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fpgasim.dataflow.lowerings.study import Machine, _plan, lower
+from fpgasim.dataflow.lowerings.study import fragments as frag_module
+from fpgasim.dataflow.lowerings.study.attention import TreeMask
+from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.schema import TargetModel
@@ -27,10 +31,6 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings.study import Machine, _plan, lower
-from fpgasim.dataflow.lowerings.study import fragments as frag_module
-from fpgasim.dataflow.lowerings.study.attention import TreeMask
-from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.fast import full_makespan, run_loop
 from fpgasim.step import step_passes

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from fpgasim.config import load_board
 from fpgasim.config.resources import (
     DSP_RULES,
     ArrayShape,
@@ -12,6 +10,8 @@ from fpgasim.config.resources import (
     board_resources,
     resource_columns,
 )
+
+from fpgasim.config import load_board
 from fpgasim.config.board import Board
 from fpgasim.errors import ConfigError
 

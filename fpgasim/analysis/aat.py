@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.config.loader import check_file_size, data_root
+from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, DrafterSchema
+from fpgasim.datafiles import folder_entries, read_table
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
@@ -45,7 +46,6 @@ ORIGINAL = "original"
 CURVE_METHOD_ORDER = ("prior_score", "eagle3_dynamic", "width", "depth", "chain")
 KEY_COLUMNS = ("algorithm", "model", "task", "context", "structure", "method", "verify_len")
 SUFFIXES = (".csv", ".parquet", ".pq")
-MAX_TABLE_BYTES = 256 << 20
 MAX_VERIFY_LEN = 4096
 #: The name of the measured AAT tables shipped with fpgasim (workloads/aat/README.md), usable
 #: wherever a folder of AAT tables is asked for (`--aat-dir builtin`), from any install.
@@ -95,11 +95,11 @@ def aat_files(path: Path) -> list[Path]:
             f"a folder (or file) of AAT tables, or '{BUILTIN_AAT}' for the shipped ones",
             argument="aat_dir",
         )
-    found = sorted(
+    found = [
         p
-        for p in path.iterdir()
+        for p in folder_entries(path, "aat_dir")
         if p.is_file() and p.suffix.lower() in SUFFIXES and not p.name.startswith(".")
-    )
+    ]
     if not found:
         raise ConfigError(
             str(path), "files", "none", "at least one .csv or .parquet AAT table in the folder"
@@ -108,21 +108,10 @@ def aat_files(path: Path) -> list[Path]:
 
 
 def read_raw(path: Path) -> pd.DataFrame:
-    """A table file as a DataFrame of raw cells (CSV: strings; Parquet: stored types)."""
-    check_file_size(path, MAX_TABLE_BYTES)
-    try:
-        if path.suffix.lower() == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-        else:
-            frame = pd.read_parquet(path)
-    except pd.errors.EmptyDataError:
-        raise ConfigError(str(path), "file", "empty file", "a header line and rows") from None
-    except (UnicodeDecodeError, pd.errors.ParserError) as exc:
-        problem = " ".join(str(exc).split())[:120]
-        raise ConfigError(str(path), "file", problem, "a comma-separated UTF-8 table") from None
-    except (OSError, ValueError) as exc:  # pyarrow raises ArrowInvalid, a ValueError
-        problem = " ".join(str(exc).split())[:120]
-        raise ConfigError(str(path), "file", problem, "a readable Parquet table") from None
+    """A table file as a DataFrame of raw cells (CSV: strings; Parquet: stored types), its
+    size checked before reading (`datafiles.read_table`)."""
+    frame = read_table(path, "AAT table", dtype=str, keep_default_na=False,
+                       skipinitialspace=True)
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
 

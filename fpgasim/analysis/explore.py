@@ -33,6 +33,7 @@ from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
+from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
 from fpgasim.sweep.space import Variation
 
@@ -154,6 +155,9 @@ def cost_boards(
                                                                      task)]
         for a in algorithms
     }
+    count = len(boards) * sum(1 + len(c.points) for cs in curves.values() for c in cs)
+    check_points(count, "contexts/algorithms", f"{len(contexts)} contexts",
+                 f"{len(boards)} board(s) x their curves' points")
     points, algorithm_ids = [], []
     for a in algorithms:
         mine = explore_points(boards, model, a, curves[a.id])
@@ -497,7 +501,8 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
     first = summary.iloc[0]
     fig.suptitle(textwrap.fill(
         f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
-        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})", 100), fontsize=11)
+        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})", 100),
+        fontsize=11)
     fig.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55",
                               label="use AD: SD's best speedup <= 1 (the cell shows AD's rate)")],
                loc="lower center", fontsize=8, frameon=False)

@@ -23,6 +23,7 @@ from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
     acceptance_curves,
+    max_verify_len,
     mean_curve,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
@@ -45,6 +46,7 @@ from fpgasim.simulate import (
     verify_timing,
 )
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
+from fpgasim.sweep.grid import check_points
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
 COMPUTE_BOUND_GAIN = 1.1
@@ -558,6 +560,10 @@ def solve(
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
         raise InputError("contexts", contexts, "one or more context lengths >= 1")
+    if aat_source == "embedded" or (aat_source is None and curve_method in COSTED_TREE_METHODS):
+        per = max_verify_len(algorithm)  # its curves' size is known before they are computed
+        check_points(len(contexts) * per, "contexts", f"{len(contexts)} contexts",
+                     f"{len(contexts)} contexts x {per} x")
     if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
         if aat_source not in (None, "embedded") or tasks:
             raise InputError(
@@ -578,6 +584,8 @@ def solve(
             method=curve_method,
             fit_points=fit_points,
         )
+    count = sum(len(c.points) for c in curves)
+    check_points(count, "contexts", f"{len(contexts)} contexts", "the curves' points")
     if not beyond_window:
         for curve in curves:
             x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1

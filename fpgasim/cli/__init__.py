@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any
 
@@ -18,8 +19,8 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 from fpgasim.cli.flags import field_flags
 from fpgasim.cli.lazy import GLOSSARY_EPILOG, LazyGroup
 from fpgasim.cli.mpl_config import use_usable_dir
-from fpgasim.cli.terminal import safe_streams
-from fpgasim.errors import FpgasimError
+from fpgasim.cli.terminal import OutputFailed, guarded_stdout, safe_streams, silence_stdout
+from fpgasim.errors import FpgasimError, printable
 from fpgasim.fileio import output_transaction
 
 
@@ -86,6 +87,12 @@ def _root(
 DEBUG_ENV = "FPGASIM_DEBUG"
 
 
+def say(line: str) -> None:
+    """Print one line to stderr: whitespace runs as one space, control characters escaped
+    (a file name in an error cannot drive the terminal)."""
+    print(printable(" ".join(line.split())), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; user errors print one line to stderr and exit 2."""
     import os
@@ -95,6 +102,14 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
     args = [a for a in args if a != "--debug"]
+    with guarded_stdout():  # a closed, full or broken stdout: OutputFailed, not a crash
+        code = _run(args, debug)
+    if code:
+        sys.exit(code)
+
+
+def _run(args: list[str], debug: bool) -> int:
+    """Run the app with `args`; the exit status (every error reported as one line)."""
     try:
         # every file the command writes is staged and written only when it succeeds
         with output_transaction() as outputs:
@@ -103,45 +118,48 @@ def main(argv: list[str] | None = None) -> None:
             failed = isinstance(code, int) and not isinstance(code, bool) and code != 0
             if failed:
                 outputs.discard()
+            else:
+                sys.stdout.flush()  # stdout failing now: no file is written either
         if failed:
             if code == 130:
-                print("fpgasim: interrupted", file=sys.stderr)
-            sys.exit(code)
+                say("fpgasim: interrupted")
+            return code
+        sys.stdout.flush()  # the lines reported once the files were written
+        return 0
+    except OutputFailed as exc:
+        silence_stdout()
+        if exc.errno == errno.EPIPE:  # the reader left (`| head`): done, as Unix tools are
+            return 0
+        say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
+        return 2
     except FpgasimError as exc:
         if debug:
             raise
         message = exc.render(field_flags(app))  # the fields as the flags the user typed
-        print(f"fpgasim: error: {' '.join(message.split())}", file=sys.stderr)  # one line
-        sys.exit(2)
+        say(f"fpgasim: error: {message}")
+        return 2
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click_exc.ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # help was printed
-            sys.exit(0)
+            return 0
         if debug:
             raise
-        message = " ".join(exc.format_message().split())
-        print(f"fpgasim: error: {message} (see --help)", file=sys.stderr)
-        sys.exit(2)
-    except typer.Abort:
-        print("fpgasim: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        print("fpgasim: interrupted", file=sys.stderr)
-        sys.exit(130)
+        say(f"fpgasim: error: {exc.format_message()} (see --help)")
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        say("fpgasim: interrupted")
+        return 130
     except OSError as exc:  # a path the OS refuses (too long, a loop, no permission, ...)
         if debug:
             raise
         where = f"{str(exc.filename)[:80]}: " if exc.filename else ""
         reason = exc.strerror or type(exc).__name__
-        print(f"fpgasim: error: {where}{reason} (check the paths given)", file=sys.stderr)
-        sys.exit(2)
+        say(f"fpgasim: error: {where}{reason} (check the paths given)")
+        return 2
     except Exception as exc:  # last resort: never show a traceback to a user
         if debug:
             raise
-        print(
-            f"fpgasim: internal error: {type(exc).__name__}: {exc} "
-            f"(rerun with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        sys.exit(1)
+        say(f"fpgasim: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with --debug for the traceback)")
+        return 1

@@ -2,19 +2,56 @@
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING
+import functools
+import os
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.table import Table
 
 from fpgasim.cli.options import parse_int_list, parse_name_list  # noqa: F401 (re-exported)
+from fpgasim.errors import printable
+from fpgasim.fileio import after_commit, json_text
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) is imported by the commands that build frames
     import pandas as pd
 
-console = Console()
-err_console = Console(stderr=True)
+#: The width of output to a pipe or a file: tables are data there, never squeezed.
+PIPED_WIDTH = 10_000
+#: The narrowest terminal a table is fitted to; a COLUMNS below it (0, negative, not a
+#: number) is ignored for the terminal's own size, else 80.
+MIN_WIDTH = 20
+#: The narrowest a table column gets on a narrow screen (its cells fold onto more lines).
+MIN_COLUMN_WIDTH = 6
+
+
+class OutputConsole(Console):
+    """rich's Console, sized for where its output goes: a terminal's width (a nonsense
+    COLUMNS ignored: COLUMNS=0 printed nothing), or `PIPED_WIDTH` for a pipe or a file,
+    so `fpgasim boards | cat` holds the same numbers as the screen."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """(width, height) of the output, decided at each print (the stream may change)."""
+        if not self.is_terminal:
+            return ConsoleDimensions(PIPED_WIDTH, 25)
+        width, height = Console.size.fget(self)
+        if width < MIN_WIDTH:
+            try:
+                width = os.get_terminal_size(self.file.fileno()).columns
+            except (AttributeError, ValueError, OSError):
+                width = 0
+            width = width if width >= MIN_WIDTH else 80
+        return ConsoleDimensions(width, height)
+
+    def print(self, *objects: Any, crop: bool = False, **kwargs: Any) -> None:
+        """rich's print, but lines wider than the screen are not cut (`crop`): a table
+        whose columns cannot narrow further runs past the edge and the terminal wraps it."""
+        super().print(*objects, crop=crop, **kwargs)
+
+
+console = OutputConsole()
+err_console = OutputConsole(stderr=True)
 
 
 #: The tree notation, printed under a table that shows a LongSpec/Falcon tree ending in 0.
@@ -26,8 +63,8 @@ TRAILING_ZERO = (
 
 
 def wide_console() -> Console:
-    """The shared console on a terminal; a wide one when piped, so tables never wrap."""
-    return console if console.is_terminal else Console(width=200)
+    """The shared console (it never squeezes a table written to a pipe or a file)."""
+    return console
 
 
 def rich_table(
@@ -39,8 +76,9 @@ def rich_table(
     """A rich Table from a list of dicts."""
     columns = columns or (list(rows[0]) if rows else [])
     table = Table(title=title)
-    for c in columns:
-        table.add_column(c, justify="right" if rows and _is_num(rows[0].get(c)) else "left")
+    for c in columns:  # a cell too wide for the screen folds onto more lines, never cut
+        justify = "right" if rows and _is_num(rows[0].get(c)) else "left"
+        table.add_column(c, justify=justify, overflow="fold", min_width=MIN_COLUMN_WIDTH)
     for r in rows:
         table.add_row(*[_fmt(r.get(c), floatfmt) for c in columns])
     return table
@@ -58,18 +96,19 @@ def _fmt(v, floatfmt: str) -> str:
     return str(v)
 
 
+def report_written(line: str, to: Console | None = None) -> None:
+    """Say what was written ("wrote ... to FILE") once the files are (`after_commit`), on
+    `to` (default: stdout): as plain text with control characters escaped, so neither
+    rich markup nor a file name's escape bytes can change or break the line."""
+    out = to or console
+    after_commit(functools.partial(out.print, printable(line), markup=False, highlight=False,
+                                   soft_wrap=True))
+
+
 def dumps_json(obj: object) -> str:
-    """JSON with numpy scalars converted."""
-
-    def default(o: object) -> object:
-        """What json cannot encode: a numpy scalar's value, an array as a list, else str(o)."""
-        if hasattr(o, "item"):
-            return o.item()
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        return str(o)
-
-    return json.dumps(obj, indent=2, default=default)
+    """The command's JSON output (`fileio.json_text`: numpy values converted, inf and NaN
+    refused)."""
+    return json_text(obj)
 
 
 def json_value(v: object) -> object:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import typer
 
 from fpgasim.analysis.algorithm_comparison import acceptance_label, plot_comparison
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
-from fpgasim.cli.common import dumps_json, json_records, rich_table, wide_console
+from fpgasim.cli.common import dumps_json, json_records, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,
     aat_dir_option,
@@ -29,7 +28,7 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, check_input_path
+from fpgasim.fileio import check_input_path
 
 
 def compare_algorithms(
@@ -101,8 +100,7 @@ def compare_algorithms(
     else:
         _print(result)
         if plot is not None:
-            line = f"wrote figure to {plot}"
-            after_commit(functools.partial(wide_console().print, line, highlight=False))
+            report_written(f"wrote figure to {plot}")
 
 
 def _print(result) -> None:

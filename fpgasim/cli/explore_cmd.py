@@ -11,7 +11,14 @@ import pandas as pd
 import typer
 
 from fpgasim.analysis.explore import cheapest_paying, explore, plot_explore, verdict
-from fpgasim.cli.common import RichProgress, console, err_console, rich_table, wide_console
+from fpgasim.cli.common import (
+    RichProgress,
+    console,
+    err_console,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     aat_dir_option,
     board_option,
@@ -148,8 +155,7 @@ def explore_cmd(
     cheapest = cheapest_paying(summary)
     for row in _cheapest_lines(summary, cheapest):
         console.print(row, highlight=False, soft_wrap=True)
-    wrote = f"wrote {out} and {png}"
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+    report_written(f"wrote {out} and {png}")
 
 
 def _cheapest_lines(summary: pd.DataFrame, cheapest: pd.DataFrame) -> list[str]:

@@ -27,6 +27,7 @@ from fpgasim.cli.common import (
     err_console,
     json_records,
     json_row,
+    report_written,
     rich_table,
     wide_console,
 )
@@ -55,7 +56,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path
+from fpgasim.fileio import atomic_write_bytes, check_input_path
 from fpgasim.simulate import memory_warning, prefill_specs
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
@@ -145,13 +146,13 @@ def generate_cmd(
             "--aat-source", "embedded", "no --aat-dir or --task with the embedded model"
         )
     b, m = board_from(board, fpga, design), load_model(model)
+    eng = get_engine(engine)
     last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
     if warning is not None:  # as `simulate` warns, before the work
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
-    eng = get_engine(engine)
     curve_at, run_task = None, ""
     if algo is not None:
         tables = tables_for(aat_dir) if aat_source is not GenerateSource.embedded else None
@@ -294,4 +295,4 @@ def _print(
         (plot, f"wrote figure to {plot}"),
     ):
         if path is not None:
-            after_commit(functools.partial(out_console.print, line, highlight=False))
+            report_written(line, out_console)

@@ -4,7 +4,6 @@ the study's accounting and the simulator side by side."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from concurrent.futures import as_completed
 from contextlib import nullcontext
@@ -14,7 +13,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fpgasim.cli.common import err_console, json_value, rich_table, wide_console
+from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableMdCsv,
     aat_dir_option,
@@ -27,7 +26,7 @@ from fpgasim.engine import BULK_ENGINE, ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, _kernel
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, check_input_path, check_output_path
+from fpgasim.fileio import check_input_path, check_output_path
 from fpgasim.lists import split_items
 from fpgasim.reproduce import (
     ExperimentResult,
@@ -129,8 +128,7 @@ def reproduce(
         elif len(results) == 1:
             print(csv_text(result), end="")
     for result, paths in results:
-        line = f"{result.name}: wrote {', '.join(str(p) for p in paths)}"
-        after_commit(functools.partial(err_console.print, line, highlight=False, soft_wrap=True))
+        report_written(f"{result.name}: wrote {', '.join(str(p) for p in paths)}", err_console)
 
 
 def _experiments(names: list[str]) -> list[AnyExperiment]:
@@ -148,6 +146,7 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
         raise InputError("NAME", " ".join(names), "an experiment name, all or everything")
     shipped = experiment_names()
     out = []
+    given: dict[str, str] = {}  # experiment name -> the argument that named it
     for name in dict.fromkeys(wanted):
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
             raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
@@ -156,6 +155,11 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
             if len(wanted) == 1:
                 raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
             continue  # all/everything: an experiment whose package is not installed yet
+        first = given.setdefault(exp.name, name)
+        if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder
+            raise InputError("NAME", name, f"experiments with distinct names: {first} and "
+                             f"{name} are both named {exp.name!r} (both would write "
+                             f"{exp.name}.csv)")
         out.append(exp)
     return out
 

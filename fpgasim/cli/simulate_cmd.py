@@ -3,7 +3,6 @@ the prefill of a prompt (--phase prefill)."""
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 
@@ -30,8 +29,9 @@ from fpgasim.config.schema import Algorithm, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
+from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.errors import InputError
-from fpgasim.fileio import atomic_write_bytes, check_output_path
+from fpgasim.fileio import atomic_write_bytes, check_output_path, json_text
 from fpgasim.simulate import (
     Point,
     memory_warning,
@@ -227,6 +227,9 @@ def simulate(
         print_graphs(point)
         return
     eng = get_engine(engine)
+    if algo is not None and isinstance(eng, CycleEngine):  # the tree's mask, before any work
+        check_mask_tokens(verify_len, b, "tree" if tree is not None else "verify_len",
+                          tree if tree is not None else verify_len)
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
@@ -241,7 +244,7 @@ def simulate(
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted).verify
         events = eng.trace_events(spec, b, m)
-        atomic_write_bytes(trace, json.dumps(events, separators=(",", ":")).encode())
+        atomic_write_bytes(trace, json_text(events, compact=True).encode())
         row["trace_file"] = str(trace)
     _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -21,6 +20,7 @@ from fpgasim.cli.common import (
     dumps_json,
     err_console,
     json_records,
+    report_written,
     rich_table,
     wide_console,
 )
@@ -48,7 +48,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import after_commit, atomic_write_bytes, check_input_path, check_output_path
+from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.reproduce.beside import disagreement_line, point_reason
 
 
@@ -187,8 +187,7 @@ def solve(
             wide_console().print(line, highlight=False)
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
-            line = f"wrote {what} to {path}"
-            after_commit(functools.partial(wide_console().print, line, highlight=False))
+            report_written(f"wrote {what} to {path}")
 
 
 def cross_check(

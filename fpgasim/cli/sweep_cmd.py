@@ -9,8 +9,8 @@ import typer
 
 from fpgasim.cli.common import (
     RichProgress,
-    console,
     err_console,
+    report_written,
 )
 from fpgasim.cli.options import (
     accepted_option,
@@ -39,6 +39,8 @@ from fpgasim.cli.sweep_options import (
 )
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.loader import source_shown
+from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
@@ -134,10 +136,14 @@ def sweep(
             chunk_size=chunk_size,
             progress=progress,
         )
-    frame = result.frame.copy()  # provenance: the lowering of each row's board, by the engine
+    # provenance: each row's board's lowering, by the engine, and the file it came from
+    # (board names are distinct: Grid refuses two boards of one name)
+    frame = result.frame.copy()
     lowering = {b.name: b.lowering for b in boards}
     frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
+    files = {b.name: source_shown(config_source(b)) for b in boards}
+    frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
     write_frame(frame, out)
-    summary, wrote = result.stats.summary(), f"wrote {len(frame)} rows to {out}"
+    summary = result.stats.summary()
     after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
-    after_commit(functools.partial(console.print, wrote, highlight=False, soft_wrap=True))
+    report_written(f"wrote {len(frame)} rows to {out}")

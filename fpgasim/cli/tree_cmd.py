@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import typer
 
 from fpgasim.analysis.aat import aat_path
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
-from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.common import console, dumps_json, report_written, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     JsonTableMarkdown,
@@ -34,7 +33,6 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import (
-    after_commit,
     check_input_path,
     check_out_path,
     write_figure,
@@ -427,7 +425,7 @@ def search(
         f"wrote trees of 1..{top} nodes{note} to {out}; AAT at {top} nodes: "
         f"{result.aat(top):.4f}"
     )
-    after_commit(functools.partial(console.print, line))
+    report_written(line)
 
 
 @tree_app.command("calibrate")

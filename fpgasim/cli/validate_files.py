@@ -18,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 from fpgasim.analysis import aat
 from fpgasim.config import schema as schemas
 from fpgasim.config.loader import describe_error, read_yaml_mapping
-from fpgasim.errors import ConfigError, FpgasimError
+from fpgasim.datafiles import folder_entries
+from fpgasim.errors import ConfigError, FpgasimError, printable
 from fpgasim.heterogeneous.inputs import Dovetail1Inputs
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
@@ -72,7 +73,7 @@ class Report:
             lines = [f"{self.path}: ok ({self.kind})"]
         else:
             lines = [str(p) for p in self.problems]
-        return [" ".join(line.split()) for line in lines]
+        return [printable(" ".join(line.split())) for line in lines]
 
 
 # --------------------------------------------------------------------------- YAML files
@@ -273,25 +274,37 @@ def check_file(path: Path | str) -> Report:
     return report
 
 
-def expand(paths: Iterable[Path | str]) -> list[Path]:
-    """Files as given; folders replaced by their YAML and table files (recursive, sorted)."""
-    out: list[Path] = []
+def expand(paths: Iterable[Path | str]) -> list[Path | Report]:
+    """Files as given; folders replaced by their YAML and table files (recursive, sorted,
+    hidden ones skipped); a folder the OS will not list is a Report naming it with the
+    OS's reason, in its place (`rglob` would skip it silently)."""
+    out: list[Path | Report] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(
-                sorted(
-                    f
-                    for f in p.rglob("*")
-                    if f.is_file()
-                    and f.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES
-                    and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                )
-            )
+            out.extend(_walk(p))
         else:
             out.append(p)
     return out
 
 
+def _walk(folder: Path) -> list[Path | Report]:
+    """The YAML and table files under `folder` (sorted, depth first), and a Report for
+    each folder below it that cannot be listed."""
+    try:
+        entries = folder_entries(folder)
+    except ConfigError as exc:
+        return [Report(str(folder), "folder", [exc])]
+    out: list[Path | Report] = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and not entry.is_symlink():  # as rglob: no link loops
+            out.extend(_walk(entry))
+        elif entry.is_file() and entry.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES:
+            out.append(entry)
+    return out
+
+
 def validate_files(paths: Sequence[Path | str]) -> list[Report]:
     """Check every file (folders expanded); one Report per file, in order."""
-    return [check_file(p) for p in expand(paths)]
+    return [p if isinstance(p, Report) else check_file(p) for p in expand(paths)]

@@ -197,7 +197,8 @@ class Design(Strict):
         le=1 << 12, description="token lanes of the MV array (MV_PARALLEL_M = MV_START_M_NUM)"
     )
     mv_macs_per_lane: PosInt | None = Field(
-        None, le=10**7, description="MACs per cycle of one MV lane (null: a quarter of the MM array)"
+        None, le=10**7,
+        description="MACs per cycle of one MV lane (null: a quarter of the MM array)"
     )
     sfu: Sfu
     memory: MemoryUse

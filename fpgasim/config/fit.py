@@ -208,7 +208,8 @@ def _mm_array(fpga: Fpga, design: Design, rule: DspRule,
             raise DesignDoesNotFit(
                 f"fpga {fpga.name}", "dsps", fpga.dsps,
                 f"at least {max(mm, mv) * fpga.slrs} ({max(mm, mv)} per SLR for the smallest "
-                f"{design.mm_rows}x{k} array of design {design.name}, {rule.kind} {rule.precision})")
+                f"{design.mm_rows}x{k} array of design {design.name}, {rule.kind} "
+                f"{rule.precision})")
         return design.mm_rows, best * k, f"fitted: the largest array whose chain fits {budget} " \
             f"{rule.kind} per SLR"
     refs = [(named(e.fpga), e) for e in design.mm_by_fpga]

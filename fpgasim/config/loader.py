@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -45,6 +46,15 @@ def data_root() -> Path:
     if env:
         return Path(env)
     return PACKAGED_DATA if PACKAGED_DATA.is_dir() else CHECKOUT_ROOT
+
+
+def source_shown(source: str) -> str:
+    """A file as outputs name it: a shipped file relative to `data_root()`
+    (`boards/u280.yaml`, the same on every machine), any other as it was given."""
+    try:
+        return Path(source).resolve().relative_to(data_root().resolve()).as_posix()
+    except (ValueError, OSError):
+        return source
 
 
 KIND_DIRS: dict[str, str] = {
@@ -100,7 +110,8 @@ def check_file_size(path: Path, limit: int) -> None:
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise ConfigError(str(path), "file", str(path), f"cannot read: {exc.strerror}") from None
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({exc.strerror})") \
+            from None
     if size > limit:
         raise ConfigError(str(path), "file", f"{size} bytes", f"at most {limit} bytes")
 
@@ -114,11 +125,57 @@ class DuplicateKey(yaml.YAMLError):
         self.line = line
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key repeated in one mapping is an error.
+class CoreSchemaResolver(yaml.resolver.BaseResolver):
+    """Plain scalars typed by YAML 1.2's core schema, so numbers read as written.
+
+    PyYAML implements YAML 1.1, which reads `clock_mhz: 0225` as octal (149), `2:25` as
+    base 60 (145), `1_000` as 1000 and `yes`/`off` as booleans. Here `0225` is 225, `0o17`
+    octal and `0x1F` hexadecimal, `1e3` a float, only true/false (any case) booleans, and
+    everything else (`2:25`, `1_000`, `yes`, dates) a string, which a number field then
+    refuses with its name.
+    """
+
+
+for _tag, _pattern, _first in (
+    ("bool", r"(?:true|True|TRUE|false|False|FALSE)", "tTfF"),
+    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+    ("float", r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+.0123456789"),
+    ("null", r"~|null|Null|NULL|", "~nN"),
+    ("merge", r"<<", "<"),
+):
+    CoreSchemaResolver.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first) or None
+    )
+CoreSchemaResolver.add_implicit_resolver("tag:yaml.org,2002:null", re.compile("^$"), [""])
+
+
+class UniqueKeyLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
+    yaml.constructor.SafeConstructor, CoreSchemaResolver,
+):
+    """PyYAML's safe loader with YAML 1.2's core schema (`CoreSchemaResolver`), except that
+    a key repeated in one mapping is an error.
 
     Plain `safe_load` keeps the last value silently (`clock_mhz` twice: the second wins).
     """
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        CoreSchemaResolver.__init__(self)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """A core-schema integer: decimal (leading zeros allowed), 0o octal, 0x hex."""
+        text = str(self.construct_scalar(node))
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         """PyYAML's mapping, after raising DuplicateKey at a repeated key (merge keys skipped)."""
@@ -137,6 +194,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", UniqueKeyLoader.construct_yaml_int)
+
+
 def load_yaml_text(text: str) -> object:
     """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`)."""
     return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
@@ -148,6 +208,9 @@ def read_yaml_mapping(path: Path) -> dict:
     try:
         raw = path.read_bytes().decode("utf-8")
         data = load_yaml_text(raw)
+    except OSError as exc:  # e.g. no permission to read it
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({reason})") from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), "file", "binary data", "a UTF-8 YAML text file") from None
     except DuplicateKey as exc:

@@ -12,6 +12,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from fpgasim.errors import PassOutOfRange
+
+#: The most instruction rows one program (or part) may hold. A row takes about 320 bytes
+#: while a pass is lowered (its tuple, the structured row, the engines' arrays), so a
+#: program stays under about 1.3 GB; rows grow with the context (the attention's KV chunks)
+#: and the model, and shrink with larger buffers (longer instructions).
+MAX_PROGRAM_ROWS = 4_000_000
+
+
+def check_program_rows(count: int) -> None:
+    """Refuse a program of more than `MAX_PROGRAM_ROWS` rows, as it is emitted."""
+    if count > MAX_PROGRAM_ROWS:
+        raise PassOutOfRange(
+            f"more than {MAX_PROGRAM_ROWS} instructions",
+            f"at most {MAX_PROGRAM_ROWS} instructions in one program, about 1.3 GB while it "
+            "is lowered; larger buffers (`buffers`) make fewer, longer ones",
+        )
+
 
 class Emitter:
     """The rows of one program (or part) in order, in the layout `ROW` of the subclass.
@@ -37,6 +55,8 @@ class Emitter:
         """Append one row (a tuple in `ROW`'s field order); returns its index."""
         self.pending.append(fields)
         self.count += 1
+        if self.count > MAX_PROGRAM_ROWS:
+            check_program_rows(self.count)
         return self.count - 1
 
     def _flush(self) -> None:
@@ -56,6 +76,7 @@ class Emitter:
         else:
             self.chunks.append((rows, times))
         self.count += len(rows) * times
+        check_program_rows(self.count)
 
     def rows(self) -> np.ndarray:
         """Every row so far as one array of `ROW` (a copy: the caller may change it)."""

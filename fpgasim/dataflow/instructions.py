@@ -47,6 +47,8 @@ TRAFFIC_NONE, TRAFFIC_WEIGHT, TRAFFIC_ACT, TRAFFIC_KV, TRAFFIC_STORE = range(5)
 BUF_WEIGHT, BUF_ACT = 0, 1
 N_BUFFERS = 2
 MAX_WAIT = 4
+#: int64's largest value: sums past it are kept as Python ints (`class_sums`)
+INT64_MAX = 2**63 - 1
 
 INSTR_DTYPE = np.dtype(
     [
@@ -334,7 +336,7 @@ def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     n = _classes_of(template)
     out: dict[str, int] = {}
     for value in ("cycles", "nbytes", "work"):
-        per_class = class_sums(classes, src[value] * weights, n)
+        per_class = class_sums(classes, src[value], n, weights)
         out |= class_totals(template, unit_roles, per_class, value)
     return {k: out[k] for k in _order(template)}
 
@@ -361,12 +363,28 @@ def row_classes(template: Program, unit_roles: tuple[str, ...]) -> np.ndarray:
     return (src["unit"].astype(np.intp) * kinds + src["traffic"]) * 2 + mv
 
 
-def class_sums(classes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Exact int64 sums of the integer `values` per class 0..n-1 (a float bincount where
-    every partial sum of non-negative integers stays below 2**53, so none is rounded)."""
-    if len(values) and (int(values.min()) < 0 or int(values.sum()) >= 2**53):
-        return np.array([values[classes == c].sum() for c in range(n)], np.int64)
-    return np.bincount(classes, weights=values, minlength=n)[:n].astype(np.int64)
+def class_sums(classes: np.ndarray, values: np.ndarray, n: int,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """Exact sums of the integer `values` (each times its `weights`, e.g. the layers a row
+    stands for) per class 0..n-1: int64 where every sum fits it, else Python ints (an
+    object array), never wrapped. Below 2**53 a float bincount, whose partial sums of
+    non-negative integers are then never rounded."""
+    if not len(values):
+        return np.zeros(n, np.int64)
+    least = int(values.min())
+    bound = max(abs(least), abs(int(values.max()))) * (
+        int(weights.sum()) if weights is not None else len(values))
+    if least >= 0 and bound < 2**53:
+        products = values if weights is None else values * weights
+        return np.bincount(classes, weights=products, minlength=n)[:n].astype(np.int64)
+    if bound <= INT64_MAX:
+        products = values.astype(np.int64) if weights is None else values * weights
+        sums = np.zeros(n, np.int64)
+        np.add.at(sums, classes, products)
+        return sums
+    products = values.astype(object) if weights is None else (
+        values.astype(object) * weights.astype(object))
+    return np.array([sum(products[classes == c].tolist()) for c in range(n)], dtype=object)
 
 
 def _classes_of(template: Program) -> int:
@@ -414,6 +432,8 @@ def class_totals(template: Program, unit_roles: tuple[str, ...], per_class: np.n
     """The totals of `totals` that sum `value` ("cycles", "nbytes" or "work"), from its
     sums per `row_classes` class (`class_sums`)."""
     names, matrix = _class_matrix(template.unit_names, unit_roles, value)
+    if per_class.dtype == object or sum(abs(v) for v in per_class.tolist()) > INT64_MAX:
+        matrix, per_class = matrix.astype(object), per_class.astype(object)  # Python ints
     return dict(zip(names, (matrix @ per_class).tolist(), strict=True))
 
 

@@ -10,13 +10,15 @@ arrays of all its pipelines, at the recipe's widths, with the study's channel sh
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec
-from fpgasim.engine.timing import Timing, bound_of
+from fpgasim.engine.timing import Timing, bound_of, whole_count
 
 #: the study's channel shares and efficiencies (docs/accounting.md, Bandwidth): weights over
 #: all channels at 0.7; activations and KV over 4 of 32 at 0.35; stores over 4 of 32 at 0.7
@@ -32,18 +34,27 @@ def weight_reads_array(n: np.ndarray) -> np.ndarray:
 def target_counts(
     m: TargetModel, n: int | np.ndarray, context: int | np.ndarray, board: Board
 ) -> Counts:
-    """Element counts of a target pass over n tokens at context L (vectorised)."""
-    n = np.asarray(n, dtype=np.float64)
-    L = np.asarray(context, dtype=np.float64)
-    h, i, H, s, V, N = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab, m.layers
+    """Element counts of a target pass over n tokens at context L: exact Python ints for
+    one pass (whole n and L), float arrays for many (vectorised). `sh` = s*h, the KV width
+    kv_heads*head_dim (a whole number, where s = kv_heads/heads may not be)."""
+    if np.ndim(n) == 0 and np.ndim(context) == 0:
+        n, L = int(n), int(context)
+        reads = max(1, -(-n // WEIGHT_REUSE_TOKENS))
+        sh = m.kv_heads * m.head_dim
+    else:
+        n = np.asarray(n, dtype=np.float64)
+        L = np.asarray(context, dtype=np.float64)
+        reads = weight_reads_array(n)
+        sh = m.kv_ratio * m.hidden
+    h, i, H, V, N = m.hidden, m.intermediate, m.heads, m.vocab, m.layers
     nk = n + L
-    weights = N * (2 * h * h + 2 * s * h * h + 3 * h * i) + h * V
+    weights = N * (2 * h * h + 2 * sh * h + 3 * h * i) + h * V
     return {
-        "weight": weights * weight_reads_array(n),
-        "act": N * (n * h * (11 + 2 * s) + 2 * n * i + nk * n * H) + 2 * n * h,
-        "kv": N * (2 * s * h * L),
-        "store": N * (n * h * (6 + 2 * s) + 2 * n * i + n * nk * H) + n * h + n * V,
-        "macs": N * (2 * n * h * h + 2 * s * n * h * h + 2 * n * nk * h + 3 * n * h * i)
+        "weight": weights * reads,
+        "act": N * (n * (11 * h + 2 * sh) + 2 * n * i + nk * n * H) + 2 * n * h,
+        "kv": N * (2 * sh * L),
+        "store": N * (n * (6 * h + 2 * sh) + 2 * n * i + n * nk * H) + n * h + n * V,
+        "macs": N * (2 * n * h * h + 2 * n * sh * h + 2 * n * nk * h + 3 * n * h * i)
         + n * h * V,
     }
 
@@ -51,25 +62,31 @@ def target_counts(
 def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
     """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth)."""
     recipe = board.recipe
-    wbytes = recipe.weight_timed_bits / 8
-    abytes = recipe.activation_bits / 8
-    kvbytes = recipe.kv_bits / 8
     per_cycle = board.bandwidth_bytes_per_s / board.clock_hz
     w_rate = per_cycle * WEIGHT_SHARE * WEIGHT_EFFICIENCY
     a_rate = per_cycle * ACT_SHARE * ACT_LOAD_EFFICIENCY
     s_rate = per_cycle * ACT_SHARE * STORE_EFFICIENCY
-    weight_bytes = counts["weight"] * wbytes
-    act_bytes = counts["act"] * abytes + counts["kv"] * kvbytes
-    store_bytes = counts["store"] * abytes
+    weight_bytes = element_bytes(counts["weight"], recipe.weight_timed_bits)
+    kv_bytes = element_bytes(counts["kv"], recipe.kv_bits)
+    act_bytes = element_bytes(counts["act"], recipe.activation_bits) + kv_bytes
+    store_bytes = element_bytes(counts["store"], recipe.activation_bits)
     return {
         "weight_bytes": weight_bytes,
         "act_load_bytes": act_bytes,
-        "kv_bytes": counts["kv"] * kvbytes,
+        "kv_bytes": kv_bytes,
         "act_store_bytes": store_bytes,
         "ld": weight_bytes / w_rate + act_bytes / a_rate,
         "st": store_bytes / s_rate,
         "compute": counts["macs"] / board.peak_macs_per_cycle,
     }
+
+
+def element_bytes(count: int | np.ndarray, bits: int) -> Fraction | np.ndarray:
+    """Bytes of `count` elements of `bits` bits: exact (a Fraction: 4-bit elements come in
+    halves) for a whole count, floats for an array of counts."""
+    if isinstance(count, int):
+        return Fraction(count * bits, 8)
+    return count * (bits / 8)
 
 
 def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
@@ -109,15 +126,20 @@ class AnalyticEngine:
         u = unit_cycles(counts_for(spec, board, model, drafter), board)
         ld, st, comp = (float(u[k]) for k in ("ld", "st", "compute"))
         return Timing(
-            cycles=int(np.ceil(max(ld, st, comp))),
+            cycles=whole_count("cycles", max(ld, st, comp)),
             clock_hz=board.clock_hz,
-            ld_cycles=int(np.ceil(ld)),
-            st_cycles=int(np.ceil(st)),
-            compute_cycles=int(np.ceil(comp)),
-            weight_bytes=int(round(float(u["weight_bytes"]))),
-            act_load_bytes=int(round(float(u["act_load_bytes"]))),
-            kv_bytes=int(round(float(u["kv_bytes"]))),
-            act_store_bytes=int(round(float(u["act_store_bytes"]))),
+            ld_cycles=whole_count("ld_cycles", ld),
+            st_cycles=whole_count("st_cycles", st),
+            compute_cycles=whole_count("compute_cycles", comp),
+            weight_bytes=_whole_bytes(u["weight_bytes"]),
+            act_load_bytes=_whole_bytes(u["act_load_bytes"]),
+            kv_bytes=_whole_bytes(u["kv_bytes"]),
+            act_store_bytes=_whole_bytes(u["act_store_bytes"]),
             bound=bound_of(ld, st, comp),
             duration_divisor=1.0,
         )
+
+
+def _whole_bytes(value: Fraction | np.ndarray) -> int:
+    """A byte count as a whole number (half bytes of 4-bit elements rounded to even)."""
+    return round(value) if isinstance(value, Fraction) else int(round(float(value)))

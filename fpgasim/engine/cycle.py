@@ -22,7 +22,7 @@ T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N laye
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -48,9 +48,39 @@ from fpgasim.dataflow.instructions import (
     totals,
     window,
 )
-from fpgasim.dataflow.lowerings.registry import lower, lower_bound
+from fpgasim.dataflow.lowerings.registry import lower, lower_bound, lowering_of
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.engine.timing import Timing, bound_of, seconds_of
+from fpgasim.engine.timing import CountOutOfRange, Timing, bound_of, seconds_of
+from fpgasim.errors import InputError
+from fpgasim.fileio import json_text
+
+#: The largest token mask a lowering that reads it (`reads_tree_mask`) builds for one pass:
+#: tokens x tokens booleans (and a padded copy of them), so 32,768 tokens at most.
+MAX_MASK_BYTES = 1 << 30
+
+
+def check_mask_tokens(tokens: int, board: Board, field: str, value: object) -> None:
+    """Refuse, before lowering, a pass of `tokens` tokens under a token mask (a tree, a
+    causal prompt) whose mask would outgrow `MAX_MASK_BYTES` on this board's lowering;
+    `field` and `value` name the input that sized it."""
+    if tokens * tokens <= MAX_MASK_BYTES or not lowering_of(board).reads_tree_mask:
+        return
+    raise InputError(
+        field,
+        value,
+        f"at most {math.isqrt(MAX_MASK_BYTES)} tokens under a token mask on the cycle engines "
+        f"(board {board.name}): the mask of {tokens} x {tokens} tokens would take "
+        f"{tokens * tokens / 2**30:.1f} GiB against a budget of {MAX_MASK_BYTES / 2**30:g} "
+        "GiB; use `engine` analytic (no masks) or fewer tokens",
+    )
+
+
+def check_pass_masks(spec: PassSpec, board: Board) -> None:
+    """`check_mask_tokens` for a pass: a prefill's causal mask names the prompt, a tree's
+    the verification length."""
+    if spec.tree_parents is not None:
+        field = "prompt_len" if spec.phase == "prefill" else "verify_len"
+        check_mask_tokens(len(spec.tree_parents), board, field, spec.tokens)
 
 
 class DeadlockError(RuntimeError):
@@ -79,11 +109,32 @@ def check_runnable(program: Program) -> None:
     check_cycles(program, least_cycles(program))
 
 
-def check_cycles(program: Program, least: int) -> None:
-    """Every row of `program` takes at least `least` (`least_cycles`) of its time units."""
+def check_cycles(program: Program, least: int, repeats: int = 1) -> None:
+    """Every row of `program` takes at least `least` (`least_cycles`) of its time units,
+    and its durations (its layer block's `repeats` times over) stay within `MAX_TICKS`."""
     ins = program.instrs
     if len(ins) and int(ins["cycles"].min()) < least:
         raise ValueError(f"every instruction must take >= {least} cycle(s)")
+    check_time_range(program, repeats)
+
+
+#: The most ticks a program's durations may sum to: a schedule's makespan is at most that
+#: sum (some unit is always busy until the end), so every start and finish time an engine
+#: keeps (int64 in `fast`) stays below it, with room for the layers a window stands for.
+MAX_TICKS = 1 << 62
+
+
+def check_time_range(program: Program, repeats: int = 1) -> None:
+    """CountOutOfRange when the durations of `program`, with its last layer block counted
+    `repeats` times, reach `MAX_TICKS`: its times could not be kept exact."""
+    cycles = program.instrs["cycles"]
+    total = float(cycles.sum(dtype=np.float64))  # a float: an int64 sum could wrap
+    if repeats > 1:
+        first = program.head_len + (program.layers - 1) * program.layer_len
+        block = cycles[first : first + program.layer_len]
+        total += (repeats - 1) * float(block.sum(dtype=np.float64))
+    if total >= MAX_TICKS:
+        raise CountOutOfRange("summed instruction cycles", total / program.ticks_per_cycle)
 
 
 def least_cycles(program: Program) -> int:
@@ -309,8 +360,16 @@ class CycleEngine:
         self, spec: PassSpec, board: Board, model: TargetModel, drafter=None
     ) -> tuple[Timing, list[dict]]:
         """Timing of one forward pass and its per-unit and per-channel-group rows."""
-        prog = lower(spec, board, model, drafter)
+        prog = self._lower(spec, board, model, drafter)
         return _timing(prog, self.executable_ticks(prog), board)
+
+    @staticmethod
+    def _lower(
+        spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None
+    ) -> Executable:
+        """The pass lowered, its token masks checked against their budget first."""
+        check_pass_masks(spec, board)
+        return lower(spec, board, model, drafter)
 
     def lower_bound_s(
         self, spec: PassSpec, board: Board, model: TargetModel,
@@ -329,7 +388,7 @@ class CycleEngine:
 
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""
-        prog = lower(spec, board, model, drafter)
+        prog = self._lower(spec, board, model, drafter)
         return self.simulate(prog.concatenate())
 
     def trace_events(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> dict:
@@ -342,7 +401,7 @@ class CycleEngine:
     ) -> None:
         """Write the Chrome trace of one pass to `path` (opens in Perfetto)."""
         events = self.trace_events(spec, board, model, drafter)
-        Path(path).write_text(json.dumps(events, separators=(",", ":")))
+        Path(path).write_text(json_text(events, compact=True))
 
 
 def _anchor(template: Program) -> int:

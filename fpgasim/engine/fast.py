@@ -9,6 +9,11 @@ random configurations). numba is imported and the kernel compiled on first use.
 from __future__ import annotations
 
 import os
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -28,6 +33,7 @@ from fpgasim.engine.cycle import (
     Timeline,
     check_cycles,
     check_runnable,
+    check_time_range,
     least_cycles,
 )
 
@@ -146,12 +152,55 @@ def _expand(h, lam, layers, n_units, unit, cycles, acq_buf, acq_bytes, rel_buf, 
 @cache
 def _compiled(fn):
     """`fn` compiled by numba (imported here so `import fpgasim` stays light), cached on
-    disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise."""
+    disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise; compiled in memory
+    (each run compiles again, a second or two) where no cache folder can be written: no
+    HOME, a read-only HOME, an installed package (numba's "no locator available")."""
     import numba
 
     if not numba.config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR wins
-        numba.config.CACHE_DIR = str(numba_cache_dir())
-    return numba.njit(cache=True, nogil=True)(fn)
+        folder = numba_cache_dir()
+        if not _writable_folder(folder):  # else numba would cache beside fpgasim's source
+            return numba.njit(nogil=True)(fn)
+        numba.config.CACHE_DIR = str(folder)
+    try:
+        return numba.njit(cache=True, nogil=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True)(fn)
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C held while numba runs (and on a first call compiles, or loads from its cache),
+    then raised as KeyboardInterrupt once it returns.
+
+    LLVM calls back into Python while it compiles (ctypes callbacks); a KeyboardInterrupt
+    raised inside one is printed ("Exception ignored on calling ctypes callback function")
+    and dropped, and the run went on to exit 0 with its outputs written. Inside this block
+    the interrupt is only recorded. In the main thread with Python's own handler only (a
+    pool worker ignores Ctrl-C; other threads cannot take signals).
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether `folder` exists or can be made, and a file can be created in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def _kernel():
@@ -222,6 +271,7 @@ def full_makespan(template: Program) -> int:
     if template.layers < 2 or template.total_layers == template.layers:
         return run_loop(full(template)).makespan
     check_runnable(template)  # the full program's rows are the template's, repeated
+    check_time_range(template, template.total_layers - template.layers + 1)
     check_window(template)
     ins = template.instrs
     nu = template.n_units
@@ -230,7 +280,8 @@ def full_makespan(template: Program) -> int:
         raise ValueError(f"{template.label}: a row names a unit beyond its {nu} units")
     cols[-1] = cols[-1].reshape(len(ins), MAX_WAIT)
     h, lam, layers = template.head_len, template.layer_len, template.total_layers
-    args = _compiled(_expand)(h, lam, layers, nu, *cols)
+    with interrupts_deferred():  # the first call compiles
+        args = _compiled(_expand)(h, lam, layers, nu, *cols)
     _, finish = _simulate(template, args, True)
     return int(finish.max()) if len(finish) else 0
 
@@ -239,8 +290,11 @@ def _simulate(program: Program, args: tuple, compiled: bool) -> tuple[np.ndarray
     """(start, finish) of every row from the loop's inputs (ptr, order, cycles, acq_buf,
     acq_bytes, rel_buf, rel_bytes, wait); DeadlockError names `program`."""
     cap = np.asarray(program.buffer_bytes[:N_BUFFERS], np.int64)
-    fn = _kernel() if compiled else _loop
-    start, finish, t, status = fn(*args, cap)
+    if compiled:
+        with interrupts_deferred():  # the first call compiles
+            start, finish, t, status = _kernel()(*args, cap)
+    else:
+        start, finish, t, status = _loop(*args, cap)
     if status:
         ptr, order = args[0], args[1]
         names = program.unit_names

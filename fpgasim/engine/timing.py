@@ -2,8 +2,53 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+
+from fpgasim.errors import PassOutOfRange
+
+#: The largest count (cycles, bytes, MACs) a Timing holds: int64's, the range of every
+#: table column it reaches (CSV, Parquet, the SQLite cache), so no total is ever wrapped.
+MAX_COUNT = 2**63 - 1
+MAX_COUNT_SHOWN = "2**63 - 1"
+
+
+class CountOutOfRange(PassOutOfRange):
+    """A count of a pass (`field`) is negative, not finite or past `MAX_COUNT`.
+
+    The pass service names the input that drove it there (`step.service.time_pass`)."""
+
+    def __init__(self, field: str, value: float) -> None:
+        self.field = field
+        self.value = value
+        super().__init__(
+            f"{field} = {count_shown(value)}",
+            f"cycles and bytes from 0 to {MAX_COUNT_SHOWN}, the simulator's 64-bit range",
+        )
+
+
+def count_shown(value: object) -> str:
+    """A count as an error shows it: four significant digits (a count past int64 has
+    twenty), anything else as its repr."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, int) and value.bit_length() >= 1024:  # past a float's range
+        return f"a {value.bit_length()}-bit integer"
+    return f"{value:.4g}"
+
+
+def check_count(field: str, value: float) -> None:
+    """Refuse a count (cycles, bytes) that is negative, not finite or past MAX_COUNT."""
+    if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value <= MAX_COUNT:
+        raise CountOutOfRange(field, value)
+
+
+def whole_count(field: str, value: float) -> int:
+    """A fractional count rounded up to a whole one (`check_count`'s range), e.g. the
+    analytic engine's cycles."""
+    check_count(field, value)
+    return math.ceil(value)
 
 
 @dataclass(frozen=True)
@@ -48,6 +93,15 @@ class Timing:
     mv_macs: int = 0
     duration_divisor: float = 1.0
 
+    def __post_init__(self) -> None:
+        """Every count is within `check_count`'s range (a total past it is refused, never
+        wrapped or rounded to inf)."""
+        for f in fields(self):
+            if f.name in _COUNTS:
+                check_count(f.name, getattr(self, f.name))
+        for unit, busy in self.unit_busy_cycles.items():
+            check_count(f"busy cycles of {unit}", busy)
+
     @property
     def seconds(self) -> float:
         """Wall time in seconds: cycles / (clock_hz · duration_divisor)."""
@@ -58,6 +112,12 @@ def seconds_of(cycles: float, clock_hz: float, duration_divisor: float = 1.0) ->
     """Wall time of `cycles` (a `Timing`'s, or a bound's, so both round alike)."""
     return cycles / (clock_hz * duration_divisor)
 
+
+#: The fields of a Timing that count cycles, bytes or MACs.
+_COUNTS = frozenset({"cycles", "ld_cycles", "st_cycles", "compute_cycles", "sfu_cycles",
+                     "weight_bytes", "act_load_bytes", "act_store_bytes", "kv_bytes", "macs",
+                     "mv_cycles",
+                     "mv_macs"})
 
 ZERO = Timing(0, 1.0, 0, 0, 0, passes=0)
 

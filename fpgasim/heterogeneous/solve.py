@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
-from fpgasim.config.schema import TargetModel
-from fpgasim.errors import InputError
+from fpgasim.config.schema import TargetModel, config_source
+from fpgasim.errors import ConfigError, InputError
 from fpgasim.heterogeneous.costs import dovetail_drafter
 from fpgasim.heterogeneous.inputs import FittedAcceptance
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
@@ -119,7 +120,24 @@ def solve_grid(
                     "target_fits_gpu": fits_target,
                 }
             )
-    return pd.DataFrame(rows, columns=GRID_COLUMNS)
+    grid = pd.DataFrame(rows, columns=GRID_COLUMNS)
+    check_finite_grid(grid, p)
+    return grid
+
+
+def check_finite_grid(grid: pd.DataFrame, p: HeterogeneousPlatform) -> None:
+    """No inf leaves the model (NaN is a documented blank: no offloading baseline on a
+    GPU-only host): an overflow is an error naming the platform's file."""
+    numbers = grid.select_dtypes("number")
+    infinite = numbers.columns[np.isinf(numbers.to_numpy(dtype=float)).any(axis=0)]
+    if len(infinite):
+        column = str(infinite[0])
+        row = grid[np.isinf(grid[column].to_numpy(dtype=float))].iloc[0]
+        raise ConfigError(
+            config_source(p), column, float(row[column]),
+            f"a finite result; the platform's rates are too small to compute with "
+            f"(gamma = {row['gamma']}, M = {row['blocks']}); raise the tiny rates",
+        )
 
 
 def best_config(grid: pd.DataFrame) -> dict:

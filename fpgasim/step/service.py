@@ -27,6 +27,7 @@ from fpgasim.dataflow.lowerings.registry import lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
 from fpgasim.engine.timing import Timing, combine
+from fpgasim.errors import InputError, PassOutOfRange
 from fpgasim.step.executor import Executor, Submits
 
 #: A pass to time: (spec, board, model, drafter or None).
@@ -254,11 +255,38 @@ def pass_keys(
 def time_pass(
     engine: Engine, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
 ) -> Timed:
-    """One pass on the engine, with its per-unit rows when the engine gives them."""
+    """One pass on the engine, with its per-unit rows when the engine gives them; a count
+    past the simulator's range is an error naming the input that drove it there."""
     detail = getattr(engine, "run_pass_detail", None)
-    if detail is not None:
-        return detail(spec, board, model, drafter)
-    return engine.run_pass(spec, board, model, drafter), []
+    try:
+        if detail is not None:
+            return detail(spec, board, model, drafter)
+        return engine.run_pass(spec, board, model, drafter), []
+    except PassOutOfRange as exc:
+        field, value = pass_input(spec)
+        raise InputError(
+            field,
+            value,
+            f"a pass within the simulator's limits ({exc.limit}): {describe_pass(spec)} on "
+            f"board {board.name} needs {exc.needs}; a shorter context, a faster board or a "
+            "smaller model",
+        ) from None
+
+
+def pass_input(spec: PassSpec) -> tuple[str, int]:
+    """The input field (and its value) that sizes a pass: the prompt of a prefill (its
+    aligned length), else the context."""
+    if spec.phase == "prefill":
+        return "prompt_len", spec.tokens
+    return "context", spec.context
+
+
+def describe_pass(spec: PassSpec) -> str:
+    """'this verify pass of 8 tokens at context 1024', as an error names a pass."""
+    what = {"prefill": "prefill"}.get(spec.phase, "verify" if spec.kind == "target" else
+                                       f"{spec.kind} draft")
+    tokens = f"{spec.tokens} token{'s' * (spec.tokens != 1)}"
+    return f"this {what} pass of {tokens} at context {spec.context}"
 
 
 def _bound(

@@ -50,7 +50,7 @@ from pydantic import BaseModel
 
 import fpgasim
 from fpgasim.errors import FpgasimError
-from fpgasim.fileio import NAME_MAX, PATH_MAX
+from fpgasim.fileio import NAME_MAX, PATH_MAX, json_text
 
 #: Bump when the key document or the stored row format changes; old caches are then ignored.
 CACHE_FORMAT = "v2"
@@ -353,7 +353,10 @@ class SweepCache:
             for start in range(0, len(unique), _BATCH):
                 batch = unique[start : start + _BATCH]
                 marks = ",".join("?" * len(batch))
-                query = f"SELECT key, engine, row, checksum FROM points WHERE key IN ({marks})"
+                # as bytes: SQLite hands TEXT to Python as UTF-8, and one undecodable byte
+                # would fail the whole batch instead of refusing its row (`_valid_row`)
+                query = ("SELECT key, CAST(engine AS BLOB), CAST(row AS BLOB), "
+                         f"CAST(checksum AS BLOB) FROM points WHERE key IN ({marks})")
                 stored += db.execute(query, batch).fetchall()
             return stored
 
@@ -392,7 +395,7 @@ class SweepCache:
         now = time.time()
         records = []
         for key, engine, row in items:
-            text = json.dumps(row, separators=(",", ":"))
+            text = json_text(row, compact=True)
             checksum = row_checksum(key, engine, text)
             size = len(key) + len(text) + len(checksum)
             records.append((key, engine, text, checksum, size, now, now))
@@ -558,9 +561,19 @@ def _unreadable(path: Path) -> bool:
         return True
 
 
-def _valid_row(key: str, engine: str, text: object, checksum: object) -> dict | None:
-    """The stored row as a dict when it passes its checksum and is a JSON object, else None."""
-    if not isinstance(text, str) or checksum != row_checksum(key, engine, text):
+def _valid_row(key: str, engine: object, text: object, checksum: object) -> dict | None:
+    """The stored row as a dict when its engine, row and checksum are UTF-8 text (stored
+    bytes, as `get_many` reads them), it passes its checksum and is a JSON object, else
+    None."""
+    try:
+        engine, text, checksum = (
+            v.decode("utf-8") if isinstance(v, bytes) else v for v in (engine, text, checksum)
+        )
+    except UnicodeDecodeError:
+        return None
+    if not isinstance(text, str) or not isinstance(engine, str):
+        return None
+    if checksum != row_checksum(key, engine, text):
         return None
     try:
         row = json.loads(text)

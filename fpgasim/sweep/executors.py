@@ -96,6 +96,26 @@ def _quiet_cancelled_futures(previous: Callable[[Any], Any]) -> Callable[[Any], 
     return hook
 
 
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers and let its manager thread see them gone.
+
+    A worker killed while it writes a large result leaves the manager thread reading the
+    rest of that message, and the parent holds the result pipe's write end itself, so the
+    read never ends and `shutdown(wait=True)` (and the interpreter's exit) would wait
+    forever. Once the workers are dead, closing the parent's write end ends that read
+    (end of file): the pool is then broken, and shuts down at once.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join()
+    queue = getattr(pool, "_result_queue", None)
+    writer = getattr(queue, "_writer", None)
+    if writer is not None:
+        writer.close()
+
+
 class ProcessExecutor:
     """A local pool of worker processes (default: one per core).
 
@@ -136,8 +156,7 @@ class ProcessExecutor:
                 previous = threading.excepthook
                 threading.excepthook = _quiet_cancelled_futures(previous)
                 try:
-                    for process in list((getattr(self._pool, "_processes", None) or {}).values()):
-                        process.kill()
+                    _kill_workers(self._pool)
                     self._pool.shutdown(wait=True, cancel_futures=True)
                 finally:
                     threading.excepthook = previous

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm, TargetModel, config_source
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
+from fpgasim.errors import InputError
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.draft_trees import tree_for_verify_len
 
@@ -50,6 +51,19 @@ SWEEP_COLUMNS = [
 ]
 
 
+#: The most points one sweep or explore may hold: each point's row (about 2 KB as a dict,
+#: then in the DataFrame) stays in memory until the output is written, about 2 GB at most.
+MAX_POINTS = 1_000_000
+
+
+def check_points(count: int, field: str, value: object, shape: str) -> None:
+    """Refuse, before any work, a grid of more than `MAX_POINTS` points; `shape` says how
+    its count multiplies ("1 board x 100000 contexts x 65536 x")."""
+    if count > MAX_POINTS:
+        raise InputError(field, value, f"a grid of at most {MAX_POINTS} points; {shape} = "
+                         f"{count} points")
+
+
 @dataclass(frozen=True)
 class Grid:
     """The cross product a sweep covers."""
@@ -62,6 +76,19 @@ class Grid:
     tree_method: str = "width"
     accepted: int = 1
     tree_table: dict[int, TokenTree] | None = None
+
+    def __post_init__(self) -> None:
+        check_distinct_names(self.boards)
+        b, c, x = len(self.boards), len(self.contexts), len(self.verify_lens)
+        check_points(b * c * x, "contexts/verify_lens", f"{c} contexts, {x} x",
+                     f"{b} board(s) x {c} contexts x {x} x")
+
+    def largest_tree(self) -> int:
+        """Tokens of the largest verify pass under a tree mask (the largest x >= 2 with an
+        algorithm; 0 without one)."""
+        if self.algorithm is None:
+            return 0
+        return max((x for x in self.verify_lens if x >= 2), default=0)
 
     def points(self) -> list[Point]:
         """Every board x context x verify length, boards major; x >= 2 carries its tree (the
@@ -87,6 +114,21 @@ class Grid:
                         )
                     )
         return out
+
+
+def check_distinct_names(boards: Sequence[Board], field: str = "board") -> None:
+    """Refuse two boards of one `name:`: their rows would carry the same label (a sweep's
+    output, its summary line and the cache's statistics could not tell them apart)."""
+    seen: dict[str, Board] = {}
+    for board in boards:
+        first = seen.setdefault(board.name, board)
+        if first is not board and first != board:
+            raise InputError(
+                field,
+                ",".join(b.name for b in boards),
+                f"boards with distinct names: {config_source(first)} and "
+                f"{config_source(board)} are both named {board.name!r}; rename one (`name:`)",
+            )
 
 
 def finish_row(row: dict, algorithm: Algorithm | None) -> dict:

@@ -21,6 +21,7 @@ import pandas as pd
 
 import fpgasim
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
+from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.sweep.cache import SweepCache, code_fingerprint, point_key
 from fpgasim.sweep.executors import DEFAULT_EXECUTOR, Executor, make_executor
@@ -236,7 +237,12 @@ def run_sweep(
     chunk_size: int | None = None,
     progress: SweepProgress | None = None,
 ) -> SweepResult:
-    """Simulate every point of `grid` (see `run_points`); one row per point, grid order."""
+    """Simulate every point of `grid` (see `run_points`); one row per point, grid order.
+    The largest tree's mask is checked against its budget on every board first."""
+    if isinstance(get_engine(engine), CycleEngine):
+        x = grid.largest_tree()
+        for board in grid.boards:
+            check_mask_tokens(x, board, "verify_lens", x)
     rows, stats = run_points(
         grid.points(),
         engine,

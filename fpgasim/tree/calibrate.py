@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
 
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
+from fpgasim.datafiles import read_table
 from fpgasim.errors import ConfigError
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_curve
@@ -130,10 +131,7 @@ def with_acceptance(algorithm: Algorithm, acceptance: PositionalAcceptance) -> A
 
 def read_measured(path: Path, method: str | None = None) -> pd.DataFrame:
     """A measured AAT table (workloads/aat layout), optionally one method's rows."""
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(str(path), "file", str(exc)[:80], "a readable AAT table CSV") from None
+    frame = read_table(Path(path), "AAT table")
     need = {"model", "context", "verify_len", "aat"}
     if not need <= set(frame.columns):
         raise ConfigError(str(path), "columns", list(frame.columns), f"at least {sorted(need)}")

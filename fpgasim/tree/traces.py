@@ -15,13 +15,13 @@ where the target rejected every drafted child or where the logging tree had no d
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fpgasim.datafiles import read_table
 from fpgasim.errors import ConfigError
 from fpgasim.fileio import write_frame
 
@@ -105,22 +105,12 @@ def write_traces(traces: Traces, path: Path) -> None:
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
-    import pandas as pd
-
     suffix = path.suffix.lower()
     if suffix not in {".csv", ".parquet", ".pq"}:
         raise ConfigError(str(path), "file", path.name, "a .csv or .parquet trace file")
     if not path.is_file():
         raise ConfigError(str(path), "file", str(path), "file not found")
-    try:
-        if suffix == ".csv":
-            return pd.read_csv(path, dtype={"ranks": str}, keep_default_na=False)
-        return pd.read_parquet(io.BytesIO(path.read_bytes()))
-    except pd.errors.EmptyDataError:
-        raise ConfigError(str(path), "file", "empty file", "a header line with `ranks`") from None
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        msg = " ".join(str(exc).split())[:120]
-        raise ConfigError(str(path), "file", msg, "a readable CSV or Parquet file") from None
+    return read_table(path, "trace file", dtype={"ranks": str}, keep_default_na=False)
 
 
 def _parse_path(value: object, source: str, row: int) -> list[int]:

@@ -58,13 +58,15 @@ class Point:
 
 
 def target_weight_count(model: TargetModel) -> int:
-    """Target parameters from the shapes: attention, SwiGLU MLP, the embedding and (unless
-    tied to it) the LM head.
+    """Target parameters from the shapes: attention (with Qwen2's q/k/v biases), SwiGLU
+    MLP, the embedding and (unless tied to it) the LM head.
 
     Llama-3.1-8B: 8.03e9, its published count (norm weights, <0.01 %, are left out).
     """
     kv_width = model.kv_heads * model.head_dim
     attention = 2 * model.hidden * model.hidden + 2 * model.hidden * kv_width
+    if model.attention_bias:
+        attention += model.hidden + 2 * kv_width
     mlp = 3 * model.hidden * model.intermediate
     tables = 1 if model.tied_embeddings else 2
     return model.layers * (attention + mlp) + tables * model.vocab * model.hidden
@@ -249,13 +251,15 @@ def align_up(tokens: int, multiple: int) -> int:
 
 def check_window(model: TargetModel, context: int, new_tokens: int,
                  argument: str = "context") -> None:
-    """context + new_tokens must fit the model's window (max_position_embeddings)."""
+    """context + new_tokens must fit the model's window (`window_tokens`: its
+    max_position_embeddings, stretched by linear RoPE scaling, narrowed by a sliding window;
+    docs/models.md)."""
     if context + new_tokens > model.window_tokens:
         raise InputError(
             argument,
             context,
             f"at most {max(0, model.window_tokens - new_tokens)}: {model.id}'s window is "
-            f"{model.window_tokens} tokens (max_position_embeddings), and {new_tokens} new "
+            f"{model.window_tokens} tokens (its window_tokens), and {new_tokens} new "
             "token(s) follow the context",
         )
 

@@ -62,6 +62,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "boards",
         "List the shipped FPGAs, designs and named boards, and which design fits which FPGA.",
     ),
+    "models": LazyCommand(
+        "fpgasim.cli.models_cmd",
+        "models",
+        "List the shipped target models (workloads/models), or read one model file.",
+        results=False,
+    ),
     "design": LazyCommand(
         "fpgasim.cli.design_cmd",
         "design_app",  # a group: its subcommands carry their own help

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from fpgasim.config.board import BoardFile
 from fpgasim.config.design import Design
 from fpgasim.config.fpga import Fpga
+from fpgasim.config.hf import is_hf_config, model_from_hf
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.errors import ConfigError
 
@@ -92,7 +93,7 @@ def resolve(kind: str, name_or_path: str) -> Path:
         raise ConfigError("", "name", text, f"a {kind} name or YAML path (no NUL)", kind)
     candidate = Path(text)
     try:
-        if text and (candidate.suffix in {".yaml", ".yml"} or os.sep in text):
+        if text and (candidate.suffix in {".yaml", ".yml", ".json"} or os.sep in text):
             if candidate.is_file():
                 return candidate
             raise ConfigError(text, kind, text, "file not found")
@@ -374,7 +375,12 @@ MASK_DIR = "workloads/masks"
 def load_model(name_or_path: str) -> TargetModel:
     """Load a target model by shipped name or path (a Hugging Face config.json is read by
     `config.hf.load_hf_model`)."""
-    return load_file(TargetModel, resolve("model", name_or_path))
+    path = resolve("model", name_or_path)
+    if is_hf_config(path):
+        model = model_from_hf(read_yaml_mapping(path), str(path))
+        model._source = str(path)
+        return model
+    return load_file(TargetModel, path)
 
 
 def load_algorithm(name_or_path: str) -> Algorithm:

@@ -1,0 +1,62 @@
+"""`fpgasim models`: the shipped target models, or one model file (YAML or a Hugging Face
+config.json) as fpgasim reads it."""
+
+from __future__ import annotations
+
+import typer
+
+from fpgasim.cli.common import console, dumps_json, rich_table
+from fpgasim.cli.options import json_option
+from fpgasim.config import available, load_model
+from fpgasim.config.schema import TargetModel
+from fpgasim.simulate import target_weight_count
+
+
+def model_row(m: TargetModel) -> dict:
+    """One model's architecture facts: shape, attention grouping, window, parameters."""
+    return {
+        "model": m.id,
+        "layers": m.layers,
+        "hidden": m.hidden,
+        "intermediate": m.intermediate,
+        "heads": m.heads,
+        "kv_heads": m.kv_heads,
+        "gqa_group": m.group,
+        "vocab": m.vocab,
+        "window_tokens": m.window_tokens,
+        "params_b": round(target_weight_count(m) / 1e9, 3),
+        "params_b_published": m.params_b,
+        "qkv_bias": m.attention_bias,
+        "tied_embeddings": m.tied_embeddings,
+    }
+
+
+def models(
+    file: str | None = typer.Argument(
+        None, help="Show one model instead: a shipped name, a YAML path, or a Hugging Face "
+        "config.json (Llama, Mistral or Qwen2)."
+    ),
+    as_json: bool = json_option("Print JSON instead of a table."),
+) -> None:
+    """List the shipped target models (workloads/models), or read one model file.
+
+    params_b is counted from the architecture (embeddings, every projection, norms, the LM
+    head unless tied, Qwen2's q/k/v biases) and shown beside the published count. A Hugging
+    Face config.json is read by its documented keys (docs/models.md, "From a Hugging Face
+    config"); give the same path as --model to any command.
+    """
+    if file is not None:
+        m = load_model(file)
+        row = {**model_row(m), "source": m.source, "hf_name": m.hf_name}
+        if as_json:
+            print(dumps_json(row))
+            return
+        console.print(rich_table([{"field": k, "value": v} for k, v in row.items()],
+                                 title=f"model {m.id}"))
+        return
+    rows = [model_row(load_model(name)) for name in available("model")]
+    if as_json:
+        print(dumps_json(rows))
+        return
+    console.print(rich_table(rows, title="target models (workloads/models; any Hugging Face "
+                                         "config.json by path)"))

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.aat import pair_rows
 from fpgasim.analysis.aat_curves import (
     AAT_SOURCES,
     AatCurve,
@@ -27,6 +28,7 @@ from fpgasim.analysis.aat_curves import (
     mean_curve,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
+from fpgasim.analysis.acceptance import tables_for
 from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
@@ -560,10 +562,15 @@ def solve(
     contexts = sorted({int(c) for c in contexts})
     if not contexts or contexts[0] < 1:
         raise InputError("contexts", contexts, "one or more context lengths >= 1")
-    if aat_source == "embedded" or (aat_source is None and curve_method in COSTED_TREE_METHODS):
-        per = max_verify_len(algorithm)  # its curves' size is known before they are computed
-        check_points(len(contexts) * per, "contexts", f"{len(contexts)} contexts",
-                     f"{len(contexts)} contexts x {per} x")
+    # the curves' size is bounded before they are computed: the embedded curve's x, or the
+    # largest x the measured tables hold for the pair
+    per = max_verify_len(algorithm)
+    if aat_source != "embedded" and curve_method not in COSTED_TREE_METHODS:
+        rows = pair_rows(tables_for(aat_dir), algorithm, model.id)
+        if len(rows):
+            per = int(rows["verify_len"].max())
+    check_points(len(contexts) * per, "contexts", f"{len(contexts)} contexts",
+                 f"{len(contexts)} contexts x up to {per} x")
     if curve_method in COSTED_TREE_METHODS:  # trees designed on this board's costs
         if aat_source not in (None, "embedded") or tasks:
             raise InputError(

@@ -10,6 +10,9 @@ cycles of each pass over the accounting's max(load, store, compute) are attribut
 
 - MV rate:   MPE cycles in MV mode beyond the array rate (few tokens run as MV passes),
 - padding:   MM-mode MPE cycles beyond the array rate (tokens padded, dims rounded),
+- weight re-reads: LD cycles of weight bytes beyond the accounting's one stream per 128
+  tokens: each MV row group (as many tokens as the design has MV lanes) streams every
+  weight again, so a 1-lane design reads the weights x times for x tokens,
 - SFU:       softmax/norm cycles on the SFU (the accounting does not charge it),
 - loads / stores: LD or ST busy cycles beyond the accounting's,
 - stalls:    pass cycles minus the busiest unit's busy cycles, i.e. time that unit waits:
@@ -39,7 +42,7 @@ from fpgasim.step import service_for, step_passes, verify_spec
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10
 #: Mechanisms named in reasons, in tie-break order.
-MECHANISMS = ("MV rate", "padding", "SFU", "loads", "stores", "stalls")
+MECHANISMS = ("MV rate", "padding", "weight re-reads", "SFU", "loads", "stores", "stalls")
 ROW_KEYS = ("board", "model", "algorithm", "task", "context")
 
 
@@ -330,8 +333,15 @@ def attribute(a: Timing, s: Timing, macs_per_cycle: int) -> dict[str, float]:
             share = min(1.0, over / extra)
             out["MV rate"] = mv_extra * share
             out["padding"] = mm_extra * share
+    elif crit == "LD":
+        # LD time splits by bytes: the weight bytes the accounting does not read (streams
+        # repeated per MV row group) against everything else loaded
+        loaded = s.weight_bytes + s.act_load_bytes
+        reread = max(0, s.weight_bytes - a.weight_bytes) / loaded if loaded else 0.0
+        out["weight re-reads"] = min(over, busy["LD"] * reread)
+        out["loads"] = over - out["weight re-reads"]
     else:
-        out[{"SFU": "SFU", "LD": "loads", "ST": "stores"}[crit]] = over
+        out[{"SFU": "SFU", "ST": "stores"}[crit]] = over
     return out
 
 

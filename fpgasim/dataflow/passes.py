@@ -43,6 +43,9 @@ class PassSpec:
     mask_block: int = 1
     #: decode (or verify) pass, or a prefill pass over `tokens` prompt tokens
     phase: Literal["decode", "prefill"] = "decode"
+    #: requests decoded together (docs/batching.md): each has these `tokens` at this
+    #: `context` with its own KV cache; the linears see batch x tokens rows
+    batch: int = 1
 
 
 #: the study's accounting reads the weights again for every 128 input tokens of a pass

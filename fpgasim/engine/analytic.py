@@ -10,6 +10,7 @@ arrays of all its pipelines, at the recipe's widths, with the study's channel sh
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
-from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec
+from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
 
 #: the study's channel shares and efficiencies (docs/accounting.md, Bandwidth): weights over
@@ -32,30 +33,35 @@ def weight_reads_array(n: np.ndarray) -> np.ndarray:
 
 
 def target_counts(
-    m: TargetModel, n: int | np.ndarray, context: int | np.ndarray, board: Board
+    m: TargetModel, n: int | np.ndarray, context: int | np.ndarray, board: Board,
+    batch: int = 1,
 ) -> Counts:
     """Element counts of a target pass over n tokens at context L: exact Python ints for
     one pass (whole n and L), float arrays for many (vectorised). `sh` = s*h, the KV width
-    kv_heads*head_dim (a whole number, where s = kv_heads/heads may not be)."""
+    kv_heads*head_dim (a whole number, where s = kv_heads/heads may not be).
+
+    A batch of B requests (docs/batching.md) is the study's accounting with B x n rows
+    through the weights (streamed once per 128 of them) and B attentions, each over its own
+    cache: every term but the weights' B times the one request's (B = 1: the study's)."""
     if np.ndim(n) == 0 and np.ndim(context) == 0:
         n, L = int(n), int(context)
-        reads = max(1, -(-n // WEIGHT_REUSE_TOKENS))
+        reads = max(1, -(-(n * batch) // WEIGHT_REUSE_TOKENS))
         sh = m.kv_heads * m.head_dim
     else:
         n = np.asarray(n, dtype=np.float64)
         L = np.asarray(context, dtype=np.float64)
-        reads = weight_reads_array(n)
+        reads = weight_reads_array(n * batch)
         sh = m.kv_ratio * m.hidden
-    h, i, H, V, N = m.hidden, m.intermediate, m.heads, m.vocab, m.layers
+    h, i, H, V, N, B = m.hidden, m.intermediate, m.heads, m.vocab, m.layers, batch
     nk = n + L
     weights = N * (2 * h * h + 2 * sh * h + 3 * h * i) + h * V
     return {
         "weight": weights * reads,
-        "act": N * (n * (11 * h + 2 * sh) + 2 * n * i + nk * n * H) + 2 * n * h,
-        "kv": N * (2 * sh * L),
-        "store": N * (n * (6 * h + 2 * sh) + 2 * n * i + n * nk * H) + n * h + n * V,
-        "macs": N * (2 * n * h * h + 2 * n * sh * h + 2 * n * nk * h + 3 * n * h * i)
-        + n * h * V,
+        "act": B * (N * (n * (11 * h + 2 * sh) + 2 * n * i + nk * n * H) + 2 * n * h),
+        "kv": B * (N * (2 * sh * L)),
+        "store": B * (N * (n * (6 * h + 2 * sh) + 2 * n * i + n * nk * H) + n * h + n * V),
+        "macs": B * (N * (2 * n * h * h + 2 * n * sh * h + 2 * n * nk * h + 3 * n * h * i)
+                     + n * h * V),
     }
 
 
@@ -102,8 +108,16 @@ def counts_for(
     the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
     transcribed independently)."""
     if spec.kind == "target":
-        return target_counts(model, spec.tokens, spec.context, board)
-    return ops_counts(lower_pass(spec, board, model, drafter))
+        return target_counts(model, spec.tokens, spec.context, board, spec.batch)
+    counts = ops_counts(lower_pass(replace(spec, batch=1), board, model, drafter))
+    if spec.batch == 1:
+        return counts
+    # a batch of draft passes: the drafter's weights streamed once per 128 rows of the
+    # whole batch, everything else once per request (as the target's, docs/batching.md)
+    one, many = weight_reads(spec.tokens), weight_reads(spec.tokens * spec.batch)
+    out = {k: v * spec.batch for k, v in counts.items()}
+    out["weight"] = counts["weight"] // one * many
+    return out
 
 
 class AnalyticEngine:

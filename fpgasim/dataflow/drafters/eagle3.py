@@ -118,7 +118,7 @@ def eagle3_pass(
 
 def eagle3_flightllm_graph(
     model: TargetModel, params: GraphParams, rows: int, keys: int, first: bool,
-    fused_layers: int, input_multiple: int, vocab: int,
+    fused_layers: int, input_multiple: int, vocab: int, requests: int = 1,
 ) -> Graph:
     """An EAGLE-3 draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
 
@@ -127,18 +127,19 @@ def eagle3_flightllm_graph(
     feature (`input_multiple` h wide, assembled in HBM), over the drafter's own KV cache of
     keys - rows positions plus the `rows` new ones; the residual is the feature; the LM head
     (`vocab` outputs) without a final norm. The study charges q's MACs twice; here q is
-    compiled once, as the network runs it.
+    compiled once, as the network runs it. `requests`: a batch, each request with these
+    rows and its own cache.
     """
     h = model.hidden
     dense = Linear()
     g = GraphBuilder(f"flightllm eagle3 draft {model.id} rows={rows} keys={keys}")
-    b = Layers(g, model, params, rows)
+    b = Layers(g, model, params, rows, requests)
     if first:
-        fused = g.input("target_features", (rows, fused_layers * h), b.act, "hbm")
+        fused = g.input("target_features", (b.rows, fused_layers * h), b.act, "hbm")
         feature = b.linear("fc", fused, fused_layers * h, h, dense)
     else:
         feature = b.x
-    wide = g.input("embedding_feature", (rows, input_multiple * h), b.act, "hbm")
+    wide = g.input("embedding_feature", (b.rows, input_multiple * h), b.act, "hbm")
     b.residual = feature
     x = b.draft_decoder(wide, input_multiple * h, keys)
     b.linear("lm_head", x, h, vocab, dense)

@@ -134,7 +134,7 @@ def falcon_passes(k: int, shape: tuple[int, ...], accepted: int, context: int) -
 
 def falcon_flightllm_graph(
     model: TargetModel, params: GraphParams, rows: int, keys: int, lstm_layers: int,
-    head_rows: int,
+    head_rows: int, requests: int = 1,
 ) -> Graph:
     """A Falcon SAR draft pass in FlightLLM's layer types (an extension).
 
@@ -145,24 +145,25 @@ def falcon_flightllm_graph(
     eltwise layers over h (f * c, + i * g, o * tanh(c)). Then one decoder layer over the
     drafter's own KV cache (residual: the LSTM output) and the shared LM head over
     `head_rows` rows (max(rows, k): each position of a k-block predicts one token).
+    `requests`: a batch, each request with these rows and its own cache.
     """
     h = model.hidden
     dense = Linear()
     g = GraphBuilder(f"flightllm falcon draft {model.id} rows={rows} keys={keys}")
-    b = Layers(g, model, params, rows)
+    b = Layers(g, model, params, rows, requests)
     x = ""
     for i in range(lstm_layers):
         d_in = 2 * h if i == 0 else h
-        src = g.input(f"lstm{i}.in", (rows, d_in + h), b.act, "hbm")
+        src = g.input(f"lstm{i}.in", (b.rows, d_in + h), b.act, "hbm")
         gates = b.silu(f"lstm{i}.gates", b.linear(f"lstm{i}.proj", src, d_in + h, 4 * h, dense),
                        4 * h)
-        cell = g.input(f"lstm{i}.cell", (rows, h), b.act, "hbm")
+        cell = g.input(f"lstm{i}.cell", (b.rows, h), b.act, "hbm")
         forget = b.eltwise(f"lstm{i}.forget", cell, gates, "mul")
         new_cell = b.eltwise(f"lstm{i}.cell_update", forget, gates, "add")
         x = b.eltwise(f"lstm{i}.out", new_cell, gates, "mul")
     b.residual = x
     x = b.draft_decoder(x, h, keys)
     if head_rows != rows:
-        x = g.input("lm_head.rows", (head_rows, h), b.act, "hbm")
+        x = g.input("lm_head.rows", (head_rows * requests, h), b.act, "hbm")
     b.linear("lm_head", x, h, model.vocab, dense)
     return g.build()

@@ -92,7 +92,8 @@ def longspec_pass(
 
 
 def longspec_flightllm_graph(
-    model: TargetModel, params: GraphParams, rows: int, window: int, target_keys: int
+    model: TargetModel, params: GraphParams, rows: int, window: int, target_keys: int,
+    requests: int = 1,
 ) -> Graph:
     """A LongSpec draft pass in FlightLLM's layer types (an extension; FlightLLM has no drafter).
 
@@ -101,13 +102,14 @@ def longspec_flightllm_graph(
     positions), self-attention over `window` keys, o + residual; RMSnorm, the drafter's own
     q, cross-attention over the target's cached K/V (`target_keys` keys, read in place: no
     append), its own o + residual; the MLP; the shared LM head. Its linears are dense,
-    without biases, at the recipe's precision.
+    without biases, at the recipe's precision. `requests`: a batch, each request with these
+    rows, its own window cache and its own target cache.
     """
     h, hd, inter = model.hidden, model.head_dim, model.intermediate
     kvw = model.kv_heads * hd
     dense = Linear()
     g = GraphBuilder(f"flightllm longspec draft {model.id} rows={rows} window={window}")
-    b = Layers(g, model, params, rows)
+    b = Layers(g, model, params, rows, requests)
     n1 = b.rmsnorm("self.norm", b.x)
     q = b.rope("self.q", b.linear("self.q_proj", n1, h, h, dense))
     k = b.rope("self.k", b.linear("self.k_proj", n1, h, kvw, dense))
@@ -117,8 +119,9 @@ def longspec_flightllm_graph(
     x1 = b.eltwise("self.residual", b.linear("self.o_proj", att, h, h, dense), b.x, "add")
     n2 = b.rmsnorm("cross.norm", x1)
     cq = b.linear("cross.q_proj", n2, h, h, dense)
-    tk = g.input("target.k_cache", (model.kv_heads, target_keys, hd), b.kv, "kv_cache")
-    tv = g.input("target.v_cache", (model.kv_heads, target_keys, hd), b.kv, "kv_cache")
+    caches = (model.kv_heads * requests, target_keys, hd)
+    tk = g.input("target.k_cache", caches, b.kv, "kv_cache")
+    tv = g.input("target.v_cache", caches, b.kv, "kv_cache")
     cross = b.attention("cross", cq, tk, tv, target_keys, -1)
     x2 = b.eltwise("cross.residual", b.linear("cross.o_proj", cross, h, h, dense), x1, "add")
     n3 = b.rmsnorm("mlp.norm", x2)

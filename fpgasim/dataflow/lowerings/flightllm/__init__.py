@@ -9,6 +9,7 @@ docs/validation.md, "FlightLLM".
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -76,6 +77,9 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     if spec.kind != "target":
         raise InputError("pass", spec.kind, "FlightLLM's lowering runs the target model only")
     if spec.phase == "prefill":
+        if spec.batch > 1:
+            raise InputError("batch", spec.batch, "1 for a prefill pass (a batch's prompts are "
+                             "prefilled one after another: simulate.prefill_specs)")
         if spec.context:
             raise InputError("context", spec.context, "0 for a prefill pass")
         mult = board.padding.prefill_multiple
@@ -91,7 +95,7 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
 
 @lru_cache(maxsize=64)
 def hardware_layers_of(model: TargetModel, params: GraphParams, phase: str, rows: int,
-                       context: int) -> tuple:
+                       context: int, requests: int = 1) -> tuple:
     """The hardware layers of one pass shape, in program order.
 
     The graph is built with one decoder layer (plus the final norm and LM head) and its
@@ -100,7 +104,7 @@ def hardware_layers_of(model: TargetModel, params: GraphParams, phase: str, rows
     decoder layer of the graph is identical but for names and that index
     (`test_one_layer_graph_matches_the_full_graph` checks it).
     """
-    graph = build_graph(model, params, rows, context, phase, layers=1)
+    graph = build_graph(model, params, rows, context, phase, layers=1, requests=requests)
     hw = hardware_layers(graph, prefill=phase == "prefill")
     per = [x for x in hw if x.name.startswith("l0.")]
     tail = hw[len(per):]
@@ -213,7 +217,7 @@ def lower_fixed(
         return None
     rates = _checked(board, model)
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
-    return _FIXED_PARTS((rates, model, rows),
+    return _FIXED_PARTS((rates, model, rows, spec.batch),
                         lambda: _fixed_parts(spec, board, model, f"rows={rows}"))
 
 
@@ -266,8 +270,10 @@ def _layers(
     masks = None
     if phase == "prefill":
         masks = prefill_masks(board, model, context)
-    hw = hardware_layers_of(model, params, phase, rows, context)
+    hw = hardware_layers_of(model, params, phase, rows, context, spec.batch)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    if spec.batch > 1:
+        label += f" batch={spec.batch}"
     return hw, rates, masks, label
 
 
@@ -311,13 +317,21 @@ def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter,
                          f"{' or '.join(drafter_kinds())} (the drafters FlightLLM's lowering "
                          "models)")
     draft = plugin.flightllm_graph(spec, board, model, drafter)
-    return draft_layers_of(model, params, draft.build, draft.dims), draft.label
+    if spec.batch > 1 and "requests" not in inspect.signature(draft.build).parameters:
+        raise InputError("batch", spec.batch,
+                         f"1: drafter {spec.kind}'s FlightLLM graph takes no `requests`")
+    label = draft.label + (f" batch={spec.batch}" if spec.batch > 1 else "")
+    return draft_layers_of(model, params, draft.build, draft.dims, spec.batch), label
 
 
 @lru_cache(maxsize=192)  # 64 shapes per built-in drafter, as each had its own cache
-def draft_layers_of(model: TargetModel, params: GraphParams, build, dims: tuple) -> tuple:
-    """Hardware layers of one draft pass: `build(model, params, *dims)` fused."""
-    return tuple(hardware_layers(build(model, params, *dims), prefill=False))
+def draft_layers_of(model: TargetModel, params: GraphParams, build, dims: tuple,
+                    requests: int = 1) -> tuple:
+    """Hardware layers of one draft pass: `build(model, params, *dims)` fused (with
+    `requests=` a batch's size, docs/batching.md)."""
+    graph = build(model, params, *dims, requests=requests) if requests > 1 else \
+        build(model, params, *dims)
+    return tuple(hardware_layers(graph, prefill=False))
 
 
 @dataclass(frozen=True)

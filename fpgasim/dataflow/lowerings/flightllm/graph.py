@@ -72,9 +72,12 @@ class Layers:
     """The layer builders of FlightLLM's graphs (the target's here, the drafters' in their
     plug-ins): every op names the tensors it reads and writes."""
 
-    def __init__(self, g: GraphBuilder, model: TargetModel, params: GraphParams, rows: int):
+    def __init__(self, g: GraphBuilder, model: TargetModel, params: GraphParams, rows: int,
+                 requests: int = 1):
         recipe = params.recipe
-        self.g, self.rows = g, rows
+        # a batch of `requests` requests of `rows` new tokens each: the linears see all
+        # requests' rows, attention runs per request over its own cache (docs/batching.md)
+        self.g, self.rows, self.requests, self.per_request = g, rows * requests, requests, rows
         self.h, self.heads, self.hd = model.hidden, model.heads, model.head_dim
         self.kv_heads = model.kv_heads
         self.kv_width = model.kv_heads * model.head_dim
@@ -86,7 +89,7 @@ class Layers:
         self.kv = _dtype(recipe.kv_bits)
         self.wdt = _dtype(recipe.weight_bits)
         self.bdt = _dtype(recipe.bias_bits)
-        self.x = g.input("x", (rows, self.h), self.act, "hbm")
+        self.x = g.input("x", (self.rows, self.h), self.act, "hbm")
         self._rope: dict[int, tuple[str, str]] = {}
 
     def linear(self, name: str, src: str, d_in: int, d_out: int, cfg: Linear,
@@ -146,8 +149,9 @@ class Layers:
         stores 0 bytes. store: the projections' stores are the append (they write into the
         cache), so attention reads the cache, which now holds the new rows too."""
         g = self.g
-        shape = (self.kv_heads, keys - self.rows, self.hd)
-        all_shape = (self.kv_heads, keys, self.hd)
+        streams = self.kv_heads * self.requests  # each request's own cache
+        shape = (streams, keys - self.per_request, self.hd)
+        all_shape = (streams, keys, self.hd)
         if self.append_mode == "store":
             kc = g.input(f"{p}.k_cache", all_shape, self.kv, "kv_cache")
             vc = g.input(f"{p}.v_cache", all_shape, self.kv, "kv_cache")
@@ -168,19 +172,21 @@ class Layers:
         verify passes); else each query head runs over its KV head's keys (prefill, §4.5).
         Over more than `key_tile` keys, per tile: QK^T and softmax (running max and sum), PV,
         and from the second tile on the running output rescaled (mul) and added; at the end
-        one normalisation (mul)."""
+        one normalisation (mul). A batch's requests are more K/V streams (heads): each
+        request's query rows over its own keys."""
         g, act = self.g, self.act
         group = self.heads // self.kv_heads if grouped else 1
-        heads = self.kv_heads if grouped else self.heads
-        tiles = key_tiles(keys, self.key_tile, self.rows)
+        heads = (self.kv_heads if grouped else self.heads) * self.requests
+        rows = self.per_request
+        tiles = key_tiles(keys, self.key_tile, rows)
         acc = ""
         for t, (start, n) in enumerate(tiles):
             tag = "" if len(tiles) == 1 else f".t{t}"
-            scores = g.tensor(f"{p}.scores{tag}", (heads, group * self.rows, n), act, "hbm")
-            past = min(keys - self.rows - start, n)  # keys of the tile before the first row
+            scores = g.tensor(f"{p}.scores{tag}", (heads, group * rows, n), act, "hbm")
+            past = min(keys - rows - start, n)  # keys of the tile before the first row
             g.op(f"{p}.qk{tag}", "attention_qk", [q, k, *after], [scores], layer=layer,
-                 group=group, past=past)
-            probs = g.tensor(f"{p}.probs{tag}", (heads, group * self.rows, n), act, "hbm")
+                 group=group, past=past, requests=self.requests)
+            probs = g.tensor(f"{p}.probs{tag}", (heads, group * rows, n), act, "hbm")
             outs = [probs]
             if len(tiles) > 1:  # the running max and sum: a rescale factor per row and head
                 stats = g.tensor(f"{p}.rescale{tag}", (self.rows, self.h), act, "hbm")
@@ -188,7 +194,7 @@ class Layers:
             g.op(f"{p}.softmax{tag}", "softmax", [scores], outs)
             out = g.tensor(f"{p}.attn{tag}", (self.rows, self.h), act, "hbm")
             g.op(f"{p}.pv{tag}", "attention_pv", [probs, v, *after], [out], layer=layer,
-                 group=group, past=past)
+                 group=group, past=past, requests=self.requests)
             if t == 0:
                 acc = out
             else:
@@ -242,16 +248,19 @@ def build_graph(
     context: int,
     phase: str,
     layers: int | None = None,
+    requests: int = 1,
 ) -> Graph:
     """The graph of one pass: `rows` query rows (x in decode, L in prefill) over `context` keys.
 
     Decode: the K/V caches hold context - rows positions and the append adds the new rows.
     Prefill: rows = context = L and K/V come straight from the projections. `layers`
-    decoder layers (default: the model's), then the final norm and the LM head.
+    decoder layers (default: the model's), then the final norm and the LM head. `requests`:
+    a batch of that many requests, each with these rows and its own cache.
     """
     h = model.hidden
-    g = GraphBuilder(f"flightllm {model.id} {phase} rows={rows} context={context}")
-    b = Layers(g, model, params, rows)
+    name = f"flightllm {model.id} {phase} rows={rows} context={context}"
+    g = GraphBuilder(name + (f" requests={requests}" if requests > 1 else ""))
+    b = Layers(g, model, params, rows, requests)
     x = b.x
     for layer in range(model.layers if layers is None else layers):
         x = b.decoder(f"l{layer}.", x, h, context, params.recipe, layer,

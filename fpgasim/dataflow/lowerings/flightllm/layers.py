@@ -119,7 +119,7 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
             q = graph.tensors[node.inputs[0]].shape
             heads, rows, keys = graph.tensors[node.outputs[0]].shape
             group = int(node.attr("group", 1))
-            hd = q[1] // (heads * group)
+            hd = q[1] * int(node.attr("requests", 1)) // (heads * group)
             if not (reads_me and nxt.kind == "softmax"):
                 raise GraphError(graph.name, node.name, node.outputs[0],
                                  "QK^T without a fused softmax is not supported")
@@ -131,7 +131,8 @@ def hardware_layers(graph: Graph, prefill: bool) -> list[HwLayer]:
         if node.kind == "attention_pv":
             heads, rows, keys = graph.tensors[node.inputs[0]].shape
             group = int(node.attr("group", 1))
-            hd = graph.tensors[node.outputs[0]].shape[1] // (heads * group)
+            hd = (graph.tensors[node.outputs[0]].shape[1] * int(node.attr("requests", 1))
+                  // (heads * group))
             out.append(HwLayer("attention_pv", node.name, rows, keys, hd, heads=heads,
                                group=group, past=_past(node, keys, rows, group),
                                mask_layer=int(node.attr("layer")) if prefill else -1))

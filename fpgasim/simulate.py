@@ -15,7 +15,7 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
-from fpgasim.dataflow.drafters import draft_passes, drafter_plugin, lower_pass
+from fpgasim.dataflow.drafters import drafter_plugin, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.passes import PassSpec
@@ -37,10 +37,12 @@ class Point:
     algorithm: Algorithm | None = None
     tree: TokenTree | None = None
     accepted: int = 1
+    batch: int = 1
 
     def check(self) -> None:
-        """InputError unless context, x and accepted are >= 1, accepted <= x for SD, and
-        context + x fits the model's window."""
+        """InputError unless context, x and accepted are >= 1, accepted <= x for SD,
+        context + x fits the model's window and the batch's KV caches fit the memory."""
+        check_batch(self.batch)
         if self.context < 1:
             raise InputError("context", self.context, "at least 1 token")
         if self.verify_len < 1:
@@ -55,6 +57,45 @@ class Point:
                 "accepts at most the x tokens it verifies)",
             )
         check_window(self.model, self.context, self.verify_len)
+        drafter = self.algorithm.drafter if self.algorithm else None
+        check_batch_memory(self.board, self.model, self.context, self.verify_len, drafter,
+                           self.batch)
+
+
+#: the largest batch a command takes (docs/batching.md): far past any batch whose KV caches
+#: fit a shipped board, small enough that a batch's rows stay far inside int64 counts
+MAX_BATCH = 4096
+
+
+def check_batch(batch: int, argument: str = "batch") -> None:
+    """A batch is 1..MAX_BATCH requests."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
+        raise InputError(argument, batch, f"a whole number of requests from 1 to {MAX_BATCH}")
+
+
+def check_batch_memory(board: Board, model: TargetModel, context: int, verify_len: int,
+                       drafter: DrafterSchema | None, batch: int,
+                       argument: str = "batch") -> None:
+    """Refuse a batch of more than one request whose KV caches outgrow the board's memory
+    (by how much, and the largest batch that fits). One request that does not fit is the
+    memory warning every command shows (the timing assumes it fits)."""
+    if batch == 1:
+        return
+    capacity = int(board.fpga.memory.capacity_gib * 2**30)
+    need = memory_bytes(board, model, context, verify_len, drafter, batch)
+    if need <= capacity:
+        return
+    one = memory_bytes(board, model, context, verify_len, drafter, 1)
+    if one > capacity:
+        raise InputError(argument, batch, f"1: {model.id} does not fit {board.name}'s "
+                         f"{board.fpga.memory.capacity_gib:g} GiB even for one request")
+    per = memory_bytes(board, model, context, verify_len, drafter, 2) - one
+    largest = 1 + (capacity - one) // per
+    raise InputError(argument, batch,
+                     f"at most {largest} at context {context}: {batch} requests need "
+                     f"{need / 2**30:.2f} GiB (weights + a KV cache each), "
+                     f"{(need - capacity) / 2**30:.2f} GiB more than {board.name}'s "
+                     f"{board.fpga.memory.capacity_gib:g} GiB")
 
 
 def target_weight_count(model: TargetModel) -> int:
@@ -83,9 +124,10 @@ def drafter_kv_tokens(drafter: DrafterSchema, context: int, verify_len: int) -> 
 
 
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
-                 drafter: DrafterSchema | None = None) -> int:
+                 drafter: DrafterSchema | None = None, batch: int = 1) -> int:
     """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
-    the drafter's weights and its own KV cache when a drafter is given.
+    the drafter's weights and its own KV cache when a drafter is given; a batch holds one
+    set of weights and a KV cache (target's and drafter's) per request.
 
     At the design's recipe: weights as stored (weight_bits), the KV cache at kv_bits.
     """
@@ -96,13 +138,13 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     if drafter is not None:
         weight_count += drafter_weight_count(model, drafter)
         kv_elements += 2 * kv_width * drafter_kv_tokens(drafter, context, verify_len)
-    return weight_count * weight_bits // 8 + kv_elements * kv_bits // 8
+    return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
 
 
 def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
-                drafter: DrafterSchema | None = None) -> bool:
+                drafter: DrafterSchema | None = None, batch: int = 1) -> bool:
     """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
-    need = memory_bytes(board, model, context, verify_len, drafter)
+    need = memory_bytes(board, model, context, verify_len, drafter, batch)
     return need <= board.fpga.memory.capacity_gib * 2**30
 
 
@@ -161,14 +203,17 @@ def verify_timing(
     verify_len: int,
     context: int,
     tree: TokenTree | None = None,
+    batch: int = 1,
 ) -> Timing:
-    """T_v: one target pass over `verify_len` tree tokens at `context`.
+    """T_v: one target pass over `verify_len` tree tokens at `context` (per request of a
+    batch of `batch`).
 
     With a tree of known shape, engines that model the tree mask skip masked-out attention
     tiles; the analytic engine charges the dense block, as the study does.
     """
+    spec = verify_spec(verify_len, context, tree, batch)
     with errors_name_the_file(board):
-        return service_for(engine).run_pass(verify_spec(verify_len, context, tree), board, model)
+        return service_for(engine).run_pass(spec, board, model)
 
 
 def draft_timing(
@@ -179,9 +224,11 @@ def draft_timing(
     tree: TokenTree,
     accepted: int,
     context: int,
+    batch: int = 1,
 ) -> Timing:
-    """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence."""
-    passes = draft_passes(algorithm, tree, accepted, context)
+    """T_d: every draft pass of the algorithm's schedule for `tree`, in sequence (each run
+    for a batch of `batch` requests)."""
+    passes = step_passes(1, context, algorithm, tree, accepted, batch).drafts
     with errors_name_the_file(board):
         return run_passes(engine, passes, board, model, algorithm)
 
@@ -190,7 +237,8 @@ def simulate_point(engine: Engine, point: Point) -> dict:
     """A flat result row: the point's inputs, then verify (and draft) timing."""
     point.check()
     tv = verify_timing(
-        engine, point.board, point.model, point.verify_len, point.context, point.tree
+        engine, point.board, point.model, point.verify_len, point.context, point.tree,
+        point.batch,
     )
     drafter = point.algorithm.drafter if point.algorithm else None
     row: dict = {
@@ -201,12 +249,13 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "algorithm": point.algorithm.id if point.algorithm else "",
         "context": point.context,
         "verify_len": point.verify_len,
+        "batch": point.batch,
         "engine": engine.name,
         "tree": point.tree.describe() if point.tree else "",
         "accepted": point.accepted if point.algorithm else 0,
         "verify_cycles": tv.cycles,
         "verify_s": tv.seconds,
-        "verify_tokens_per_s": point.verify_len / tv.seconds,
+        "verify_tokens_per_s": point.batch * point.verify_len / tv.seconds,
         "ld_cycles": tv.ld_cycles,
         "st_cycles": tv.st_cycles,
         "compute_cycles": tv.compute_cycles,
@@ -217,9 +266,9 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "act_store_bytes": tv.act_store_bytes,
         "kv_bytes": tv.kv_bytes,
         "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len,
-                                     drafter),
+                                     drafter, point.batch),
         "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len,
-                                   drafter),
+                                   drafter, point.batch),
         "dsps_used": point.board.fit.dsps_used,
         "fits_dsps": point.board.fit.fits_dsps,
     }
@@ -232,6 +281,7 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             point.tree,
             point.accepted,
             point.context,
+            point.batch,
         )
         row.update(
             draft_cycles=td.cycles,

@@ -241,3 +241,42 @@ def plot_generation(generation: Generation, path: Path) -> None:
     )
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     write_figure(fig, Path(path))
+
+
+def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
+    """Write a PNG of `solve --batch`: SD's best speedup over AD against the batch size, one
+    line per (board, task, context), with the break-even line; right, the batch's tokens/s
+    against the batch size (docs/batching.md)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if Path(path).suffix.lower() != ".png":
+        raise InputError("plot", str(path), "a file ending in .png")
+    fig, (ax_s, ax_t) = plt.subplots(1, 2, figsize=(13, 4.8))
+    keys = ["board", "task", "context"]
+    multi_task = summary["task"].nunique() > 1
+    multi_board = summary["board"].nunique() > 1
+    for (board, task, context), g in summary.groupby(keys, sort=True):
+        g = g.sort_values("batch")
+        label = f"L={context}" + (f", {task}" if multi_task else "") + \
+            (f", {board}" if multi_board else "")
+        line, = ax_s.plot(g["batch"], g["best_speedup"], marker="o", lw=1.6, label=label)
+        ax_t.plot(g["batch"], g["batch_tokens_per_s"], marker="o", lw=1.6,
+                  color=line.get_color(), label=label)
+    ax_s.axhline(1.0, color="tab:red", ls=":", lw=1, label="SD = AD")
+    for ax in (ax_s, ax_t):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("batch (requests decoded together)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+    ax_s.set_ylabel("SD's best speedup over AD")
+    ax_s.set_title("Where SD stops paying as the batch grows")
+    ax_t.set_ylabel("the batch's tokens/s (decision taken)")
+    ax_t.set_title("Throughput of the whole batch")
+    first = summary.iloc[0]
+    fig.suptitle(f"solve --batch: {first['algorithm']} on {first['model']}, "
+                 f"{first['engine']} engine", fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    write_figure(fig, Path(path))

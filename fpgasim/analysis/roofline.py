@@ -65,11 +65,13 @@ def primary_roofline(
     model: TargetModel,
     context: int,
     verify_lens: Sequence[int],
+    batch: int = 1,
 ) -> pd.DataFrame:
-    """One row per x: context, verify_len, verify_s = T_v(x), p_tokens_per_s = x/T_v(x)."""
+    """One row per x: context, verify_len, verify_s = T_v(x), p_tokens_per_s = x/T_v(x)
+    (each request's, for a batch of `batch`)."""
     rows = []
     for x in sorted(set(int(v) for v in verify_lens)):
-        seconds = verify_timing(engine, board, model, x, context).seconds
+        seconds = verify_timing(engine, board, model, x, context, batch=batch).seconds
         rows.append(
             {
                 "context": context,

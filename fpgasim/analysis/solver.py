@@ -29,7 +29,7 @@ from fpgasim.analysis.aat_curves import (
 )
 from fpgasim.analysis.aat_model import naive_verify_len
 from fpgasim.analysis.acceptance import tables_for
-from fpgasim.analysis.decision import decision_of
+from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.tasks import unified_table
@@ -41,10 +41,13 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
+    check_batch,
+    check_batch_memory,
     check_window,
     draft_timing,
     errors_name_the_file,
     fits_memory,
+    memory_bytes,
     verify_timing,
 )
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
@@ -61,6 +64,7 @@ SUMMARY_COLUMNS = [
     "algorithm",
     "task",
     "context",
+    "batch",
     "engine",
     "aat_source",
     "aat_file",
@@ -85,6 +89,8 @@ SUMMARY_COLUMNS = [
     "naive_speedup",
     "naive_threshold",
     "decision",
+    "batch_tokens_per_s",
+    "tpot_s",
     "fits_memory",
     "regime",
     "regime_reason",
@@ -113,6 +119,7 @@ ROOFLINE_COLUMNS = [
     "model",
     "board",
     "context",
+    "batch",
     "verify_len",
     "verify_s",
     "p_tokens_per_s",
@@ -125,6 +132,7 @@ CURVE_COLUMNS = [
     "algorithm",
     "task",
     "context",
+    "batch",
     "engine",
     "aat_source",
     "verify_len",
@@ -154,23 +162,29 @@ def curve_points(curve: AatCurve) -> list[tuple[int, float, TokenTree]]:
 class Timer:
     """T_v and T_d of one (engine, board, model, algorithm), asked of the engine's pass
     service (fpgasim.step), which remembers every pass; alpha from the analytic accounting
-    (draft weight bytes of all passes / target weight bytes of one AD pass)."""
+    (draft weight bytes of all passes / target weight bytes of one AD pass). Every pass
+    runs for a batch of `batch` requests (docs/batching.md): the times are the batch's
+    steps, so AAT / (T_v + T_d) is each request's rate."""
 
     def __init__(
-        self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm
+        self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm,
+        batch: int = 1,
     ) -> None:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        self.batch = batch
         # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
         self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
         pass service drops the mask where the lowering does not read it)."""
-        return verify_timing(self.engine, self.board, self.model, verify_len, context, tree).seconds
+        return verify_timing(self.engine, self.board, self.model, verify_len, context, tree,
+                             self.batch).seconds
 
     def draft(self, tree: TokenTree, accepted: int, context: int) -> tuple[float, int, float]:
         """(T_d seconds, draft passes, alpha) for a tree and floor(AAT)."""
-        a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context)
+        a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context,
+             self.batch)
         t = draft_timing(*a)
         ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
         return t.seconds, t.passes, ref.weight_bytes / self.target_weights(context)
@@ -183,14 +197,22 @@ class Timer:
 
     def verify_bound_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """A lower bound of `verify_s(...)` at a fraction of its cost (0.0 when not `bounded`)."""
-        spec = verify_spec(verify_len, context, tree)
+        spec = verify_spec(verify_len, context, tree, self.batch)
         with errors_name_the_file(self.board):
             return service_for(self.engine).bound_s(spec, self.board, self.model)
+
+    def verify_floor_s(self, verify_len: int, context: int) -> float:
+        """A looser lower bound of `verify_s(...)` than `verify_bound_s`, from sizes alone
+        (0.0 when not `bounded`): `best_set`'s first filter."""
+        spec = verify_spec(verify_len, context, batch=self.batch)
+        with errors_name_the_file(self.board):
+            return service_for(self.engine).floor_s(spec, self.board, self.model)
 
     def x_passes(self, verify_len: int, aat: float, tree: TokenTree, context: int) -> list[PassKey]:
         """The engine passes of one x (`step.step_passes` with floor(AAT) accepted): its
         draft passes as `draft` asks them, then its verify pass."""
-        step = step_passes(verify_len, context, self.algorithm, tree, accepted_from_aat(aat))
+        step = step_passes(verify_len, context, self.algorithm, tree, accepted_from_aat(aat),
+                           self.batch)
         return pass_keys((*step.drafts, step.verify), self.board, self.model, self.algorithm)
 
     def best_set_plan(self, curve: AatCurve) -> tuple[list[PassKey], list[PassKey]]:
@@ -199,19 +221,21 @@ class Timer:
         passes and T_v(x). A consumer prefetches them on a pool (`PassService.prefetch`); a
         bounded search then times the few x whose bound lets them be best."""
         context = curve.context
-        passes: list[PassKey] = [(verify_spec(1, context), self.board, self.model, None)]
+        passes: list[PassKey] = [(verify_spec(1, context, batch=self.batch), self.board,
+                                  self.model, None)]
         bounds: list[PassKey] = []
         bounded = self.bounded
         for x, aat, tree in curve_points(curve):
             if bounded:
-                bounds.append((verify_spec(x, context, tree), self.board, self.model, None))
+                bounds.append((verify_spec(x, context, tree, self.batch), self.board,
+                               self.model, None))
             else:
                 passes += self.x_passes(x, aat, tree, context)
         return passes, bounds
 
     def target_weights(self, context: int) -> int:
         """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""
-        t = verify_timing(self.analytic, self.board, self.model, 1, context)
+        t = verify_timing(self.analytic, self.board, self.model, 1, context, batch=self.batch)
         return max(1, t.weight_bytes)
 
 
@@ -236,13 +260,15 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
 
     P_eff(x) = AAT(x) / (T_v(x) + T_d(x)) <= AAT(x) / B(x) for any lower bound B(x) of
     T_v(x) (T_d >= 0; IEEE division and addition are monotone, so the inequality holds for
-    the computed floats too). The x are visited by that ceiling, largest first, and timed
-    until the next ceiling is below the best P_eff found: no x left can reach it, and ties
-    are resolved to the smaller x as `solve_curve`'s first maximum. Without bounds (B = 0)
-    every x is timed. The result is `solve_curve`'s, float for float (tested), wherever
-    `solve_curve` answers: an x whose pass the board cannot compile (e.g. attention over more
-    keys than the model's window) raises only if its
-    ceiling makes it timed, where `solve_curve`, which times every x, raises."""
+    the computed floats too). The x are visited by the ceiling of the cheap floor F(x) <= B(x),
+    largest first, until the next is below the best P_eff found (no x left can reach it);
+    an x whose tighter ceiling AAT/B(x) is below the best is skipped, the others timed.
+    Only an x whose ceiling is strictly below the best is passed over, so ties are resolved
+    to the smaller x as `solve_curve`'s first maximum. Without bounds every x is timed.
+    The result is `solve_curve`'s, float for float (tested), wherever `solve_curve`
+    answers: an x whose pass the board cannot compile (e.g. attention over more keys than
+    the model's window) raises only if its ceiling makes it timed, where `solve_curve`,
+    which times every x, raises."""
     context = curve.context
     points = curve_points(curve)
     if not points:
@@ -250,17 +276,22 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     p1 = 1.0 / timer.verify_s(1, context)
     bounded = timer.bounded
 
-    def ceiling(x: int, aat: float, tree: TokenTree) -> float:
-        """The largest P_eff x can have."""
-        bound = timer.verify_bound_s(x, context, tree) if bounded else 0.0
+    def ceiling(aat: float, bound: float) -> float:
+        """The largest P_eff an x of this AAT and this lower bound of T_v can have."""
         return aat / bound if bound > 0 else math.inf
 
-    ceilings = [ceiling(*point) for point in points]
+    # two ceilings: from the floor (sizes alone, every x) and, where the floor's cannot
+    # settle it, from the tighter bound (its parts compiled)
+    floors = [ceiling(aat, timer.verify_floor_s(x, context) if bounded else 0.0)
+              for x, aat, _ in points]
     best: tuple[float, int, float, float] | None = None  # (P_eff, index, T_v, T_d)
-    for i in sorted(range(len(points)), key=lambda i: (-ceilings[i], i)):
-        if best is not None and ceilings[i] < best[0]:
+    for i in sorted(range(len(points)), key=lambda i: (-floors[i], i)):
+        if best is not None and floors[i] < best[0]:
             break  # the ceilings left are no larger: none of them reaches the best
         x, aat, tree = points[i]
+        if bounded and best is not None and \
+                ceiling(aat, timer.verify_bound_s(x, context, tree)) < best[0]:
+            continue
         draft_s = timer.draft(tree, accepted_from_aat(aat), context)[0]
         verify_s = timer.verify_s(x, context, tree)
         p_eff = aat / (verify_s + draft_s)  # `roofline.effective`'s P_eff
@@ -345,6 +376,7 @@ def solve_curve(
         "algorithm": algorithm.id,
         "task": curve.task,
         "context": context,
+        "batch": timer.batch,
         "engine": timer.engine.name,
         "aat_source": curve.aat_source,
     }
@@ -352,11 +384,14 @@ def solve_curve(
     xs = [int(x) for x in pts["verify_len"]]
     x_top = max(xs + ([curve.ori.verify_len] if curve.ori else []))
     if roofline:
-        roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1))
+        roof = primary_roofline(timer.engine, board, model, context, range(1, x_top + 1),
+                                timer.batch)
         roof_fit: RooflineFit | None = fit_roofline(roof["verify_len"], roof["p_tokens_per_s"])
         roof["p_fit_tokens_per_s"] = roof_fit.predict(roof["verify_len"])
     else:
-        roof, roof_fit = pd.DataFrame(columns=ROOFLINE_COLUMNS[3:]), None
+        empty = [c for c in ROOFLINE_COLUMNS[3:] if c != "batch"]
+        roof, roof_fit = pd.DataFrame(columns=empty), None
+    roof.insert(1, "batch", timer.batch)
     for k in ("board", "model", "engine"):
         roof.insert(0, k, inputs[k])
     p1 = 1.0 / timer.verify_s(1, context)
@@ -418,8 +453,11 @@ def solve_curve(
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
         "decision": decision_of(float(best["speedup"])),
+        # what the batch delivers with the decision taken (SD's best set, or AD)
+        "batch_tokens_per_s": timer.batch * max(float(best["p_eff_tokens_per_s"]), p1),
+        "tpot_s": 1.0 / max(float(best["p_eff_tokens_per_s"]), p1),
         "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
-                                   algorithm.drafter),
+                                   algorithm.drafter, timer.batch),
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": x_ridge,
@@ -497,20 +535,22 @@ def solve_curves(
     mean: str = "geometric",
     fit_points: Sequence[int] | None = None,
     roofline: bool = True,
+    batch: int = 1,
 ) -> Solution:
     """Solve every curve; with several tasks also the unified x; then the schedule.
 
-    roofline=False: no primary roofline (see `solve_curve`).
+    roofline=False: no primary roofline (see `solve_curve`). batch: every step decodes that
+    many requests together (docs/batching.md).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
         raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
-    timer = Timer(engine, board, model, algorithm)
+    timer = Timer(engine, board, model, algorithm, batch)
     solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
     curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
     rooflines = (
         pd.concat([s.roofline for s in solved], ignore_index=True)
-        .drop_duplicates(["context", "verify_len"])
+        .drop_duplicates(["context", "batch", "verify_len"])
         .reset_index(drop=True)
     )
     tasks = sorted({c.task for c in curves})
@@ -544,6 +584,7 @@ def solve(
     curve_method: str | None = None,
     mean: str = "geometric",
     beyond_window: bool = False,
+    batch: int = 1,
 ) -> Solution:
     """Solve a workload at each context, its AAT chosen by the acceptance rule
     (`analysis.acceptance`): measured tables (`aat_dir`; None: the shipped ones) where they
@@ -555,8 +596,38 @@ def solve(
     (embedded): per x the tree of highest tokens/s on this board (analysis.tree_design).
     Every context plus its curve's largest x must fit the model's window, unless
     `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
+    batch: every step decodes that many requests together (docs/batching.md);
+    `solve_batches` answers several batch sizes at once.
     """
     eng = get_engine(engine) if isinstance(engine, str) else engine
+    check_batch(batch)
+    curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
+                              aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
+                              curve_method=curve_method, beyond_window=beyond_window)
+    for curve in curves:  # the batch's caches must fit (before any pass is timed)
+        x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
+        check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, batch)
+    return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
+                        mean=mean, fit_points=fit_points, batch=batch)
+
+
+def solve_curves_for(
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    engine: Engine,
+    *,
+    tasks: Sequence[str] | None = None,
+    aat_dir: Path | str | Sequence[Path | str] | None = None,
+    aat_source: str | None = None,
+    fit_points: Sequence[int] | None = None,
+    curve_method: str | None = None,
+    beyond_window: bool = False,
+) -> list[AatCurve]:
+    """The AAT curves `solve` solves, by the acceptance rule (or designed on this board's
+    costs: curve_method `throughput`), their size and the model's window checked."""
+    eng = engine
     if aat_source is not None and aat_source not in AAT_SOURCES:
         raise InputError("aat_source", aat_source, f"one of {', '.join(AAT_SOURCES)}")
     contexts = sorted({int(c) for c in contexts})
@@ -597,13 +668,113 @@ def solve(
         for curve in curves:
             x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
             check_window(model, curve.context, x_max, "contexts")
-    return solve_curves(
-        eng,
-        board,
-        model,
-        algorithm,
-        curves,
-        naive_threshold=naive_threshold,
-        mean=mean,
-        fit_points=fit_points,
-    )
+    return curves
+
+
+#: Columns of `solve_batches`' summary: the inputs, then per (task, context, batch) the
+#: best set (bounded search, as `generate`), the decision and what the batch delivers.
+BATCH_COLUMNS = [
+    "board", "model", "algorithm", "task", "context", "batch", "engine", "aat_basis",
+    "ad_tokens_per_s", "decision", "best_verify_len", "best_tree", "best_aat",
+    "best_tokens_per_s", "best_speedup", "verify_s", "draft_s", "batch_tokens_per_s",
+    "ad_batch_tokens_per_s", "tpot_s", "memory_bytes", "fits_memory",
+]
+
+
+@dataclass(frozen=True)
+class BatchSolution:
+    """`solve_batches`: one summary row per (task, context, batch) (BATCH_COLUMNS) and per
+    (task, context) the crossover (BATCH_CROSSOVER_COLUMNS)."""
+
+    summary: pd.DataFrame
+    crossover: pd.DataFrame
+
+
+def solve_batches(
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    batches: Sequence[int],
+    *,
+    engine: Engine | str = "analytic",
+    tasks: Sequence[str] | None = None,
+    aat_dir: Path | str | Sequence[Path | str] | None = None,
+    aat_source: str | None = None,
+    curve_method: str | None = None,
+    beyond_window: bool = False,
+) -> BatchSolution:
+    """SD against AD at each batch size and context (docs/batching.md): per batch the best
+    set by `best_set` (the bounded search: the same best x and speedup `solve` finds), the
+    decision, the batch's tokens/s with that decision and each request's TPOT; per context
+    the largest batch at which SD still pays (`batch_crossover`)."""
+    eng = get_engine(engine) if isinstance(engine, str) else engine
+    batches = sorted({int(b) for b in batches})
+    if not batches:
+        raise InputError("batches", batches, "one or more batch sizes")
+    for b in batches:
+        check_batch(b, "batches")
+    curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
+                              aat_dir=aat_dir, aat_source=aat_source,
+                              curve_method=curve_method, beyond_window=beyond_window)
+    for b in batches:  # every batch's caches must fit, before any pass is timed
+        for curve in curves:
+            x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
+            check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b,
+                               "batches")
+    rows = []
+    for b in batches:
+        timer = Timer(eng, board, model, algorithm, b)
+        for curve in curves:
+            best = best_set(timer, curve)
+            ad = best.p_eff_tokens_per_s / best.speedup
+            delivered = max(best.p_eff_tokens_per_s, ad)
+            x = best.verify_len if best.decision == USE_SD else 1
+            rows.append({
+                "board": board.name, "model": model.id, "algorithm": algorithm.id,
+                "task": curve.task, "context": curve.context, "batch": b,
+                "engine": eng.name, "aat_basis": curve.basis,
+                "ad_tokens_per_s": ad, "decision": best.decision,
+                "best_verify_len": best.verify_len, "best_tree": best.tree,
+                "best_aat": best.aat, "best_tokens_per_s": best.p_eff_tokens_per_s,
+                "best_speedup": best.speedup, "verify_s": best.verify_s,
+                "draft_s": best.draft_s, "batch_tokens_per_s": b * delivered,
+                "ad_batch_tokens_per_s": b * ad, "tpot_s": 1.0 / delivered,
+                "memory_bytes": memory_bytes(board, model, curve.context, x,
+                                             algorithm.drafter if x > 1 else None, b),
+                "fits_memory": fits_memory(board, model, curve.context, x,
+                                           algorithm.drafter if x > 1 else None, b),
+            })
+    summary = pd.DataFrame(rows, columns=BATCH_COLUMNS)
+    return BatchSolution(summary, batch_crossover(summary))
+
+
+def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, context): the largest batch up to which SD pays at every batch solved
+    (None: not even at the smallest), the first batch from which it does not (None: it pays
+    at every batch solved), SD's best speedup at both, and any larger batch at which SD
+    pays again (`pays_again_at`)."""
+    rows = []
+    for (task, context), group in summary.groupby(["task", "context"], sort=True):
+        group = group.sort_values("batch")
+        batches = [int(b) for b in group["batch"]]
+        pays = [d == USE_SD for d in group["decision"]]
+        speedups = [float(v) for v in group["best_speedup"]]
+        run = next((k for k, p in enumerate(pays) if not p), len(pays))
+        rows.append({
+            "task": task,
+            "context": int(context),
+            "largest_sd_batch": batches[run - 1] if run else None,
+            "speedup_there": speedups[run - 1] if run else None,
+            "first_ad_batch": batches[run] if run < len(batches) else None,
+            "speedup_from": speedups[run] if run < len(batches) else None,
+            "pays_again_at": ",".join(str(b) for b, p in zip(batches[run:], pays[run:],
+                                                             strict=True) if p),
+            "batches": ",".join(map(str, batches)),
+        })
+    return pd.DataFrame(rows, columns=BATCH_CROSSOVER_COLUMNS)
+
+
+#: Columns of `batch_crossover`.
+BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
+                           "first_ad_batch", "speedup_from", "pays_again_at", "batches"]

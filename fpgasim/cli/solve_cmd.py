@@ -11,9 +11,9 @@ import typer
 
 from fpgasim.analysis.algorithm_comparison import tree_depth
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
-from fpgasim.analysis.plot import plot_solution
+from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
+from fpgasim.analysis.solver import NAIVE_THRESHOLD, BatchSolution, Solution, solve_batches
 from fpgasim.analysis.solver import solve as solve_workload
 from fpgasim.cli.common import (
     TRAILING_ZERO,
@@ -50,6 +50,7 @@ from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.reproduce.beside import disagreement_line, point_reason
+from fpgasim.simulate import MAX_BATCH
 
 
 class AatSource(StrEnum):
@@ -120,6 +121,13 @@ def solve(
         "--schedule-out",
         help="Write the dynamic schedule (context ranges -> x, tree) to this YAML file.",
     ),
+    batch: str = typer.Option(
+        "1",
+        "--batch",
+        help="Requests decoded together per step, or a list (e.g. 1,2,4,8,16,32): per batch "
+        "the decision, best x, the batch's tokens/s and each request's TPOT, and per context "
+        "the largest batch at which SD still pays (docs/batching.md).",
+    ),
 ) -> None:
     """Solve when SD beats AD on a board, and at which verification length x.
 
@@ -156,6 +164,18 @@ def solve(
         "mean": mean.value,
     }
     ctxs = parse_contexts(contexts)
+    batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
+    if len(batches) > 1:
+        if schedule_out is not None:
+            raise InputError("--schedule-out", str(schedule_out),
+                             "one --batch (a schedule is for one batch size)")
+        light = {k: inputs[k] for k in ("tasks", "aat_dir", "aat_source", "curve_method")}
+        result = solve_batches(b, m, a, ctxs, batches, engine=engine, **light)
+        account = None if engine == "analytic" else solve_batches(
+            b, m, a, ctxs, batches, engine="analytic", **light)
+        _batch_output(result, account, (b, m, a), output_format, plot)
+        return
+    inputs["batch"] = batches[0]
     solution = solve_workload(b, m, a, ctxs, engine=engine, **inputs)
     differs = cross_check(solution, (b, m, a), ctxs, engine, inputs)
     if plot is not None:
@@ -190,6 +210,87 @@ def solve(
             report_written(f"wrote {what} to {path}")
 
 
+def _batch_output(result: BatchSolution, account: BatchSolution | None,
+                  workload: tuple[Board, TargetModel, Algorithm], output_format: TableJsonCsv,
+                  plot: Path | None) -> None:
+    """`solve --batch` with several batch sizes: per (context, batch) the decision, best x,
+    speedup, the batch's tokens/s and TPOT, the accounting's decision beside; per context
+    the crossover (docs/batching.md)."""
+    board = workload[0]
+    summary = result.summary.copy()
+    differs = []
+    if account is not None:
+        acc = account.summary.set_index(["task", "context", "batch"])
+        keys = list(zip(summary["task"], summary["context"], summary["batch"], strict=True))
+        summary["decision_accounting"] = [acc.loc[k, "decision"] for k in keys]
+        summary["speedup_accounting"] = [float(acc.loc[k, "best_speedup"]) for k in keys]
+        differs = _batch_disagreements(summary, workload)
+    summary.insert(summary.columns.get_loc("engine") + 1, "lowering", board.lowering)
+    if plot is not None:
+        plot_batch_speedups(result.summary, plot)
+    if output_format is TableJsonCsv.json:
+        print(dumps_json({"summary": json_records(summary),
+                          "crossover": json_records(result.crossover),
+                          "disagreements": differs}))
+        return
+    if output_format is TableJsonCsv.csv:
+        print(summary.to_csv(index=False), end="")
+        for line in differs:
+            err_console.print(line, highlight=False, soft_wrap=True)
+        return
+    out = wide_console()
+    first = summary.iloc[0]
+    multi = summary["task"].nunique() > 1
+    rows = []
+    for s in summary.to_dict("records"):
+        row = {"task": s["task"]} if multi else {}
+        row.update({"context": s["context"], "batch": s["batch"], "decision": s["decision"],
+                    "speedup": s["best_speedup"], "best x": _x(s["best_verify_len"]),
+                    "batch tok/s": s["batch_tokens_per_s"], "TPOT ms": s["tpot_s"] * 1e3,
+                    "AD batch tok/s": s["ad_batch_tokens_per_s"]})
+        if "decision_accounting" in s:
+            row["accounting"] = f"{s['decision_accounting']} ({s['speedup_accounting']:.3g}x)"
+        row["fits_memory"] = bool(s["fits_memory"])
+        rows.append(row)
+    out.print(rich_table(rows, floatfmt="{:.3g}", title=(
+        f"SD under batching: {first['board']} / {first['model']} / {first['algorithm']} / "
+        f"engine {first['engine']}, lowering {board.lowering} / AAT {first['aat_basis']}")))
+    for c in result.crossover.to_dict("records"):
+        label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
+        if c["largest_sd_batch"] is None:
+            line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
+                   f"{c['first_ad_batch']})"
+        elif c["first_ad_batch"] is None:
+            line = (f"SD pays at every batch solved, up to {c['largest_sd_batch']} "
+                    f"({c['speedup_there']:.3g}x there)")
+        else:
+            line = (f"SD pays up to batch {c['largest_sd_batch']} ({c['speedup_there']:.3g}x), "
+                    f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
+        if c["pays_again_at"]:
+            line += f"; pays again at {c['pays_again_at']}"
+        out.print(f"  {label}: {line}", highlight=False, soft_wrap=True)
+    for line in differs:
+        out.print(line, highlight=False, soft_wrap=True)
+    if plot is not None:
+        report_written(f"wrote figure to {plot}")
+
+
+def _batch_disagreements(summary: pd.DataFrame,
+                         workload: tuple[Board, TargetModel, Algorithm]) -> list[str]:
+    """One line per (context, batch) where the accounting and the simulator decide SD-or-AD
+    differently, with the simulator's reason at the accounting's point."""
+    lines = []
+    multi = summary["task"].nunique() > 1
+    for s in summary.to_dict("records"):
+        if s["decision"] == s["decision_accounting"]:
+            continue
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        lines.append(f"  {label}, B={s['batch']}: SD-or-AD differs: the accounting says "
+                     f"{s['decision_accounting']} ({s['speedup_accounting']:.3g}x), the "
+                     f"simulator ({s['engine']}) {s['decision']} ({s['best_speedup']:.3g}x)")
+    return lines
+
+
 def cross_check(
     solution: Solution,
     workload: tuple[Board, TargetModel, Algorithm],
@@ -204,11 +305,12 @@ def cross_check(
     if engine == "analytic":
         return []
     account = solve_workload(board, model, algorithm, contexts, engine="analytic", **inputs)
-    ours = solution.summary.set_index(["task", "context"])
+    ours = solution.summary.set_index(["task", "context", "batch"])
     multi = solution.summary["task"].nunique() > 1
+    batched = solution.summary["batch"].nunique() > 1
     lines = []
     for r in account.summary.to_dict("records"):
-        s = ours.loc[(r["task"], r["context"])]
+        s = ours.loc[(r["task"], r["context"], r["batch"])]
         if s["decision"] == r["decision"]:
             continue
         reason = point_reason(
@@ -220,6 +322,7 @@ def cross_check(
             aat=float(r["best_aat"]),
             context=int(r["context"]),
             x_sim=int(s["best_verify_len"]),
+            batch=int(r["batch"]),
         )
         line = disagreement_line(
             decision=r["decision"],
@@ -232,6 +335,8 @@ def cross_check(
             reason=reason,
         )
         label = f"{r['task']}, L={r['context']}" if multi else f"L={r['context']}"
+        if batched:
+            label += f", B={r['batch']}"
         lines.append(f"  {label}: SD-or-AD differs: {line}")
     return lines
 

@@ -47,6 +47,9 @@ class Emitter:
         #: ids of finished row arrays whose copies in a row may be kept as a template: each
         #: copy's waits reach back at most into the copy before it (FlightLLM's compiler)
         self.templatable: set[int] = set()
+        #: rows of the largest templatable run beyond its first two copies: a lowering keeps
+        #: such a run as a two-copy template, so they are never held (the budget's discount)
+        self.template_saving = 0
 
     def __len__(self) -> int:
         return self.count
@@ -55,8 +58,8 @@ class Emitter:
         """Append one row (a tuple in `ROW`'s field order); returns its index."""
         self.pending.append(fields)
         self.count += 1
-        if self.count > MAX_PROGRAM_ROWS:
-            check_program_rows(self.count)
+        if self.count - self.template_saving > MAX_PROGRAM_ROWS:
+            check_program_rows(self.count - self.template_saving)
         return self.count - 1
 
     def _flush(self) -> None:
@@ -76,7 +79,10 @@ class Emitter:
         else:
             self.chunks.append((rows, times))
         self.count += len(rows) * times
-        check_program_rows(self.count)
+        if templatable:
+            run = self.chunks[-1][1]
+            self.template_saving = max(self.template_saving, (run - 2) * len(rows))
+        check_program_rows(self.count - self.template_saving)
 
     def rows(self) -> np.ndarray:
         """Every row so far as one array of `ROW` (a copy: the caller may change it)."""

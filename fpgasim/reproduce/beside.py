@@ -186,16 +186,19 @@ def point_reason(
     aat: float,
     context: int,
     x_sim: int | None,
+    batch: int = 1,
 ) -> str:
     """`reason_line` of the accounting's point (x, tree, AAT) at one context: the step
-    T_v(x) + T_d and the AD pass T_v(1) costed by both engines, the extra cycles attributed."""
+    T_v(x) + T_d and the AD pass T_v(1) costed by both engines, the extra cycles attributed
+    (for a batch of `batch` requests)."""
     board, model, algorithm = inputs
     tree = parse_tree(tree_text)
     accepted = accepted_from_aat(aat)
     step_a, step_s, by_mech = step_accounting(
-        account, sim, board, model, algorithm, x, tree, accepted, context
+        account, sim, board, model, algorithm, x, tree, accepted, context, batch
     )
-    ad_a, ad_s, _ = pass_excess(account, sim, verify_spec(1, context), board, model)
+    ad_a, ad_s, _ = pass_excess(account, sim, verify_spec(1, context, batch=batch), board,
+                                model)
     return reason_line(
         x=x,
         x_sim=x_sim,
@@ -274,9 +277,10 @@ def step_accounting(
     tree: TokenTree | None,
     accepted: int,
     context: int,
+    batch: int = 1,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of T_v(x) + T_d."""
-    step = step_passes(x, context, algorithm, tree, accepted)
+    step = step_passes(x, context, algorithm, tree, accepted, batch)
     specs = [(step.verify, None)] + [(p, algorithm.drafter) for p in step.drafts]
     total_a = total_s = 0
     by_mech = dict.fromkeys(MECHANISMS, 0.0)

@@ -11,7 +11,7 @@ of target passes are built only here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -51,17 +51,21 @@ def tree_parents(tree: TokenTree | None, verify_len: int) -> tuple[int, ...] | N
 
 
 def target_spec(
-    tokens: int, context: int, parents: tuple[int, ...] | None = None, prefill: bool = False
+    tokens: int, context: int, parents: tuple[int, ...] | None = None, prefill: bool = False,
+    batch: int = 1,
 ) -> PassSpec:
-    """A target pass over `tokens` tokens at `context` with the mask `parents` (None: dense)."""
+    """A target pass over `tokens` tokens at `context` with the mask `parents` (None: dense),
+    for each of `batch` requests (docs/batching.md)."""
     phase = "prefill" if prefill else "decode"
-    return PassSpec("target", tokens, context, tree_parents=parents, phase=phase)
+    return PassSpec("target", tokens, context, tree_parents=parents, phase=phase, batch=batch)
 
 
-def verify_spec(verify_len: int, context: int, tree: TokenTree | None = None) -> PassSpec:
+def verify_spec(verify_len: int, context: int, tree: TokenTree | None = None,
+                batch: int = 1) -> PassSpec:
     """T_v's pass: the target over `verify_len` tree tokens at `context`, with the tree's
-    mask when its shape is known (engines that model it skip masked-out tiles)."""
-    return target_spec(verify_len, context, tree_parents(tree, verify_len))
+    mask when its shape is known (engines that model it skip masked-out tiles), for each
+    of `batch` requests."""
+    return target_spec(verify_len, context, tree_parents(tree, verify_len), batch=batch)
 
 
 def step_passes(
@@ -70,12 +74,15 @@ def step_passes(
     algorithm: Algorithm | None = None,
     tree: TokenTree | None = None,
     accepted: int = 1,
+    batch: int = 1,
 ) -> StepPasses:
-    """The passes of one step: verify pass, and with an algorithm and a tree its draft passes."""
+    """The passes of one step: verify pass, and with an algorithm and a tree its draft passes;
+    a batch's requests each draft and verify the same tree (docs/batching.md)."""
     drafts: tuple[PassSpec, ...] = ()
     if algorithm is not None and tree is not None:
-        drafts = tuple(draft_passes(algorithm, tree, accepted, context))
-    return StepPasses(verify_spec(verify_len, context, tree), drafts)
+        drafts = tuple(replace(p, batch=batch) if batch > 1 else p
+                       for p in draft_passes(algorithm, tree, accepted, context))
+    return StepPasses(verify_spec(verify_len, context, tree, batch), drafts)
 
 
 def run_passes(

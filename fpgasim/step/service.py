@@ -23,10 +23,10 @@ from typing import Any
 
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.dataflow.lowerings.registry import lowering_of
+from fpgasim.dataflow.lowerings.registry import lower_floor_cycles, lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import Engine
-from fpgasim.engine.timing import Timing, combine
+from fpgasim.engine.timing import Timing, combine, seconds_of
 from fpgasim.errors import InputError, PassOutOfRange
 from fpgasim.step.executor import Executor, Submits
 
@@ -71,6 +71,7 @@ class PassService:
         self._memo: dict[tuple, Timed] = {}
         #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo`
         self._bounds: dict[tuple, float] = {}
+        self._floors: dict[tuple, float] = {}
         self._last_rows: list[dict] = []
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
@@ -149,8 +150,30 @@ class PassService:
             return hit[0].seconds
         bound = self._bounds.get(key)
         if bound is None:
-            bound = self._bounds[key] = _bound(self.engine, key[0], board, model, drafter)
+            shape = lowering_of(board).bound_shape
+            by_shape = None if shape is None else (shape(key[0]), *key[1:])
+            bound = self._bounds.get(by_shape) if by_shape is not None else None
+            if bound is None:
+                bound = _bound(self.engine, key[0], board, model, drafter)
+                if by_shape is not None:
+                    self._bounds[by_shape] = bound
+            self._bounds[key] = bound
         return bound
+
+    def floor_s(self, spec: PassSpec, board: Board, model: TargetModel) -> float:
+        """A cheaper, looser lower bound than `bound_s` of a target pass, from sizes alone
+        (0.0 where none), computed once per shape (`Lowering.bound_shape`)."""
+        if not self.has_bounds(board):
+            return 0.0
+        key = self._key(spec, board, model, None)
+        shape = lowering_of(board).bound_shape
+        by_shape = ("floor", shape(key[0]) if shape else key[0], *key[1:])
+        hit = self._floors.get(by_shape)
+        if hit is None:
+            cycles = lower_floor_cycles(key[0], board, model)
+            hit = self._floors[by_shape] = 0.0 if cycles is None else seconds_of(
+                cycles, board.clock_hz, board.duration_divisor)
+        return hit
 
     def run_pass(
         self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None

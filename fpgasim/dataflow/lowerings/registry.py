@@ -10,7 +10,7 @@ file and field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -40,6 +40,11 @@ class Lowering:
                        barrier parts of `build`'s executable (each at most as often), built
                        for a fraction of its cost; the pass takes at least their time
                        (docs/engines.md, "Lower bounds"). None: no bound (0 s)
+    bound_shape        spec -> what `build_bound`'s parts depend on: passes of one shape
+                       share their bound (None: the whole spec)
+    floor_cycles       (spec, board, model) -> cycles or None: a cheaper, looser lower bound
+                       of the same parts, from sizes alone (for the same passes as
+                       build_bound; same shape, same floor)
     """
 
     name: str
@@ -47,6 +52,8 @@ class Lowering:
     reads_tree_mask: bool = True
     drafters: Callable[[], tuple[str, ...]] | None = None
     build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
+    bound_shape: Callable[[PassSpec], Hashable] | None = None
+    floor_cycles: Callable[[PassSpec, Board, TargetModel], float | None] | None = None
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -104,6 +111,15 @@ def lower_bound(
         return build(spec, board, model, drafter)
 
 
+def lower_floor_cycles(spec: PassSpec, board: Board, model: TargetModel) -> float | None:
+    """A lower bound in cycles of `lower_bound`'s parts from sizes alone (None: none)."""
+    floor = lowering_of(board).floor_cycles
+    if floor is None:
+        return None
+    with _named_fields(board, model):
+        return floor(spec, board, model)
+
+
 @contextmanager
 def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
     """A buffer too small for a lowering's smallest tile becomes a `ConfigError` naming the
@@ -118,5 +134,6 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
 
 register_lowering(
     Lowering("flightllm", flightllm.lower, reads_tree_mask=False, drafters=flightllm.drafter_kinds,
-             build_bound=flightllm.lower_fixed)
+             build_bound=flightllm.lower_fixed, bound_shape=flightllm.fixed_shape,
+             floor_cycles=flightllm.fixed_floor_cycles)
 )

@@ -21,6 +21,7 @@ from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     _STRUCTURES,
+    MV_FORM,
     TICKS_PER_CYCLE,
     UNIT_NAMES,
     UNIT_ROLES,
@@ -30,6 +31,8 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     compile_part,
     emission_key,
     form_cost,
+    has_choice,
+    mm_form_compute_cycles,
     part_rows,
 )
 from fpgasim.dataflow.lowerings.flightllm.drafts import decode_keys
@@ -42,7 +45,8 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
 __all__ = [
-    "lower", "lower_fixed", "pass_shape", "hardware_layers_of", "prefill_chunk_tokens",
+    "fixed_floor_cycles", "fixed_shape", "lower", "lower_fixed", "pass_shape", "hardware_layers_of",
+    "prefill_chunk_tokens",
     "TICKS_PER_CYCLE", "UNIT_NAMES",
 ]
 
@@ -217,8 +221,57 @@ def lower_fixed(
         return None
     rates = _checked(board, model)
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
-    return _FIXED_PARTS((rates, model, rows, spec.batch),
-                        lambda: _fixed_parts(spec, board, model, f"rows={rows}"))
+    return _FIXED_PARTS((rates, model, *fixed_shape(spec)),
+                        lambda: _fixed_parts(spec, board, model, f"rows={rows * spec.batch}"))
+
+
+#: the floor's allowance for the engines' tick rounding (each duration rounds to 2**-24 of a
+#: cycle, rows of at least one cycle: a relative error far below this)
+FLOOR_SLACK = 1e-6
+
+
+def fixed_floor_cycles(spec: PassSpec, board: Board, model: TargetModel) -> float | None:
+    """Cycles the pass's `lower_fixed` parts take at least, from sizes alone (no part
+    compiled): per projection the less of its MV form's floor (its row groups, identical,
+    each at least one row group's busiest unit) and its MM form's (`mm_form_compute_cycles`);
+    norms and element-wise layers 0. Each part runs after the one before (a barrier
+    between them) and takes at least its busiest unit's sum, so the sum over the pass's
+    parts bounds the pass; a first, cheap filter before `lower_fixed`'s tighter bound
+    (docs/engines.md, "Lower bounds"). None where `lower_fixed` gives none."""
+    if spec.kind != "target" or spec.phase == "prefill":
+        return None
+    hw, rates, _, _ = _layers(spec, board, model)
+    groups, order = _plan(hw)
+    floors = [0.0 if g.per_pass else sum(_layer_floor(L, rates) for L in g.layers)
+              for g in groups]
+    return sum(floors[k] for k in order) * (1 - FLOOR_SLACK)
+
+
+def _layer_floor(L: HwLayer, rates: Rates) -> float:
+    """A linear layer's floor (`fixed_floor_cycles`); 0 for every other kind."""
+    if L.kind != "linear":
+        return 0.0
+    lanes = rates.mv_start_rows
+    groups = L.tokens // lanes
+    mv = _one_group_busiest(replace(L, rows=lanes), rates) * groups if groups else 0.0
+    if not has_choice(L):
+        return mv
+    return min(mv, mm_form_compute_cycles(L, rates.link_free))
+
+
+@lru_cache(maxsize=4096)
+def _one_group_busiest(L: HwLayer, rates: Rates) -> float:
+    """The busiest unit's summed durations of one MV row group of L, less its error bound."""
+    cost = form_cost(L, rates.link_free, None, MV_FORM)
+    busiest, err = cost.busiest_unit_cycles(rates)
+    return busiest * (1 - err)
+
+
+def fixed_shape(spec: PassSpec) -> tuple:
+    """What `lower_fixed`'s parts depend on: the pass's kind and phase and the rows its
+    projections see (tokens x batch), not its context, tree or how its rows split into
+    requests (the parts hold no attention)."""
+    return (spec.kind, spec.phase, spec.tokens * spec.batch)
 
 
 #: `lower_fixed`'s executables by (rates, model, rows), up to as many rows in all as the part

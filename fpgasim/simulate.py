@@ -87,7 +87,7 @@ def check_batch_memory(board: Board, model: TargetModel, context: int, verify_le
         return
     one = memory_bytes(board, model, context, verify_len, drafter, 1)
     if one > capacity:
-        raise InputError(argument, batch, f"1: {model.id} does not fit {board.name}'s "
+        raise InputError(argument, batch, f"1 only: {model.id} does not fit {board.name}'s "
                          f"{board.fpga.memory.capacity_gib:g} GiB even for one request")
     per = memory_bytes(board, model, context, verify_len, drafter, 2) - one
     largest = 1 + (capacity - one) // per
@@ -376,11 +376,11 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
 
 
 def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
-                   drafter: DrafterSchema | None = None) -> dict:
+                   drafter: DrafterSchema | None = None, batch: int = 1) -> dict:
     """`memory_bytes` and `fits_memory` of a point (every row that shows tokens/s)."""
     return {
-        "memory_bytes": memory_bytes(board, model, context, verify_len, drafter),
-        "fits_memory": fits_memory(board, model, context, verify_len, drafter),
+        "memory_bytes": memory_bytes(board, model, context, verify_len, drafter, batch),
+        "fits_memory": fits_memory(board, model, context, verify_len, drafter, batch),
     }
 
 

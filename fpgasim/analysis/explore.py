@@ -42,7 +42,7 @@ COMPUTE_FIELDS = ("fpga.dsps", "design.mm_cols", "design.mm_rows", "design.mv_la
                   "design.mv_macs_per_lane", "design.clock_mhz")
 BANDWIDTH_FIELD = "fpga.memory.bandwidth_gb_s"
 
-#: Columns of the per-(board, drafter, context) summary, inputs first (the varied fields
+#: Columns of the per-(board, drafter, batch, context) summary, inputs first (the varied fields
 #: follow `design`, one column each, named by their path).
 RESULT_COLUMNS = [
     "changes",
@@ -54,6 +54,7 @@ RESULT_COLUMNS = [
     "fits_dsps",
     "model",
     "algorithm",
+    "batch",
     "context",
     "engine",
     "aat_basis",
@@ -65,6 +66,7 @@ RESULT_COLUMNS = [
     "best_sd_tokens_per_s",
     "speedup",
     "tokens_per_s",
+    "batch_tokens_per_s",
     "fits_memory",
     "fits",
     "decision_accounting",
@@ -96,19 +98,29 @@ def explore_curves(
                              tasks=[task] if task else None)
 
 
+#: what one decision of the space is about: a board, a drafter, a batch size and a context
+POINT_GROUP = ["board", "algorithm", "batch", "context"]
+#: the same without the board: the groups the space's boards are compared in
+SPACE_GROUP = ["algorithm", "batch", "context"]
+
+
 def explore_points(
-    boards: Sequence[Board], model: TargetModel, algorithm: Algorithm, curves: Sequence[AatCurve]
+    boards: Sequence[Board], model: TargetModel, algorithm: Algorithm,
+    curves: Sequence[AatCurve], batches: Sequence[int] = (1,),
 ) -> list[Point]:
-    """For every board and curve: the AD point (x = 1) then one SD point per x of the curve."""
+    """For every board, batch and curve: the AD point (x = 1) then one SD point per x of the
+    curve."""
     points = []
     for board in boards:
-        for curve in curves:
-            points.append(Point(board, model, curve.context, 1))
-            for x, aat, tree in curve.points[["verify_len", "aat", "tree"]].itertuples(index=False):
-                points.append(
-                    Point(board, model, curve.context, int(x), algorithm, tree,
-                          accepted_from_aat(float(aat)))
-                )
+        for batch in batches:
+            for curve in curves:
+                points.append(Point(board, model, curve.context, 1, batch=batch))
+                for x, aat, tree in curve.points[["verify_len", "aat", "tree"]].itertuples(
+                        index=False):
+                    points.append(
+                        Point(board, model, curve.context, int(x), algorithm, tree,
+                              accepted_from_aat(float(aat)), batch)
+                    )
     return points
 
 
@@ -143,6 +155,7 @@ def cost_boards(
     aat_dir: str | None = None,
     task: str | None = None,
     instruction_groups: Sequence[Hashable] | None = None,
+    batches: Sequence[int] = (1,),
 ) -> tuple[pd.DataFrame, SweepStats, dict[str, str]]:
     """Every point (AD, and each x of each drafter's curve) of every board and context,
     with its algorithm, AAT and P_eff; the sweep statistics; the AAT source per drafter.
@@ -155,12 +168,13 @@ def cost_boards(
                                                                      task)]
         for a in algorithms
     }
-    count = len(boards) * sum(1 + len(c.points) for cs in curves.values() for c in cs)
+    count = len(boards) * len(batches) * sum(1 + len(c.points) for cs in curves.values()
+                                             for c in cs)
     check_points(count, "contexts/algorithms", f"{len(contexts)} contexts",
-                 f"{len(boards)} board(s) x their curves' points")
+                 f"{len(boards)} board(s) x {len(batches)} batches x their curves' points")
     points, algorithm_ids = [], []
     for a in algorithms:
-        mine = explore_points(boards, model, a, curves[a.id])
+        mine = explore_points(boards, model, a, curves[a.id], batches)
         points += mine
         algorithm_ids += [a.id] * len(mine)  # AD rows (x = 1) carry no algorithm of their own
     # run group by group, then by x and context, each board's point for every drafter in a
@@ -171,7 +185,7 @@ def cost_boards(
     group_rank = {g: n for n, g in enumerate(dict.fromkeys(groups))}
     rank = {id(b): (group_rank[g], n) for n, (b, g) in enumerate(zip(boards, groups, strict=True))}
     order = sorted(range(len(points)), key=lambda i: (
-        rank[id(points[i].board)][0], points[i].verify_len, points[i].context,
+        rank[id(points[i].board)][0], points[i].batch, points[i].verify_len, points[i].context,
         rank[id(points[i].board)][1]))
     done, stats = run_points(
         [points[i] for i in order], engine, executor, workers=workers, scheduler=scheduler,
@@ -218,6 +232,7 @@ def best_of(group: pd.DataFrame) -> dict:
         "best_sd_tokens_per_s": sd_rate,
         "speedup": speedup,
         "tokens_per_s": sd_rate if decision == USE_SD else p1,
+        "batch_tokens_per_s": int(ad["batch"]) * (sd_rate if decision == USE_SD else p1),
         "fits_memory": bool(best["fits_memory"] if decision == USE_SD else ad["fits_memory"]),
     }
 
@@ -240,10 +255,9 @@ def solve_boards(
     )
     by_name = {b.name: b for b in boards}
     out = []
-    for (name, algorithm, context), group in frame.groupby(
-        ["board", "algorithm", "context"], sort=False
-    ):
-        out.append({"board": name, "algorithm": algorithm, "context": int(context),
+    for (name, algorithm, batch, context), group in frame.groupby(POINT_GROUP, sort=False):
+        out.append({"board": name, "algorithm": algorithm, "batch": int(batch),
+                    "context": int(context),
                     "engine": engine, **best_of(group), **by_name[name].columns()})
     return pd.DataFrame(out)
 
@@ -265,6 +279,7 @@ def explore(
     aat_dir: str | None = None,
     task: str | None = None,
     accounting: bool = True,
+    batches: Sequence[int] = (1,),
 ) -> ExploreResult:
     """Cost every board of the variation with every drafter at every context (module doc).
 
@@ -280,13 +295,13 @@ def explore(
     frame, stats, sources = cost_boards(
         boards, model, algorithms, contexts, engine=engine, executor=executor, workers=workers,
         scheduler=scheduler, cache=cache, progress=progress, verify_lens=verify_lens,
-        aat_dir=aat_dir, task=task, instruction_groups=groups,
+        aat_dir=aat_dir, task=task, instruction_groups=groups, batches=batches,
     )
     accounting_frame = None
     if accounting and engine != "analytic":
         accounting_frame, _, _ = cost_boards(
             boards, model, algorithms, contexts, engine="analytic", executor="inprocess",
-            cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task,
+            cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task, batches=batches,
         )
     axes = tuple(path for path, _ in variation.axes)
     summary = summarise(frame, boards, combos, axes, engine, sources, accounting_frame)
@@ -307,15 +322,13 @@ def summarise(
     of = {b.name: (b, dict(c)) for b, c in zip(boards, combos, strict=True)}
     account = {}
     if accounting is not None:
-        for key, group in accounting.groupby(["board", "algorithm", "context"], sort=False):
+        for key, group in accounting.groupby(POINT_GROUP, sort=False):
             account[key] = best_of(group)
     out = []
-    for (name, algorithm, context), group in frame.groupby(
-        ["board", "algorithm", "context"], sort=False
-    ):
+    for (name, algorithm, batch, context), group in frame.groupby(POINT_GROUP, sort=False):
         board, changes = of[name]
         f = board.fit
-        acc = account.get((name, algorithm, context))
+        acc = account.get((name, algorithm, batch, context))
         out.append(
             {
                 "board": name,
@@ -330,6 +343,7 @@ def summarise(
                 "dsps_available": f.dsps_available,
                 "fits_dsps": f.fits_dsps,
                 "algorithm": algorithm,
+                "batch": int(batch),
                 "context": int(context),
                 "engine": engine,
                 "aat_basis": aat_basis.get((algorithm, int(context)), ""),
@@ -352,7 +366,7 @@ def pareto_flags(summary: pd.DataFrame) -> list[bool]:
     against DSPs used: no other fitting board has <= DSPs and a higher rate (ties in both
     keep the first in grid order)."""
     flags = [False] * len(summary)
-    for _, group in summary[summary["fits"]].groupby(["algorithm", "context"], sort=False):
+    for _, group in summary[summary["fits"]].groupby(SPACE_GROUP, sort=False):
         order = group.sort_values(["dsps_used", "tokens_per_s"], ascending=[True, False],
                                   kind="stable")
         best = -np.inf
@@ -371,11 +385,11 @@ def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
         _n_changes=[0 if c.startswith("none") else c.count(";") + 1 for c in paying["changes"]]
     )
     ordered = paying.sort_values(
-        ["algorithm", "context", "dsps_used", "_n_changes", "speedup"],
-        ascending=[True, True, True, True, False],
+        [*SPACE_GROUP, "dsps_used", "_n_changes", "speedup"],
+        ascending=[True, True, True, True, True, False],
         kind="stable",
     ).drop(columns="_n_changes")
-    return ordered.groupby(["algorithm", "context"], sort=False).head(1).reset_index(drop=True)
+    return ordered.groupby(SPACE_GROUP, sort=False).head(1).reset_index(drop=True)
 
 
 def step_gains(summary: pd.DataFrame, first: str, second: str) -> tuple[float, float] | None:
@@ -404,9 +418,9 @@ def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
     any two axes), which one step up pays more; and where the accounting decides otherwise."""
     lines = []
     pair = _diagonal_axes(axes)
-    for (algorithm, context), group in summary.groupby(["algorithm", "context"], sort=False):
+    for (algorithm, batch, context), group in summary.groupby(SPACE_GROUP, sort=False):
         fitting = group[group["fits"]]
-        head = f"{algorithm} L={context}:"
+        head = f"{algorithm} L={context}" + (f" B={batch}" if batch > 1 else "") + ":"
         if fitting.empty:
             lines.append(f"{head} no board of the space fits (memory or DSPs)")
             continue
@@ -427,7 +441,9 @@ def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
         acc = row.get("decision_accounting")
         if acc is not None and acc != row["decision"]:
             lines.append(
-                f"{row['algorithm']} L={row['context']} on {row['board']}: SD-or-AD differs: "
+                f"{row['algorithm']} L={row['context']}"
+                + (f" B={row['batch']}" if row["batch"] > 1 else "")
+                + f" on {row['board']}: SD-or-AD differs: "
                 f"the accounting says {acc} ({row['speedup_accounting']:.3g}x), the "
                 f"simulator ({row['engine']}) {row['decision']} ({row['speedup']:.3g}x)"
             )
@@ -449,7 +465,10 @@ def _describe(row: pd.Series) -> str:
         how = f"use SD: {row['speedup']:.2f}x over AD at x={row['best_verify_len']}"
     else:
         how = f"use AD: SD's best {row['speedup']:.2f}x at x={row['best_verify_len']}"
-    return f"{row['changes']} ({how}, {row['tokens_per_s']:.3g} tok/s)"
+    rate = f"{row['tokens_per_s']:.3g} tok/s"
+    if row["batch"] > 1:
+        rate = f"{row['batch_tokens_per_s']:.3g} tok/s for the batch, {rate} per request"
+    return f"{row['changes']} ({how}, {rate})"
 
 
 def plot_explore(result: ExploreResult, path: str | Path) -> None:

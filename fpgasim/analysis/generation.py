@@ -44,6 +44,8 @@ from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
+    check_batch,
+    check_batch_memory,
     check_window,
     memory_columns,
     prefill_specs,
@@ -258,6 +260,7 @@ def planned_passes(
     *,
     algorithm: Algorithm | None = None,
     curve_at: CurveAt | None = None,
+    batch: int = 1,
 ) -> PlannedPasses:
     """The passes (and pass bounds) `generate` with these arguments will ask `engine`,
     listed without timing any, so a pool can compute them first (`PassService.prefetch`):
@@ -276,12 +279,13 @@ def planned_passes(
     keys: list[PassKey] = [(spec, board, model, None) for spec in prefill_specs(board, prompt_len)]
     bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
     # plain decoding, and SD's AD baseline, reach every aligned context
-    keys += [(verify_spec(1, context), board, model, None) for context, _, _ in bins]
+    keys += [(verify_spec(1, context, batch=batch), board, model, None)
+             for context, _, _ in bins]
     if algorithm is None:
         return PlannedPasses(keys, [])
     if curve_at is None:
         curve_at = acceptance_curve_at(algorithm, model.id)[0]
-    timer = Timer(engine, board, model, algorithm)
+    timer = Timer(engine, board, model, algorithm, batch)
     bounds: list[PassKey] = []
     jump = 1
     for context, first, last in bins:
@@ -319,26 +323,37 @@ def generate(
     aat_source: str = "",
     task: str = "",
     progress: ProgressSink | None = None,
+    batch: int = 1,
 ) -> Generation:
     """Prefill `prompt_len` tokens, then decode `decode_len` tokens: plain decoding, or SD
     with `algorithm` when given (AAT curves from `curve_at`, default: the acceptance rule
-    with the shipped tables), beside its AD baseline (the summary's `ad_*` and speedups)."""
+    with the shipped tables), beside its AD baseline (the summary's `ad_*` and speedups).
+
+    batch: that many requests in lockstep (docs/batching.md): their prompts prefilled one
+    after another (`ttft_s` is the batch's), then every step decodes all of them; the
+    per-request rates stay per request, `batch_decode_tokens_per_s` counts the batch."""
     _check(model, prompt_len, decode_len)
+    check_batch(batch)
+    check_batch_memory(board, model, decode_context(prompt_len, decode_len - 1,
+                                                    board.padding.decode_multiple),
+                       1, None, batch)
     prefill = prefill_timing(engine, board, model, prompt_len)
+    prefill_s = batch * prefill.seconds
     ad = pd.DataFrame(
-        _ad_steps(engine, board, model, prompt_len, decode_len, None if algorithm else progress),
+        _ad_steps(engine, board, model, prompt_len, decode_len, None if algorithm else progress,
+                  batch),
         columns=STEP_COLUMNS,
     )
-    ad["elapsed_s"] = prefill.seconds + ad["step_s"].cumsum()
+    ad["elapsed_s"] = prefill_s + ad["step_s"].cumsum()
     if algorithm is None:
         frame = ad
     else:
         if curve_at is None:
             curve_at, task = acceptance_curve_at(algorithm, model.id)
-        timer = Timer(engine, board, model, algorithm)
+        timer = Timer(engine, board, model, algorithm, batch)
         steps = _sd_steps(timer, curve_at, prompt_len, decode_len, progress)
         frame = pd.DataFrame(steps, columns=STEP_COLUMNS)
-        frame["elapsed_s"] = prefill.seconds + frame["step_s"].cumsum()
+        frame["elapsed_s"] = prefill_s + frame["step_s"].cumsum()
         aat_source = aat_source or _curve_sources(curve_at, frame)
     decode_s = float(frame["step_s"].sum())
     ad_decode_s = float(ad["step_s"].sum())
@@ -353,26 +368,28 @@ def generate(
         "prompt_len": prompt_len,
         "prompt_len_aligned": align_up(prompt_len, board.padding.prefill_multiple),
         "decode_len": decode_len,
+        "batch": batch,
         "decode_multiple": board.padding.decode_multiple,
-        "prefill_cycles": prefill.cycles,
-        "ttft_s": prefill.seconds,
+        "prefill_cycles": batch * prefill.cycles,
+        "ttft_s": prefill_s,
         "decode_steps": len(frame),
         "decode_contexts": int(frame["context"].nunique()),
         "sd_steps": int((frame["verify_len"] > 1).sum()),
         "mean_verify_len": float(frame["verify_len"].mean()),
         "mean_aat": float(frame["aat"].mean()),
         "decode_s": decode_s,
-        "total_s": prefill.seconds + decode_s,
+        "total_s": prefill_s + decode_s,
         "decode_tokens_per_s": decode_len / decode_s,
+        "batch_decode_tokens_per_s": batch * decode_len / decode_s,
         "tpot_s": decode_s / decode_len,
         "ad_decode_s": ad_decode_s,
-        "ad_total_s": prefill.seconds + ad_decode_s,
+        "ad_total_s": prefill_s + ad_decode_s,
         "ad_decode_tokens_per_s": decode_len / ad_decode_s,
         "decode_speedup": ad_decode_s / decode_s,
-        "total_speedup": (prefill.seconds + ad_decode_s) / (prefill.seconds + decode_s),
+        "total_speedup": (prefill_s + ad_decode_s) / (prefill_s + decode_s),
         # weights and KV at the last step's context (the largest)
         **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
-                         algorithm.drafter if algorithm else None),
+                         algorithm.drafter if algorithm else None, batch),
     }
     return Generation(frame, summary, ad)
 
@@ -400,8 +417,10 @@ def _ad_steps(
     prompt_len: int,
     decode_len: int,
     progress: ProgressSink | None,
+    batch: int = 1,
 ) -> list[dict]:
-    """Plain decoding: one target pass over 1 token per step, timed once per context."""
+    """Plain decoding: one target pass over 1 token per step (for each of `batch`
+    requests), timed once per context."""
     multiple = board.padding.decode_multiple
     contexts = [decode_context(prompt_len, i, multiple) for i in range(decode_len)]
     distinct = sorted(set(contexts))
@@ -409,7 +428,7 @@ def _ad_steps(
         progress.start(len(distinct), 0)
     seconds: dict[int, float] = {}
     for context in distinct:
-        seconds[context] = verify_timing(engine, board, model, 1, context).seconds
+        seconds[context] = verify_timing(engine, board, model, 1, context, batch=batch).seconds
         if progress is not None:
             progress.advance(1)
     return [

@@ -48,8 +48,8 @@ from fpgasim.cli.sweep_options import (
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.errors import InputError
 from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
+from fpgasim.simulate import MAX_BATCH
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
@@ -71,6 +71,10 @@ def explore_cmd(
         help="Drafters, comma separated.",
     ),
     contexts: str = contexts_option("Context lengths, e.g. 256,1024,4096."),
+    batch: str = typer.Option(
+        "1", "--batch", help="Batch sizes (requests decoded together), e.g. 1,4,16: every "
+        "board is costed at each (docs/batching.md)."
+    ),
     verify_lens: str | None = typer.Option(
         None,
         "--verify-lens",
@@ -117,8 +121,6 @@ def explore_cmd(
     check_png(png, "--plot" if plot else "--out")
     check_input_path(aat_dir, "--aat-dir")
     check_executor(executor, scheduler)
-    if task and aat_dir is None:
-        raise InputError("--task", task, "only with --aat-dir (the embedded model has no tasks)")
     engine_version(engine)
     base = BoardBase(board, fpga, design)
     variation = parse_vary(vary)
@@ -129,24 +131,28 @@ def explore_cmd(
     for algo in algos:
         check_drafter(first, algo)
     lens = parse_int_list(verify_lens, "--verify-lens", 2, 10**5) if verify_lens else None
+    batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
     n_boards = len(variation.combinations())
     progress = RichProgress(f"explore ({engine}, {executor}, {n_boards} boards)")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = explore(
             base, variation, m, algos, ctxs, engine=engine, executor=executor, workers=workers,
             scheduler=scheduler, cache=cache, progress=progress, verify_lens=lens,
-            aat_dir=str(aat_dir) if aat_dir else None, task=task,
+            aat_dir=str(aat_dir) if aat_dir else None, task=task, batches=batches,
         )
     summary = result.summary
     write_frame(summary, out)
     plot_explore(result, png)
     stats_line = result.stats.summary()
     after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
-    shown = summary[["algorithm", "context", *result.axes, "decision", "best_verify_len",
-                     "tokens_per_s", "ad_tokens_per_s", "speedup", "dsps_used", "fits",
-                     "pareto"]]
+    batched = len(batches) > 1 or batches[0] > 1
+    shown = summary[["algorithm", *(["batch"] if batched else []), "context",
+                     *result.axes, "decision", "best_verify_len",
+                     "batch_tokens_per_s" if batched else "tokens_per_s", "ad_tokens_per_s",
+                     "speedup", "dsps_used", "fits", "pareto"]]
     heads = {"best_verify_len": "SD best x", "tokens_per_s": "delivered tok/s",
-             "ad_tokens_per_s": "AD tok/s"}
+             "batch_tokens_per_s": "batch tok/s (delivered)",
+             "ad_tokens_per_s": "AD tok/s per request"}
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
@@ -161,13 +167,15 @@ def explore_cmd(
 def _cheapest_lines(summary: pd.DataFrame, cheapest: pd.DataFrame) -> list[str]:
     """Per (drafter, context): the fitting board with the fewest DSPs where SD pays, or none."""
     lines = []
-    found = {(r["algorithm"], r["context"]): r for r in cheapest.to_dict("records")}
-    for key in dict.fromkeys(zip(summary["algorithm"], summary["context"], strict=True)):
+    found = {(r["algorithm"], r["batch"], r["context"]): r for r in cheapest.to_dict("records")}
+    for key in dict.fromkeys(zip(summary["algorithm"], summary["batch"], summary["context"],
+                                 strict=True)):
         row = found.get(key)
+        head = f"{key[0]} L={key[2]}" + (f" B={key[1]}" if key[1] > 1 else "")
         if row is None:
-            lines.append(f"{key[0]} L={key[1]}: SD pays on no fitting board of the space")
+            lines.append(f"{head}: SD pays on no fitting board of the space")
         else:
-            lines.append(f"{key[0]} L={key[1]}: cheapest fitting board where SD pays: "
+            lines.append(f"{head}: cheapest fitting board where SD pays: "
                          f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
                          f"at x={row['best_verify_len']})")
     return lines

@@ -57,7 +57,7 @@ from fpgasim.engine import BULK_ENGINE, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path
-from fpgasim.simulate import memory_warning, prefill_specs
+from fpgasim.simulate import MAX_BATCH, check_batch_memory, memory_warning, prefill_specs
 from fpgasim.step import service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor, default_workers
 
@@ -121,6 +121,12 @@ def generate_cmd(
         "and per step the verification length x and the accepted tokens."
     ),
     workers: int | None = workers_option(),
+    batch: int = typer.Option(
+        1, "--batch", "-B", min=1, max=MAX_BATCH,
+        help="Requests generated together (docs/batching.md): their prompts prefilled one "
+        "after another, then every step decodes all of them; the summary adds the batch's "
+        "tokens/s.",
+    ),
 ) -> None:
     """Time a whole generation: prefill of the prompt (TTFT), then D decode steps.
 
@@ -148,6 +154,8 @@ def generate_cmd(
     b, m = board_from(board, fpga, design), load_model(model)
     eng = get_engine(engine)
     last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
+    if 1 <= decode_len <= MAX_DECODE_LEN:
+        check_batch_memory(b, m, last_context, 1, None, batch, "--batch")
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
     if warning is not None:  # as `simulate` warns, before the work
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
@@ -170,10 +178,11 @@ def generate_cmd(
             prompt_len,
             functools.partial(
                 planned_passes, eng, b, m, prompt_len, decode_len, algorithm=algo,
-                curve_at=curve_at,
+                curve_at=curve_at, batch=batch,
             ),
             n,
             f"{what}: {engine} passes",
+            batch,
         )
     with RichProgress(what) as progress:
         result = generate(
@@ -186,6 +195,7 @@ def generate_cmd(
             curve_at=curve_at,
             task=run_task,
             progress=progress,
+            batch=batch,
         )
     if steps_out is not None:
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
@@ -202,6 +212,7 @@ def _prefetch(
     plan: Callable[[], PlannedPasses],
     workers: int,
     what: str,
+    batch: int = 1,
 ) -> None:
     """Time the planned passes (and compute the planned bounds) on a pool of `workers`
     processes (a progress bar on stderr), so `generate` finds them remembered: the first AD
@@ -214,7 +225,7 @@ def _prefetch(
     failed: Exception | None = None  # the plan's own error
     try:
         first = decode_context(prompt_len, 0, board.padding.decode_multiple)
-        service.run_pass(verify_spec(1, first), board, model)
+        service.run_pass(verify_spec(1, first, batch=batch), board, model)
         with ProcessExecutor(workers) as pool:
             finish = service.start([(spec, board, model, None)
                                     for spec in prefill_specs(board, prompt_len)], pool)
@@ -264,7 +275,8 @@ def _print(
         return
     title = (
         f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"
-        f" / {s['algorithm'] or 'AD'} / {s['engine']} ({lowering} lowering)"
+        + (f" / batch {s['batch']}" if s["batch"] > 1 else "")
+        + f" / {s['algorithm'] or 'AD'} / {s['engine']} ({lowering} lowering)"
     )
     out_console = wide_console()
     out_console.print(

@@ -33,6 +33,7 @@ from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_output_path, json_text
 from fpgasim.simulate import (
+    MAX_BATCH,
     Point,
     memory_warning,
     point_graphs,
@@ -151,6 +152,12 @@ def simulate(
     accepted: int = accepted_option(
         "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
     ),
+    batch: int = typer.Option(
+        1, "--batch", "-B", min=1, max=MAX_BATCH,
+        help="Requests decoded together: each verifies x tokens over its own KV cache; the "
+        "linear layers see batch x x rows (docs/batching.md). verify_tokens_per_s counts "
+        "the whole batch's tokens.",
+    ),
     engine: str = engine_option(
         "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
     ),
@@ -187,6 +194,7 @@ def simulate(
         raise InputError("--format", "json", "table with --dump-graph (the graph dump is text)")
     if phase is Phase.prefill:
         decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
+                       "--batch": (batch != 1, batch),
                        "--tree": (tree is not None, tree), "--depth": (depth is not None, depth),
                        "--top-k": (top_k is not None, top_k)}
         for flag, (given, value) in decode_only.items():
@@ -222,7 +230,7 @@ def simulate(
         verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
     elif verify_len is None:
         verify_len = 1
-    point = Point(b, m, context, verify_len, algo, draft_tree, accepted)
+    point = Point(b, m, context, verify_len, algo, draft_tree, accepted, batch)
     if dump_graph:
         print_graphs(point)
         return
@@ -242,11 +250,12 @@ def simulate(
         err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     if trace is not None:
         # the verify pass that was timed, tree mask included
-        spec = step_passes(verify_len, context, algo, draft_tree, accepted).verify
+        spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
         events = eng.trace_events(spec, b, m)
         atomic_write_bytes(trace, json_text(events, compact=True).encode())
         row["trace_file"] = str(trace)
-    _show(row, output_format, eng, f"{b.name} / {m.id} / L={context} / x={verify_len}", "verify")
+    label = f"{b.name} / {m.id} / L={context} / x={verify_len}"
+    _show(row, output_format, eng, label + (f" / batch {batch}" if batch > 1 else ""), "verify")
 
 
 def cycles_shown(value: object) -> object:

@@ -43,6 +43,7 @@ from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
+from fpgasim.simulate import MAX_BATCH
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
@@ -62,6 +63,10 @@ def sweep(
     contexts: str = contexts_option("Context lengths, e.g. 128,256,1024 or 128-256."),
     verify_lens: str = typer.Option(
         "1-85", "--verify-lens", help="Verification lengths x, e.g. 1-85 or 1,2,4,8."
+    ),
+    batch: str = typer.Option(
+        "1", "--batch", help="Batch sizes (requests decoded together), e.g. 1,4,16: one row "
+        "per batch (docs/batching.md)."
     ),
     out: Path = out_option(..., "Output file; .csv or .parquet decides the format."),
     algorithm: str | None = algorithm_option(
@@ -123,7 +128,10 @@ def sweep(
         algorithm=algo,
         tree_method=tree_method,
         accepted=accepted,
+        batches=parse_int_list(batch, "--batch", 1, MAX_BATCH),
     )
+    for point in grid.points() if len(grid.batches) > 1 or grid.batches[0] > 1 else ():
+        point.check()  # a batch whose caches do not fit: refused before any work
     progress = RichProgress(f"sweep ({engine}, {executor})")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = run_sweep(

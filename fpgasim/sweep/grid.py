@@ -24,6 +24,7 @@ SWEEP_COLUMNS = [
     "algorithm",
     "context",
     "verify_len",
+    "batch",
     "engine",
     "tree",
     "accepted",
@@ -76,12 +77,15 @@ class Grid:
     tree_method: str = "width"
     accepted: int = 1
     tree_table: dict[int, TokenTree] | None = None
+    batches: Sequence[int] = (1,)
 
     def __post_init__(self) -> None:
         check_distinct_names(self.boards)
-        b, c, x = len(self.boards), len(self.contexts), len(self.verify_lens)
-        check_points(b * c * x, "contexts/verify_lens", f"{c} contexts, {x} x",
-                     f"{b} board(s) x {c} contexts x {x} x")
+        b, c, x, n = (len(self.boards), len(self.contexts), len(self.verify_lens),
+                      len(self.batches))
+        check_points(b * c * x * n, "contexts/verify_lens/batches", f"{c} contexts, {x} x",
+                     f"{b} board(s) x {c} contexts x {x} x" + (f" x {n} batches" if n > 1
+                                                                else ""))
 
     def largest_tree(self) -> int:
         """Tokens of the largest verify pass under a tree mask (the largest x >= 2 with an
@@ -91,8 +95,8 @@ class Grid:
         return max((x for x in self.verify_lens if x >= 2), default=0)
 
     def points(self) -> list[Point]:
-        """Every board x context x verify length, boards major; x >= 2 carries its tree (the
-        tree table's, else the tree method's)."""
+        """Every board x context x verify length x batch, boards major; x >= 2 carries its
+        tree (the tree table's, else the tree method's)."""
         out = []
         for board in self.boards:
             for context in self.contexts:
@@ -102,17 +106,9 @@ class Grid:
                         tree = (self.tree_table or {}).get(x) or tree_for_verify_len(
                             self.algorithm, x, self.tree_method
                         )
-                    out.append(
-                        Point(
-                            board,
-                            self.model,
-                            context,
-                            x,
-                            self.algorithm if tree else None,
-                            tree,
-                            self.accepted,
-                        )
-                    )
+                    out += [Point(board, self.model, context, x,
+                                  self.algorithm if tree else None, tree, self.accepted, batch)
+                            for batch in self.batches]
         return out
 
 

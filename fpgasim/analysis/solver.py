@@ -713,15 +713,14 @@ def solve_batches(
     if not batches:
         raise InputError("batches", batches, "one or more batch sizes")
     for b in batches:
-        check_batch(b, "batches")
+        check_batch(b)
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
                               aat_dir=aat_dir, aat_source=aat_source,
                               curve_method=curve_method, beyond_window=beyond_window)
     for b in batches:  # every batch's caches must fit, before any pass is timed
         for curve in curves:
             x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
-            check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b,
-                               "batches")
+            check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b)
     rows = []
     for b in batches:
         timer = Timer(eng, board, model, algorithm, b)

@@ -37,6 +37,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
+from fpgasim.engine.energy import Energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     check_window,
@@ -52,6 +53,8 @@ from fpgasim.sweep.grid import check_points
 COMPUTE_BOUND_GAIN = 1.1
 #: Default slope threshold of the Naive set, tokens of AAT per extra verified token.
 NAIVE_THRESHOLD = 0.02
+#: What the best x maximises: tokens/s (P_eff) or tokens/J (docs/energy.md)
+OBJECTIVES = ("throughput", "energy")
 
 SUMMARY_COLUMNS = [
     "board",
@@ -103,6 +106,17 @@ SUMMARY_COLUMNS = [
     "aat_r2_all",
     "aat_fit_points",
     "aat_n_fit_points",
+    "objective",
+    "ad_tokens_per_j",
+    "best_tokens_per_j",
+    "energy_decision",
+    "speed_best_verify_len",
+    "speed_best_tokens_per_s",
+    "speed_best_tokens_per_j",
+    "energy_best_verify_len",
+    "energy_best_tree",
+    "energy_best_tokens_per_s",
+    "energy_best_tokens_per_j",
 ]
 
 #: Columns of `Solution.rooflines`.
@@ -140,6 +154,8 @@ CURVE_COLUMNS = [
     "ar",
     "p_eff_tokens_per_s",
     "speedup",
+    "energy_j",
+    "tokens_per_j",
 ]
 
 
@@ -160,6 +176,24 @@ class Timer:
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
         # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
         self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        self.energy_constants = energy_constants(board)
+
+    def verify_energy(self, verify_len: int, context: int,
+                      tree: TokenTree | None = None) -> Energy:
+        """The verify pass's energy (docs/energy.md), from the timing `verify_s` reads."""
+        t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree)
+        return pass_energy(t, self.board, self.engine.name, self.energy_constants)
+
+    def step_energy_j(self, verify_len: int, tree: TokenTree | None, accepted: int,
+                      context: int) -> float:
+        """Joules of one step: the verify pass and the draft passes of `tree` (as `draft`)."""
+        energy = self.verify_energy(verify_len, context, tree)
+        if tree is not None:
+            t = draft_timing(self.engine, self.board, self.model, self.algorithm, tree,
+                             accepted, context)
+            energy = energy + pass_energy(t, self.board, self.engine.name,
+                                          self.energy_constants)
+        return energy.energy_j
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
@@ -226,10 +260,13 @@ class BestSet:
     p_eff_tokens_per_s: float
     speedup: float
     decision: str
+    tokens_per_j: float = math.nan
+    ad_tokens_per_j: float = math.nan
 
 
-def best_set(timer: Timer, curve: AatCurve) -> BestSet:
-    """`solve_curve(timer, curve)`'s best set and decision, timing only the x that can be
+def best_set(timer: Timer, curve: AatCurve, objective: str = "throughput") -> BestSet:
+    """With `objective` energy: the x of most tokens/J, every x timed (`best_energy_set`).
+    Otherwise `solve_curve(timer, curve)`'s best set and decision, timing only the x that can be
     best (docs/method.md, "Finding the best x by bounds").
 
     P_eff(x) = AAT(x) / (T_v(x) + T_d(x)) <= AAT(x) / B(x) for any lower bound B(x) of
@@ -241,6 +278,9 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     `solve_curve` answers: an x whose pass the board cannot compile (e.g. attention over more
     keys than the model's window) raises only if its
     ceiling makes it timed, where `solve_curve`, which times every x, raises."""
+    check_objective(objective)
+    if objective == "energy":
+        return best_energy_set(timer, curve)
     context = curve.context
     points = curve_points(curve)
     if not points:
@@ -268,8 +308,41 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     p_eff, i, verify_s, draft_s = best
     x, aat, tree = points[i]
     speedup = p_eff / p1
+    ad_tpj = 1.0 / timer.verify_energy(1, context).energy_j
+    tpj = aat / timer.step_energy_j(x, tree, accepted_from_aat(aat), context)
     return BestSet(x, tree.describe(), aat, verify_s, draft_s, p_eff, speedup,
-                   decision_of(speedup))
+                   decision_of(speedup), tpj, ad_tpj)
+
+
+def check_objective(objective: str) -> None:
+    """InputError unless `objective` is one of OBJECTIVES."""
+    if objective not in OBJECTIVES:
+        raise InputError("objective", objective, f"one of {', '.join(OBJECTIVES)}")
+
+
+def best_energy_set(timer: Timer, curve: AatCurve) -> BestSet:
+    """The x of most tokens per joule, AAT(x) / E_step(x) (docs/energy.md), first maximum on
+    ties; its decision is SD when it uses less energy per token than AD. Every x is timed:
+    the lower bounds of T_v bound tokens/s, not tokens/J."""
+    context = curve.context
+    points = curve_points(curve)
+    if not points:
+        raise ValueError(f"the AAT curve at context {context} has no point")
+    p1 = 1.0 / timer.verify_s(1, context)
+    ad_tpj = 1.0 / timer.verify_energy(1, context).energy_j
+    best: tuple[float, int] | None = None
+    for i, (x, aat, tree) in enumerate(points):
+        tpj = aat / timer.step_energy_j(x, tree, accepted_from_aat(aat), context)
+        if best is None or tpj > best[0]:
+            best = (tpj, i)
+    assert best is not None
+    tpj, i = best
+    x, aat, tree = points[i]
+    draft_s = timer.draft(tree, accepted_from_aat(aat), context)[0]
+    verify_s = timer.verify_s(x, context, tree)
+    p_eff = aat / (verify_s + draft_s)
+    return BestSet(x, tree.describe(), aat, verify_s, draft_s, p_eff, p_eff / p1,
+                   decision_of(tpj / ad_tpj), tpj, ad_tpj)
 
 
 @dataclass(frozen=True)
@@ -328,8 +401,11 @@ def solve_curve(
     curve: AatCurve,
     naive_threshold: float = NAIVE_THRESHOLD,
     roofline: bool = True,
+    objective: str = "throughput",
 ) -> ContextSolution:
-    """Solve one (task, context) curve: P_eff at every x, best/ori/naive, regime.
+    """Solve one (task, context) curve: P_eff and tokens/J at every x, best/ori/naive,
+    regime. The best x maximises the `objective`: tokens/s (P_eff) or tokens/J; the summary
+    gives both optima and which of SD and AD uses less energy per token.
 
     roofline=False skips the primary roofline (T_v at every x up to the largest): the
     regime, x_ridge and roofline columns are then empty. The best/ori/naive sets do not
@@ -378,15 +454,23 @@ def solve_curve(
                 "draft_s": draft_s,
                 "draft_passes": passes,
                 "alpha": alpha,
+                "energy_j": timer.step_energy_j(int(x), tree, accepted, context),
             }
         )
     frame = pd.DataFrame(rows)
     perf = effective(frame["verify_len"], frame["verify_s"], frame["draft_s"], frame["aat"])
     frame = pd.concat([frame, perf], axis=1)
     frame["speedup"] = frame["p_eff_tokens_per_s"] / p1
+    frame["tokens_per_j"] = frame["aat"] / frame["energy_j"]
     frame = frame[CURVE_COLUMNS]
+    ad_tpj = 1.0 / timer.verify_energy(1, context).energy_j
 
-    best = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
+    check_objective(objective)
+    fastest = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
+    thriftiest = frame.loc[frame["tokens_per_j"].idxmax()]
+    best = thriftiest if objective == "energy" else fastest
+    decision = decision_of(float(best["tokens_per_j"]) / ad_tpj if objective == "energy"
+                           else float(best["speedup"]))
     x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
     naive = frame.loc[frame["verify_len"] == x_naive].iloc[0]
     if roof_fit is not None:
@@ -415,7 +499,7 @@ def solve_curve(
         "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
-        "decision": decision_of(float(best["speedup"])),
+        "decision": decision,
         "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
                                    algorithm.drafter),
         "regime": regime,
@@ -437,8 +521,28 @@ def solve_curve(
         "aat_r2_all": curve.fit.r2_all,
         "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
         "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+        "objective": objective,
+        "ad_tokens_per_j": ad_tpj,
+        "best_tokens_per_j": float(best["tokens_per_j"]),
+        "energy_decision": energy_verdict(float(best["tokens_per_j"]), ad_tpj),
+        "speed_best_verify_len": int(fastest["verify_len"]),
+        "speed_best_tokens_per_s": float(fastest["p_eff_tokens_per_s"]),
+        "speed_best_tokens_per_j": float(fastest["tokens_per_j"]),
+        "energy_best_verify_len": int(thriftiest["verify_len"]),
+        "energy_best_tree": thriftiest["tree"],
+        "energy_best_tokens_per_s": float(thriftiest["p_eff_tokens_per_s"]),
+        "energy_best_tokens_per_j": float(thriftiest["tokens_per_j"]),
     }
     return ContextSolution(summary, frame.reset_index(drop=True), roof, roof_fit)
+
+
+def energy_verdict(sd_tokens_per_j: float, ad_tokens_per_j: float) -> str:
+    """Which of the chosen SD configuration and AD uses less energy per token."""
+    if math.isclose(sd_tokens_per_j, ad_tokens_per_j, rel_tol=1e-12):
+        return "SD and AD use the same energy per token"
+    if sd_tokens_per_j > ad_tokens_per_j:
+        return "SD uses less energy per token"
+    return "AD uses less energy per token"
 
 
 def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
@@ -495,15 +599,18 @@ def solve_curves(
     mean: str = "geometric",
     fit_points: Sequence[int] | None = None,
     roofline: bool = True,
+    objective: str = "throughput",
 ) -> Solution:
     """Solve every curve; with several tasks also the unified x; then the schedule.
 
-    roofline=False: no primary roofline (see `solve_curve`).
+    roofline=False: no primary roofline (see `solve_curve`); objective: what the best x
+    maximises, tokens/s (throughput) or tokens/J (energy).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
         raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
+    check_objective(objective)
     timer = Timer(engine, board, model, algorithm)
-    solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
+    solved = [solve_curve(timer, c, naive_threshold, roofline, objective) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
     curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
     rooflines = (
@@ -518,7 +625,7 @@ def solve_curves(
         for context in sorted({c.context for c in curves}):
             group = [c for c in curves if c.context == context]
             mean_c = mean_curve(group, mean, fit_points)
-            means.append(solve_curve(timer, mean_c, naive_threshold, roofline))
+            means.append(solve_curve(timer, mean_c, naive_threshold, roofline, objective))
         unified_summary = pd.DataFrame([m.summary for m in means], columns=SUMMARY_COLUMNS)
         unified = unified_table(summary, curve_frame, unified_summary)
         schedule = build_schedule(unified_summary)
@@ -542,6 +649,7 @@ def solve(
     curve_method: str | None = None,
     mean: str = "geometric",
     beyond_window: bool = False,
+    objective: str = "throughput",
 ) -> Solution:
     """Solve a workload at each context, its AAT chosen by the acceptance rule
     (`analysis.acceptance`): measured tables (`aat_dir`; None: the shipped ones) where they
@@ -553,7 +661,10 @@ def solve(
     (embedded): per x the tree of highest tokens/s on this board (analysis.tree_design).
     Every context plus its curve's largest x must fit the model's window, unless
     `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
+    objective: the best x maximises tokens/s (throughput) or tokens/J (energy,
+    docs/energy.md).
     """
+    check_objective(objective)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     if aat_source is not None and aat_source not in AAT_SOURCES:
         raise InputError("aat_source", aat_source, f"one of {', '.join(AAT_SOURCES)}")
@@ -599,4 +710,5 @@ def solve(
         naive_threshold=naive_threshold,
         mean=mean,
         fit_points=fit_points,
+        objective=objective,
     )

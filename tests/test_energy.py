@@ -242,3 +242,15 @@ def test_pareto_energy_front() -> None:
     })
     # 0: fewest DSPs; 1: fastest at 200; 2: dominated by 1; 3: most tokens/J; 4: does not fit
     assert pareto_energy_flags(frame) == [True, True, False, True, False]
+
+
+def test_docs_blind_prediction_is_the_models() -> None:
+    """docs/validation.md's blind power prediction is what the model gives (T = 512)."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text()
+    section = text[text.index("## FlightLLM on U280: power, predicted blind"):]
+    board, model = load_board(U280), load_model(MODEL)
+    row = simulate_point(get_engine("fast"), Point(board, model, 511, 1))
+    stated = f"**{row['power_w']:.1f} W, {row['tokens_per_j']:.2f} tokens/J**"
+    assert stated in " ".join(section.split()), stated
+    assert "55 tokens/s" in text[text.index("## FlightLLM on U280: the measured speed"):]

@@ -21,6 +21,7 @@ from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_m
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
+from fpgasim.engine.energy import energy_columns, pass_energy
 from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
@@ -272,6 +273,8 @@ def simulate_point(engine: Engine, point: Point) -> dict:
         "dsps_used": point.board.fit.dsps_used,
         "fits_dsps": point.board.fit.fits_dsps,
     }
+    energy = pass_energy(tv, point.board, engine.name)
+    tokens = point.verify_len
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
             engine,
@@ -290,6 +293,12 @@ def simulate_point(engine: Engine, point: Point) -> dict:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
+        energy = energy + pass_energy(td, point.board, engine.name)
+        tokens = point.accepted
+    # the pass's (or, with an algorithm, the step's) power and energy (docs/energy.md):
+    # tokens_per_j counts the verified tokens, or the step's accepted tokens, of every
+    # request of the batch
+    row.update(energy_columns(energy, tokens * point.batch))
     check_finite_row(row, point)
     return row
 
@@ -372,6 +381,7 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
     row.update(memory_columns(board, model, aligned, 0))
+    row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
     return row
 
 

@@ -225,3 +225,18 @@ def test_simulate_and_sweep_rows_carry_the_batch(tmp_path, capsys) -> None:
     assert result.code == 0, result.err
     frame = pd.read_csv(out)
     assert sorted(frame["batch"]) == [1, 1, 4, 4]
+
+
+def test_energy_per_token_counts_every_request() -> None:
+    """tokens/J of a batch's pass: the batch's tokens over the pass's joules; a batch of
+    one-lane AD passes uses about as much energy per token as one request (the weights are
+    streamed per row either way), never less than the static power's share allows."""
+    board, model = _inputs()
+    eng = get_engine("fast")
+    one = simulate_point(eng, Point(board, model, 1024, 1))
+    four = simulate_point(eng, Point(board, model, 1024, 1, batch=4))
+    assert four["tokens_per_j"] == pytest.approx(4 / four["energy_j"], rel=1e-12)
+    assert four["tokens_per_j"] == pytest.approx(one["tokens_per_j"], rel=0.05)
+    light = solve_batches(board, model, load_algorithm("longspec"), [1024], [1, 4],
+                          engine="fast").summary
+    assert (light["ad_tokens_per_j"] > 0).all() and (light["tokens_per_j"] > 0).all()

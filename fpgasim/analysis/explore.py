@@ -24,6 +24,7 @@ import pandas as pd
 
 from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves
 from fpgasim.analysis.decision import USE_SD, decision_of
+from fpgasim.analysis.solver import energy_verdict
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -72,6 +73,13 @@ RESULT_COLUMNS = [
     "decision_accounting",
     "speedup_accounting",
     "pareto",
+    "ad_tokens_per_j",
+    "best_sd_tokens_per_j",
+    "tokens_per_j",
+    "energy_best_verify_len",
+    "energy_best_tokens_per_j",
+    "energy_decision",
+    "pareto_energy",
 ]
 
 
@@ -208,6 +216,9 @@ def cost_boards(
     ]
     draft_s = frame["draft_s"].fillna(0.0) if "draft_s" in frame else 0.0
     frame["p_eff_tokens_per_s"] = frame["aat"] / (frame["verify_s"] + draft_s)
+    # tokens/J of the step: AAT(x) over the step's joules (verify and draft passes, the
+    # simulated row's energy_j; docs/energy.md)
+    frame["tokens_per_j"] = frame["batch"] * frame["aat"] / frame["energy_j"]
     sources = {(a, c.context): c.basis for a, cs in curves.items() for c in cs}
     return frame, stats, sources
 
@@ -222,6 +233,8 @@ def best_of(group: pd.DataFrame) -> dict:
     sd_rate = float(best["p_eff_tokens_per_s"])
     speedup = sd_rate / p1
     decision = decision_of(speedup)
+    thrifty = sd.loc[sd["tokens_per_j"].idxmax()]
+    ad_tpj, sd_tpj = float(ad["tokens_per_j"]), float(best["tokens_per_j"])
     return {
         "model": ad["model"],
         "ad_tokens_per_s": p1,
@@ -234,6 +247,13 @@ def best_of(group: pd.DataFrame) -> dict:
         "tokens_per_s": sd_rate if decision == USE_SD else p1,
         "batch_tokens_per_s": int(ad["batch"]) * (sd_rate if decision == USE_SD else p1),
         "fits_memory": bool(best["fits_memory"] if decision == USE_SD else ad["fits_memory"]),
+        "ad_tokens_per_j": ad_tpj,
+        "best_sd_tokens_per_j": sd_tpj,
+        "tokens_per_j": sd_tpj if decision == USE_SD else ad_tpj,
+        "energy_best_verify_len": int(thrifty["verify_len"]),
+        "energy_best_tokens_per_j": float(thrifty["tokens_per_j"]),
+        # the energy-optimal SD against AD
+        "energy_decision": energy_verdict(float(thrifty["tokens_per_j"]), ad_tpj),
     }
 
 
@@ -357,6 +377,7 @@ def summarise(
                                                                   summary["fits_dsps"],
                                                                   strict=True)]
     summary["pareto"] = pareto_flags(summary)
+    summary["pareto_energy"] = pareto_energy_flags(summary)
     head = ["board", "fpga", "design", *axes]
     return summary[head + [c for c in RESULT_COLUMNS if c not in head]]
 
@@ -374,6 +395,23 @@ def pareto_flags(summary: pd.DataFrame) -> list[bool]:
             if rate > best:
                 flags[summary.index.get_loc(idx)] = True
                 best = rate
+    return flags
+
+
+def pareto_energy_flags(summary: pd.DataFrame) -> list[bool]:
+    """Per (algorithm, context): True for fitting boards on the front of delivered tokens/s,
+    tokens/J and DSPs used: no other fitting board has <= DSPs, >= tokens/s and >= tokens/J
+    with one of them strictly better (exact duplicates keep the first in grid order)."""
+    flags = [False] * len(summary)
+    for _, group in summary[summary["fits"]].groupby(["algorithm", "context"], sort=False):
+        rows = list(group[["dsps_used", "tokens_per_s", "tokens_per_j"]].itertuples())
+        for n, (idx, dsps, rate, tpj) in enumerate(rows):
+            dominated = any(
+                d <= dsps and r >= rate and e >= tpj
+                and ((d, r, e) != (dsps, rate, tpj) or m < n)
+                for m, (_, d, r, e) in enumerate(rows) if m != n
+            )
+            flags[summary.index.get_loc(idx)] = not dominated
     return flags
 
 

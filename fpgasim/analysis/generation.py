@@ -37,10 +37,11 @@ from fpgasim.analysis.aat import AatTables, workload_rows
 from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, embedded_curves
 from fpgasim.analysis.acceptance import main_task, tables_for
 from fpgasim.analysis.decision import USE_SD
-from fpgasim.analysis.solver import Timer, best_set
+from fpgasim.analysis.solver import Timer, best_set, energy_verdict
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
+from fpgasim.engine.energy import energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
@@ -72,6 +73,7 @@ STEP_COLUMNS = [
     "draft_s",
     "step_s",
     "elapsed_s",
+    "step_j",
 ]
 
 SUMMARY_COLUMNS = [
@@ -103,6 +105,11 @@ SUMMARY_COLUMNS = [
     "ad_decode_tokens_per_s",
     "decode_speedup",
     "total_speedup",
+    "decode_j",
+    "decode_tokens_per_j",
+    "ad_decode_j",
+    "ad_decode_tokens_per_j",
+    "energy_decision",
 ]
 
 #: The AAT curve (x -> AAT, tree) to solve at one context.
@@ -357,6 +364,7 @@ def generate(
         aat_source = aat_source or _curve_sources(curve_at, frame)
     decode_s = float(frame["step_s"].sum())
     ad_decode_s = float(ad["step_s"].sum())
+    decode_j, ad_decode_j = float(frame["step_j"].sum()), float(ad["step_j"].sum())
     summary = {
         "board": board.name,
         "model": model.id,
@@ -387,6 +395,13 @@ def generate(
         "ad_decode_tokens_per_s": decode_len / ad_decode_s,
         "decode_speedup": ad_decode_s / decode_s,
         "total_speedup": (prefill_s + ad_decode_s) / (prefill_s + decode_s),
+        # energy of the decode (docs/energy.md): the steps' joules, SD's beside AD's
+        "decode_j": decode_j,
+        "decode_tokens_per_j": decode_len / decode_j,
+        "ad_decode_j": ad_decode_j,
+        "ad_decode_tokens_per_j": decode_len / ad_decode_j,
+        "energy_decision": energy_verdict(decode_len / decode_j, decode_len / ad_decode_j)
+        if algorithm else "",
         # weights and KV at the last step's context (the largest)
         **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
                          algorithm.drafter if algorithm else None, batch),
@@ -427,12 +442,17 @@ def _ad_steps(
     if progress is not None:
         progress.start(len(distinct), 0)
     seconds: dict[int, float] = {}
+    joules: dict[int, float] = {}
+    constants = energy_constants(board)
     for context in distinct:
-        seconds[context] = verify_timing(engine, board, model, 1, context, batch=batch).seconds
+        timing = verify_timing(engine, board, model, 1, context, batch=batch)
+        seconds[context] = timing.seconds
+        # each request's share of the batch's pass, as the SD steps' (Timer.step_energy_j)
+        joules[context] = pass_energy(timing, board, engine.name, constants).energy_j / batch
         if progress is not None:
             progress.advance(1)
     return [
-        _row(i, float(i), c, 1, "", 1.0, ("use AD", math.nan), seconds[c], 0.0)
+        _row(i, float(i), c, 1, "", 1.0, ("use AD", math.nan), seconds[c], 0.0, joules[c])
         for i, c in enumerate(contexts)
     ]
 
@@ -447,7 +467,7 @@ def _sd_steps(
     """SD: each step verifies the best x of its context and advances g by AAT(x)."""
     board = timer.board
     multiple = board.padding.decode_multiple
-    solved: dict[int, tuple[int, str, float, tuple[str, float], float, float]] = {}
+    solved: dict[int, tuple[int, str, float, tuple[str, float], float, float, float]] = {}
     rows: list[dict] = []
     generated, shown = 0.0, 0
     if progress is not None:
@@ -456,13 +476,14 @@ def _sd_steps(
         context = decode_context(prompt_len, math.floor(generated), multiple)
         if context not in solved:
             solved[context] = _best_step(timer, curve_at(context))
-        x, tree, aat, verdict, verify_s, draft_s = solved[context]
+        x, tree, aat, verdict, verify_s, draft_s, step_j = solved[context]
         if context + x > timer.model.window_tokens:
             raise InputError("decode_len", decode_len,
                              f"fewer tokens: the step at context {context} verifies x = {x} "
                              f"tokens past {timer.model.id}'s {timer.model.window_tokens}-token "
                              "window")
-        row = _row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s)
+        row = _row(len(rows), generated, context, x, tree, aat, verdict, verify_s, draft_s,
+                   step_j)
         row["aat_basis"] = curve_at(context).basis
         rows.append(row)
         generated += aat
@@ -474,17 +495,20 @@ def _sd_steps(
 
 
 def _best_step(
-    timer: Timer, curve: AatCurve
-) -> tuple[int, str, float, tuple[str, float], float, float]:
-    """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s) of the solver's
-    best set at one context (x = 1 where the decision is AD): `best_set`, which times only
-    the x that can be best (on boards whose passes are bounded from below) and none of the
-    primary roofline or the Ori set, which the best set and the decision do not read."""
-    best = best_set(timer, curve)
+    timer: Timer, curve: AatCurve, objective: str = "throughput"
+) -> tuple[int, str, float, tuple[str, float], float, float, float]:
+    """(x, tree, AAT, (decision, SD's best speedup over AD), T_v s, T_d s, step J) of the
+    solver's best set at one context (x = 1 where the decision is AD): `best_set`, which
+    times only the x that can be best (on boards whose passes are bounded from below) and
+    none of the primary roofline or the Ori set, which the best set and the decision do not
+    read. `objective` energy: the x of most tokens/J (SD where it beats AD's)."""
+    best = best_set(timer, curve, objective)
     verdict = (best.decision, best.speedup)
     if verdict[0] != USE_SD:
-        return 1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0
-    return best.verify_len, best.tree, best.aat, verdict, best.verify_s, best.draft_s
+        return (1, "", 1.0, verdict, timer.verify_s(1, curve.context), 0.0,
+                timer.ad_energy_j(curve.context))
+    return (best.verify_len, best.tree, best.aat, verdict, best.verify_s, best.draft_s,
+            best.aat / best.tokens_per_j)
 
 
 def _row(
@@ -497,6 +521,7 @@ def _row(
     verdict: tuple[str, float],
     verify_s: float,
     draft_s: float,
+    step_j: float,
 ) -> dict:
     return {
         "step": step,
@@ -513,4 +538,5 @@ def _row(
         "draft_s": draft_s,
         "step_s": verify_s + draft_s,
         "elapsed_s": 0.0,
+        "step_j": step_j,
     }

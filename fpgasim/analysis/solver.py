@@ -39,6 +39,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
+from fpgasim.engine.energy import Energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     check_batch,
@@ -57,6 +58,8 @@ from fpgasim.sweep.grid import check_points
 COMPUTE_BOUND_GAIN = 1.1
 #: Default slope threshold of the Naive set, tokens of AAT per extra verified token.
 NAIVE_THRESHOLD = 0.02
+#: What the best x maximises: tokens/s (P_eff) or tokens/J (docs/energy.md)
+OBJECTIVES = ("throughput", "energy")
 
 SUMMARY_COLUMNS = [
     "board",
@@ -111,6 +114,17 @@ SUMMARY_COLUMNS = [
     "aat_r2_all",
     "aat_fit_points",
     "aat_n_fit_points",
+    "objective",
+    "ad_tokens_per_j",
+    "best_tokens_per_j",
+    "energy_decision",
+    "speed_best_verify_len",
+    "speed_best_tokens_per_s",
+    "speed_best_tokens_per_j",
+    "energy_best_verify_len",
+    "energy_best_tree",
+    "energy_best_tokens_per_s",
+    "energy_best_tokens_per_j",
 ]
 
 #: Columns of `Solution.rooflines`.
@@ -150,6 +164,8 @@ CURVE_COLUMNS = [
     "ar",
     "p_eff_tokens_per_s",
     "speedup",
+    "energy_j",
+    "tokens_per_j",
 ]
 
 
@@ -174,6 +190,32 @@ class Timer:
         self.batch = batch
         # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
         self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        self.energy_constants = energy_constants(board)
+
+    def verify_energy(self, verify_len: int, context: int,
+                      tree: TokenTree | None = None) -> Energy:
+        """The verify pass's energy (docs/energy.md), from the timing `verify_s` reads (the
+        whole batch's pass)."""
+        t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree,
+                          self.batch)
+        return pass_energy(t, self.board, self.engine.name, self.energy_constants)
+
+    def ad_energy_j(self, context: int) -> float:
+        """Joules of one AD step per request (the batch's pass over its requests), so AD's
+        tokens/J is 1 / ad_energy_j."""
+        return self.verify_energy(1, context).energy_j / self.batch
+
+    def step_energy_j(self, verify_len: int, tree: TokenTree | None, accepted: int,
+                      context: int) -> float:
+        """Joules of one step per request: the verify pass and the draft passes of `tree`
+        (as `draft`), the batch's energy over its requests (tokens/J = AAT / this)."""
+        energy = self.verify_energy(verify_len, context, tree)
+        if tree is not None:
+            t = draft_timing(self.engine, self.board, self.model, self.algorithm, tree,
+                             accepted, context, self.batch)
+            energy = energy + pass_energy(t, self.board, self.engine.name,
+                                          self.energy_constants)
+        return energy.energy_j / self.batch
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
@@ -252,10 +294,13 @@ class BestSet:
     p_eff_tokens_per_s: float
     speedup: float
     decision: str
+    tokens_per_j: float = math.nan
+    ad_tokens_per_j: float = math.nan
 
 
-def best_set(timer: Timer, curve: AatCurve) -> BestSet:
-    """`solve_curve(timer, curve)`'s best set and decision, timing only the x that can be
+def best_set(timer: Timer, curve: AatCurve, objective: str = "throughput") -> BestSet:
+    """With `objective` energy: the x of most tokens/J, every x timed (`best_energy_set`).
+    Otherwise `solve_curve(timer, curve)`'s best set and decision, timing only the x that can be
     best (docs/method.md, "Finding the best x by bounds").
 
     P_eff(x) = AAT(x) / (T_v(x) + T_d(x)) <= AAT(x) / B(x) for any lower bound B(x) of
@@ -269,6 +314,9 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     answers: an x whose pass the board cannot compile (e.g. attention over more keys than
     the model's window) raises only if its ceiling makes it timed, where `solve_curve`,
     which times every x, raises."""
+    check_objective(objective)
+    if objective == "energy":
+        return best_energy_set(timer, curve)
     context = curve.context
     points = curve_points(curve)
     if not points:
@@ -301,8 +349,41 @@ def best_set(timer: Timer, curve: AatCurve) -> BestSet:
     p_eff, i, verify_s, draft_s = best
     x, aat, tree = points[i]
     speedup = p_eff / p1
+    ad_tpj = 1.0 / timer.ad_energy_j(context)
+    tpj = aat / timer.step_energy_j(x, tree, accepted_from_aat(aat), context)
     return BestSet(x, tree.describe(), aat, verify_s, draft_s, p_eff, speedup,
-                   decision_of(speedup))
+                   decision_of(speedup), tpj, ad_tpj)
+
+
+def check_objective(objective: str) -> None:
+    """InputError unless `objective` is one of OBJECTIVES."""
+    if objective not in OBJECTIVES:
+        raise InputError("objective", objective, f"one of {', '.join(OBJECTIVES)}")
+
+
+def best_energy_set(timer: Timer, curve: AatCurve) -> BestSet:
+    """The x of most tokens per joule, AAT(x) / E_step(x) (docs/energy.md), first maximum on
+    ties; its decision is SD when it uses less energy per token than AD. Every x is timed:
+    the lower bounds of T_v bound tokens/s, not tokens/J."""
+    context = curve.context
+    points = curve_points(curve)
+    if not points:
+        raise ValueError(f"the AAT curve at context {context} has no point")
+    p1 = 1.0 / timer.verify_s(1, context)
+    ad_tpj = 1.0 / timer.ad_energy_j(context)
+    best: tuple[float, int] | None = None
+    for i, (x, aat, tree) in enumerate(points):
+        tpj = aat / timer.step_energy_j(x, tree, accepted_from_aat(aat), context)
+        if best is None or tpj > best[0]:
+            best = (tpj, i)
+    assert best is not None
+    tpj, i = best
+    x, aat, tree = points[i]
+    draft_s = timer.draft(tree, accepted_from_aat(aat), context)[0]
+    verify_s = timer.verify_s(x, context, tree)
+    p_eff = aat / (verify_s + draft_s)
+    return BestSet(x, tree.describe(), aat, verify_s, draft_s, p_eff, p_eff / p1,
+                   decision_of(tpj / ad_tpj), tpj, ad_tpj)
 
 
 @dataclass(frozen=True)
@@ -361,8 +442,11 @@ def solve_curve(
     curve: AatCurve,
     naive_threshold: float = NAIVE_THRESHOLD,
     roofline: bool = True,
+    objective: str = "throughput",
 ) -> ContextSolution:
-    """Solve one (task, context) curve: P_eff at every x, best/ori/naive, regime.
+    """Solve one (task, context) curve: P_eff and tokens/J at every x, best/ori/naive,
+    regime. The best x maximises the `objective`: tokens/s (P_eff) or tokens/J; the summary
+    gives both optima and which of SD and AD uses less energy per token.
 
     roofline=False skips the primary roofline (T_v at every x up to the largest): the
     regime, x_ridge and roofline columns are then empty. The best/ori/naive sets do not
@@ -415,15 +499,23 @@ def solve_curve(
                 "draft_s": draft_s,
                 "draft_passes": passes,
                 "alpha": alpha,
+                "energy_j": timer.step_energy_j(int(x), tree, accepted, context),
             }
         )
     frame = pd.DataFrame(rows)
     perf = effective(frame["verify_len"], frame["verify_s"], frame["draft_s"], frame["aat"])
     frame = pd.concat([frame, perf], axis=1)
     frame["speedup"] = frame["p_eff_tokens_per_s"] / p1
+    frame["tokens_per_j"] = frame["aat"] / frame["energy_j"]
     frame = frame[CURVE_COLUMNS]
+    ad_tpj = 1.0 / timer.ad_energy_j(context)
 
-    best = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
+    check_objective(objective)
+    fastest = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
+    thriftiest = frame.loc[frame["tokens_per_j"].idxmax()]
+    best = thriftiest if objective == "energy" else fastest
+    decision = decision_of(float(best["tokens_per_j"]) / ad_tpj if objective == "energy"
+                           else float(best["speedup"]))
     x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
     naive = frame.loc[frame["verify_len"] == x_naive].iloc[0]
     if roof_fit is not None:
@@ -452,10 +544,11 @@ def solve_curve(
         "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
         "naive_speedup": float(naive["speedup"]),
         "naive_threshold": naive_threshold,
-        "decision": decision_of(float(best["speedup"])),
-        # what the batch delivers with the decision taken (SD's best set, or AD)
-        "batch_tokens_per_s": timer.batch * max(float(best["p_eff_tokens_per_s"]), p1),
-        "tpot_s": 1.0 / max(float(best["p_eff_tokens_per_s"]), p1),
+        "decision": decision,
+        # what the batch delivers with the decision taken (SD's chosen set, or AD)
+        "batch_tokens_per_s": timer.batch * (float(best["p_eff_tokens_per_s"])
+                                             if decision == USE_SD else p1),
+        "tpot_s": 1.0 / (float(best["p_eff_tokens_per_s"]) if decision == USE_SD else p1),
         "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
                                    algorithm.drafter, timer.batch),
         "regime": regime,
@@ -477,8 +570,28 @@ def solve_curve(
         "aat_r2_all": curve.fit.r2_all,
         "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
         "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+        "objective": objective,
+        "ad_tokens_per_j": ad_tpj,
+        "best_tokens_per_j": float(best["tokens_per_j"]),
+        "energy_decision": energy_verdict(float(best["tokens_per_j"]), ad_tpj),
+        "speed_best_verify_len": int(fastest["verify_len"]),
+        "speed_best_tokens_per_s": float(fastest["p_eff_tokens_per_s"]),
+        "speed_best_tokens_per_j": float(fastest["tokens_per_j"]),
+        "energy_best_verify_len": int(thriftiest["verify_len"]),
+        "energy_best_tree": thriftiest["tree"],
+        "energy_best_tokens_per_s": float(thriftiest["p_eff_tokens_per_s"]),
+        "energy_best_tokens_per_j": float(thriftiest["tokens_per_j"]),
     }
     return ContextSolution(summary, frame.reset_index(drop=True), roof, roof_fit)
+
+
+def energy_verdict(sd_tokens_per_j: float, ad_tokens_per_j: float) -> str:
+    """Which of the chosen SD configuration and AD uses less energy per token."""
+    if math.isclose(sd_tokens_per_j, ad_tokens_per_j, rel_tol=1e-12):
+        return "SD and AD use the same energy per token"
+    if sd_tokens_per_j > ad_tokens_per_j:
+        return "SD uses less energy per token"
+    return "AD uses less energy per token"
 
 
 def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
@@ -536,16 +649,19 @@ def solve_curves(
     fit_points: Sequence[int] | None = None,
     roofline: bool = True,
     batch: int = 1,
+    objective: str = "throughput",
 ) -> Solution:
     """Solve every curve; with several tasks also the unified x; then the schedule.
 
-    roofline=False: no primary roofline (see `solve_curve`). batch: every step decodes that
-    many requests together (docs/batching.md).
+    roofline=False: no primary roofline (see `solve_curve`); batch: every step decodes that
+    many requests together (docs/batching.md); objective: what the best x maximises,
+    tokens/s (throughput) or tokens/J (energy).
     """
     if naive_threshold <= 0 or not math.isfinite(naive_threshold):
         raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
+    check_objective(objective)
     timer = Timer(engine, board, model, algorithm, batch)
-    solved = [solve_curve(timer, c, naive_threshold, roofline) for c in curves]
+    solved = [solve_curve(timer, c, naive_threshold, roofline, objective) for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
     curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
     rooflines = (
@@ -560,7 +676,7 @@ def solve_curves(
         for context in sorted({c.context for c in curves}):
             group = [c for c in curves if c.context == context]
             mean_c = mean_curve(group, mean, fit_points)
-            means.append(solve_curve(timer, mean_c, naive_threshold, roofline))
+            means.append(solve_curve(timer, mean_c, naive_threshold, roofline, objective))
         unified_summary = pd.DataFrame([m.summary for m in means], columns=SUMMARY_COLUMNS)
         unified = unified_table(summary, curve_frame, unified_summary)
         schedule = build_schedule(unified_summary)
@@ -585,6 +701,7 @@ def solve(
     mean: str = "geometric",
     beyond_window: bool = False,
     batch: int = 1,
+    objective: str = "throughput",
 ) -> Solution:
     """Solve a workload at each context, its AAT chosen by the acceptance rule
     (`analysis.acceptance`): measured tables (`aat_dir`; None: the shipped ones) where they
@@ -598,7 +715,10 @@ def solve(
     `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
     batch: every step decodes that many requests together (docs/batching.md);
     `solve_batches` answers several batch sizes at once.
+    objective: the best x maximises tokens/s (throughput) or tokens/J (energy,
+    docs/energy.md).
     """
+    check_objective(objective)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     check_batch(batch)
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
@@ -608,7 +728,7 @@ def solve(
         x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
         check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, batch)
     return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
-                        mean=mean, fit_points=fit_points, batch=batch)
+                        mean=mean, fit_points=fit_points, batch=batch, objective=objective)
 
 
 def solve_curves_for(
@@ -677,7 +797,8 @@ BATCH_COLUMNS = [
     "board", "model", "algorithm", "task", "context", "batch", "engine", "aat_basis",
     "ad_tokens_per_s", "decision", "best_verify_len", "best_tree", "best_aat",
     "best_tokens_per_s", "best_speedup", "verify_s", "draft_s", "batch_tokens_per_s",
-    "ad_batch_tokens_per_s", "tpot_s", "memory_bytes", "fits_memory",
+    "ad_batch_tokens_per_s", "tpot_s", "tokens_per_j", "ad_tokens_per_j", "memory_bytes",
+    "fits_memory",
 ]
 
 
@@ -739,6 +860,9 @@ def solve_batches(
                 "best_speedup": best.speedup, "verify_s": best.verify_s,
                 "draft_s": best.draft_s, "batch_tokens_per_s": b * delivered,
                 "ad_batch_tokens_per_s": b * ad, "tpot_s": 1.0 / delivered,
+                # the batch's tokens per joule with the decision taken (docs/energy.md)
+                "tokens_per_j": best.tokens_per_j if x > 1 else best.ad_tokens_per_j,
+                "ad_tokens_per_j": best.ad_tokens_per_j,
                 "memory_bytes": memory_bytes(board, model, curve.context, x,
                                              algorithm.drafter if x > 1 else None, b),
                 "fits_memory": fits_memory(board, model, curve.context, x,

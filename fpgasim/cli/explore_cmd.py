@@ -106,8 +106,9 @@ def explore_cmd(
     fitted to the part again (so "double the DSPs", fpga.dsps, re-sizes the arrays), then
     costed with the simulator at AD and at every x of each drafter's AAT curve per context.
     The table gives, per board, drafter and context: what the board delivers (the faster of
-    SD at its best x and AD, with the decision), its DSPs and whether it fits, and the
-    Pareto front of delivered tokens/s against DSPs; the figure draws the fronts and heat
+    SD at its best x and AD, with the decision), its tokens/J (docs/energy.md) and the
+    energy-optimal x, its DSPs and whether it fits, the Pareto front of delivered tokens/s
+    against DSPs and that of tokens/s, tokens/J and DSPs together; the figure draws the fronts and heat
     maps over the first two varied fields. Lines below say which fitting board is fastest,
     which step pays more ("one step up the diagonal": from every grid point, one value up a
     compute field against one value up the bandwidth, geometric mean of the gains), and
@@ -149,10 +150,13 @@ def explore_cmd(
     shown = summary[["algorithm", *(["batch"] if batched else []), "context",
                      *result.axes, "decision", "best_verify_len",
                      "batch_tokens_per_s" if batched else "tokens_per_s", "ad_tokens_per_s",
-                     "speedup", "dsps_used", "fits", "pareto"]]
+                     "speedup", "tokens_per_j", "ad_tokens_per_j", "energy_best_verify_len",
+                     "dsps_used", "fits", "pareto", "pareto_energy"]]
     heads = {"best_verify_len": "SD best x", "tokens_per_s": "delivered tok/s",
              "batch_tokens_per_s": "batch tok/s (delivered)",
-             "ad_tokens_per_s": "AD tok/s per request"}
+             "ad_tokens_per_s": "AD tok/s per request", "tokens_per_j": "delivered tok/J",
+             "ad_tokens_per_j": "AD tok/J", "energy_best_verify_len": "SD energy x",
+             "pareto": "pareto tok/s-DSPs", "pareto_energy": "pareto tok/s-tok/J-DSPs"}
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))

@@ -300,6 +300,12 @@ def _print(
             highlight=False,
             soft_wrap=True,
         )
+        out_console.print(
+            f"  energy: {s['energy_decision']}: SD {s['decode_tokens_per_j']:.4g} tokens/J, "
+            f"AD {s['ad_decode_tokens_per_j']:.4g} tokens/J (docs/energy.md)",
+            highlight=False,
+            soft_wrap=True,
+        )
         out_console.print(f"  AAT {s['aat_basis']}: {s['aat_note']}", highlight=False,
                           soft_wrap=True)
     for path, line in (

@@ -59,6 +59,11 @@ class AatSource(StrEnum):
     embedded = "embedded"
 
 
+class SolveObjective(StrEnum):
+    throughput = "throughput"
+    energy = "energy"
+
+
 class Mean(StrEnum):
     geometric = "geometric"
     arithmetic = "arithmetic"
@@ -109,6 +114,11 @@ def solve(
         Mean.geometric,
         "--mean",
         help="Across tasks: mean of the tasks' AAT curves that picks the unified x.",
+    ),
+    objective: SolveObjective = typer.Option(
+        SolveObjective.throughput,
+        "--objective",
+        help="What the best x and tree maximise: throughput (tokens/s, P_eff) or energy (tokens/J, docs/energy.md). Both optima and tokens/J of AD and SD are reported either way.",
     ),
     output_format: TableJsonCsv = format_option(
         TableJsonCsv.table, "Output: table, json or csv (the per-context summary)."
@@ -162,6 +172,7 @@ def solve(
         "naive_threshold": naive_threshold,
         "curve_method": curve_method,
         "mean": mean.value,
+        "objective": objective.value,
     }
     ctxs = parse_contexts(contexts)
     batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
@@ -352,6 +363,25 @@ def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
     return out
 
 
+def _print_energy_lines(summary: pd.DataFrame, multi: bool) -> None:
+    """One line per context: which of AD and the chosen SD uses less energy per token, and
+    the energy-optimal x beside the time-optimal x (docs/energy.md)."""
+    out = wide_console()
+    for s in summary.to_dict("records"):
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        parted = ("the same x" if s["energy_best_verify_len"] == s["speed_best_verify_len"]
+                  else "they part")
+        out.print(
+            f"  {label}: {s['energy_decision']} (best x {s['best_verify_len']}: "
+            f"{s['best_tokens_per_j']:.3g} tok/J, AD {s['ad_tokens_per_j']:.3g} tok/J); "
+            f"energy-optimal x = {s['energy_best_verify_len']} "
+            f"({s['energy_best_tokens_per_j']:.3g} tok/J, {s['energy_best_tokens_per_s']:.3g} "
+            f"tok/s), time-optimal x = {s['speed_best_verify_len']} "
+            f"({s['speed_best_tokens_per_j']:.3g} tok/J, {s['speed_best_tokens_per_s']:.3g} "
+            f"tok/s): {parted}",
+            highlight=False, soft_wrap=True)
+
+
 def _meta(solution: Solution) -> dict:
     s = solution.summary.iloc[0]
     tasks = sorted(set(solution.summary["task"]))
@@ -456,12 +486,16 @@ def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> N
                 "naive x": _x(s["naive_verify_len"]),
                 "naive tok/s": s["naive_tokens_per_s"],
                 "naive speedup": s["naive_speedup"],
+                "AD tok/J": s["ad_tokens_per_j"],
+                "best tok/J": s["best_tokens_per_j"],
             }
         )
         if show_fit:
             row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
-    out.print(rich_table(rows, title=f"Best / Ori / Naive sets: {head}", floatfmt="{:.3g}"))
+    out.print(rich_table(rows, title=f"Best / Ori / Naive sets ({first['objective']}): {head}",
+                         floatfmt="{:.3g}"))
+    _print_energy_lines(summ, multi)
     model_rows = []
     for s in summ.to_dict("records"):
         row = {"task": s["task"]} if multi else {}

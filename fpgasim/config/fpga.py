@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from fpgasim.config.schema import BANDWIDTH_GB_S, CAPACITY_GIB, PosInt, Strict
 
@@ -37,6 +37,10 @@ class FpgaMemory(Strict):
         None, gt=0, le=10_000, allow_inf_nan=False,
         description="clock of the memory's fabric interface (e.g. HBM AXI), MHz",
     )
+    pj_per_bit: float | None = Field(
+        None, ge=0, le=1000, allow_inf_nan=False,
+        description="energy per bit moved, pJ (null: the table of engine/energy.py by `kind`)",
+    )
 
     @property
     def bytes_per_s(self) -> float:
@@ -45,12 +49,50 @@ class FpgaMemory(Strict):
 
 
 class FpgaPower(Strict):
-    """What the data sheet states about power (docs/energy.md)."""
+    """What the sources state about the card's power (docs/energy.md). Each energy field
+    left null takes the value of engine/energy.py's table for the part's family or DSP kind
+    (an assumption there, labelled); a cited figure here replaces it."""
 
     max_w: float | None = Field(
         None, gt=0, le=10_000, allow_inf_nan=False,
         description="the card's or kit's maximum (rated) power, W",
     )
+    static_w: float | None = Field(
+        None, ge=0, le=10_000, allow_inf_nan=False,
+        description="the card's draw configured and idle (part leakage, memory background, "
+        "card), W; at most max_w",
+    )
+    mac_pj: float | None = Field(
+        None, ge=0, le=1000, allow_inf_nan=False,
+        description="energy per MAC at the design's precision, operands' routing included, pJ",
+    )
+    sram_pj_per_bit: float | None = Field(
+        None, ge=0, le=1000, allow_inf_nan=False,
+        description="on-chip buffer (BRAM/URAM) energy per bit written or read, pJ",
+    )
+    sfu_pj: float | None = Field(
+        None, ge=0, le=10_000, allow_inf_nan=False,
+        description="special-function energy per element pass, pJ",
+    )
+    clock_pj_per_dsp_cycle: float | None = Field(
+        None, ge=0, le=1000, allow_inf_nan=False,
+        description="clock tree and pipeline registers per used DSP slice per cycle, pJ",
+    )
+    regulator_efficiency: float | None = Field(
+        None, gt=0, le=1, allow_inf_nan=False,
+        description="share of the card's input power the on-card regulators deliver, (0, 1]",
+    )
+
+    @field_validator("static_w")
+    @classmethod
+    def _static_within_max(cls, value: float | None, info: ValidationInfo) -> float | None:
+        top = info.data.get("max_w")
+        if value is not None and top is not None and value > top:
+            raise ValueError(
+                f"above max_w = {top:g} W: a card's idle draw is at most its rated maximum "
+                f"(0 to {top:g} W)"
+            )
+        return value
 
 
 class Citation(Strict):

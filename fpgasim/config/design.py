@@ -115,6 +115,11 @@ class MemoryUse(Strict):
     instruction_channels: int = Field(1, ge=0, le=16, description="instruction fetch channels")
     same_channel_efficiency: Efficiency = Field(description="LD/ST within a buffer's channels")
     cross_channel_efficiency: Efficiency = Field(description="LD into B/meta: crosses channels")
+    mm_weight_path: Literal["cross", "a_channels"] = Field(
+        "cross", description="MM-mode weight loads: over one channel at the cross-channel "
+        "efficiency (cross: FlightLLM's compiler, docs/flightllm-model.md §4.3), or over the A "
+        "channels at the same-channel efficiency, as MV-mode weights (a_channels)",
+    )
     zero_fill_bytes_per_cycle: PosInt = Field(
         le=1 << 20, description="zero-fill write rate per channel, bytes/cycle"
     )

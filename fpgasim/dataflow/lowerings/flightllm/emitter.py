@@ -70,6 +70,7 @@ class Rates:
     e_cross: float
     zero_fill_bytes_per_cycle: int  # per channel
     channels_a: int
+    mm_weights_wide: bool  # MM-mode weights over the A channels, not one cross channel
     block: int
     mask_block: int
     mm_macs_per_cycle: int
@@ -116,6 +117,7 @@ class Rates:
             e_cross=mem.cross_channel_efficiency,
             zero_fill_bytes_per_cycle=mem.zero_fill_bytes_per_cycle,
             channels_a=fit.channels_a,
+            mm_weights_wide=mem.mm_weight_path == "a_channels",
             block=comp.block,
             mask_block=comp.mask_block,
             mm_macs_per_cycle=fit.mm_macs_per_cycle,

@@ -230,8 +230,9 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     ) -> None:
         for p, kc in enumerate(pieces):
             i = first_i + p
-            sub.ld(b * b * kc * r.weight_bytes, cross=True, ratio=ratio, traffic=TRAFFIC_WEIGHT,
-                   wait=mask_of(MM) if i > dep else 0, rel=mask_of(MM))
+            sub.ld(b * b * kc * r.weight_bytes, cross=not r.mm_weights_wide,
+                   par=r.channels_a if r.mm_weights_wide else 1, ratio=ratio,
+                   traffic=TRAFFIC_WEIGHT, wait=mask_of(MM) if i > dep else 0, rel=mask_of(MM))
             rel = mask_of(LD) if i + dep <= total else 0
             if i == total and more_tiles:
                 rel |= mask_of(LD)

@@ -42,6 +42,7 @@ FLIGHTLLM_RECIPE = [
     ("design.recipe.q.bias", True), ("design.recipe.k.sparse_ratio", 0.7),
     ("design.recipe.k.bias", True), ("design.recipe.v.bias", True),
     ("design.recipe.o.bias", True), ("design.compiler.kv_append", "reread"),
+    ("design.memory.mm_weight_path", "cross"),  # the old boards' FlightLLM weight path
 ]
 
 

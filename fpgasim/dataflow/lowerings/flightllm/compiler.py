@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -388,6 +388,32 @@ def _less(a: float, err_a: float, b: float, err_b: float) -> bool | None:
     return None
 
 
+#: MV row groups from which `choose_forms` first bounds the MV form from one row group
+MV_BOUND_GROUPS = 64
+
+
+def _mm_below_mv_bound(L: HwLayer, rates: Rates, masks, cost_of) -> FormCost | None:
+    """L's MM form when its cost is below a lower bound of its MV form, else None.
+
+    The MV form of L is `groups` identical row groups (plus the layer's own rows), so its
+    busiest unit sums to at least `groups` times one row group's busiest unit. For a layer of
+    many rows (a long prefill chunk, a large batch) that bound alone settles the choice,
+    which is then the one the full comparison would make (MM strictly below MV), without
+    emitting thousands of row groups."""
+    free = rates.link_free
+    groups = L.tokens // rates.mv_start_rows
+    if groups < MV_BOUND_GROUPS:
+        return None
+    one = replace(L, rows=rates.mv_start_rows * L.group)
+    single, err = cost_of(one, free, masks, MV_FORM).busiest_unit_cycles(rates)
+    bound = groups * single * (1 - err)
+    if mm_form_compute_cycles(L, free) >= bound:
+        return None
+    summary = cost_of(L, free, masks, MM_FORM)
+    mm, err_mm = summary.busiest_unit_cycles(rates)
+    return summary if mm * (1 + err_mm) < bound else None
+
+
 def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = part_rows,
                  cost_of=form_cost) -> tuple[tuple[str, ...], PartRows]:
     """Each layer's form and the part's rows in those forms.
@@ -416,6 +442,11 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
 
     for i, L in enumerate(layers):
         if not has_choice(L):
+            continue
+        mm_only = _mm_below_mv_bound(L, rates, masks, cost_of)
+        if mm_only is not None:  # MM beats any MV form: the many row groups never emitted
+            forms[i] = MM_FORM
+            emitted[i] = mm_only.chunks
             continue
         summary = cost_of(L, free, masks, MV_FORM)
         emitted[i] = summary.chunks

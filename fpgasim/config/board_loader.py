@@ -163,6 +163,11 @@ def _cached_fpga(name: str) -> Fpga:
     return load_fpga(name)
 
 
+def design_mapping(path: Path) -> dict:
+    """A design file's raw mapping with its `extends` chain merged (what `validate` checks)."""
+    return _design_mapping(path)
+
+
 def _fpga_mapping(path: Path) -> dict:
     return read_yaml_mapping(path)
 

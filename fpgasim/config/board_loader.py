@@ -24,14 +24,14 @@ from fpgasim.config.board import Board, BoardFile, Scalar
 from fpgasim.config.design import Design
 from fpgasim.config.fit import fit
 from fpgasim.config.fpga import Fpga
-from fpgasim.config.loader import read_yaml_mapping, resolve, validate_kind
+from fpgasim.config.loader import MASK_DIR, data_root, read_yaml_mapping, resolve, validate_kind
 from fpgasim.errors import ConfigError, InputError
 
 #: board names of earlier releases and what replaced each (docs/hardware.md, "Boards")
 RETIRED_BOARDS: dict[str, str] = {
     **{f"{b}-flightllm": f"the study lowering calibrated to FlightLLM was retired with the "
        f"study lowering; use {b} (the study's arrays on FlightLLM's compiler) or "
-       f"--fpga {b} --design flightllm" for b in ("u280", "vhk158", "v80", "u250")},
+       f"`fpga` {b} `design` flightllm" for b in ("u280", "vhk158", "v80", "u250")},
     **{f"{b}-flc": f"now {b}: the study's boards run on FlightLLM's compiler"
        for b in ("u280", "vhk158", "v80", "u250")},
 }
@@ -45,12 +45,12 @@ class BoardBase:
 
     def __post_init__(self) -> None:
         if self.board is not None and (self.fpga is not None or self.design is not None):
-            raise InputError("board", self.board, "either --board or --fpga with --design")
+            raise InputError("board", self.board, "either `board` or `fpga` with `design`")
         if self.board is None and (self.fpga is None or self.design is None):
             missing = "design" if self.fpga is not None else "fpga"
             if self.fpga is None and self.design is None:
-                raise InputError("board", None, "a board: --board NAME, or --fpga F --design D")
-            raise InputError(missing, None, f"--{missing} too (--fpga and --design go together)")
+                raise InputError("board", None, "a board: `board` NAME, or `fpga` F `design` D")
+            raise InputError(missing, None, f"`{missing}` too (`fpga` and `design` go together)")
 
     def build(self, changes: Sequence[tuple[str, Scalar]] = ()) -> Board:
         """The base board with `changes` applied and re-fitted."""
@@ -144,8 +144,6 @@ def _untable_array(design_data: dict, fpga_name: object) -> None:
 def _check_mask_table(design: Design, source: str) -> None:
     """The recipe's prefill mask table must exist (checked on every load, not only when a
     prefill first needs it: a typo would otherwise pass every decode run)."""
-    from fpgasim.config.loader import MASK_DIR, data_root
-
     name = design.recipe.prefill_mask
     if name != "causal" and not (data_root() / MASK_DIR / f"{name}.yaml").is_file():
         names = sorted(p.stem for p in (data_root() / MASK_DIR).glob("*.yaml"))

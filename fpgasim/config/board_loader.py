@@ -111,15 +111,18 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
     fpga_data, design_data = _fpga_mapping(fpga_path), _design_mapping(design_path)
     if any(path in ("design.mm_rows", "design.mm_cols") for path, _ in changes):
         _untable_array(design_data, fpga_data.get("name"))
-    for path, value in changes:
+    first_shown = len(changes) - len(shown)  # a board file's overrides come first
+    for n, (path, value) in enumerate(changes):
         kind, _, field = path.partition(".")
+        # a change given on the command line is --vary's; a board file's override its file's
+        label = "vary" if n >= first_shown else ""
         if kind == "fpga":
-            _set(fpga_data, Fpga, field, value, source, path)
+            _set(fpga_data, Fpga, field, value, source, path, label)
         elif kind == "design":
-            _set(design_data, Design, field, value, source, path)
+            _set(design_data, Design, field, value, source, path, label)
         else:
             raise ConfigError(source, path, value,
-                              "a field path starting with 'fpga.' or 'design.'", "vary")
+                              "a field path starting with 'fpga.' or 'design.'", label)
     fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
     design = _validated(Design, design_data, str(design_path) if not changes else source)
     _check_mask_table(design, str(design_path) if not changes else source)
@@ -194,8 +197,9 @@ def _merge(base: dict, over: Mapping) -> dict:
 
 
 def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source: str,
-         shown: str) -> None:
-    """Set a dotted `field` of a raw mapping, each step checked against `schema`."""
+         shown: str, label: str = "vary") -> None:
+    """Set a dotted `field` of a raw mapping, each step checked against `schema`; errors name
+    the argument `label` (empty: a board file's override, named by the file alone)."""
     parts = field.split(".")
     node, model = data, schema
     for depth, part in enumerate(parts):
@@ -203,7 +207,7 @@ def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source:
         if part not in fields:
             raise ConfigError(source, shown, value,
                               f"a field of {schema.__name__.lower()}: {', '.join(sorted(fields))}",
-                              "vary")
+                              label)
         if depth == len(parts) - 1:
             node[part] = value
             return
@@ -211,7 +215,7 @@ def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source:
         sub = next((a for a in getattr(sub, "__args__", (sub,)) if isinstance(a, type)
                     and issubclass(a, BaseModel)), None)
         if sub is None:
-            raise ConfigError(source, shown, value, f"{part} has no fields below it", "vary")
+            raise ConfigError(source, shown, value, f"{part} has no fields below it", label)
         child = node.get(part)
         node[part] = dict(child) if isinstance(child, Mapping) else {}
         node, model = node[part], sub

@@ -5,6 +5,7 @@ describe every field, every DSP rule and every fit (docs/formats.md, docs/hardwa
 
 from __future__ import annotations
 
+import json
 import re
 import typing
 from pathlib import Path
@@ -323,6 +324,26 @@ def test_changes_equal_the_extending_design() -> None:
     assert changed.fit == board_of("vhk158", "flightllm-mv4").fit
     assert changed.name == "flightllm-vhk158 mv_lanes=4 mv_macs_per_lane=1024"
     assert changed.duration_divisor == 3.2 and changed.mv_macs_per_cycle == 4096
+
+
+def test_many_changes_name_the_board(capsys) -> None:
+    """Each change is named after the pair (a name past 200 characters was an internal
+    error: 'String should have at most 200 characters')."""
+    changes = [("design.clock_mhz", 300), ("fpga.memory.bandwidth_gb_s", 500),
+               ("design.memory.same_channel_efficiency", 0.5),
+               ("design.memory.cross_channel_efficiency", 0.3), ("design.mm_rows", 64),
+               ("design.mm_cols", 32), ("design.mv_macs_per_lane", 512),
+               ("design.recipe.weight_bits", 8), ("design.recipe.weight_timed_bits", 8),
+               ("design.recipe.activation_bits", 8), ("design.recipe.kv_bits", 8)]
+    board = board_of("u280", "study", changes)
+    assert board.name == "study@u280 " + " ".join(
+        f"{p.rsplit('.', 1)[-1]}={v}" for p, v in changes)
+    assert len(board.name) > 200 and board.recipe.kv_bits == 8
+    args = [a for p, v in changes for a in ("--vary", f"{p}={v}")]
+    res = run_cli(capsys, "design", "fit", "--fpga", "u280", "--design", "study", *args,
+                  "-f", "json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["board"] == board.name
 
 
 def test_doubling_the_dsps_refits_the_array() -> None:

@@ -203,7 +203,7 @@ def test_hetero_solve_json_is_json_for_a_tiny_peak_rate(tmp_path: Path, capsys) 
 # --------------------------------------------------------------------------- property
 
 
-PROPS = settings(max_examples=45, derandomize=True, deadline=None, database=None,
+PROPS = settings(max_examples=30, derandomize=True, deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow])
 BITS = st.sampled_from([4, 8, 16])
 CHANGES = st.fixed_dictionaries({

@@ -1,19 +1,15 @@
 """A fourth drafter defined outside fpgasim, to prove that adding one is one module + one
 YAML (tests/data/test-mlp.yaml): norm + MLP + the shared LM head over the accepted tokens or
-the last level, drafting a static tree level by level, on the study's lowering and (through
-`flightllm_graph`) on FlightLLM's compiler. `register()` adds it for a test."""
+the last level, drafting a static tree level by level, in the study's accounting (its ops)
+and (through `flightllm_graph`) on FlightLLM's compiler. `register()` adds it for a test."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
 from fpgasim.config.board import Board
-from fpgasim.config.schema import (
-    DrafterSchema,
-    FlightLinear,
-    FlightLLMModel,
-    TargetModel,
-)
+from fpgasim.config.design import Linear
+from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import level_passes
 from fpgasim.dataflow.drafters import (
     DrafterKind,
@@ -22,7 +18,7 @@ from fpgasim.dataflow.drafters import (
 )
 from fpgasim.dataflow.graph import Graph, GraphBuilder
 from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph
-from fpgasim.dataflow.lowerings.flightllm.graph import Layers
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers
 from fpgasim.dataflow.ops import PassOps
 from fpgasim.dataflow.passes import Net, PassSpec, identity
 from fpgasim.dataflow.token_tree import TokenTree
@@ -75,11 +71,12 @@ class Mlp:
         return DraftGraph(mlp_flightllm_graph, (spec.tokens,), f"test-mlp rows={spec.tokens}")
 
 
-def mlp_flightllm_graph(model: TargetModel, extras: FlightLLMModel, rows: int) -> Graph:
-    """RMSnorm, the gated MLP plus the residual, and the shared LM head, dense int8."""
+def mlp_flightllm_graph(model: TargetModel, params: GraphParams, rows: int) -> Graph:
+    """RMSnorm, the gated MLP plus the residual, and the shared LM head, dense (at the
+    design's recipe widths)."""
     h, inter = model.hidden, model.intermediate
-    dense = FlightLinear()
-    b = Layers(GraphBuilder(f"flightllm test-mlp draft {model.id} rows={rows}"), model, extras,
+    dense = Linear()
+    b = Layers(GraphBuilder(f"flightllm test-mlp draft {model.id} rows={rows}"), model, params,
                rows)
     n = b.rmsnorm("norm", b.x)
     act = b.silu("silu", b.linear("gate_proj", n, h, inter, dense), inter)

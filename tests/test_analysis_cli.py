@@ -80,7 +80,7 @@ def test_json_and_csv(capsys, folder) -> None:
     frame = pd.read_csv(io.StringIO(res.out))
     # the solver's columns plus provenance (lowering) and the sheet's ridge; decision first
     assert sorted(frame.columns) == sorted([*SUMMARY_COLUMNS, "lowering", "ridge_tokens"])
-    assert len(frame) == 2 and (frame["lowering"] == "study").all()
+    assert len(frame) == 2 and (frame["lowering"] == "flightllm").all()
     cols = list(frame.columns)
     assert cols.index("decision") == cols.index("best_verify_len") - 1
     rule = frame["best_speedup"].gt(1).map({True: "use SD", False: "use AD"})
@@ -98,7 +98,7 @@ def test_solve_says_where_the_accounting_decides_otherwise(capsys, aat_dir) -> N
     assert "MV rate" in line
     header = next(x for x in res.out.splitlines() if "best x" in x)
     assert header.index("decision") < header.index("speedup") < header.index("best x")
-    assert "lowering study" in res.out and "alpha: the draft cost" in res.out
+    assert "lowering flightllm" in res.out and "alpha: the draft cost" in res.out
 
 
 def test_several_tasks_print_the_unified_table(capsys, tmp_path) -> None:

@@ -66,14 +66,12 @@ def synthetic_aat(
     return folder
 
 
-def board_file(repo: Path, tmp_path: Path, name: str, **changes) -> Path:
+def board_file(repo: Path, tmp_path: Path, name: str, **overrides) -> Path:
+    """A board file: v80's pair (the study's arrays on the V80) with `overrides`
+    ('design.x' / 'fpga.x' -> value), as a user writes one."""
     data = yaml.safe_load((repo / "boards" / "v80.yaml").read_text())
     data["name"] = name
-    for key, value in changes.items():
-        if key == "memory":
-            data["memory"] = {**data["memory"], **value}
-        else:
-            data[key] = value
+    data["overrides"] = {**data.get("overrides", {}), **overrides}
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -91,8 +89,10 @@ def test_compute_poor_board_uses_ad(repo, tmp_path, workload) -> None:
                 repo,
                 tmp_path,
                 "compute-poor",
-                pe_array={"rows": 4, "cols": 4},
-                mv_macs_per_cycle=16,
+                # the smallest array the compiler tiles (64 rows of one 16-block), a 16-MAC
+                # MV array and a 10 MHz clock: ~10 GMAC/s against ~880 GB/s
+                **{"design.mm_rows": 64, "design.mm_cols": 16,
+                   "design.mv_macs_per_lane": 16, "design.clock_mhz": 10},
             )
         )
     )
@@ -106,34 +106,33 @@ def test_compute_poor_board_uses_ad(repo, tmp_path, workload) -> None:
     assert sol.schedule["decision"].tolist() == ["use AD"]
 
 
-def test_bandwidth_poor_board_largest_x_wins(repo, tmp_path, workload) -> None:
-    board = load_board(
-        str(
-            board_file(
-                repo,
-                tmp_path,
-                "bandwidth-poor",
-                pe_array={"rows": 1024, "cols": 1024},
-                mv_macs_per_cycle=1 << 20,
-                memory={
-                    "bandwidth_gb_s": 1.0,
-                    "activation_group": {
-                        "channels": 32,
-                        "load_efficiency": 1.0,
-                        "store_efficiency": 1.0,
-                    },
-                },
-            )
-        )
-    )
+def test_bandwidth_poor_board_verifies_long_trees(repo, tmp_path, workload) -> None:
+    """Compute for free, 1 GB/s: memory-bound, SD pays, and the trees are long; the best x is
+    not the largest, because the accounting's activation and score traffic (4 of 32
+    channels at 0.35, docs/accounting.md) grows with every verified token, the more so at a
+    long context (L x heads scores per token)."""
+    arrays = {"design.mm_cols": 1 << 16, "design.mv_macs_per_lane": 1 << 20}
     # depth-based trees: the draft depth (and so T_d) stops growing at x = 7
     folder = synthetic_aat(tmp_path / "aat", builder=depth_based)
-    sol = solve(board, *workload, [128, 4096], aat_dir=folder)
-    s = sol.summary
-    assert (s["best_verify_len"] == 85).all()  # the largest x with an AAT
+    sols = {
+        bw: solve(load_board(str(board_file(repo, tmp_path, f"bandwidth-poor-{bw:g}", **arrays,
+                                            **{"fpga.memory.bandwidth_gb_s": bw}))),
+                  *workload, [128, 4096], aat_dir=folder)
+        for bw in (1.0, 2.0)
+    }
+    s = sols[1.0].summary
     assert (s["regime"] == "memory-bound").all()
     assert (s["decision"] == "use SD").all()
     assert (s["best_speedup"] > s["naive_speedup"]).all()
+    best = s.set_index("context")["best_verify_len"]
+    mixed = solve(load_board("v80"), *workload, [128, 4096], aat_dir=folder).summary
+    assert (best > mixed.set_index("context")["best_verify_len"]).all()  # v80 is mixed
+    assert best[4096] < best[128] < 85
+    # bandwidth-bound at every x: twice the bandwidth halves every pass and keeps the best x
+    fast, slow = sols[2.0].curves, sols[1.0].curves
+    for col in ("verify_s", "draft_s"):
+        np.testing.assert_allclose(fast[col] * 2, slow[col], rtol=1e-6)
+    assert sols[2.0].summary["best_verify_len"].tolist() == best.tolist()
 
 
 def test_v80_mixed_and_invariants(tmp_path, workload) -> None:

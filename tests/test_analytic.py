@@ -57,7 +57,7 @@ def longspec_counts(m: TargetModel, d: LongSpecDrafter, n, context, board: Board
     W = np.minimum(d.window_tokens, nk)
     weights = (2 + 2 * s) * h * h + 2 * h * h + 3 * h * i + h * V
     return {
-        "weight": weights * weight_reads_array(n, board),
+        "weight": weights * weight_reads_array(n),
         "act": n * h * (7 + 2 * s)
         + n * W * H
         + n * h * (5 + 2 * s)
@@ -131,7 +131,7 @@ def eagle3_counts(
         store = store + n * h
         macs = macs + 3 * n * h * h
     return {
-        "weight": weights * weight_reads_array(n, board),
+        "weight": weights * weight_reads_array(n),
         "act": act,
         "kv": 2 * s * h * L + 0 * n,
         "store": store,

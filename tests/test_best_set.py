@@ -21,7 +21,7 @@ from fpgasim.dataflow.lowerings.registry import lower, lower_bound
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError
-from fpgasim.simulate import prefill_spec
+from fpgasim.simulate import prefill_specs
 from fpgasim.step import service_for, verify_spec
 from fpgasim.step.service import PassService
 from fpgasim.sweep.executors import InProcessExecutor
@@ -29,24 +29,21 @@ from fpgasim.sweep.executors import InProcessExecutor
 FLIGHTLLM = load_board("flightllm-vhk158")
 FL_MODEL = load_model("llama2-7b-flightllm")
 STUDY, STUDY_MODEL = load_board("vhk158"), load_model("llama2-chat-7b")
-
-
-def lanes(m: int, rows: int, macs: int):
-    """The published FlightLLM board with m MV token lanes (an SD-paying design)."""
-    fl = FLIGHTLLM.flightllm.model_copy(update={"mv_parallel_m": m, "mv_start_rows": rows})
-    return FLIGHTLLM.model_copy(update={"flightllm": fl, "mv_macs_per_cycle": macs})
-
-
-SD_PAYS = lanes(4, 4, 4 * FLIGHTLLM.mv_macs_per_cycle)
+#: the published FlightLLM board with 4 MV token lanes of its width (an SD-paying design,
+#: designs/flightllm-mv4.yaml)
+SD_PAYS = load_board("flightllm-vhk158", [("design.mv_lanes", 4),
+                                          ("design.mv_macs_per_lane", 1024)])
 
 
 @pytest.mark.parametrize("engine", [FastEngine, EventEngine])
-@pytest.mark.parametrize("board", [FLIGHTLLM, SD_PAYS], ids=["published", "4-lanes"])
-def test_a_bound_is_at_most_its_pass(engine, board) -> None:
+@pytest.mark.parametrize(("board", "model"), [(FLIGHTLLM, FL_MODEL), (SD_PAYS, FL_MODEL),
+                                              (STUDY, STUDY_MODEL)],
+                         ids=["published", "4-lanes", "study"])
+def test_a_bound_is_at_most_its_pass(engine, board, model) -> None:
     e = engine()
     for x, context in [(1, 143), (2, 143), (4, 1023), (16, 511), (85, 1023), (128, 1791)]:
         spec = verify_spec(x, context)
-        bound, exact = e.lower_bound_s(spec, board, FL_MODEL), e.run_pass(spec, board, FL_MODEL)
+        bound, exact = e.lower_bound_s(spec, board, model), e.run_pass(spec, board, model)
         assert 0 < bound <= exact.seconds, (x, context)
 
 
@@ -74,17 +71,21 @@ def test_the_fixed_parts_are_the_passes_own_at_every_context(x) -> None:
         assert min(rest.values()) >= 0 and rest.total() == 2 * FL_MODEL.layers
 
 
-def test_no_bound_on_the_study_lowering() -> None:
+def test_bounds_of_decode_and_verify_passes_only() -> None:
+    """Every board runs on FlightLLM's compiler, which bounds decode and verify passes (the
+    solver's T_v): not prefill, not draft passes, and none on the analytic engine."""
+    from fpgasim.engine.analytic import AnalyticEngine
+
     spec = verify_spec(8, 511)
-    assert lower_bound(spec, STUDY, STUDY_MODEL) is None
-    # FlightLLM bounds decode and verify passes only (the solver's T_v)
-    assert lower_bound(prefill_spec(FLIGHTLLM, 128), FLIGHTLLM, FL_MODEL) is None
+    assert lower_bound(spec, STUDY, STUDY_MODEL) is not None
+    assert lower_bound(prefill_specs(FLIGHTLLM, 128)[0], FLIGHTLLM, FL_MODEL) is None
     algo = load_algorithm("eagle3")
     draft = draft_passes(algo, embedded_curves(algo, [255])[0].points["tree"].iloc[3], 1, 255)[0]
     assert lower_bound(draft, FLIGHTLLM, FL_MODEL, algo.drafter) is None
-    assert FastEngine().lower_bound_s(spec, STUDY, STUDY_MODEL) == 0.0
-    assert not service_for(FastEngine()).has_bounds(STUDY)
+    assert FastEngine().lower_bound_s(spec, STUDY, STUDY_MODEL) > 0.0
+    assert service_for(FastEngine()).has_bounds(STUDY)
     assert service_for(FastEngine()).has_bounds(FLIGHTLLM)
+    assert not service_for(AnalyticEngine()).has_bounds(STUDY)
 
 
 def test_the_service_answers_a_timed_pass_with_its_time() -> None:
@@ -121,7 +122,7 @@ def _solve_best(timer: Timer, curve) -> tuple:
                          [("longspec", [255, 1023]), ("eagle3", [255, 1023]), ("falcon", [511])])
 @pytest.mark.parametrize(
     "board, model, bounded",
-    [(FLIGHTLLM, FL_MODEL, True), (SD_PAYS, FL_MODEL, True), (STUDY, STUDY_MODEL, False)],
+    [(FLIGHTLLM, FL_MODEL, True), (SD_PAYS, FL_MODEL, True), (STUDY, STUDY_MODEL, True)],
     ids=["published", "4-lanes", "study"],
 )
 def test_best_set_is_solve_curves_best(board, model, bounded, algorithm, contexts) -> None:
@@ -204,13 +205,14 @@ def test_a_pass_both_timed_and_bounded_is_computed_once() -> None:
 
 
 def test_an_x_the_board_cannot_compile_raises_only_if_it_could_win() -> None:
-    # without max_context_tokens, attention over more keys than the A buffer holds is
-    # refused when compiled; a bound compiles no attention, so at L = 4031 best_set answers
-    # with the best x that can run (docs/method.md) where solve_curve, timing x = 85, raises
-    board = FLIGHTLLM.model_copy(update={"max_context_tokens": None})
+    # a global buffer of 128 rows cannot hold one tile row of scores over 4,032 keys, which
+    # the MM form of attention needs (x >= 32 tries it); a bound compiles no attention, so
+    # at L = 4000 best_set answers with the best x that can run (docs/method.md) where
+    # solve_curve, timing x = 85, raises
+    board = load_board("flightllm-vhk158", [("design.buffers.global", 128)])
     algo = load_algorithm("longspec")
-    curve = embedded_curves(algo, [4031])[0]
+    curve = embedded_curves(algo, [4000])[0]
     timer = Timer(FastEngine(), board, FL_MODEL, algo)
     assert best_set(timer, curve).verify_len == 2
-    with pytest.raises(ConfigError, match="buffers.a.depth"):
+    with pytest.raises(ConfigError, match="buffers.global = 128: too small for one tile row"):
         solve_curve(timer, curve, roofline=False)

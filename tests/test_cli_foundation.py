@@ -71,12 +71,21 @@ def test_simulate_bad_input_exit_2(capsys, args: list[str], needle: str) -> None
 
 
 def test_bad_board_file_exit_2(tmp_path: Path, capsys) -> None:
+    # a data-sheet value out of range, given in a board file's overrides: named by the file
     bad = tmp_path / "bad.yaml"
     bad.write_text((Path(__file__).parents[1] / "boards/u280.yaml").read_text()
-                   .replace("bandwidth_gb_s: 460", "bandwidth_gb_s: -460"))
+                   + "overrides:\n  fpga.memory.bandwidth_gb_s: -460\n")
     res = run_cli(capsys, "simulate", "-b", str(bad), "-m", "llama-3.1-8b", "-L", "5")
-    assert res.code == 2
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res.err
     assert str(bad) in res.err and "memory.bandwidth_gb_s" in res.err and "-460" in res.err
+    # and in a data sheet of its own, given with --fpga: named by that file
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text((Path(__file__).parents[1] / "fpgas/u280.yaml").read_text()
+                     .replace("bandwidth_gb_s: 460", "bandwidth_gb_s: -460"))
+    res = run_cli(capsys, "simulate", "--fpga", str(sheet), "--design", "study", "-m",
+                  "llama-3.1-8b", "-L", "5")
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res.err
+    assert str(sheet) in res.err and "memory.bandwidth_gb_s" in res.err and "-460" in res.err
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -88,8 +97,8 @@ def test_sweep_writes_rows(tmp_path: Path, capsys, suffix: str) -> None:
     assert res.code == 0, res.err
     frame = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
     assert len(frame) == 2 * 2 * 5
-    assert list(frame.columns[:6]) == ["board", "model", "algorithm", "context", "verify_len",
-                                       "engine"]
+    assert list(frame.columns[:8]) == ["board", "fpga", "design", "model", "algorithm",
+                                       "context", "verify_len", "engine"]
     assert (frame.loc[frame.verify_len == 1, "draft_cycles"] == 0).all()
     assert (frame.loc[frame.verify_len > 1, "draft_cycles"] > 0).all()
 
@@ -112,12 +121,18 @@ def test_sweep_bad_lists(tmp_path: Path, capsys, lens: str) -> None:
 def test_boards_table(capsys) -> None:
     res = run_cli(capsys, "boards", "--json")
     assert res.code == 0
-    rows = {r["board"]: r for r in json.loads(res.out)}
-    assert set(rows) >= {"u280", "vhk158", "v80", "u250"}
-    assert rows["u280"]["macs_per_cycle"] == 3072
-    # bandwidth-poor U250 has the highest ridge point, U280 the lowest
+    data = json.loads(res.out)
+    assert set(data) == {"boards", "fpgas", "designs", "fits"}
+    rows = {r["board"]: r for r in data["boards"]}
+    assert set(rows) >= {"u280", "vhk158", "v80", "u250", "flightllm-u280", "flightllm-vhk158"}
+    assert rows["u280"]["mm_array"] == "64x48" and rows["u280"]["dsps_used"] == 3072
+    # bandwidth-poor U250 has the highest ridge point, U280 the lowest of the study's four
     assert rows["u250"]["ridge_tokens"] > rows["v80"]["ridge_tokens"] > rows["u280"][
         "ridge_tokens"]
+    fpgas = {r["fpga"] for r in data["fpgas"]}
+    assert fpgas >= {"u280", "u250", "u55c", "u50", "vck190", "vhk158", "v80"}
+    assert {r["design"] for r in data["designs"]} >= {"flightllm", "flightllm-mv4", "study"}
+    assert len(data["fits"]) == len(data["fpgas"]) * len(data["designs"])
 
 
 def test_help_lists_commands(capsys) -> None:

@@ -10,7 +10,7 @@ from fpgasim.dataflow.drafters.eagle3 import eagle3_pass
 from fpgasim.dataflow.drafters.falcon import falcon_pass
 from fpgasim.dataflow.drafters.longspec import longspec_pass
 from fpgasim.dataflow.graph import GraphError
-from fpgasim.dataflow.passes import Net, PassSpec, target_pass
+from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, Net, PassSpec, target_pass
 from tests.cli_helpers import run_cli
 
 LLAMA = load_model("llama-3.1-8b")
@@ -85,7 +85,8 @@ def test_tensors_hold_the_accounted_weights_and_cache(n: int, context: int) -> N
     # weights and KV elements summed from the graph's tensors equal the op accounting
     ops = target_pass(LLAMA, n, context, V80)
     g = ops.graph
-    reads = -(-n // V80.weight_reuse_tokens)
+    reads = -(-n // WEIGHT_REUSE_TOKENS)  # the accounting's 128 tokens per weight read
+    assert WEIGHT_REUSE_TOKENS == 128
 
     def elems(prefix: str, location: str) -> int:
         return sum(

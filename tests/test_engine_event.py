@@ -1,12 +1,13 @@
-"""The `event` engine: execution semantics, ideal mode vs analytic, windowing, Timing, trace."""
+"""The `event` engine: execution semantics on hand-written programs, stalls, windowed
+templates against every row simulated, determinism, Timing, trace, registry and CLI."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
-from fpgasim.dataflow.lowerings.study import lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.instructions import (
@@ -21,26 +22,21 @@ from fpgasim.dataflow.instructions import (
     UNIT_ST,
     Program,
     full,
-    window,
 )
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
-from fpgasim.engine.analytic import AnalyticEngine
-from fpgasim.engine.cycle import DeadlockError, steady_state
+from fpgasim.engine.cycle import DeadlockError
 from fpgasim.engine.event import EventEngine, stall_counts
 from fpgasim.engine.fast import FastEngine, run_loop
 from fpgasim.step import service_for
 from tests.cli_helpers import run_cli
 
 LLAMA = load_model("llama-3.1-8b")
-BOARDS = {name: load_board(name) for name in ("u280", "vhk158", "v80", "u250")}
+LLAMA2 = load_model("llama2-7b-flightllm")
+VHK158 = load_board("flightllm-vhk158")
 LONGSPEC = load_algorithm("longspec").drafter
-EAGLE3 = load_algorithm("eagle3").drafter
-
-
-def mode(board: str, overlap: str):
-    return BOARDS[board].model_copy(update={"overlap": overlap})
-
+UNITS = ("LD", "ST", "MM", "MV", "MISC", "SYS")
 
 # --------------------------------------------------------------------------- semantics
 
@@ -129,18 +125,20 @@ def test_a_port_serves_one_unit(runner) -> None:
         runner(program(rows))
 
 
-def test_stalls_by_kind_no_port_stalls() -> None:
-    # docs/engines.md quotes these counts: waits and buffers stall units, ports never do
-    for spec, board in (
-        (PassSpec("target", 16, 4096), "v80"),
-        (PassSpec("target", 64, 1024), "u280"),
-    ):
-        template = lower(spec, BOARDS[board], LLAMA)
-        stalls = stall_counts(window(template, 4))
-        assert stalls["port"] == 0
-        assert stalls["dependency"] > 0 and stalls["buffer"] > 0
-        plain = EventEngine().simulate(window(template, 4))
-        assert plain.makespan == FastEngine().simulate(window(template, 4)).makespan
+@pytest.mark.parametrize(("board", "model", "spec"), [
+    ("flightllm-vhk158", LLAMA2, PassSpec("target", 1, 1023)),
+    ("u280", LLAMA, PassSpec("target", 16, 1024)),
+])
+def test_stalls_by_kind_no_port_or_buffer_stalls(board: str, model, spec: PassSpec) -> None:
+    """FlightLLM's programs: units wait on each other's tokens (explicit waits), never on
+    buffer space (their credits are waits) or a port."""
+    prog = lower(spec, load_board(board), model)
+    for part in sorted(prog.parts, key=lambda p: -len(full(p).instrs))[:3]:
+        whole = full(part)
+        stalls = stall_counts(whole)
+        assert stalls["port"] == 0 and stalls["buffer"] == 0
+        assert stalls["dependency"] > 0
+        assert EventEngine().simulate(whole).makespan == FastEngine().simulate(whole).makespan
 
 
 def test_deadlock_and_bad_rows_are_errors(runner) -> None:
@@ -157,91 +155,69 @@ def test_deadlock_and_bad_rows_are_errors(runner) -> None:
         runner(program([{"unit": UNIT_LD, "cycles": 0}]))
 
 
-# --------------------------------------------------------------------------- ideal vs analytic
-
-
-@pytest.mark.parametrize("board", sorted(BOARDS))
-@pytest.mark.parametrize("context", [128, 16384])
-def test_ideal_event_matches_analytic(board: str, context: int) -> None:
-    b = mode(board, "ideal")
-    event, analytic = EventEngine(), AnalyticEngine()
-    for x in (1, 16, 85):
-        for kind, d, first in (
-            ("target", None, False),
-            ("longspec", LONGSPEC, False),
-            ("eagle3", EAGLE3, True),
-            ("eagle3", EAGLE3, False),
-        ):
-            spec = PassSpec(kind, x, context, first=first)
-            got = event.run_pass(spec, b, LLAMA, d)
-            want = analytic.run_pass(spec, b, LLAMA, d)
-            assert got.cycles == pytest.approx(want.cycles, rel=0.005)
-            assert got.cycles >= max(want.ld_cycles, want.st_cycles, want.compute_cycles) - 1
-            assert got.weight_bytes == want.weight_bytes
-            assert got.act_load_bytes == want.act_load_bytes
-            assert got.act_store_bytes == want.act_store_bytes
-            assert got.sfu_cycles == 0
-
-
 # --------------------------------------------------------------------------- windowing
 
 
 @pytest.mark.parametrize(
-    ("board", "x", "context"),
+    ("board", "model", "x", "context", "windowed"),
     [
-        ("v80", 1, 128),
-        ("v80", 16, 4096),
-        ("u280", 85, 1024),
-        ("u250", 8, 16384),
-        ("vhk158", 33, 700),
+        ("flightllm-vhk158", LLAMA2, 1, 143, False),  # heads: no steady state, simulated
+        ("flightllm-vhk158", LLAMA2, 24, 1023, True),  # MV row groups: windowed
+        ("u280", LLAMA, 1, 4500, False),
+        ("v80", LLAMA, 16, 700, True),
     ],
 )
-def test_window_extrapolation_equals_full_simulation(board: str, x: int, context: int) -> None:
+def test_window_extrapolation_equals_full_simulation(board: str, model, x: int, context: int,
+                                                     windowed: bool) -> None:
+    """A pass's parts (templates of identical blocks windowed where a steady state is
+    proven, else every block simulated) sum to the makespan of one simulation of every row
+    of the pass."""
+    b = load_board(board)
     spec = PassSpec("target", x, context)
-    b = BOARDS[board]
-    windowed = EventEngine()
-    t = windowed.run_pass(spec, b, LLAMA)
-    assert windowed.last_method.startswith("window")
-    assert t.cycles == EventEngine(window=False).run_pass(spec, b, LLAMA).cycles
-
-
-def test_steady_state_proof_is_refused_when_states_differ() -> None:
-    # ideal mode has no waits: the load unit drifts ahead and no two layers start alike
-    template = lower(PassSpec("target", 16, 1024), mode("v80", "ideal"), LLAMA)
     engine = EventEngine()
-    assert steady_state(engine.simulate(full(template))) is None
-    engine.run_pass(PassSpec("target", 16, 1024), mode("v80", "ideal"), LLAMA)
-    assert engine.last_method == "full"
+    t = engine.run_pass(spec, b, model)
+    prog = lower(spec, b, model)
+    assert any(p.layers == 2 for p in prog.parts)  # some part is a template
+    assert any(proof is not None for proof in engine._windows.values()) is windowed
+    assert t.cycles == FastEngine().simulate(prog.concatenate()).makespan / prog.ticks_per_cycle
 
 
-# --------------------------------------------------------------------------- realism
+def hand_template(waits: bool, blocks: int = 8) -> Program:
+    """A template of identical layer blocks: a 10-cycle LD, then a 5-cycle MPE row that
+    waits on it (`waits`) or runs on its own."""
+    rows = [{"unit": UNIT_LD, "cycles": 10}, {"unit": UNIT_MPE, "cycles": 5},
+            {"unit": UNIT_LD, "cycles": 10}, {"unit": UNIT_MPE, "cycles": 5}]
+    if waits:
+        rows[1]["wait"], rows[3]["wait"] = (0,), (2,)
+    prog = program(rows)
+    return replace(prog, head_len=0, layer_len=2, layers=2, total_layers=blocks)
 
 
-@pytest.mark.parametrize("board", sorted(BOARDS))
-def test_realistic_never_faster_than_ideal(board: str) -> None:
-    real, ideal = EventEngine(), EventEngine()
-    for context in (128, 1024, 16384):
-        for x in (1, 2, 8, 16, 64, 85):
-            for kind, d in (("target", None), ("longspec", LONGSPEC)):
-                spec = PassSpec(kind, x, context)
-                r = real.run_pass(spec, mode(board, "realistic"), LLAMA, d)
-                i = ideal.run_pass(spec, mode(board, "ideal"), LLAMA, d)
-                assert r.cycles >= i.cycles
-                assert r.sfu_cycles > 0
-
-
-def test_deterministic() -> None:
-    b = BOARDS["u280"]
-    spec = PassSpec("target", 24, 2048, tree_parents=tuple(range(-1, 23)))
-    first = EventEngine().run_pass(spec, b, LLAMA)
-    second = EventEngine().run_pass(spec, b, LLAMA)
-    assert first == second
-    prog = full(lower(PassSpec("longspec", 7, 3000), b, LLAMA, LONGSPEC))
-    a, c = EventEngine().simulate(prog), EventEngine().simulate(prog)
-    assert (a.start == c.start).all() and (a.finish == c.finish).all()
+def test_a_steady_state_is_proven_only_when_layers_repeat() -> None:
+    """With the MPE waiting on its LD, every layer starts alike: a window proves it and
+    extrapolates; without the wait the LD queue drifts ahead of the MPE (the relative
+    state never repeats) and every block is simulated. Both equal the full simulation."""
+    for waits, method in ((True, "template window"), (False, "full")):
+        template = hand_template(waits)
+        engine = EventEngine(window_layers=(4,))
+        ticks = engine.template_ticks(template)
+        assert engine.last_method.startswith(method)
+        assert ticks == EventEngine().simulate(full(template)).makespan
+    assert EventEngine().simulate(full(hand_template(True))).makespan == 8 * 10 + 5
+    assert EventEngine().simulate(full(hand_template(False))).makespan == 8 * 10
 
 
 # --------------------------------------------------------------------------- results
+
+
+def test_deterministic() -> None:
+    spec = PassSpec("target", 24, 2047, tree_parents=tuple(range(-1, 23)))
+    first = EventEngine().run_pass(spec, VHK158, LLAMA2)
+    second = EventEngine().run_pass(spec, VHK158, LLAMA2)
+    assert first == second
+    prog = lower(PassSpec("longspec", 7, 3000), VHK158, LLAMA2, LONGSPEC).concatenate()
+    a, c = EventEngine().simulate(prog), EventEngine().simulate(prog)
+    assert (a.start == c.start).all() and (a.finish == c.finish).all()
 
 
 def test_timing_fields_cache_and_utilisation(monkeypatch) -> None:
@@ -249,41 +225,44 @@ def test_timing_fields_cache_and_utilisation(monkeypatch) -> None:
     calls = []
     real = engine.simulate
     monkeypatch.setattr(engine, "simulate", lambda p: calls.append(1) or real(p))
-    b = BOARDS["v80"]
-    spec = PassSpec("target", 16, 1024)
+    spec = PassSpec("target", 16, 1023)
     service = service_for(engine)
-    t = service.run_pass(spec, b, LLAMA)
+    t = service.run_pass(spec, VHK158, LLAMA2)
     n_calls = len(calls)
-    assert service.run_pass(spec, b, LLAMA) is t and len(calls) == n_calls  # remembered
-    assert engine.run_pass(spec, b, LLAMA) == t and len(calls) > n_calls  # the engine: none
-    assert set(t.unit_busy_cycles) == {"LD", "ST", "MPE", "SFU"}
-    assert t.ld_cycles == t.unit_busy_cycles["LD"] and t.sfu_cycles == t.unit_busy_cycles["SFU"]
+    assert service.run_pass(spec, VHK158, LLAMA2) is t and len(calls) == n_calls  # remembered
+    engine._parts.clear()
+    engine._windows.clear()
+    assert engine.run_pass(spec, VHK158, LLAMA2) == t and len(calls) > n_calls  # recomputed
+    assert tuple(t.unit_busy_cycles) == UNITS
+    assert t.ld_cycles == t.unit_busy_cycles["LD"] and t.sfu_cycles == t.unit_busy_cycles["MISC"]
+    assert t.compute_cycles == t.unit_busy_cycles["MM"] + t.unit_busy_cycles["MV"]
     assert t.cycles >= max(t.unit_busy_cycles.values())
-    assert t.bound in ("load", "store", "compute", "sfu")
+    assert t.bound in ("load", "store", "compute")
     rows = service.last_utilisation
-    assert [r["resource"] for r in rows[:4]] == ["LD", "ST", "MPE", "SFU"]
+    assert [r["resource"] for r in rows[:6]] == list(UNITS)
     assert all(0 <= r["utilisation"] <= 1 for r in rows)
-    service.run_pass(PassSpec("longspec", 4, 1024), b, LLAMA, LONGSPEC)
+    service.run_pass(PassSpec("longspec", 4, 1023), VHK158, LLAMA2, LONGSPEC)
     assert service.last_utilisation is rows  # still the verify pass
     assert engine.name == "event" and engine.version
 
 
 def test_trace_is_chrome_trace_json(tmp_path) -> None:
     path = tmp_path / "trace.json"
-    b = BOARDS["u280"]
-    EventEngine().trace(PassSpec("target", 4, 512), b, LLAMA, path)
+    spec = PassSpec("longspec", 4, 511)  # one decoder block: a short trace
+    EventEngine().trace(spec, VHK158, LLAMA2, path, LONGSPEC)
     data = json.loads(path.read_text())
     events = data["traceEvents"]
     lanes = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
-    assert lanes == {"LD", "ST", "MPE", "SFU"}
+    assert lanes == set(UNITS)
     spans = [e for e in events if e["ph"] == "X"]
-    prog = full(lower(PassSpec("target", 4, 512), b, LLAMA))
+    prog = lower(spec, VHK158, LLAMA2, LONGSPEC).concatenate()
     assert len(spans) == len(prog.instrs)
-    assert all(e["dur"] > 0 and e["ts"] >= 0 and e["tid"] in range(4) for e in spans)
+    # every instruction takes time but the concat layers' 0-byte stores (self-attention)
+    assert sum(e["dur"] == 0 for e in spans) == 2
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 and e["tid"] in range(6) for e in spans)
     end_us = max(e["ts"] + e["dur"] for e in spans)
-    cycles = EventEngine(window=False).run_pass(PassSpec("target", 4, 512), b, LLAMA).cycles
-    assert end_us == pytest.approx(cycles / b.clock_mhz, rel=1e-6)
-    assert any(e["ph"] == "C" for e in events)  # buffer occupancy counters
+    t = FastEngine().run_pass(spec, VHK158, LLAMA2, LONGSPEC)
+    assert end_us == pytest.approx(t.seconds * 1e6, rel=1e-6)  # cycles / (clock x 3.2)
 
 
 def test_registry_and_cli(tmp_path, capsys) -> None:
@@ -291,16 +270,21 @@ def test_registry_and_cli(tmp_path, capsys) -> None:
     assert {"analytic", "event", "fast"} <= set(ENGINES)
     assert get_engine("fast").name == "fast"
     path = tmp_path / "v.json"
+    small = tmp_path / "small.yaml"  # two layers of LLaMA2-7B: a short trace
+    small.write_text("id: small\nhidden: 4096\nintermediate: 11008\nlayers: 2\nheads: 32\n"
+                     "kv_heads: 32\nhead_dim: 128\nvocab: 32000\nwindow_tokens: 4096\n")
     res = run_cli(
-        capsys, "simulate", "-b", "v80", "-m", "llama-3.1-8b", "-L", "512", "-x", "4",
-        "--trace", str(path),
+        capsys, "simulate", "-b", "flightllm-vhk158", "-m", str(small), "-L", "511",
+        "-x", "4", "--trace", str(path),
     )  # fmt: skip
     assert res.code == 0, res.err
-    assert "per-unit utilisation" in res.out and "weight group LD" in res.out
+    assert "per-unit utilisation" in res.out
+    assert all(f"│ {unit} " in res.out for unit in UNITS)
     assert json.loads(path.read_text())["traceEvents"]
+    # the overlap modes went with the study lowering: the flag is refused in one line
     res = run_cli(
         capsys, "simulate", "-b", "v80", "-m", "llama-3.1-8b", "-L", "512", "-x", "4",
         "--overlap", "ideal", "--format", "json",
     )  # fmt: skip
-    row = json.loads(res.out)
-    assert row["engine"] == "event" and row["sfu_cycles"] == 0
+    assert res.code == 2 and res.out == "" and "--overlap" in res.err
+    assert res.err.count("\n") == 1

@@ -1,136 +1,146 @@
-"""The `fast` engine: identical cycles to `event`, ideal grid vs analytic, monotonicity."""
+"""The `fast` engine: identical cycles to `event` on random designs and models, the same
+schedule row by row, the study's accounting as a lower bound, monotone in context."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from fpgasim.dataflow.lowerings.study import lower
 
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import Buffers, Padding, PeArray, TargetModel
-from fpgasim.dataflow.instructions import full
+from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.engine.analytic import AnalyticEngine
+from fpgasim.engine.analytic import WEIGHT_EFFICIENCY, AnalyticEngine, counts_for, unit_cycles
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine, run_loop
 
 LLAMA = load_model("llama-3.1-8b")
-BOARDS = {name: load_board(name) for name in ("u280", "vhk158", "v80", "u250")}
+LLAMA2 = load_model("llama2-7b-flightllm")
+STUDY = ("u280", "vhk158", "v80", "u250")
 ALGOS = {name: load_algorithm(name) for name in ("longspec", "eagle3", "falcon")}
 KINDS = ("target", "longspec", "eagle3", "falcon")
 
 
 def random_case(rng: np.random.Generator):
-    """A small random (board, model, pass) with an optional random token tree."""
-    board = BOARDS[str(rng.choice(sorted(BOARDS)))]
+    """A small random (design change, model, pass): FlightLLM's or the study's design with a
+    few fields changed, a small Llama-shaped model (GQA or not), a random pass."""
+    name = str(rng.choice(["flightllm-vhk158", "flightllm-u280", "u280", "v80"]))
+    changes = [("design.mv_lanes", int(rng.choice([1, 2, 4]))),
+               ("design.mv_macs_per_lane", int(rng.choice([256, 1024]))),
+               ("design.buffers.a", int(rng.choice([1024, 4096]))),
+               ("design.sfu.elements_per_cycle", int(rng.choice([16, 32]))),
+               ("design.clock_mhz", float(rng.choice([150, 225, 300]))),
+               ("fpga.memory.bandwidth_gb_s", float(rng.choice([230, 460, 920])))]
+    board = load_board(name, [changes[i] for i in sorted(rng.choice(6, 3, replace=False))])
     head_dim = int(rng.choice([32, 64, 128]))
-    heads = int(rng.choice([2, 4, 8]))
+    heads = int(rng.choice([4, 8]))
     kv_heads = int(rng.choice([k for k in (1, 2, 4, 8) if heads % k == 0]))
-    hidden = head_dim * heads
+    hidden = head_dim * heads  # a multiple of 128, as the MISC rows need
     model = TargetModel(
         id="random",
         hidden=hidden,
         intermediate=hidden * int(rng.integers(2, 5)),
-        layers=int(rng.integers(1, 12)),
+        layers=int(rng.integers(1, 5)),
         heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
-        vocab=int(rng.integers(500, 5000)),
-        params_b=0.1,
-    )
-    board = board.model_copy(
-        update={
-            "buffers": Buffers(
-                weight_kib=int(rng.integers(64, 2048)),
-                activation_kib=int(rng.integers(64, 1024)),
-                prefetch_depth=int(rng.integers(1, 4)),
-            ),
-            "pe_array": PeArray(rows=int(rng.choice([16, 32, 64])), cols=int(rng.choice([16, 48]))),
-            "mv_macs_per_cycle": int(rng.choice([64, 256])),
-            "padding": Padding(
-                mm_token_multiple=int(rng.choice([1, 4, 16])),
-                decode_multiple=16,
-                prefill_multiple=128,
-            ),
-            "overlap": str(rng.choice(["realistic", "realistic", "ideal"])),
-        }
+        vocab=16 * int(rng.integers(32, 320)),
+        window_tokens=8192,
     )
     x = int(rng.integers(1, 40))
-    context = int(rng.integers(1, 3000))
+    context = int(rng.integers(1, 6000))  # past one 1024- or 4096-key tile now and then
     kind = str(rng.choice(KINDS))
     drafter = ALGOS[kind].drafter if kind in ALGOS else None
-    parents = None
-    if rng.random() < 0.5:
-        parents = tuple([-1] + [int(rng.integers(-1, i)) for i in range(1, x)])
-    spec = PassSpec(kind, x, context, first=bool(rng.random() < 0.5), tree_parents=parents)
+    spec = PassSpec(kind, x, context, first=bool(rng.random() < 0.5))
     return board, model, spec, drafter
 
 
 def test_fast_equals_event_on_random_cases() -> None:
+    """Both engines, windowing templates of identical blocks where they prove a steady
+    state, give the same Timing; and the pass equals one simulation of all its rows."""
     rng = np.random.default_rng(20240501)
-    windowed = 0
-    for case in range(240):
+    templated = 0
+    for case in range(40):
         board, model, spec, drafter = random_case(rng)
-        event = EventEngine(window_layers=(3, 5))  # windowed (when proven) ...
-        fast = FastEngine()  # ... against every layer simulated
-        got = event.run_pass(spec, board, model, drafter)
-        want = fast.run_pass(spec, board, model, drafter)
-        assert got.cycles == want.cycles, (case, board.name, model, spec)
-        assert got == want
-        windowed += event.last_method.startswith("window")
-    assert windowed >= 20  # the extrapolation path is exercised too
+        got = EventEngine(window_layers=(3, 5)).run_pass(spec, board, model, drafter)
+        want = FastEngine().run_pass(spec, board, model, drafter)
+        assert got == want, (case, board.name, model, spec)
+        prog = lower(spec, board, model, drafter)
+        if any(p.layers == 2 and p.total_layers > 5 for p in prog.parts):
+            templated += 1
+        if case % 4 == 0:  # every layer simulated, one program, no window
+            ticks = FastEngine().simulate(prog.concatenate()).makespan
+            assert ticks / prog.ticks_per_cycle == want.cycles, (case, spec)
+    assert templated >= 10  # the extrapolation path is exercised too
 
 
 @pytest.mark.parametrize(
-    ("board", "kind", "x", "context"),
-    [("u280", "target", 16, 1024), ("v80", "longspec", 4, 16384), ("u250", "eagle3", 1, 300)],
+    ("board", "model", "kind", "x", "context"),
+    [("flightllm-vhk158", LLAMA2, "target", 1, 143), ("u280", LLAMA, "longspec", 4, 1023),
+     ("flightllm-u280", LLAMA2, "eagle3", 3, 300)],
 )
-def test_same_schedule_instruction_by_instruction(board, kind, x, context) -> None:
+def test_same_schedule_instruction_by_instruction(board, model, kind, x, context) -> None:
     drafter = ALGOS[kind].drafter if kind in ALGOS else None
-    prog = full(lower(PassSpec(kind, x, context, first=True), BOARDS[board], LLAMA, drafter))
-    a = EventEngine().simulate(prog)
-    b = FastEngine().simulate(prog)
+    prog = lower(PassSpec(kind, x, context, first=True), load_board(board), model, drafter)
+    whole = prog.concatenate()
+    a = EventEngine().simulate(whole)
+    b = FastEngine().simulate(whole)
     assert (a.start == b.start).all() and (a.finish == b.finish).all()
-    if kind != "target":  # the uncompiled loop is slow; one short program suffices
-        c = run_loop(prog, compiled=False)
-        assert (c.start == b.start).all() and (c.finish == b.finish).all()
+    part = max(prog.parts, key=lambda p: len(p.instrs))  # the uncompiled loop is slow
+    c = run_loop(part, compiled=False)
+    d = FastEngine().simulate(part)
+    assert (c.start == d.start).all() and (c.finish == d.finish).all()
 
 
-def test_ideal_grid_matches_analytic_within_half_a_percent() -> None:
-    fast, analytic = FastEngine(), AnalyticEngine()
-    worst = 0.0
-    for board in BOARDS.values():
-        b = board.model_copy(update={"overlap": "ideal"})
-        for context in (128, 1024, 16384):
-            for x in (1, 2, 4, 8, 16, 32, 64, 85):
-                for kind, algo, first in (
-                    ("target", None, False),
-                    ("longspec", "longspec", False),
-                    ("eagle3", "eagle3", True),
-                    ("eagle3", "eagle3", False),
-                ):
-                    drafter = ALGOS[algo].drafter if algo else None
-                    spec = PassSpec(kind, x, context, first=first)
-                    got = fast.run_pass(spec, b, LLAMA, drafter).cycles
-                    want = analytic.run_pass(spec, b, LLAMA, drafter).cycles
-                    worst = max(worst, abs(got / want - 1))
-    assert worst < 0.005
+@pytest.mark.parametrize("board", STUDY)
+def test_the_accounting_bounds_the_compiler_from_below(board: str) -> None:
+    """On the study's designs (every weight over all 32 channels at 0.7, as the accounting
+    charges it) the compiler loads at least the accounting's weight bytes (it pads N to
+    the 512-output MV group and streams them again per row group or tile) through one
+    in-order LD unit, so a pass takes at least the accounting's weight-load time."""
+    fast, analytic, b = FastEngine(), AnalyticEngine(), load_board(board)
+    rate = b.bandwidth_bytes_per_s / b.clock_hz * WEIGHT_EFFICIENCY  # bytes per cycle
+    for context in (128, 4096):
+        for x in (1, 16, 85):
+            for kind in ("target", "longspec"):
+                drafter = ALGOS[kind].drafter if kind in ALGOS else None
+                spec = PassSpec(kind, x, context)
+                got = fast.run_pass(spec, b, LLAMA, drafter)
+                want = analytic.run_pass(spec, b, LLAMA, drafter)
+                weight = float(unit_cycles(counts_for(spec, b, LLAMA, drafter), b)
+                               ["weight_bytes"])
+                assert got.weight_bytes >= want.weight_bytes == round(weight)
+                assert got.cycles >= weight / rate, (board, kind, x, context)
 
 
 @pytest.mark.parametrize("board", ["u280", "v80"])
 @pytest.mark.parametrize("kind", ["target", "longspec"])
-def test_monotonic_in_x_and_context(board: str, kind: str) -> None:
+def test_monotonic_in_context(board: str, kind: str) -> None:
     fast = FastEngine()
-    b = BOARDS[board]
+    b = load_board(board)
     drafter = ALGOS[kind].drafter if kind in ALGOS else None
-    for context in (1000, 16384):
-        cycles = [fast.run_pass(PassSpec(kind, x, context), b, LLAMA, drafter).cycles
-                  for x in range(1, 86)]  # fmt: skip
-        assert cycles == sorted(cycles)
     for x in (1, 16, 85):
         cycles = [fast.run_pass(PassSpec(kind, x, c), b, LLAMA, drafter).cycles
                   for c in range(100, 20000, 1333)]  # fmt: skip
         assert cycles == sorted(cycles)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "T_v(x) is not monotone in x on FlightLLM's compiler: (a) each layer's form is the one "
+    "whose busiest unit sums less (compiler.choose_forms), not the one that spans less: on "
+    "V80 at L = 16,384, x = 12's PV runs as MV row groups spanning 1.39x its MM form, which "
+    "x = 13 takes (T_v(12) > T_v(13) by 1.5%); (b) the x new rows are the last x of "
+    "ceil16(L + x) keys, so at L = 1,000 x = 47's first row block crosses a 64-key mask "
+    "block that x = 48's does not (more softmax and loads: T_v(47) > T_v(48) on "
+    "flightllm-vhk158)"))
+@pytest.mark.parametrize(("board", "model", "x", "context"), [
+    ("v80", LLAMA, 12, 16384), ("flightllm-vhk158", LLAMA2, 47, 1000),
+])
+def test_monotonic_in_x(board: str, model, x: int, context: int) -> None:
+    fast, b = FastEngine(), load_board(board)
+    one, more = (fast.run_pass(PassSpec("target", n, context), b, model).cycles
+                 for n in (x, x + 1))
+    assert more >= one
 
 
 def test_fast_version_and_name() -> None:

@@ -17,9 +17,11 @@ from fpgasim.analysis.explore import explore, plot_explore
 from fpgasim.analysis.plot import plot_solution
 from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.board_loader import BoardBase
 from fpgasim.reproduce import load_experiment, run_experiment
 from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
 from fpgasim.reproduce.schema import Experiment
+from fpgasim.sweep.space import parse_vary
 
 #: Slack for antialiasing (inches).
 TOL_IN = 0.02
@@ -74,12 +76,14 @@ def test_solve_plot_fits(tmp_path: Path, monkeypatch) -> None:
 def test_explore_heat_map_fits(tmp_path: Path, monkeypatch) -> None:
     from fpgasim.analysis import explore as explore_module
 
-    result = explore(load_board("v80"), [(64, 48), (128, 128)], [460, 1638],
-                     load_model("llama-3.1-8b"), load_algorithm("longspec"), [256],
+    variation = parse_vary(["design.mm_cols=48,128", "fpga.memory.bandwidth_gb_s=460,1638"])
+    result = explore(BoardBase("v80"), variation, load_model("llama-3.1-8b"),
+                     [load_algorithm("longspec"), load_algorithm("eagle3")], [256, 1024],
                      engine="analytic", executor="inprocess")  # fmt: skip
     captured = {}
     monkeypatch.setattr(explore_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
-    plot_explore(result.summary, tmp_path / "e.png")
+    plot_explore(result, tmp_path / "e.png")
     fig = captured["fig"]
     assert_inside(fig, "explore")
-    assert any("engine: analytic" in t.get_text() for t in fig.texts)
+    title = " ".join(fig.get_suptitle().split())
+    assert "engine analytic" in title and "AAT " in title, title

@@ -11,8 +11,14 @@ import math
 import numpy as np
 import pytest
 
-from fpgasim.config.loader import load_board, load_model
-from fpgasim.dataflow.instructions import TRAFFIC_KV, TRAFFIC_NONE, TRAFFIC_WEIGHT, Executable
+from fpgasim.config import load_board, load_model
+from fpgasim.dataflow.instructions import (
+    TRAFFIC_KV,
+    TRAFFIC_NONE,
+    TRAFFIC_WEIGHT,
+    Executable,
+    full,
+)
 from fpgasim.dataflow.lowerings.flightllm import TICKS_PER_CYCLE
 from fpgasim.dataflow.lowerings.flightllm.compiler import LD, MISC, MM, MV, ST, SYS, resolve
 from fpgasim.dataflow.lowerings.flightllm.masks import load as load_masks
@@ -22,6 +28,7 @@ from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError, InputError
+from fpgasim.simulate import check_window
 
 BOARD = load_board("flightllm-vhk158")
 MODEL = load_model("llama2-7b-flightllm")
@@ -38,10 +45,11 @@ def prefill(L: int, board=BOARD, model=MODEL) -> Executable:
 
 
 def layer_rows(seg: Executable, name: str) -> np.ndarray:
-    """Rows of the hardware layer whose (unprefixed) op name is `name` (first occurrence)."""
+    """Rows of the hardware layer whose (unprefixed) op name is `name` (first occurrence),
+    its repeated blocks (heads, row groups) expanded."""
     for part in seg.parts:
         if name in part.op_names:
-            ins = part.instrs
+            ins = full(part).instrs
             return ins[(ins["op"] == part.op_names.index(name)) & (ins["unit"] != SYS)]
     raise KeyError(name)
 
@@ -290,82 +298,87 @@ def _busy(board, T: int = 144, phase: str = "decode") -> dict:
     return {"total": t.seconds, **secs}
 
 
-def _with(**fields):
-    return BOARD.model_copy(update=fields)
+def _with(*changes: tuple[str, object]):
+    """FlightLLM's VHK158 board with data-sheet or design fields changed (re-fitted)."""
+    return load_board("flightllm-vhk158", list(changes))
 
 
 def test_board_fields_change_results_as_the_formulas_say() -> None:
     base = _busy(BOARD)
-    mv2 = _busy(_with(mv_macs_per_cycle=2048))
+    mv2 = _busy(_with(("design.mv_macs_per_lane", 2048)))
     assert mv2["MV"] == pytest.approx(base["MV"] / 2, rel=1e-9)
     assert mv2["LD"] == base["LD"]
-    sfu = _busy(_with(sfu=BOARD.sfu.model_copy(update={"elements_per_cycle": 32})))
+    sfu = _busy(_with(("design.sfu.elements_per_cycle", 32)))
     assert sfu["MISC"] == pytest.approx(base["MISC"] / 2, rel=1e-9)
-    mem = BOARD.memory.model_copy(update={"bandwidth_gb_s": 2 * 819.2})
-    bw = _busy(_with(memory=mem))
+    bw = _busy(_with(("fpga.memory.bandwidth_gb_s", 2 * 819.2)))
     assert bw["LD"] == pytest.approx(base["LD"] / 2, rel=1e-9)
     assert bw["ST"] == pytest.approx(base["ST"] / 2, rel=1e-9)
     assert bw["MV"] == base["MV"]
-    clk = _busy(_with(clock_mhz=450))  # compute, MISC and SYS halve; LD/ST do not move
+    clk = _busy(_with(("design.clock_mhz", 450)))  # compute, MISC, SYS halve; LD/ST do not
     for unit in ("MV", "MISC", "SYS"):
         assert clk[unit] == pytest.approx(base[unit] / 2, rel=1e-9)
     for unit in ("LD", "ST"):
         assert clk[unit] == pytest.approx(base[unit], rel=1e-9)
-    div = _busy(_with(duration_divisor=1.6))
+    # half the channels at half the bandwidth: every channel's rate is the same, but they
+    # feed 16 / 10 = 1.6 pipelines instead of 3.2, so every duration is divided by half as
+    # much (the fitted divisor, docs/hardware.md)
+    half = _with(("fpga.memory.channels", 16), ("fpga.memory.bandwidth_gb_s", 409.6))
+    assert (half.duration_divisor, BOARD.duration_divisor) == (1.6, 3.2)
+    div = _busy(half)
     assert div["total"] == pytest.approx(2 * base["total"], rel=1e-12)
 
 
 def test_clock_moves_zero_fill_but_not_prefill_loads() -> None:
     base = _busy(BOARD, 128, "prefill")
-    clk = _busy(_with(clock_mhz=450), 128, "prefill")
+    clk = _busy(_with(("design.clock_mhz", 450)), 128, "prefill")
     assert clk["MM"] == pytest.approx(base["MM"] / 2, rel=1e-9)
     assert base["LD"] / 2 < clk["LD"] < base["LD"]  # only the zero-fill part halves
 
 
-def test_study_boards_use_the_divisor_in_seconds() -> None:
-    board = load_board("vhk158")
-    spec = PassSpec("target", 1, 1024)
-    one = FastEngine().run_pass(spec, board, MODEL)
-    two = FastEngine().run_pass(spec, board.model_copy(update={"duration_divisor": 2.0}), MODEL)
-    assert one.cycles == two.cycles and two.seconds == pytest.approx(one.seconds / 2)
+@pytest.mark.parametrize("name", ["vhk158", "flightllm-vhk158"])
+def test_seconds_are_cycles_over_clock_times_the_fitted_divisor(name: str) -> None:
+    """The study's one-pipeline design divides by 1, FlightLLM's per-SLR one by 3.2."""
+    board = load_board(name)
+    t = FastEngine().run_pass(PassSpec("target", 1, 1024), board, MODEL)
+    assert t.duration_divisor == board.fit.pipelines == {"vhk158": 1.0}.get(name, 3.2)
+    assert t.seconds == pytest.approx(t.cycles / (225e6 * t.duration_divisor), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- bad input
 
 
 def test_bad_inputs_name_the_field() -> None:
-    fl = BOARD.flightllm
-    tiny = fl.model_copy(update={"buffers": fl.buffers.model_copy(
-        update={"meta": fl.buffers.meta.model_copy(update={"depth": 8})})})
-    with pytest.raises(ConfigError, match="flightllm.buffers.meta.depth = 8"):
-        decode(144, board=_with(flightllm=tiny))
-    small_a = fl.model_copy(update={"buffers": fl.buffers.model_copy(
-        update={"a": fl.buffers.a.model_copy(update={"depth": 64})})})
-    with pytest.raises(ConfigError, match="flightllm.buffers.a.depth = 64"):
-        decode(144, board=_with(flightllm=small_a))  # QK^T's K = 128 tile does not fit
+    with pytest.raises(ConfigError, match="buffers.meta = 8: at least 16"):
+        decode(144, board=_with(("design.buffers.meta", 8)))
+    with pytest.raises(ConfigError, match="buffers.a = 64: too small for one K=128 tile"):
+        decode(144, board=_with(("design.buffers.a", 64)))  # QK^T's K = 128 tile
     odd = MODEL.model_copy(update={"intermediate": 11000})
-    with pytest.raises(ConfigError, match="intermediate"):
+    with pytest.raises(ConfigError, match="intermediate = 11000: a multiple of 16"):
         decode(144, model=odd)
-    with pytest.raises(InputError, match="max_context_tokens"):
-        decode(2064)
-    with pytest.raises(ConfigError, match="lowering"):
-        AnalyticEngine().run_pass(PassSpec("target", 1, 143), BOARD, MODEL)
+    # a context past the model's window is refused before lowering (every command checks)
+    with pytest.raises(InputError, match="at most 4095: llama2-7b-flightllm's window"):
+        check_window(MODEL, 4096, 1)
+    check_window(MODEL, 4095, 1)
+    # the study's accounting runs on FlightLLM's board too (the analytic engine: any board)
+    assert AnalyticEngine().run_pass(PassSpec("target", 1, 143), BOARD, MODEL).cycles > 0
 
 
 def test_one_layer_graph_matches_the_full_graph() -> None:
     from dataclasses import replace
 
-    from fpgasim.dataflow.lowerings.flightllm import extras_of, hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.graph import build_graph
+    from fpgasim.dataflow.lowerings.flightllm import hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
     from fpgasim.dataflow.lowerings.flightllm.layers import hardware_layers
 
+    params = GraphParams.of(BOARD)
     for phase, rows, ctx in (("decode", 1, 144), ("prefill", 256, 256)):
-        graph = build_graph(MODEL, extras_of(MODEL), rows, ctx, phase)
-        full = hardware_layers(graph, prefill=phase == "prefill")
-        assert [x.key() for x in hardware_layers_of(MODEL, phase, rows, ctx)] == [
-            x.key() for x in full]
-        assert len(full) == (13 if phase == "decode" else 11) * 32 + 2
-        assert full[1] == replace(full[(13 if phase == "decode" else 11) + 1], name=full[1].name)
+        graph = build_graph(MODEL, params, rows, ctx, phase)
+        every = hardware_layers(graph, prefill=phase == "prefill")
+        assert [x.key() for x in hardware_layers_of(MODEL, params, phase, rows, ctx)] == [
+            x.key() for x in every]
+        per = 13 if phase == "decode" else 11
+        assert len(every) == per * 32 + 2
+        assert every[1] == replace(every[per + 1], name=every[1].name)
 
 
 def test_mask_tables_are_validated_and_causal_is_the_default() -> None:
@@ -432,39 +445,49 @@ def _profiler(unit, cyc, wait, rel, divisor: float) -> float:
 
 
 def _emit_part(layers: list, rates, masks) -> tuple[np.ndarray, ...]:
-    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part and
-    the first row of each layer, with FlightLLM's flags (before `resolve`): the rows the
-    literal profiler reads."""
+    """Columns (unit, cycles, bytes, work, traffic, wait set, release set) of one part,
+    with FlightLLM's flags (before `resolve`), every copy of a run of identical blocks
+    written out (the emitter keeps two: its second block repeats, `instructions.full`):
+    the rows the literal profiler reads."""
     from fpgasim.dataflow.lowerings.flightllm.compiler import choose_forms, emit_rows
     from fpgasim.dataflow.lowerings.flightllm.emitter import cycles_at
 
     forms, _ = choose_forms(layers, rates, masks)
-    unit, num, nbytes, work, traffic, wait, rel, link, den, starts = emit_rows(
+    unit, num, nbytes, work, traffic, wait, rel, link, den, _, run = emit_rows(
         layers, rates, masks, forms)
-    return unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel, starts
+    cols = (unit, cycles_at(num, link, den, rates), nbytes, work, traffic, wait, rel)
+    if run is None:
+        return cols
+    first, lam, copies = run
+    rows = np.concatenate([np.arange(first + lam), np.tile(np.arange(first + lam,
+                                                                     first + 2 * lam),
+                                                           copies - 1),
+                           np.arange(first + 2 * lam, len(unit))])
+    return tuple(np.asarray(c)[rows] for c in cols)
 
 
 @pytest.mark.parametrize("case", ["q_proj", "qk", "pv", "down_proj", "prefill qk", "verify"])
 def test_engines_match_a_literal_profiler(case: str) -> None:
-    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
     from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
-    rates = Rates.of(BOARD, extras_of(MODEL))
+    rates, params = Rates.of(BOARD), GraphParams.of(BOARD)
     if case == "prefill qk":
-        hw = hardware_layers_of(MODEL, "prefill", 256, 256)
+        hw = hardware_layers_of(MODEL, params, "prefill", 256, 256)
         group = [x for x in hw if x.kind == "attention_qk"][3:4]  # layer 3's mask
-        masks = mask_set("flightllm-llama2-7b", 32, 4, 64)
+        masks = mask_set("flightllm-llama2-7b", 32, 4, 64, 2)
     elif case == "verify":
-        hw = hardware_layers_of(MODEL, "decode", 5, 160)
+        hw = hardware_layers_of(MODEL, params, "decode", 5, 160)
         group = [x for x in hw if x.kind == "attention_pv"][:1]
         masks = None
     else:
-        hw = hardware_layers_of(MODEL, "decode", 1, 1040)
+        hw = hardware_layers_of(MODEL, params, "decode", 1, 1040)
         names = {"q_proj": ("q_proj",), "qk": ("concat_k", "concat_v", "qk"),
                  "pv": ("pv",), "down_proj": ("down_proj",)}[case]
         group = [x for x in hw[:13] if x.name.split(".", 1)[1] in names]
         masks = None
-    unit, cyc, _, _, _, wait, rel, _ = _emit_part(group, rates, masks)
+    unit, cyc, _, _, _, wait, rel = _emit_part(group, rates, masks)
     expect_s = _profiler(unit, cyc, wait, rel, 3.2) / F_HZ
     from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
 
@@ -479,35 +502,37 @@ def test_cli_bad_flightllm_inputs_exit_2(capsys, tmp_path, repo) -> None:
 
     from tests.cli_helpers import run_cli
 
-    data = yaml.safe_load((repo / "boards" / "flightllm-vhk158.yaml").read_text())
-    data["flightllm"]["buffers"]["meta"]["depth"] = 8
-    path = tmp_path / "small.yaml"
-    path.write_text(yaml.safe_dump(data))
-    base = ("simulate", "--model", "llama2-7b-flightllm", "--verify-len", "1")
+    design = tmp_path / "small.yaml"
+    design.write_text("extends: flightllm\nname: small\nbuffers: {meta: 8}\n")
+    model = yaml.safe_load((repo / "workloads" / "models" / "llama2-7b-flightllm.yaml")
+                           .read_text())
+    model.update(id="odd", intermediate=11000)
+    odd = tmp_path / "odd.yaml"
+    odd.write_text(yaml.safe_dump(model))
+    base = ("simulate", "--verify-len", "1", "--context", "143")
     cases = [
-        ((*base, "--board", str(path), "--context", "143"), "flightllm.buffers.meta.depth"),
-        ((*base, "--board", "flightllm-vhk158", "--context", "2048"), "max_context_tokens"),
-        (("simulate", "--model", "llama-3.1-8b", "--board", "flightllm-vhk158", "--context",
-          "143", "--verify-len", "1"), "kv_heads"),
+        ((*base, "--fpga", "vhk158", "--design", str(design), "--model",
+          "llama2-7b-flightllm"), "buffers.meta = 8"),
+        ((*base[:3], "--context", "4096", "--board", "flightllm-vhk158", "--model",
+          "llama2-7b-flightllm"), "window"),
+        ((*base, "--board", "flightllm-vhk158", "--model", str(odd)), "intermediate = 11000"),
     ]
     for args, field in cases:
         res = run_cli(capsys, *args)
         assert res.code == 2 and field in res.err and len(res.err.strip().splitlines()) == 1
 
 
-def test_compiler_and_duration_parameters_are_separate() -> None:
-    """MM_START_M_NUM only rescales MM time; MM_PARALLEL_M (the tile) changes the stream."""
+def test_the_mm_tile_and_the_mask_block() -> None:
+    """MM_PARALLEL_M (the MM array's rows, the compiler's M tile) changes the stream; a mask
+    block the recipe's mask table was not made for falls back to the causal mask."""
+    from fpgasim.dataflow.lowerings.flightllm import prefill_mask_used
+
     base = prefill(128)
-    fl = BOARD.flightllm
-    half = prefill(128, board=_with(flightllm=fl.model_copy(update={"mm_start_rows": 64})))
-    assert base.rows == half.rows
-    a = _busy(BOARD, 128, "prefill")
-    b = _busy(_with(flightllm=fl.model_copy(update={"mm_start_rows": 64})), 128, "prefill")
-    assert b["MM"] == pytest.approx(a["MM"] / 2, rel=1e-9) and b["LD"] == a["LD"]
-    tiled = prefill(128, board=_with(flightllm=fl.model_copy(update={"mm_tile_rows": 64})))
+    tiled = prefill(128, board=_with(("design.mm_rows", 64)))
     assert tiled.rows != base.rows  # weights re-streamed per 64-row tile
-    with pytest.raises(ConfigError, match="mask_block"):
-        prefill(128, board=_with(flightllm=fl.model_copy(update={"mask_block": 32})))
+    assert prefill_mask_used(BOARD, MODEL, 128) == "flightllm-llama2-7b"
+    small = _with(("design.compiler.mask_block", 32))
+    assert prefill_mask_used(small, MODEL, 128) == "causal"
 
 
 def test_longspec_draft_pass_in_flightllm_layers() -> None:
@@ -533,30 +558,29 @@ def test_longspec_draft_pass_in_flightllm_layers() -> None:
 
 def test_live_prefill_output_credit_never_moves_qk() -> None:
     """docs/flightllm-model.md §7.10: QK^T's output credit is live for L > 1024, moves no time."""
-    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
     from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
+    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
     from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
-    masks = mask_set("flightllm-llama2-7b", 32, 32, 64)
-    qk = [x for x in hardware_layers_of(MODEL, "prefill", 2048, 2048)
+    masks = mask_set("flightllm-llama2-7b", 32, 32, 64, 2)
+    qk = [x for x in hardware_layers_of(MODEL, GraphParams.of(BOARD), "prefill", 2048, 2048)
           if x.kind == "attention_qk"][0]
     ticks = []
     for depth in (512, 8192):  # credit 4 tiles (live) vs 64 (never reached)
-        fl = BOARD.flightllm
-        glob = fl.buffers.global_.model_copy(update={"depth": depth})
-        board = _with(flightllm=fl.model_copy(
-            update={"buffers": fl.buffers.model_copy(update={"global_": glob})}))
-        part = compile_part([qk], Rates.of(board, extras_of(MODEL)), masks, ["qk"])
+        board = _with(("design.buffers.global", depth))
+        part = compile_part([qk], Rates.of(board), masks, ["qk"])
         ticks.append(FastEngine().part_ticks(part))
     assert ticks[0] == ticks[1]
 
 
 def test_whole_decode_pass_equals_the_literal_profiler() -> None:
     """The full stream (every part, SYS tokens across parts) in section 3's float profiler."""
-    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
 
-    hw = hardware_layers_of(MODEL, "decode", 1, 144)
-    rates = Rates.of(BOARD, extras_of(MODEL))
+    hw = hardware_layers_of(MODEL, GraphParams.of(BOARD), "decode", 1, 144)
+    rates = Rates.of(BOARD)
     groups, cur = [], []
     for x in hw:
         cur.append(x)
@@ -565,7 +589,7 @@ def test_whole_decode_pass_equals_the_literal_profiler() -> None:
             cur = []
     cols = [[], [], [], []]
     for g, group in enumerate(groups):
-        unit, cyc, _, _, _, wait, rel, _ = _emit_part(group, rates, None)
+        unit, cyc, _, _, _, wait, rel = _emit_part(group, rates, None)
         wait, rel = wait.copy(), rel.copy()
         if g > 0:
             wait[0] |= 1 << SYS

@@ -1,7 +1,7 @@
 """What FlightLLM's compiler reuses across passes and boards gives what compiling from scratch
 gives, bit for bit: rows priced for another link rate, blocks shared across layers of one
 shape, form choices made from summaries, totals derived from the link-free rows, and the
-design-space sweep's run order."""
+explore sweep's run order."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pytest
 
-from fpgasim.config.loader import load_algorithm, load_board, load_model
-from fpgasim.dataflow.instructions import _digest, _totals
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.dataflow.instructions import _totals, part_key_prefix
 from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.lowerings.flightllm import compiler, emitter
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
@@ -22,6 +22,7 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     has_choice,
 )
 from fpgasim.dataflow.lowerings.flightllm.emitter import UNIT_ROLES, Rates
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
 from fpgasim.dataflow.passes import PassSpec
 
 BOARD = load_board("flightllm-vhk158")
@@ -30,12 +31,15 @@ MODEL = load_model("llama2-7b-flightllm")
 
 def _other_link(board):
     """The board at another clock and bandwidth (the same instructions, other durations)."""
-    memory = board.memory.model_copy(update={"bandwidth_gb_s": 1638.4})
-    return board.model_copy(update={"clock_mhz": 300.0, "memory": memory})
+    other = load_board(board.name, [("design.clock_mhz", 300.0),
+                                    ("fpga.memory.bandwidth_gb_s", 1638.4)])
+    assert (other.clock_mhz, other.fpga.memory.bandwidth_gb_s) == (300.0, 1638.4)
+    return other
 
 
 def _groups(spec: PassSpec, board=BOARD):
-    hw = flightllm.hardware_layers_of(MODEL, *flightllm.pass_shape(spec, board))
+    hw = flightllm.hardware_layers_of(MODEL, GraphParams.of(board),
+                                      *flightllm.pass_shape(spec, board))
     return flightllm._plan(hw)[0]
 
 
@@ -44,6 +48,15 @@ def _fresh(layers, rates, masks=None):
     emitter._SHARED_BLOCKS.cache_clear()
     compiler._STRUCTURES.cache_clear()
     return compile_part(list(layers), rates, masks, [x.name for x in layers])
+
+
+def _key_from_scratch(part) -> bytes:
+    """`part_key` computed here: units and waits, durations, and a template's copy count."""
+    h = part_key_prefix(part.instrs, part.unit_names, part.ticks_per_cycle)
+    h.update(np.ascontiguousarray(part.instrs["cycles"]).tobytes())
+    if part.total_layers > part.layers:  # a template of a run of identical blocks
+        h.update(b"copies %d" % part.total_layers)
+    return h.digest()
 
 
 SPECS = [PassSpec("target", 1, 1023), PassSpec("target", 3, 500), PassSpec("target", 24, 900),
@@ -57,19 +70,18 @@ def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> N
     flightllm._part.cache_clear()
     for board in (BOARD, _other_link(BOARD)):
         prog = flightllm.lower(spec, board, MODEL)
-        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        rates = Rates.of(board)
         masks = None
         if spec.phase == "prefill":
-            extras = flightllm.extras_of(MODEL)
-            masks = flightllm.mask_set(extras.prefill_mask, MODEL.heads,
-                                       spec.tokens // board.flightllm.mask_block,
-                                       board.flightllm.mask_block)
+            _, _, tokens = flightllm.pass_shape(spec, board)
+            masks = flightllm.prefill_masks(board, MODEL, tokens)
+            assert flightllm.prefill_mask_used(board, MODEL, tokens) == "flightllm-llama2-7b"
         for group, part in zip(_groups(spec, board), prog.parts, strict=True):
             fresh = _fresh(group.layers, rates, masks)
             assert np.array_equal(part.instrs, fresh.instrs), part.label
             assert flightllm.compiler.TICKS_PER_CYCLE == part.ticks_per_cycle
             assert part.memo[("totals", prog.unit_roles)] == _totals(fresh, prog.unit_roles)
-            assert part.memo["part_key"] == _digest(fresh)
+            assert part.memo["part_key"] == _key_from_scratch(fresh)
     flightllm._part.cache_clear()
 
 
@@ -91,7 +103,7 @@ def test_summaries_choose_as_the_exact_sums_do() -> None:
     flightllm._part.cache_clear()
     never = lambda *args: None  # noqa: E731 - every comparison falls back to exact sums
     for board in (BOARD, _other_link(BOARD)):
-        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        rates = Rates.of(board)
         for x in (2, 3, 9, 17, 40):
             for group in _groups(PassSpec("target", x, 1500), board):
                 layers = list(group.layers)
@@ -116,7 +128,7 @@ def test_close_calls_fall_back_to_exact_sums() -> None:
 def test_shared_blocks_equal_blocks_built_per_layer() -> None:
     """MV row groups shared across x (and MM tiles across row counts) emit what each layer
     would build on its own."""
-    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    rates = Rates.of(BOARD)
     emitter._SHARED_BLOCKS.cache_clear()
     warm = {}
     for x in (2, 3, 4, 33, 40):
@@ -133,7 +145,7 @@ def test_parts_of_one_structure_share_their_waits() -> None:
     """Attention parts of several contexts and verify lengths that share a structure (units,
     traffic classes, wait and release sets) take its explicit waits and duration-total rows
     from the first one compiled, and equal their fresh compilations."""
-    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    rates = Rates.of(BOARD)
     compiler._STRUCTURES.cache_clear()
     calls = []
     warm = {}
@@ -156,7 +168,7 @@ def test_parts_of_one_structure_share_their_waits() -> None:
 def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> None:
     """Verify-pass attention in MM tiles (every head alike) appends one head's blocks again
     per head: the rows and the form summary of emitting every head through `block`."""
-    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    rates = Rates.of(BOARD)
 
     def one_by_one(self, heads, build):
         for _ in range(heads):
@@ -176,18 +188,18 @@ def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> 
             assert fast.rows().tobytes() == slow.rows().tobytes(), L.name
 
 
-def test_design_space_rows_keep_their_order() -> None:
+def test_explore_rows_keep_their_order() -> None:
     """The sweep runs boards that share instructions together; its rows come back in the
     points' order, equal to a run without that reordering."""
-    from fpgasim.analysis import design_space
+    from fpgasim.analysis import explore
 
     boards = [_other_link(BOARD), BOARD]
     algorithms = [load_algorithm("longspec")]
     args = (boards, MODEL, algorithms, [256])
-    grouped, _, _ = design_space.cost_boards(
+    grouped, _, _ = explore.cost_boards(
         *args, engine="fast", executor="inprocess", verify_lens=(2, 5),
         instruction_groups=["same", "same"])
-    alone, _, _ = design_space.cost_boards(
+    alone, _, _ = explore.cost_boards(
         *args, engine="fast", executor="inprocess", verify_lens=(2, 5))
     assert grouped.equals(alone)
     assert list(grouped["board"]) == [boards[0].name] * 3 + [boards[1].name] * 3
@@ -221,7 +233,7 @@ def test_parts_reuse_the_rows_their_summaries_emitted(x: int, context: int) -> N
     """A part's rows append each layer's rows as its form summary emitted them (no second
     emission): equal to the part emitted from scratch in the chosen forms, at two boards."""
     for board in (BOARD, _other_link(BOARD)):
-        rates = Rates.of(board, flightllm.extras_of(MODEL))
+        rates = Rates.of(board)
         for group in _groups(PassSpec("target", x, context), board):
             layers = list(group.layers)
             emitter._SHARED_BLOCKS.cache_clear()
@@ -240,7 +252,7 @@ def test_layers_of_one_emission_key_emit_the_same_rows() -> None:
     """Verify-pass attention in MM tiles is cached by `emission_key`, which leaves out the
     row count: layers of x = 2..90 rows with the same key emit the same rows (and each
     key is met by several x, so the test compares something)."""
-    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    rates = Rates.of(BOARD)
     free = rates.link_free
     seen: dict[tuple, tuple[int, bytes]] = {}
     shared = 0
@@ -267,12 +279,12 @@ def test_layers_of_one_emission_key_emit_the_same_rows() -> None:
 def test_runs_of_blocks_equal_blocks_appended_one_by_one(x: int) -> None:
     """A run of alike blocks appended at once (`block(..., times)`: MV row groups, MV
     attention heads, linear_mm's N blocks) gives the rows of appending each block in turn."""
-    rates = Rates.of(BOARD, flightllm.extras_of(MODEL))
+    rates = Rates.of(BOARD)
     block = emitter.FlightLLMEmitter.block
 
-    def one_by_one(self, key, build, times=1):
+    def one_by_one(self, key, build, times=1, templatable=False):
         for _ in range(times):
-            block(self, key, build)
+            block(self, key, build, 1, templatable)
 
     for group in _groups(PassSpec("target", x, 700)):
         for L in group.layers:

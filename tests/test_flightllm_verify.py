@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpgasim.config.loader import load_board, load_model
+from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
 from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.lowerings.flightllm import compiler
@@ -22,10 +22,11 @@ BOARD = load_board("flightllm-vhk158")
 MODEL = load_model("llama2-7b-flightllm")
 
 
-def lanes(m: int, rows: int, macs: int):
-    """The published board with m MV token lanes, `rows` rows per MV and `macs` MAC/cycle."""
-    fl = BOARD.flightllm.model_copy(update={"mv_parallel_m": m, "mv_start_rows": rows})
-    return BOARD.model_copy(update={"flightllm": fl, "mv_macs_per_cycle": macs})
+def lanes(m: int, macs: int):
+    """The published board with m MV token lanes (MV_PARALLEL_M = MV_START_M_NUM = m: m rows
+    per MV) and `macs` MAC/cycle in all (designs/flightllm-mv4.yaml: 4 lanes of 1024)."""
+    return load_board("flightllm-vhk158", [("design.mv_lanes", m),
+                                           ("design.mv_macs_per_lane", macs // m)])
 
 
 def seconds(x: int, context: int = 1023, board=BOARD) -> float:
@@ -55,7 +56,7 @@ def test_two_rows_run_as_two_mv_row_groups() -> None:
 
 def test_four_lanes_carry_four_rows_in_one_group() -> None:
     """MV_START_M_NUM = 4 on 4 lanes: x <= 4 rows stream the weights once, MVs charged 4 rows."""
-    board = lanes(4, 4, 4096)
+    board = lanes(4, 4096)
     seg = lower(PassSpec("target", 3, 140), board, MODEL)
     q = layer_rows(seg, "q_proj")
     assert count(q, MV) == 16 and (q["work"][q["unit"] == MV] == 4 * 16 * 128 * 512).all()
@@ -74,7 +75,7 @@ def test_four_lanes_carry_four_rows_in_one_group() -> None:
 
 def test_mv_time_follows_the_lane_formula() -> None:
     """MV cycles = MV_START_M_NUM 16 K MV_START_N_NUM / (N K M parallelism) (section 2.3)."""
-    seg = lower(PassSpec("target", 1, 143), lanes(4, 4, 4096), MODEL)
+    seg = lower(PassSpec("target", 1, 143), lanes(4, 4096), MODEL)
     mv = layer_rows(seg, "v_proj")
     mv = mv[mv["unit"] == MV]
     expect = 4 * 16 * 128 * 512 / 4096  # = 8 K, as the published 1 x 16 K x 512 / 1024
@@ -84,14 +85,14 @@ def test_mv_time_follows_the_lane_formula() -> None:
 def test_done_when_four_lanes() -> None:
     """Four lanes, four rows per MV (MV array 4 x 64 x 16): T_v(x <= 4) within 15% of T_v(1)
     at L = 1023, and T_v(1) equal to the published board's to the last tick."""
-    board = lanes(4, 4, 4096)
+    board = lanes(4, 4096)
     t1 = seconds(1, board=board)
     assert t1 == seconds(1)
     for x in (2, 3, 4):
         assert seconds(x, board=board) <= 1.15 * t1
     # lanes that split the published 1024 MAC/cycle: every MV is charged 4 rows at a quarter
     # of the width, so x = 1 costs about 4 decode steps and x <= 4 about the same
-    split = lanes(4, 4, 1024)
+    split = lanes(4, 1024)
     assert seconds(4, board=split) <= 1.15 * seconds(1, board=split)
     assert seconds(1, board=split) > 3 * t1
 
@@ -136,19 +137,19 @@ def test_verify_costs_the_cheapest_form(monkeypatch, x: int) -> None:
 def test_decode_and_prefill_keep_the_published_rules() -> None:
     """x = 1 always MV, prefill always MM, whatever the lanes (held-out references check
     the numbers; here: the choice is never made)."""
-    seg = lower(PassSpec("target", 1, 1023), lanes(4, 4, 4096), MODEL)
+    seg = lower(PassSpec("target", 1, 1023), lanes(4, 4096), MODEL)
     assert all(count(p.instrs, MM) == 0 for p in seg.parts)
-    pre = lower(PassSpec("target", 128, 0, phase="prefill"), lanes(4, 4, 4096), MODEL)
+    pre = lower(PassSpec("target", 128, 0, phase="prefill"), lanes(4, 4096), MODEL)
     assert all(count(p.instrs, MV) == 0 for p in pre.parts)
 
 
 def test_mm_attention_follows_the_causal_block_mask() -> None:
     """MM-form verify attention: a row block sees the mask blocks up to its last row's."""
-    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of
+    from fpgasim.dataflow.lowerings.flightllm import Rates
     from fpgasim.dataflow.lowerings.flightllm.compiler import FlightLLMEmitter, attention_mm
     from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 
-    rates = Rates.of(BOARD, extras_of(MODEL))
+    rates = Rates.of(BOARD)
     # x = 64 tree tokens after L = 1000: T = 1072 (67 key blocks), rows at 1008..1071
     qk = HwLayer("attention_qk", "qk", 64, 128, 1072, misc=("softmax",), heads=32)
     e = FlightLLMEmitter(rates)
@@ -162,7 +163,7 @@ def test_mm_attention_follows_the_causal_block_mask() -> None:
 
 
 def test_event_equals_fast_on_row_groups() -> None:
-    board = lanes(4, 4, 4096)
+    board = lanes(4, 4096)
     for x in (3, 6):
         spec = PassSpec("target", x, 139)
         assert EventEngine().run_pass(spec, board, MODEL).cycles == FastEngine().run_pass(
@@ -170,29 +171,23 @@ def test_event_equals_fast_on_row_groups() -> None:
 
 
 def test_lane_fields_are_validated(tmp_path) -> None:
-    import yaml
-
-    from fpgasim.config.loader import load_board as load
+    from fpgasim.config import load_design
     from fpgasim.errors import ConfigError
 
-    data = yaml.safe_load(open("boards/flightllm-vhk158.yaml").read())
-    data["flightllm"].update(mv_parallel_m=4, mv_start_rows=2)
-    path = tmp_path / "b.yaml"
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match="mv_parallel_m = 4: a divisor of mv_start_rows"):
-        load(str(path))
-    data["flightllm"]["mv_start_rows"] = 4
-    data["mv_macs_per_cycle"] = 1000
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match="mv_macs_per_cycle = 1000 is not a multiple"):
-        load(str(path))
+    path = tmp_path / "d.yaml"
+    path.write_text("extends: flightllm-mv4\nname: odd\nmv_macs_per_lane: 1000\n")
+    with pytest.raises(ConfigError, match="mv_macs_per_lane = 1000 is not a multiple of block"):
+        load_design(str(path))
+    path.write_text("extends: flightllm-mv4\nname: none\nmv_lanes: 0\n")
+    with pytest.raises(ConfigError, match="mv_lanes = 0: Input should be greater than 0"):
+        load_design(str(path))
 
 
 # --------------------------------------------------------------------------- drafters
 
 
 def drafter(name: str):
-    from fpgasim.config.loader import load_algorithm
+    from fpgasim.config import load_algorithm
 
     return load_algorithm(name).drafter
 
@@ -270,16 +265,17 @@ def test_cli_simulates_every_drafter(capsys) -> None:
 @pytest.mark.parametrize("x", [2, 40, 130])
 def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
     """The shortcut that skips compiling the MM form uses its MM unit's exact summed time."""
-    from fpgasim.dataflow.lowerings.flightllm import Rates, extras_of, hardware_layers_of
+    from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
     from fpgasim.dataflow.lowerings.flightllm.compiler import (
         FlightLLMEmitter,
         attention_mm,
         linear_mm,
         mm_form_compute_cycles,
     )
+    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
 
-    rates = Rates.of(BOARD, extras_of(MODEL))
-    hw = hardware_layers_of(MODEL, "decode", x, 1008 + 16 * (x // 16 + 1))
+    rates = Rates.of(BOARD)
+    hw = hardware_layers_of(MODEL, GraphParams.of(BOARD), "decode", x, 1008 + 16 * (x // 16 + 1))
     for layer in hw[:13]:
         if layer.kind not in ("linear", "attention_qk", "attention_pv"):
             continue

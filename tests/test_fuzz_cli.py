@@ -26,13 +26,20 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from fpgasim.cli import main
-from fpgasim.config.board import Board
+from fpgasim.config.board_loader import load_design, load_fpga
+from fpgasim.config.design import Design
+from fpgasim.config.fit import fit
+from fpgasim.config.fpga import Fpga
 from fpgasim.config.loader import MAX_VALUES, count_values
 from fpgasim.config.schema import Algorithm, TargetModel
 
 REPO = Path(__file__).resolve().parents[1]
+#: the files that carry a board's numbers (an FPGA data sheet and a design; a board file only
+#: names the pair, tests/test_hostile_cli.py and tests/test_config.py take those), models
+#: and algorithms
 BASES: dict[str, tuple[type[BaseModel], dict]] = {
-    "board": (Board, yaml.safe_load((REPO / "boards/u280.yaml").read_text())),
+    "fpga": (Fpga, yaml.safe_load((REPO / "fpgas/u280.yaml").read_text())),
+    "design": (Design, yaml.safe_load((REPO / "designs/study.yaml").read_text())),
     "model": (
         TargetModel,
         yaml.safe_load((REPO / "workloads/models/llama-3.1-8b.yaml").read_text()),
@@ -209,37 +216,71 @@ def duplicate_keys(root: yaml.Node | None) -> bool:
     return False
 
 
-def oracle_valid(kind: str, text: bytes) -> bool:
-    """Is the file a valid `kind` per YAML + schema (the CLI must exit 0 exactly then)?"""
+def schema_valid(kind: str, text: bytes) -> BaseModel | None:
+    """The file as a valid `kind` per YAML + schema (what `validate` must accept), or None."""
     try:
         if duplicate_keys(yaml.compose(text.decode("utf-8"), Loader=yaml.SafeLoader)):
-            return False
+            return None
         data = yaml.safe_load(text.decode("utf-8"))
         if not isinstance(data, dict) or count_values(data, MAX_VALUES) > MAX_VALUES:
-            return False
-        BASES[kind][0].model_validate(data)
+            return None
+        return BASES[kind][0].model_validate(data)
     except Exception:  # noqa: BLE001 - any failure means invalid, which is what we test for
+        return None
+
+
+def oracle_valid(kind: str, text: bytes) -> bool:
+    """Is the file a valid `kind` per YAML + schema (`validate` must exit 0 exactly then)?"""
+    return schema_valid(kind, text) is not None
+
+
+#: the part and design the other files are fitted with (the shipped u280 board's pair)
+PAIR = {"fpga": "u280", "design": "study"}
+CONTEXT = 256
+
+
+def oracle_runs(kind: str, text: bytes) -> bool:
+    """Does a run on it succeed (the CLI must exit 0 exactly then)? Schema-valid, and: the
+    design fits the part (config/fit.py: DSPs, SLRs, channels are checked against the other
+    file) and names an existing prefill mask table; the model's window holds the context and
+    the verified token."""
+    obj = schema_valid(kind, text)
+    if obj is None:
         return False
+    if kind == "model":
+        return obj.window_tokens >= CONTEXT + 1
+    if kind in ("fpga", "design"):
+        fpga = obj if kind == "fpga" else load_fpga(PAIR["fpga"])
+        design = obj if kind == "design" else load_design(PAIR["design"])
+        mask = design.recipe.prefill_mask
+        if mask != "causal" and not (REPO / "workloads/masks" / f"{mask}.yaml").is_file():
+            return False
+        try:
+            fit(fpga, design, load_fpga)
+        except Exception:  # noqa: BLE001 - the fit refuses it: the run must exit 2
+            return False
     return True
 
 
 #: Inputs are written into these folders, so `validate` knows their kind by the folder.
-FOLDERS = {"board": "boards", "model": "models", "algorithm": "algorithms"}
-OTHERS = {"board": "u280", "model": "llama-3.1-8b", "algorithm": "longspec"}
+FOLDERS = {"fpga": "fpgas", "design": "designs", "model": "models", "algorithm": "algorithms"}
+OTHERS = {**PAIR, "model": "llama-3.1-8b", "algorithm": "longspec"}
 
 
 def simulate_args(kind: str, path: Path) -> list[str]:
     names = {**OTHERS, kind: str(path)}
     return [
         "simulate",
-        "--board",
-        names["board"],
+        "--fpga",
+        names["fpga"],
+        "--design",
+        names["design"],
         "--model",
         names["model"],
         "--algorithm",
         names["algorithm"],
         "--context",
-        "256",
+        str(CONTEXT),
         "--engine",
         "analytic",
         "--format",
@@ -263,10 +304,10 @@ def check_simulate_and_validate(work: Path, kind: str, text: bytes) -> None:
     path = work / FOLDERS[kind] / "input.yaml"
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(text)
-    valid = oracle_valid(kind, text)
-    event(f"{kind} {'valid' if valid else 'invalid'}")
+    valid, runs = oracle_valid(kind, text), oracle_runs(kind, text)
+    event(f"{kind} {'valid' if valid else 'invalid'}{'' if runs == valid else ', refused'}")
     code, out, err = call(*simulate_args(kind, path))
-    if valid:
+    if runs:
         assert code == 0 and only_warnings(err), err
     else:
         assert_clean_failure(code, err)
@@ -291,7 +332,7 @@ def test_hostile_files(work: Path, kind: str, text: bytes) -> None:
 
 
 @settings(FUZZ, max_examples=150)
-@given(kind=st.sampled_from(["board", "model"]), data=st.data())
+@given(kind=st.sampled_from(["fpga", "design", "model"]), data=st.data())
 def test_sweep_writes_all_or_nothing(work: Path, kind: str, data: st.DataObject) -> None:
     text = dump(data.draw(mutated(kind))) if data.draw(st.booleans()) else data.draw(RAW)
     path = work / f"sweep-{kind}.yaml"
@@ -304,8 +345,10 @@ def test_sweep_writes_all_or_nothing(work: Path, kind: str, data: st.DataObject)
     names = {**OTHERS, kind: str(path)}
     code, stdout, err = call(
         "sweep",
-        "--board",
-        names["board"],
+        "--fpga",
+        names["fpga"],
+        "--design",
+        names["design"],
         "--model",
         names["model"],
         "--contexts",
@@ -320,7 +363,8 @@ def test_sweep_writes_all_or_nothing(work: Path, kind: str, data: st.DataObject)
         str(out),
         *data.draw(st.sampled_from([["--no-cache"], []])),
     )
-    if oracle_valid(kind, text):
+    if oracle_runs(kind, text) and (kind != "model" or schema_valid(kind, text).window_tokens
+                                    >= 512 + 3):
         assert code == 0, err
         assert [p.name for p in folder.iterdir()] == [out.name]
         assert len(err.strip().splitlines()) == 1 and "6 points" in err
@@ -484,10 +528,11 @@ def test_sweep_out_paths(tmp_path: Path, target: str) -> None:
 
 @pytest.mark.parametrize("engine", ["event", "fast"])
 def test_simulator_engines_reject_tiny_buffers_cleanly(tmp_path: Path, engine: str) -> None:
-    data = copy.deepcopy(BASES["board"][1])
-    data["buffers"] = {"weight_kib": 1, "activation_kib": 1, "prefetch_depth": 1}
+    """A B buffer that holds the MV passes but not an MM tile's K-block ring: refused when
+    the x = 64 pass is compiled, in one line naming the file and the buffer."""
     board = tmp_path / "tiny.yaml"
-    board.write_bytes(dump(data))
+    board.write_text((REPO / "boards/u280.yaml").read_text()
+                     + "overrides:\n  design.buffers.b: 16\n")
     code, _, err = call(
         "simulate",
         "--board",
@@ -502,4 +547,4 @@ def test_simulator_engines_reject_tiny_buffers_cleanly(tmp_path: Path, engine: s
         engine,
     )
     assert_clean_failure(code, err)
-    assert "buffers." in err and "raise" in err
+    assert str(board) in err and "buffers.b = 16" in err and "too small" in err

@@ -15,9 +15,10 @@ from fpgasim.analysis.generation import decode_context, generate, planned_passes
 from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
+from fpgasim.engine.analytic import target_counts
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import InputError
-from fpgasim.simulate import Point, prefill_spec, simulate_point
+from fpgasim.simulate import Point, prefill_specs, prefill_timing, simulate_point
 from fpgasim.step import pass_key
 from tests.cli_helpers import run_cli
 
@@ -61,21 +62,27 @@ def test_ad_groups_and_totals(setup) -> None:
     assert steps["elapsed_s"].iloc[-1] == pytest.approx(s["total_s"], rel=1e-12)
     # the prefill: 10 tokens aligned to 128, at context 0
     assert s["prompt_len_aligned"] == 128
-    spec = prefill_spec(board, 10)
+    [spec] = prefill_specs(board, 10)
     assert (spec.tokens, spec.context, spec.phase) == (128, 0, "prefill")
     assert s["ttft_s"] == engine.run_pass(PassSpec("target", 128, 0), board, model).seconds
 
 
-def test_prefill_causal_mask_on_the_study_lowering(setup) -> None:
-    _, board, model = setup
-    spec = prefill_spec(board, 130)
-    assert spec.tokens == 256 and spec.tree_parents == tuple(range(-1, 255))
-    event = get_engine("event")
-    masked = event.run_pass(spec, board, model)
-    dense = event.run_pass(PassSpec("target", 256, 0), board, model)
-    # the mask skips attention tiles above the diagonal; the weights are the same
-    assert masked.cycles < dense.cycles
-    assert masked.weight_bytes == dense.weight_bytes
+def test_prefill_is_causal(setup) -> None:
+    analytic, board, model = setup
+    [spec] = prefill_specs(board, 130)
+    assert (spec.tokens, spec.context, spec.phase) == (256, 0, "prefill")
+    causal = get_engine("event").run_pass(spec, board, model)
+    # the study's accounting charges every row against every key (dense attention)
+    dense = analytic.run_pass(PassSpec("target", 256, 0), board, model)
+    n, h, i, layers = 256, model.hidden, model.intermediate, model.layers
+    kv = model.kv_heads * model.head_dim
+    linear = layers * (2 * n * h * h + 2 * n * kv * h + 3 * n * h * i) + n * h * model.vocab
+    dense_attention = layers * 2 * n * n * h
+    assert target_counts(model, n, 0, board)["macs"] - linear == dense_attention
+    # the causal mask skips the attention tiles above the diagonal (at least half the work
+    # is left: the diagonal tiles are whole); the weights are the same two streams
+    assert dense_attention / 2 < causal.macs - linear < dense_attention
+    assert causal.weight_bytes == dense.weight_bytes
 
 
 def _constant_aat_curve(algorithm, aat: float):
@@ -175,9 +182,7 @@ def test_planned_passes_are_the_passes_asked(setup, prompt_len, decode_len) -> N
         sd = {"algorithm": load_algorithm(algorithm)}
         planned, asked = _asked(board, model, prompt_len, decode_len, **sd)
         assert planned == asked
-    # `fast` on the study lowering has no bounds: the same plan
-    planned, asked = _asked(board, model, prompt_len, decode_len, _AskingFast(), **sd)
-    assert planned == asked
+    # `fast` bounds FlightLLM's passes: test_planned_bounds_on_flightllm_are_the_bounds_asked
 
 
 def test_planned_bounds_on_flightllm_are_the_bounds_asked() -> None:
@@ -219,17 +224,18 @@ def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:
         assert sorted(ad) == [15, 31, 47, 63]
 
 
-def test_max_context_tokens(setup) -> None:
+def test_model_window(setup) -> None:
     engine, board, model = setup
-    small = board.model_copy(update={"max_context_tokens": 256})
+    small = model.model_copy(update={"window_tokens": 256})
     with pytest.raises(InputError, match="decode_len"):
-        generate(engine, small, model, prompt_len=200, decode_len=60)  # ceil16(260) = 272
-    generate(engine, small, model, prompt_len=200, decode_len=56)  # 256: fits
+        generate(engine, board, small, prompt_len=200, decode_len=57)  # 257 tokens
+    generate(engine, board, small, prompt_len=200, decode_len=56)  # 256: fits
     with pytest.raises(InputError, match="prompt_len"):
-        prefill_spec(small, 257)  # aligned to 384
+        prefill_timing(engine, board, small, 257)
+    prefill_timing(engine, board, small, 256)
     with pytest.raises(InputError, match="context"):
-        simulate_point(engine, Point(small, model, 256, 1))
-    simulate_point(engine, Point(small, model, 255, 1))
+        simulate_point(engine, Point(board, small, 256, 1))
+    simulate_point(engine, Point(board, small, 255, 1))
 
 
 def test_simulate_prefill_cli(capsys) -> None:
@@ -239,9 +245,10 @@ def test_simulate_prefill_cli(capsys) -> None:
     data = json.loads(res.out)
     assert data["prompt_len_aligned"] == 128 and data["phase"] == "prefill"
     assert data["prefill_s"] == pytest.approx(data["prefill_cycles"] / 225e6, rel=1e-12)
-    for unit in ("ld", "st", "mpe", "sfu"):
+    for unit in ("ld", "st", "mm", "misc"):
         assert data[f"busy_{unit}_cycles"] > 0
-    assert data["busy_mpe_cycles"] <= data["prefill_cycles"]
+    assert data["busy_mv_cycles"] == 0  # a prefill runs on the MM array only
+    assert data["busy_mm_cycles"] <= data["prefill_cycles"]
 
 
 def test_simulate_decode_unchanged(capsys) -> None:
@@ -307,38 +314,39 @@ def test_generate_workers_same_output(capsys) -> None:
     assert one.out == two.out
 
 
-def test_max_context_tokens_cli(capsys, tmp_path) -> None:
-    board = tmp_path / "small.yaml"
-    text = resolve("board", BOARD).read_text()
-    board.write_text(text + "max_context_tokens: 256\n")
+def test_model_window_cli(capsys, tmp_path) -> None:
+    small = tmp_path / "small.yaml"
+    text = resolve("model", MODEL).read_text()
+    small.write_text(text.replace("window_tokens: 4096", "window_tokens: 256"))
+    assert "window_tokens: 256" in small.read_text()
     for args, needle in (
-        (["simulate", "--phase", "prefill", "-P", "200"], "--prompt-len"),  # aligned to 256: ok
-        (["simulate", "--phase", "prefill", "-P", "300"], "--prompt-len"),  # 384 > 256
+        (["simulate", "--phase", "prefill", "-P", "256"], "--prompt-len"),  # fits
+        (["simulate", "--phase", "prefill", "-P", "257"], "--prompt-len"),
         (["simulate", "-L", "256"], "--context"),  # 257 tokens attended
-        (["generate", "-P", "200", "-D", "60"], "--decode-len"),  # ceil16(260) = 272
+        (["generate", "-P", "200", "-D", "57"], "--decode-len"),  # 257 tokens
     ):
-        res = run_cli(capsys, args[0], "-b", str(board), "-m", MODEL, *args[1:],
+        res = run_cli(capsys, args[0], "-b", BOARD, "-m", str(small), *args[1:],
                       "--engine", "analytic", "--format", "json")
-        if args[-1] == "200":
+        if args[-1] == "256" and args[0] == "simulate" and "-P" in args:
             assert res.code == 0, res.err
             continue
-        assert res.code == 2 and needle in res.err and "max_context_tokens = 256" in res.err
+        assert res.code == 2 and needle in res.err and "window is 256 tokens" in res.err, res.err
         assert res.err.count("\n") == 1
 
 
-def test_a_board_the_compiler_refuses_is_named_by_its_file(capsys, tmp_path) -> None:
-    # FlightLLM's compiler checks the board when it lowers the first pass (the prefill, or
-    # generate's first decode pass): the one-line error names the file, not the board name
+def test_a_board_the_design_refuses_is_named_by_its_file(capsys, tmp_path) -> None:
+    # a board file whose override breaks the design's rules: the one-line error names the
+    # file, not the board name, before any pass is compiled
     board = tmp_path / "bad.yaml"
     text = resolve("board", "flightllm-vhk158").read_text()
-    board.write_text(text.replace("decode_multiple: 16", "decode_multiple: 8"))
+    board.write_text(text + "overrides:\n  design.padding.decode_multiple: 8\n")
     for args in (["generate", "-P", "128", "-D", "4"],
                  ["generate", "-P", "128", "-D", "4", "--workers", "1"],
                  ["simulate", "--phase", "prefill", "-P", "128"]):
         res = run_cli(capsys, args[0], "-b", str(board), "-m", "llama2-7b-flightllm", *args[1:])
         assert res.code == 2 and res.err.count("\n") == 1, res.err
-        assert res.err.startswith(f"fpgasim: error: {board}: padding")
-        assert "multiple of 16" in res.err
+        assert res.err.startswith(f"fpgasim: error: {board}: ")
+        assert "decode_multiple = 8" in res.err and "multiple of block = 16" in res.err
 
 
 def test_generate_puts_sd_beside_its_ad_baseline(setup) -> None:

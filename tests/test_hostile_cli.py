@@ -17,15 +17,17 @@ import yaml
 from tests.cli_helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-U280 = yaml.safe_load((REPO / "boards/u280.yaml").read_text())
 BOARD_TEXT = (REPO / "boards/u280.yaml").read_text()
+DESIGN_TEXT = (REPO / "designs/study.yaml").read_text()
 LONG = "a" * 100_000
 SIM = ["simulate", "-b", "u280", "-m", "llama-3.1-8b", "-L", "256"]
 SWEEP = ["sweep", "-b", "u280", "-m", "llama-3.1-8b", "--contexts", "128",
          "--verify-lens", "1-2", "--no-cache", "--executor", "inprocess"]
-EXPLORE = ["explore", "--base-board", "v80", "--pe-arrays", "64x48", "--bandwidths", "460",
-           "-m", "llama-3.1-8b", "-a", "longspec", "--contexts", "1024", "--no-cache",
-           "--executor", "inprocess"]
+EXPLORE = ["explore", "--board", "v80", "--vary", "design.mm_cols=48", "--vary",
+           "fpga.memory.bandwidth_gb_s=460", "-m", "llama-3.1-8b", "-a", "longspec",
+           "--contexts", "1024", "--no-cache", "--executor", "inprocess"]
+MM_COLS, BANDWIDTH = EXPLORE.index("design.mm_cols=48"), EXPLORE.index(
+    "fpga.memory.bandwidth_gb_s=460")
 SOLVE = ["solve", "-b", "v80", "-m", "llama-3.1-8b", "-a", "longspec", "--contexts", "1024"]
 COMPARE = ["compare-algorithms", "-b", "v80", "-m", "vicuna-7b-v1.5", "--contexts", "512"]
 HETERO = ["hetero", "solve", "-p", "rtx4090", "-m", "llama2-chat-7b"]
@@ -43,33 +45,36 @@ def with_value(base: list[str], option: str, value: str) -> list[str]:
     return [*base[: i + 1], value, *base[i + 2 :]]
 
 
-def board_file(name: str, text: str | None = None, **changes: object) -> tuple[str, str]:
-    """(file name, YAML text) of a u280 copy with `changes` (dotted keys) or raw `text`."""
+def board_file(name: str, text: str | None = None, **overrides: object) -> tuple[str, str]:
+    """(file name, YAML text) of a u280 pair with `overrides` ('design.x' / 'fpga.y' ->
+    value) or raw `text`."""
     if text is not None:
         return name, text
     data = yaml.safe_load(BOARD_TEXT)
-    for dotted, value in changes.items():
-        node = data
-        *path, last = dotted.split(".")
-        for part in path:
-            node = node[part]
-        node[last] = value
+    data["overrides"] = dict(overrides)
     return name, yaml.safe_dump(data)
 
 
-DUP_ROWS = "  rows: 64\n  rows: 8\n"  # pe_array.rows twice
+def explore_with(index: int, value: str) -> list[str]:
+    """EXPLORE with its --vary value at `index` replaced."""
+    return [*EXPLORE[:index], value, *EXPLORE[index + 1 :]]
+
+
+DUP_A = "  a: 4096\n  a: 8\n"  # buffers.a twice, in a design file
 INPUTS = dict(
     [
-        board_file("dup.yaml", BOARD_TEXT + "clock_mhz: 300\n"),
-        board_file("dup_nested.yaml", BOARD_TEXT.replace("  rows: 64\n", DUP_ROWS)),
-        board_file("bool_clock.yaml", clock_mhz=True),
-        board_file("bool_rows.yaml", **{"pe_array.rows": True}),
-        board_file("bool_eff.yaml", **{"memory.weight_group.load_efficiency": False}),
-        board_file("tiny_clock.yaml", clock_mhz=5e-324),
-        board_file("tiny_bw.yaml", **{"memory.bandwidth_gb_s": 1e-300}),
-        board_file("huge_bw.yaml", **{"memory.bandwidth_gb_s": 1e300}),
-        board_file("str_clock.yaml", clock_mhz="225"),
-        board_file("small_buf.yaml", **{"buffers.activation_kib": 16}),
+        board_file("dup.yaml", BOARD_TEXT + "design: flightllm\n"),
+        board_file("dup_nested.yaml", DESIGN_TEXT.replace("  a: 4096\n", DUP_A)),
+        board_file("dup_override.yaml", BOARD_TEXT + "overrides:\n  design.clock_mhz: 200\n"
+                   "  design.clock_mhz: 300\n"),
+        board_file("bool_clock.yaml", **{"design.clock_mhz": True}),
+        board_file("bool_rows.yaml", **{"design.mm_rows": True}),
+        board_file("bool_eff.yaml", **{"design.memory.same_channel_efficiency": False}),
+        board_file("tiny_clock.yaml", **{"design.clock_mhz": 5e-324}),
+        board_file("tiny_bw.yaml", **{"fpga.memory.bandwidth_gb_s": 1e-300}),
+        board_file("huge_bw.yaml", **{"fpga.memory.bandwidth_gb_s": 1e300}),
+        board_file("str_clock.yaml", **{"design.clock_mhz": "225"}),
+        board_file("small_buf.yaml", **{"design.buffers.b": 16}),
     ]
 )
 BAD_AAT = (
@@ -118,8 +123,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["sweep", "-b", "u280,", *SWEEP[3:], "--out", "{w}/o.csv"], ["--board", "empty"]),
     ([*with_value(SWEEP, "--verify-lens", "1,,4"), "--out", "{w}/o.csv"],
      ["--verify-lens", "empty"]),
-    (with_value(EXPLORE, "--pe-arrays", "64x48,,128x64"), ["--pe-arrays", "empty"]),
-    (with_value(EXPLORE, "--bandwidths", "77,,460"), ["--bandwidths", "empty"]),
+    (explore_with(MM_COLS, "design.mm_cols=48,,64"), ["--vary", "empty"]),
+    (explore_with(BANDWIDTH, "fpga.memory.bandwidth_gb_s=77,,460"), ["--vary", "empty"]),
     ([*COMPARE, "--algorithms", "longspec,,eagle3"], ["--algorithms", "empty"]),
     ([*COMPARE, "--algorithms", ","], ["--algorithms", "empty"]),
     ([*SOLVE, "--task", "a,,b"], ["--task", "empty"]),
@@ -131,27 +136,29 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["tree", "optimal", "-p", "nan", "-n", "8"], ["--acceptance-vector"]),
     (["reproduce", "table1,,fig4"], ["NAME", "empty"]),
     # ---- numbers: ranges and culprits
-    (with_value(EXPLORE, "--pe-arrays", "0x48"), ["--pe-arrays", "pe_array.rows"]),
-    (with_value(EXPLORE, "--pe-arrays", "64x99999"), ["--pe-arrays"]),
-    (with_value(EXPLORE, "--bandwidths", "1e-300"), ["--bandwidths"]),
-    (with_value(EXPLORE, "--bandwidths", "nan"), ["--bandwidths"]),
-    (with_value(EXPLORE, "--bandwidths", "inf"), ["--bandwidths"]),
+    (explore_with(MM_COLS, "design.mm_cols=0"), ["mm_cols = 0"]),
+    (explore_with(MM_COLS, "design.mm_cols=99999"), ["mm_cols = 99999"]),
+    (explore_with(BANDWIDTH, "fpga.memory.bandwidth_gb_s=1e-300"), ["bandwidth_gb_s"]),
+    (explore_with(BANDWIDTH, "fpga.memory.bandwidth_gb_s=nan"), ["bandwidth_gb_s"]),
+    (explore_with(BANDWIDTH, "fpga.memory.bandwidth_gb_s=inf"), ["bandwidth_gb_s"]),
     ([*with_value(SWEEP, "--contexts", "99999999999"), "--out", "{w}/o.csv"], ["--contexts"]),
     # ---- board files: duplicate keys, booleans, out-of-range numbers (named by file)
-    (sim_board("dup.yaml"), ["dup.yaml", "clock_mhz", "line", "duplicate"]),
-    (sim_board("dup_nested.yaml"), ["dup_nested.yaml", "rows", "duplicate"]),
+    (sim_board("dup.yaml"), ["dup.yaml", "design", "line", "duplicate"]),
+    (["simulate", "--fpga", "u280", "--design", "{w}/in/dup_nested.yaml", *SIM[3:]],
+     ["dup_nested.yaml", "a", "duplicate"]),
+    (sim_board("dup_override.yaml"), ["dup_override.yaml", "clock_mhz", "duplicate"]),
     (sim_board("bool_clock.yaml"), ["bool_clock.yaml", "clock_mhz"]),
-    (sim_board("bool_rows.yaml"), ["bool_rows.yaml", "pe_array.rows"]),
-    (sim_board("bool_eff.yaml"), ["bool_eff.yaml", "load_efficiency"]),
+    (sim_board("bool_rows.yaml"), ["bool_rows.yaml", "mm_rows"]),
+    (sim_board("bool_eff.yaml"), ["bool_eff.yaml", "same_channel_efficiency"]),
     (sim_board("tiny_clock.yaml"), ["tiny_clock.yaml", "clock_mhz"]),
     (sim_board("tiny_bw.yaml"), ["tiny_bw.yaml", "bandwidth_gb_s"]),
     (sim_board("huge_bw.yaml"), ["huge_bw.yaml", "bandwidth_gb_s"]),
     (sim_board("str_clock.yaml"), ["str_clock.yaml", "clock_mhz"]),
     (["sweep", "-b", "u280,{w}/in/dup.yaml", *SWEEP[3:], "--out", "{w}/o.csv"], ["dup.yaml"]),
-    (with_value(EXPLORE, "--base-board", "{w}/in/bool_clock.yaml"), ["bool_clock.yaml"]),
+    (with_value(EXPLORE, "--board", "{w}/in/bool_clock.yaml"), ["bool_clock.yaml"]),
     # ---- a board that fails at run time names its file, not its `name:`
     (["simulate", "-b", "{w}/in/small_buf.yaml", *SIM[3:], "-x", "64", "-e", "event"],
-     ["small_buf.yaml", "buffers.activation_kib"]),
+     ["small_buf.yaml", "buffers.b"]),
     # ---- silent accepts
     ([*SIM, "-a", "longspec", "-x", "86"], ["--verify-len", "longspec.yaml"]),
     ([*SIM, "-a", "longspec", "--tree", "4 16", "-x", "4"], ["--verify-len", "--tree"]),
@@ -199,7 +206,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase", "prefill", "--prompt-len",
       "128", "--depth", "3"], ["--depth", "decode"]),
     ([*SIM, "--dump-graph", "--format", "json"], ["--format", "json", "--dump-graph"]),
-    (with_value(SIM, "-m", "{w}/in/dangling_mask.yaml"), ["prefill_mask", "no-such-mask"]),
+    (["simulate", "-b", "{w}/in/dangling_mask.yaml", "-m", "llama2-7b-flightllm", "-L", "256"],
+     ["dangling_mask.yaml", "prefill_mask", "no-such-mask"]),
 ]
 
 
@@ -214,9 +222,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in INPUTS.items():
         (root / "in" / name).write_text(text)
     (root / "in" / "no_default_tree.yaml").write_text(NO_DEFAULT_TREE)
-    flight = (REPO / "workloads/models/llama2-7b-flightllm.yaml").read_text()
-    dangling = flight.replace("prefill_mask: flightllm-llama2-7b", "prefill_mask: no-such-mask")
-    assert dangling != flight
+    dangling = ("name: dangling\nfpga: vhk158\ndesign: flightllm\noverrides:\n"
+                "  design.recipe.prefill_mask: no-such-mask\n")
     (root / "in" / "dangling_mask.yaml").write_text(dangling)
     (root / "aat").mkdir()
     (root / "aat" / "bad.csv").write_text(BAD_AAT)

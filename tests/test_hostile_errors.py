@@ -72,17 +72,18 @@ def test_config_error_with_odd_value_pickles() -> None:
 
 
 def failing_board(tmp_path: Path) -> Path:
-    """A board whose activation buffer holds the x = 1 tiles but not the x = 64 ones."""
+    """A board whose B buffer holds the x = 1 pass (MV mode) but not the K-block ring of the
+    x = 64 one (MM tiles): it fails inside a worker, at one point of the sweep."""
     data = yaml.safe_load((REPO / "boards/u280.yaml").read_text())
     data = copy.deepcopy(data)
-    data["buffers"]["activation_kib"] = ACTIVATION_KIB
+    data["overrides"] = {**data.get("overrides", {}), "design.buffers.b": B_ROWS}
     data["name"] = "u280-small"  # a sweep refuses two boards of one name
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
 
-ACTIVATION_KIB = 16
+B_ROWS = 16
 
 
 @pytest.mark.parametrize("executor", ["process", "inprocess", "dask"])
@@ -99,6 +100,6 @@ def test_failing_point_in_a_pool_is_one_line(tmp_path: Path, capsys, executor: s
     assert res.code == 2, res
     lines = res.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fpgasim: error: "), res.err
-    assert str(board) in lines[0] and "buffers.activation_kib" in lines[0]
+    assert str(board) in lines[0] and f"buffers.b = {B_ROWS}" in lines[0]
     assert "BrokenProcessPool" not in res.err and "internal error" not in res.err
     assert not out.exists()

@@ -9,19 +9,22 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import load_board, load_model, resolve
+from fpgasim.config.board_loader import load_fpga
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
 from tests.cli_helpers import run_cli
 
 MODEL_FILE = resolve("model", "llama-3.1-8b")
 BOARD_FILE = resolve("board", "u280")
+FPGA_FILE = resolve("fpga", "u280")
 ALGORITHM_FILE = resolve("algorithm", "longspec")
 
 
 @pytest.fixture()
 def misspelt(tmp_path: Path) -> Path:
+    """U280's data sheet with its bandwidth key misspelt."""
     path = tmp_path / "typo.yaml"
-    text = BOARD_FILE.read_text()
+    text = FPGA_FILE.read_text()
     assert "  bandwidth_gb_s:" in text
     path.write_text(text.replace("  bandwidth_gb_s:", "  bandwith_gb_s:"))
     return path
@@ -48,9 +51,21 @@ def one_line(res) -> str:
 def test_every_command_names_the_misspelt_key(capsys, misspelt: Path, args) -> None:
     """Before: 'memory.bandwidth_gb_s = None: required field is missing' under every
     command but validate, which named the key typed."""
-    line = one_line(run_cli(capsys, args[0], "-b", str(misspelt), *args[1:]))
+    line = one_line(run_cli(capsys, args[0], "--fpga", str(misspelt), "--design", "study",
+                            *args[1:]))
     assert f"{misspelt}: memory.bandwith_gb_s = 460: unknown field" in line
     assert "did you mean 'bandwidth_gb_s' (required, missing)?" in line
+
+
+def test_a_misspelt_override_is_named_by_the_board_file(capsys, tmp_path: Path) -> None:
+    """A board file's override of a field that does not exist: the file and the path, with
+    the fields there are (not as if it came from --vary)."""
+    path = tmp_path / "typo-board.yaml"
+    path.write_text(BOARD_FILE.read_text() + "overrides:\n  fpga.memory.bandwith_gb_s: 460\n")
+    line = one_line(run_cli(capsys, "simulate", "-b", str(path), "-m", "llama-3.1-8b", "-L",
+                            "512"))
+    assert line.startswith(f"fpgasim: error: {path}: fpga.memory.bandwith_gb_s = 460: "), line
+    assert "a field of fpga: bandwidth_gb_s," in line and "--vary" not in line
 
 
 def test_validate_names_it_the_same_way(capsys, misspelt: Path) -> None:
@@ -59,7 +74,7 @@ def test_validate_names_it_the_same_way(capsys, misspelt: Path) -> None:
     assert ("memory.bandwith_gb_s = 460: unknown field (check the spelling; unknown fields "
             "are not allowed); did you mean 'bandwidth_gb_s' (required, missing)?") in res.err
     with pytest.raises(ConfigError, match="bandwith_gb_s = 460: unknown field"):
-        load_board(str(misspelt))
+        load_fpga(str(misspelt))
 
 
 def test_an_unknown_key_without_a_near_missing_field_is_named_alone(tmp_path: Path) -> None:

@@ -45,6 +45,10 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
         "imports scipy.optimize (about 0.3 s); only `fpgasim tree calibrate` needs it, and "
         "the module of `fpgasim tree` serves every tree subcommand"
     ),
+    ("fpgasim.config.hf", "fpgasim.config.loader"): (
+        "a cycle: config.loader reads a Hugging Face config.json through config.hf, which "
+        "validates the model it builds with loader.validate_mapping (one validation path)"
+    ),
 }
 
 

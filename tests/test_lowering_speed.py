@@ -1,130 +1,68 @@
-"""The lowering's shortcuts give the rows of the plain algorithm, bit for bit.
+"""The shortcuts of lowering and engines give what the plain algorithm gives, bit for bit.
 
-The study lowering places cached, relocatable fragments instead of emitting every row
-(`lowerings/study/fragments.py`), the graph's dependencies are shared by graphs of one structure,
-the fast engine expands a template's layers in compiled code and `totals` sums by one-hot
-products. Each is checked here against a plain reimplementation written in this file.
+FlightLLM's compiler keeps a run of identical blocks (heads, MV row groups, MM tiles) as a
+two-block template that `window` copies and the fast engine expands in compiled code; the
+dataflow graphs share their dependencies by structure; `totals` sums by classes. Each is
+checked here against a plain reimplementation written in this file. (The study lowering's
+cached fragments were retired with it; the compiler's caches are checked against fresh
+compilations in tests/test_flightllm_reuse.py.)
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from fpgasim.dataflow.lowerings.study import Machine, _plan, lower
-from fpgasim.dataflow.lowerings.study import fragments as frag_module
-from fpgasim.dataflow.lowerings.study.attention import TreeMask
-from fpgasim.dataflow.lowerings.study.emit import PlanEmitter
 
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.instructions import (
     MV,
+    ROLE_COMPUTE,
+    ROLE_SFU,
     TRAFFIC_ACT,
     TRAFFIC_KV,
     TRAFFIC_NONE,
     TRAFFIC_STORE,
     TRAFFIC_WEIGHT,
-    UNIT_MPE,
-    UNIT_NAMES,
     full,
     totals,
     window,
 )
+from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.fast import full_makespan, run_loop
 from fpgasim.step import step_passes
 from fpgasim.tree.draft_trees import tree_for_verify_len
-
-SMALL = TargetModel(
-    id="small", hidden=256, intermediate=512, layers=5, heads=4, kv_heads=2, head_dim=64,
-    vocab=1000, params_b=0.01,
-)  # fmt: skip
-
-
-def reference_rows(spec: PassSpec, board, model, drafter=None) -> np.ndarray:
-    """Every row emitted in place by one `PlanEmitter`, op by op (the lowering without caches)."""
-    pass_ops = lower_pass(spec, board, model, drafter)
-    mach = Machine.of(board)
-    graph = pass_ops.graph
-    flat = pass_ops.template_ops()
-    low = PlanEmitter(mach)
-    mask = TreeMask(spec.tree_parents, spec.mask_block, mach.ideal)
-    plans = {}
-
-    def inputs(plan) -> tuple[int, ...]:
-        if mach.ideal:
-            return ()
-        producers = graph.direct_producers(plan.index)
-        table = low.last_mpe if plan.op.kind == "softmax" else low.done
-        return tuple(table[p] for p in producers if table.get(p, -1) >= 0)
-
-    blocks = pass_ops.template_blocks
-    regions = [(-1, pass_ops.head), *[(k, pass_ops.layer) for k in range(blocks)]]
-    pos = 0
-    for layer, ops in [*regions, (blocks, pass_ops.tail)]:
-        low.layer = layer
-        deferred = []
-        for op in ops:
-            qk = [plans[p] for p in graph.producers(pos) if flat[p].kind == "attn_qk"]
-            scores = qk[0] if qk else None
-            plan = plans[pos] = _plan(mach, model, mask, op, pos, scores)
-            pos += 1
-            if not plan.stream_bytes or plan.waits_for_inputs:
-                deferred.append(plan)
-                continue
-            streams: list[int] = []
-            low.emit_loads(plan, (), range(low.prefetch_count(plan)), streams)
-            for d in deferred:
-                low.emit_body(d, inputs(d), [])
-            deferred = []
-            low.emit_body(plan, inputs(plan), streams)
-        for d in deferred:
-            low.emit_body(d, inputs(d), [])
-    return low.rows()
-
 
 #: (algorithm, verify length, context) of the passes checked
 POINTS = (("longspec", 9, 700), ("eagle3", 17, 0), ("falcon", 33, 3000))
 
 
 def passes():
-    """Target, draft and tree-masked verify passes on every study board, both overlaps."""
-    model = load_model("llama-3.1-8b")
+    """Target, draft and verify passes on a study board (GQA model) and FlightLLM's."""
     out = []
-    for name in ("u280", "vhk158", "v80", "u250"):
-        for overlap in ("realistic", "ideal"):
-            board = load_board(name).model_copy(update={"overlap": overlap})
-            for alg_name, x, context in POINTS:
-                alg = load_algorithm(alg_name)
-                step = step_passes(x, context, alg, tree_for_verify_len(alg, x), accepted=2)
-                for spec in (step.verify, *step.drafts):
-                    drafter = None if spec.kind == "target" else alg.drafter
-                    out.append((spec, board, model, drafter))
-    out.append((PassSpec("target", 8, 300), load_board("v80"), SMALL, None))
+    for board, model in ((load_board("u280"), load_model("llama-3.1-8b")),
+                         (load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm"))):
+        for alg_name, x, context in POINTS:
+            alg = load_algorithm(alg_name)
+            step = step_passes(x, context, alg, tree_for_verify_len(alg, x), accepted=2)
+            for spec in (step.verify, *step.drafts[:2]):
+                drafter = None if spec.kind == "target" else alg.drafter
+                out.append((spec, board, model, drafter))
     return out
 
 
 PASSES = passes()
 
 
-@pytest.mark.parametrize("cold", [True, False], ids=["cold cache", "warm cache"])
-def test_fragments_give_the_rows_of_emitting_in_place(cold: bool) -> None:
+def templates():
+    """Every distinct part of the passes above that is a template of identical blocks."""
+    seen, out = set(), []
     for spec, board, model, drafter in PASSES:
-        if cold:
-            frag_module._CACHES.clear()
-        got = lower(spec, board, model, drafter).instrs
-        want = reference_rows(spec, board, model, drafter)
-        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (spec, board.name)
-
-
-def test_a_full_cache_is_emptied_and_the_rows_stay_the_same(monkeypatch) -> None:
-    monkeypatch.setattr(frag_module, "MAX_CACHED_ROWS", 50)
-    frag_module._CACHES.clear()
-    for spec, board, model, drafter in PASSES[:6]:
-        got = lower(spec, board, model, drafter).instrs
-        assert got.tobytes() == reference_rows(spec, board, model, drafter).tobytes()
-    assert frag_module._cached_rows <= 50 or not any(frag_module._CACHES.values())
+        for part in lower(spec, board, model, drafter).parts:
+            if part.layers == 2 and part.label not in seen:
+                seen.add(part.label)
+                out.append(part)
+    return out
 
 
 def naive_window(template, layers: int) -> np.ndarray:
@@ -146,11 +84,8 @@ def naive_window(template, layers: int) -> np.ndarray:
 
 def test_window_and_the_fast_expansion_equal_the_naive_copies() -> None:
     checked = 0
-    for spec, board, model, drafter in PASSES[::3]:
-        template = lower(spec, board, model, drafter)
+    for template in templates():
         assert full_makespan(template) == run_loop(full(template)).makespan
-        if template.layers < 2:  # a one-layer pass (a draft) is its own window
-            continue
         for layers in sorted({3, 4, template.total_layers}):
             got = window(template, layers).instrs
             assert got.tobytes() == naive_window(template, layers).tobytes()
@@ -180,12 +115,15 @@ def test_graph_dependencies_are_shared_by_structure_and_right() -> None:
 
 def test_totals_equal_a_row_by_row_sum() -> None:
     spec, board, model, drafter = PASSES[0]
-    template = lower(spec, board, model, drafter)
-    rows = full(template).instrs
-    want: dict[str, int] = {}
-    for r in rows:
-        unit, traffic = UNIT_NAMES[int(r["unit"])], int(r["traffic"])
+    prog = lower(spec, board, model, drafter)
+    template = next(p for p in prog.parts if p.layers == 2)
+    names, roles = template.unit_names, prog.unit_roles
+    want = {f"{k}_{name}": 0 for name in names for k in ("busy", "bytes", "work")}
+    for r in full(template).instrs:
+        u, traffic = int(r["unit"]), int(r["traffic"])
+        unit, compute, sfu = names[u], roles[u] == ROLE_COMPUTE, roles[u] == ROLE_SFU
         cycles, nbytes, work = int(r["cycles"]), int(r["nbytes"]), int(r["work"])
+        mv = compute and r["opcode"] == MV
         for key, value in (
             (f"busy_{unit}", cycles),
             (f"bytes_{unit}", nbytes if traffic != TRAFFIC_NONE else 0),
@@ -193,12 +131,14 @@ def test_totals_equal_a_row_by_row_sum() -> None:
             ("weight_bytes", nbytes if traffic == TRAFFIC_WEIGHT else 0),
             ("act_load_bytes", nbytes if traffic in (TRAFFIC_ACT, TRAFFIC_KV) else 0),
             ("act_store_bytes", nbytes if traffic == TRAFFIC_STORE else 0),
+            ("kv_bytes", nbytes if traffic == TRAFFIC_KV else 0),
             ("weight_load_cycles", cycles if traffic == TRAFFIC_WEIGHT else 0),
             ("act_load_cycles", cycles if traffic in (TRAFFIC_ACT, TRAFFIC_KV) else 0),
-            ("macs", work if int(r["unit"]) == UNIT_MPE else 0),
-            ("sfu_elements", work if UNIT_NAMES[int(r["unit"])] == "SFU" else 0),
-            ("mv_cycles", cycles if int(r["unit"]) == UNIT_MPE and r["opcode"] == MV else 0),
-            ("mv_macs", work if int(r["unit"]) == UNIT_MPE and r["opcode"] == MV else 0),
+            ("macs", work if compute else 0),
+            ("sfu_elements", work if sfu else 0),
+            ("mv_cycles", cycles if mv else 0),
+            ("mv_macs", work if mv else 0),
         ):
             want[key] = want.get(key, 0) + value
-    assert totals(template) == want
+    got = totals(template, roles)
+    assert got == want

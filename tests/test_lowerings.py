@@ -1,5 +1,6 @@
-"""The lowering registry: lowerings are peers chosen by `board.lowering`, and the engines
-total busy time by unit role, never by a unit's name."""
+"""The lowering registry: a board's lowering is looked up by `board.lowering` (one is
+registered: FlightLLM's compiler, generalised), and the engines total busy time by unit
+role, never by a unit's name."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import replace
 import pytest
 
 from fpgasim.config import load_board, load_model
+from fpgasim.config.board import Board
 from fpgasim.dataflow.instructions import ROLES, Executable
-from fpgasim.dataflow.lowerings import study
+from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.lowerings.registry import LOWERINGS, Lowering, lower, lowering_of
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine.event import EventEngine
@@ -17,6 +19,12 @@ from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError
 
 LLAMA = load_model("llama-3.1-8b")
+LLAMA2 = load_model("llama2-7b-flightllm")
+
+
+def test_one_lowering_is_registered() -> None:
+    assert sorted(LOWERINGS) == ["flightllm"]
+    assert all(load_board(b).lowering == "flightllm" for b in ("u280", "flightllm-vhk158"))
 
 
 @pytest.mark.parametrize(
@@ -38,35 +46,40 @@ def test_every_lowering_returns_an_executable_with_a_role_per_unit(board, model,
         assert total == sum(busy[prog.unit_names[u]] for u in prog.units_of(role))
 
 
+NAMES = ("A", "B", "C", "D", "E", "F")
+
+
 def _renamed(spec, board, model, drafter=None) -> Executable:
-    """The study program on units named A-D: names are labels, roles carry the meaning."""
-    prog = study.lower(spec, board, model, drafter)
-    return Executable.of_program(replace(prog, unit_names=("A", "B", "C", "D")))
+    """FlightLLM's program on units named A-F: names are labels, roles carry the meaning."""
+    prog = flightllm.lower(spec, board, model, drafter)
+    parts = tuple(replace(p, unit_names=NAMES) for p in prog.parts)
+    return Executable(parts=parts, order=prog.order, label=prog.label,
+                      unit_roles=prog.unit_roles)
 
 
 @pytest.mark.parametrize("engine", [EventEngine, FastEngine])
 def test_engines_total_by_role_not_by_name(monkeypatch, engine) -> None:
-    board = load_board("u280")
-    spec = PassSpec("target", 16, 2048)
-    want = engine().run_pass(spec, board, LLAMA)
-    renamed = Lowering("study", _renamed, study_accounting=True, causal_prefill=True)
-    monkeypatch.setitem(LOWERINGS, "study", renamed)
-    got = engine().run_pass(spec, board, LLAMA)
-    assert set(got.unit_busy_cycles) == {"A", "B", "C", "D"}
+    board = load_board("flightllm-vhk158")
+    spec = PassSpec("target", 16, 1023)
+    want = engine().run_pass(spec, board, LLAMA2)
+    assert set(want.unit_busy_cycles) == {"LD", "ST", "MM", "MV", "MISC", "SYS"}
+    renamed = replace(LOWERINGS["flightllm"], build=_renamed)
+    assert isinstance(renamed, Lowering)
+    monkeypatch.setitem(LOWERINGS, "flightllm", renamed)
+    got = engine().run_pass(spec, board, LLAMA2)
+    assert set(got.unit_busy_cycles) == set(NAMES)
     assert list(got.unit_busy_cycles.values()) == list(want.unit_busy_cycles.values())
     assert replace(got, unit_busy_cycles={}) == replace(want, unit_busy_cycles={})
 
 
 def test_an_unregistered_lowering_is_one_config_error(monkeypatch) -> None:
     board = load_board("u280")
-    monkeypatch.delitem(LOWERINGS, "study")
-    with pytest.raises(ConfigError, match="lowering = 'study': one of flightllm"):
+    monkeypatch.setattr(Board, "lowering", property(lambda self: "study"))
+    with pytest.raises(ConfigError, match="lowering = 'study': one of flightllm$"):
         lower(PassSpec("target", 1, 128), board, LLAMA)
 
 
 def test_a_buffer_too_small_names_the_board_field() -> None:
-    board = load_board("u280")
-    buffers = board.buffers.model_copy(update={"activation_kib": 1})
-    tiny = board.model_copy(update={"buffers": buffers})
-    with pytest.raises(ConfigError, match=r"board u280: buffers.activation_kib = 1: the act"):
+    tiny = load_board("u280", [("design.buffers.meta", 8)])
+    with pytest.raises(ConfigError, match=r"^board u280 meta=8: buffers.meta = 8: at least 16"):
         lower(PassSpec("target", 1, 128), tiny, LLAMA)

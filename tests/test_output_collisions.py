@@ -41,14 +41,15 @@ def test_reproduce_refuses_two_experiments_of_one_name(tmp_path: Path, capsys,
 
 
 def test_a_sweep_refuses_two_boards_of_one_name(tmp_path: Path, capsys, monkeypatch) -> None:
-    """The rows of both boards were labelled `u280` (and the second one's lowering was the
+    """The rows of both boards were labelled `u280` (and the second one's design was the
     first's); nothing told them apart."""
     import fpgasim.cli.sweep_cmd as cmd
 
     ran = []
     monkeypatch.setattr(cmd, "run_sweep", lambda *a, **k: ran.append(1))
-    twin = copy_named(tmp_path, REPO / "boards/u280-flightllm.yaml", "twin.yaml")
-    twin.write_text(twin.read_text().replace("name: u280-flightllm", "name: u280", 1))
+    twin = copy_named(tmp_path, REPO / "boards/flightllm-u280.yaml", "twin.yaml")
+    twin.write_text(twin.read_text().replace("name: flightllm-u280", "name: u280", 1))
+    assert load_board(str(twin)).design.name == "flightllm" != load_board("u280").design.name
     out = tmp_path / "s.csv"
     res = run_cli(capsys, "sweep", "-b", f"u280,{twin}", "-m", "llama2-7b-flightllm",
                   "--contexts", "128", "--verify-lens", "1", "--no-cache", "--out", str(out))
@@ -70,7 +71,8 @@ def test_sweep_rows_carry_the_board_file(tmp_path: Path, capsys) -> None:
                   "--executor", "inprocess", "--out", str(out))
     assert res.code == 0, res.err
     frame = pd.read_csv(out)
-    assert list(frame.columns[:8]) == ["board", "model", "algorithm", "context", "verify_len",
-                                       "engine", "lowering", "board_file"]
+    assert list(frame.columns[:10]) == ["board", "fpga", "design", "model", "algorithm",
+                                        "context", "verify_len", "engine", "lowering",
+                                        "board_file"]
     assert dict(zip(frame["board"], frame["board_file"], strict=False)) == {
         "u280": "boards/u280.yaml", "mine": str(mine)}

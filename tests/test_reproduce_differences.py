@@ -99,9 +99,12 @@ def test_fig4_mechanisms_tested_do_not_give_a_uniform_3_to_5_percent(model_id: s
     """The candidates docs list for Fig. 4's 3-5% gap: none raises the average by 3-5%."""
     m = load_model(model_id)
     ctx = [128, 1024, 16384]
-    base = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="fitted")
+    # as fig4: the study measured Vicuna v1.5 past its 4,096-token window (fig4.yaml says why)
+    base = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="fitted",
+                 beyond_window=True)
     mean = float(base.summary["best_speedup"].mean())
-    measured = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="measured")
+    measured = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="measured",
+                     beyond_window=True)
     assert float(measured.summary["best_speedup"].mean()) < mean  # lower, not higher
     table = pd.read_csv(f"{AAT}/longspec_models_by_context.csv")
     free, interp = [], []

@@ -12,7 +12,7 @@ import pytest
 
 from fpgasim.analysis.aat import load_aat_tables, table_trees
 from fpgasim.analysis.solver import solve
-from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
 from fpgasim.dataflow.lowerings import registry as lowerings
 from fpgasim.engine import get_engine
@@ -114,8 +114,11 @@ def test_a_drafter_from_tests_is_read_by_its_attributes_not_its_kind(mlp_drafter
 
 def test_the_trace_is_the_pass_that_was_timed(capsys, tmp_path: Path) -> None:
     path = tmp_path / "t.json"
-    args = ["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--algorithm", "longspec"]
-    args += ["--context", "1024", "--engine", "event", "--trace", str(path), "--format", "json"]
+    small = tmp_path / "small.yaml"  # two layers of LLaMA2-7B: a short trace
+    small.write_text("id: small\nhidden: 4096\nintermediate: 11008\nlayers: 2\nheads: 32\n"
+                     "kv_heads: 32\nhead_dim: 128\nvocab: 32000\nwindow_tokens: 4096\n")
+    args = ["simulate", "-b", "flightllm-vhk158", "-m", str(small), "--algorithm", "longspec"]
+    args += ["--context", "1023", "--engine", "event", "--trace", str(path), "--format", "json"]
     result = run_cli(capsys, *args)
     assert result.code == 0, result.err
     row = json.loads(result.out)

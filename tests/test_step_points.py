@@ -1,12 +1,19 @@
-"""Bit-identical step timings over a fixed set of points (boards x models x drafters x
-trees x contexts, every engine the lowering supports).
+"""Step timings over a fixed set of points (boards x models x drafters x trees x contexts).
 
-tests/golden/step_points.json was computed by the pre-refactor code path (`main` at the
-commit in its `commit` field: `simulate.verify_timing` + `simulate.draft_timing` before the
-step service and the drafter registry existed), so it checks the refactored path against an
-independent implementation, not against itself. Its 120 study-lowering rows are also those
-of b7f362d (before the FlightLLM compiler's MV/MM verify rule, which moved only the 4
-FlightLLM rows).
+tests/golden/step_points.json holds two kinds of rows:
+
+- `rows`, computed by the pre-refactor code path (`main` at the commit in `commit`:
+  `simulate.verify_timing` + `simulate.draft_timing` before the step service and the
+  drafter registry existed), an implementation independent of today's: the `analytic`
+  engine's rows of the study's boards (its accounting is unchanged by the one compiler)
+  and FlightLLM's board on both cycle engines (its compiler is unchanged for models
+  without grouped-query attention). They must stay bit-identical.
+- `compiler_rows`: the study's boards on the cycle engines, which moved when the study
+  lowering was retired (they run on FlightLLM's compiler since `compiler_commit`; re-derived
+  with `python -m tests.step_points`). Beside the regression, each is checked against what
+  does not depend on the compiler: `event` equals `fast`, a step drafts in the accounting's
+  number of passes, and its verify pass takes at least the accounting's weight-load time
+  (tests/test_engine_fast.py argues the bound).
 """
 
 from __future__ import annotations
@@ -16,14 +23,18 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
+from fpgasim.engine.analytic import WEIGHT_EFFICIENCY, counts_for, unit_cycles
 from fpgasim.simulate import Point, simulate_point
+from fpgasim.step import step_passes
 from fpgasim.tree.draft_trees import tree_for_verify_len
-from tests.step_points import POINTS
+from tests.step_points import POINTS, compiler_points
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "step_points.json").read_text())
 ENGINES = {}
+ROW_IDS = dict(ids=lambda r: f"{r['board']}-{r['model']}-{r['algorithm']}-x{r['verify_len']}-"
+               f"c{r['context']}-{r['engine']}")
 
 
 def _engine(name: str):
@@ -32,30 +43,59 @@ def _engine(name: str):
     return ENGINES[name]
 
 
-def test_the_golden_covers_every_fixed_point() -> None:
-    expected = sum(len(p["engines"]) for p in POINTS)
-    assert len(GOLDEN["rows"]) == expected
-    assert len(GOLDEN["commit"]) == 40
-
-
-@pytest.mark.parametrize(
-    "row", GOLDEN["rows"], ids=lambda r: f"{r['board']}-{r['model']}-{r['algorithm']}-"
-    f"x{r['verify_len']}-c{r['context']}-{r['engine']}"
-)
-def test_step_cycles_are_bit_identical(row: dict) -> None:
+def _point(row: dict) -> Point:
     algorithm = load_algorithm(row["algorithm"])
     tree = tree_for_verify_len(algorithm, row["verify_len"], row["method"])
     assert tree.describe() == row["tree"]
-    point = Point(
-        board=load_board(row["board"]),
-        model=load_model(row["model"]),
-        context=row["context"],
-        verify_len=row["verify_len"],
-        algorithm=algorithm,
-        tree=tree,
-        accepted=row["accepted"],
-    )
-    out = simulate_point(_engine(row["engine"]), point)
+    return Point(board=load_board(row["board"]), model=load_model(row["model"]),
+                 context=row["context"], verify_len=row["verify_len"], algorithm=algorithm,
+                 tree=tree, accepted=row["accepted"])
+
+
+def _check(row: dict) -> dict:
+    out = simulate_point(_engine(row["engine"]), _point(row))
     assert out["verify_cycles"] == row["verify_cycles"]
     assert out["draft_cycles"] == row["draft_cycles"]
     assert out["draft_passes"] == row["draft_passes"]
+    return out
+
+
+def test_the_golden_covers_every_fixed_point() -> None:
+    expected = {(p["board"], p["model"], p["algorithm"], p["verify_len"], p["context"], e)
+                for p in POINTS for e in p["engines"]}
+    got = [(r["board"], r["model"], r["algorithm"], r["verify_len"], r["context"], r["engine"])
+           for r in GOLDEN["rows"] + GOLDEN["compiler_rows"]]
+    assert sorted(got) == sorted(expected) and len(got) == len(set(got))
+    assert len(GOLDEN["compiler_rows"]) == len(compiler_points()) == 50
+    assert len(GOLDEN["commit"]) == len(GOLDEN["compiler_commit"]) == 40
+
+
+@pytest.mark.parametrize("row", GOLDEN["rows"], **ROW_IDS)
+def test_rows_of_the_pre_refactor_path_are_bit_identical(row: dict) -> None:
+    _check(row)
+
+
+ANALYTIC = {(r["board"], r["model"], r["algorithm"], r["verify_len"], r["context"]): r
+            for r in GOLDEN["rows"] if r["engine"] == "analytic"}
+
+
+@pytest.mark.parametrize("row", GOLDEN["compiler_rows"], **ROW_IDS)
+def test_compiler_rows(row: dict) -> None:
+    _check(row)
+    key = (row["board"], row["model"], row["algorithm"], row["verify_len"], row["context"])
+    accounting = ANALYTIC[key]
+    assert row["draft_passes"] == accounting["draft_passes"]
+    if row["engine"] == "event":
+        fast = next(r for r in GOLDEN["compiler_rows"] if r["engine"] == "fast" and
+                    (r["board"], r["model"], r["algorithm"], r["verify_len"],
+                     r["context"]) == key)
+        assert (row["verify_cycles"], row["draft_cycles"]) == (fast["verify_cycles"],
+                                                              fast["draft_cycles"])
+    point = _point(row)
+    verify = step_passes(point.verify_len, point.context, point.algorithm, point.tree,
+                         point.accepted).verify
+    board = point.board
+    weight = float(unit_cycles(counts_for(verify, board, point.model, None), board)
+                   ["weight_bytes"])
+    rate = board.bandwidth_bytes_per_s / board.clock_hz * WEIGHT_EFFICIENCY
+    assert row["verify_cycles"] >= weight / rate

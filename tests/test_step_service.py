@@ -8,7 +8,7 @@ import pytest
 from fpgasim.analysis.generation import generate
 from fpgasim.analysis.solver import solve
 from fpgasim.analysis.tree_design import throughput_curve
-from fpgasim.config.loader import load_algorithm, load_board, load_model
+from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.engine.timing import Timing
 from fpgasim.simulate import Point, simulate_point, verify_timing
@@ -49,20 +49,28 @@ def test_every_consumer_shares_one_memo_and_no_pass_is_timed_twice() -> None:
     assert service_for(engine).remembered == len(engine.asked)
 
 
-def test_engines_remember_nothing_the_service_does() -> None:
+def test_engines_remember_part_times_the_service_remembers_passes() -> None:
+    """A cycle engine keeps the makespan of each barrier-delimited part by content (parts
+    repeat within and across passes), never a pass's Timing: asked again, it builds a new
+    one; the service hands out the one it remembered."""
     fast = get_engine("fast", window=True)
     spec = verify_spec(4, 512)
     calls = []
     real = fast.simulate
     fast.simulate = lambda p: calls.append(1) or real(p)
-    fast.run_pass(spec, V80, LLAMA)
+    first = fast.run_pass(spec, V80, LLAMA)
     once = len(calls)
-    fast.run_pass(spec, V80, LLAMA)
-    assert len(calls) == 2 * once  # the engine simulates again
+    assert once > 0
+    again = fast.run_pass(spec, V80, LLAMA)
+    assert again == first and again is not first  # a new Timing ...
+    assert len(calls) == once  # ... from the parts' remembered makespans
+    fast._parts.clear()
+    fast._windows.clear()
+    assert fast.run_pass(spec, V80, LLAMA) == first and len(calls) == 2 * once
     service = service_for(fast)
     assert service_for(fast) is service and service_for(service) is service
     t = service.run_pass(spec, V80, LLAMA)
-    assert service.run_pass(spec, V80, LLAMA) is t and len(calls) == 3 * once
+    assert service.run_pass(spec, V80, LLAMA) is t
     assert verify_timing(fast, V80, LLAMA, 4, 512) is t  # simulate asks the same service
 
 
@@ -150,13 +158,23 @@ def test_an_engine_and_its_service_are_freed_together() -> None:
     assert gone() is None
 
 
-def test_a_lowering_that_ignores_the_mask_times_every_tree_of_x_once() -> None:
+@pytest.mark.parametrize("reads_mask", [False, True])
+def test_a_lowering_that_ignores_the_mask_times_every_tree_of_x_once(monkeypatch,
+                                                                       reads_mask) -> None:
     """FlightLLM's compiler costs every tree of x tokens alike: the service keys its passes
-    without the mask (two trees and the dense pass: one pass), the study lowering keeps it."""
+    without the mask (two trees and the dense pass: one pass); a lowering that reads the
+    mask (none ships since the study lowering was retired) keeps it."""
+    from dataclasses import replace
+
+    from fpgasim.dataflow.lowerings.registry import LOWERINGS
     from fpgasim.dataflow.token_tree import TokenTree
 
     chain, wide = TokenTree.from_shape((1, 1, 1)), TokenTree.from_shape((3,))
-    cases = (("flightllm-vhk158", "llama2-7b-flightllm", 1), ("v80", "llama-3.1-8b", 3))
+    if reads_mask:
+        monkeypatch.setitem(LOWERINGS, "flightllm",
+                            replace(LOWERINGS["flightllm"], reads_tree_mask=True))
+    cases = (("flightllm-vhk158", "llama2-7b-flightllm", 3 if reads_mask else 1),
+             ("v80", "llama-3.1-8b", 3 if reads_mask else 1))
     for board_name, model_name, distinct in cases:
         board, model = load_board(board_name), load_model(model_name)
         engine = CountingEngine() if distinct == 3 else get_engine("event")

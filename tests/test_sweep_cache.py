@@ -46,10 +46,14 @@ def test_key_covers_every_input() -> None:
     )
     assert key(base) == key(same)  # equal contents, different objects
     renamed = board.model_copy(update={"name": "u280b"})
-    faster = board.model_copy(update={"clock_mhz": 300.0})
+    # one field of the design, one of the data sheet (re-fitted, named as the base)
+    faster = load_board("u280", [("design.clock_mhz", 300)]).model_copy(update={"name": "u280"})
+    wider = load_board("u280", [("fpga.memory.bandwidth_gb_s", 920)]).model_copy(
+        update={"name": "u280"})
     variants = [
         Point(renamed, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
         Point(faster, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
+        Point(wider, model, 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
         Point(board, load_model("vicuna-7b-v1.5"), 256, 5, algo, TokenTree.from_shape((2, 2)), 1),
         Point(board, model, 512, 5, algo, TokenTree.from_shape((2, 2)), 1),
         Point(board, model, 256, 4, algo, TokenTree.from_shape((2, 2)), 1),

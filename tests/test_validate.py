@@ -21,18 +21,22 @@ def write_yaml(path: Path, data) -> Path:
     return path
 
 
-def board_data() -> dict:
-    return yaml.safe_load((REPO / "boards" / "u280.yaml").read_text())
+def design_data() -> dict:
+    return yaml.safe_load((REPO / "designs" / "study.yaml").read_text())
 
 
 def test_shipped_files_are_ok(capsys) -> None:
-    res = run_cli(capsys, "validate", str(REPO / "boards"), str(REPO / "workloads"))
+    folders = [str(REPO / f) for f in ("boards", "fpgas", "designs", "workloads")]
+    res = run_cli(capsys, "validate", *folders)
     assert res.code == 0, res.out + res.err
     lines = res.out.strip().splitlines()
-    expected = sorted(REPO.glob("boards/*.yaml")) + sorted(REPO.glob("workloads/**/*.yaml"))
+    expected = [p for f in ("boards", "fpgas", "designs") for p in sorted(REPO.glob(f"{f}/*.yaml"))]
+    expected += sorted(REPO.glob("workloads/**/*.yaml"))
     expected += sorted(REPO.glob("workloads/aat/*.csv"))  # the shipped measured AAT tables
     assert len(lines) == len(expected) and res.err == ""
     assert all(": ok (" in line for line in lines)
+    for kind in ("board", "fpga", "design"):
+        assert any(line.endswith(f": ok ({kind})") for line in lines), kind
 
 
 def test_reference_aat_tables_are_ok(aat_dir: Path, capsys) -> None:
@@ -43,9 +47,9 @@ def test_reference_aat_tables_are_ok(aat_dir: Path, capsys) -> None:
 
 
 def test_every_schema_problem_is_listed(tmp_path: Path, capsys) -> None:
-    data = board_data()
+    data = design_data()
     data["clock_mhz"] = -1
-    data["pe_array"]["rows"] = "many"
+    data["mm_rows"] = "many"
     data["colour"] = "red"
     del data["sfu"]
     path = write_yaml(tmp_path / "mine.yaml", data)
@@ -54,7 +58,7 @@ def test_every_schema_problem_is_listed(tmp_path: Path, capsys) -> None:
     *lines, summary = res.err.strip().splitlines()
     assert len(lines) == 4
     fields = {line.split(": ")[1].split(" = ")[0] for line in lines}
-    assert fields == {"clock_mhz", "pe_array.rows", "colour", "sfu"}
+    assert fields == {"clock_mhz", "mm_rows", "colour", "sfu"}
     assert all(line.startswith(f"{path}: ") for line in lines)
     assert "clock_mhz = -1: Input should be greater than or equal to 1" in res.err
     assert summary == "fpgasim: error: 4 problems in 1 of 1 file"

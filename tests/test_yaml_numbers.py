@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fpgasim.config import load_board
+from fpgasim.config import load_design
 from fpgasim.config.loader import load_yaml_text
 from fpgasim.errors import ConfigError
 from tests.cli_helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-U280 = (REPO / "boards/u280.yaml").read_text()
+STUDY = (REPO / "designs/study.yaml").read_text()
 
 
-def board_with(tmp_path: Path, line: str) -> Path:
-    """u280.yaml with its clock line replaced by `line`."""
-    text = U280.replace("clock_mhz: 225 ", f"{line} ", 1)
-    assert text != U280
+def design_with(tmp_path: Path, line: str) -> Path:
+    """designs/study.yaml with its clock line replaced by `line`."""
+    text = STUDY.replace("clock_mhz: 225 ", f"{line} ", 1)
+    assert text != STUDY
     path = tmp_path / "b.yaml"
     path.write_text(text)
     return path
@@ -43,17 +43,17 @@ def test_yaml_1_1_readings_stay_text(text: str) -> None:
 
 def test_a_leading_zero_clock_is_the_number_written(tmp_path: Path) -> None:
     """`clock_mhz: 0225` was simulated at 149 MHz (YAML 1.1 octal)."""
-    assert load_board(str(board_with(tmp_path, "clock_mhz: 0225"))).clock_mhz == 225
+    assert load_design(str(design_with(tmp_path, "clock_mhz: 0225"))).clock_mhz == 225
 
 
 def test_a_base_60_clock_is_refused_naming_the_field(tmp_path: Path, capsys) -> None:
     """`clock_mhz: 2:25` was simulated at 145 MHz (YAML 1.1 base 60)."""
-    path = board_with(tmp_path, "clock_mhz: 2:25")
+    path = design_with(tmp_path, "clock_mhz: 2:25")
     with pytest.raises(ConfigError, match=r"b\.yaml: clock_mhz = '2:25'"):
-        load_board(str(path))
+        load_design(str(path))
     for args in (["validate", str(path)],
-                 ["simulate", "-b", str(path), "-m", "llama-3.1-8b", "-L", "128", "-e",
-                  "analytic"]):
+                 ["simulate", "--fpga", "u280", "--design", str(path), "-m", "llama-3.1-8b",
+                  "-L", "128", "-e", "analytic"]):
         res = run_cli(capsys, *args)
         assert res.code == 2 and res.out == ""
         assert f"{path}: clock_mhz = '2:25'" in res.err.splitlines()[0], res.err
@@ -61,9 +61,10 @@ def test_a_base_60_clock_is_refused_naming_the_field(tmp_path: Path, capsys) -> 
 
 def test_every_shipped_yaml_reads_the_same_under_both_schemas() -> None:
     """The shipped files use no YAML 1.1-only scalar: switching schemas changed none."""
-    files = [p for folder in ("boards", "workloads", "platforms")
+    files = [p for folder in ("boards", "fpgas", "designs", "workloads",
+                                                 "platforms")
              for p in sorted((REPO / folder).rglob("*.yaml"))]
-    assert len(files) > 30
+    assert len(files) > 40
     for path in files:
         text = path.read_text()
         assert load_yaml_text(text) == yaml.safe_load(text), path

@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves
+from fpgasim.analysis.aat import pair_rows
+from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, max_verify_len
+from fpgasim.analysis.acceptance import tables_for
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.analysis.solver import energy_verdict
 from fpgasim.config.board import Board
@@ -171,6 +173,18 @@ def cost_boards(
     `instruction_groups` (one per board) marks boards whose instruction streams are the
     same but for their durations (designs differing only in clock or bandwidth): the points
     run group by group, so each stream is compiled once and priced per board."""
+    # the curves' size is bounded before they are computed (as solve's): per drafter, the
+    # AD point and at most its largest x (embedded or measured), or the x asked for
+    per = 0
+    for a in algorithms:
+        x = max_verify_len(a)
+        measured = pair_rows(tables_for(aat_dir), a, model.id)
+        if len(measured):
+            x = max(x, int(measured["verify_len"].max()))
+        per += 1 + (x if verify_lens is None else min(x, len(verify_lens)))
+    check_points(len(boards) * len(contexts) * per, "contexts/algorithms",
+                 f"{len(contexts)} contexts",
+                 f"{len(boards)} board(s) x {len(contexts)} contexts x up to {per} points")
     curves = {
         a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts, aat_dir,
                                                                      task)]

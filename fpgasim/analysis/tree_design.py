@@ -5,9 +5,9 @@ tokens/s, AAT / (T_v + T_d), with T_v and T_d from an engine (issue 14, docs/tre
 call per distinct pass (cached): the target pass at each x, the drafter's first pass over
 the accepted tokens, and the pass that feeds each block of levels. The draft passes are
 the ones `dataflow.drafters.draft_passes` lists (tested: the sum equals `draft_timing`).
-T_v(x) is costed with the tree mask of a chain of x tokens: every BFS-ordered tree of
-x <= 2 x pe_array.cols tokens needs exactly the same attention tiles (tested), and above
-that a chain is the densest mask, so the search never under-costs a tree.
+T_v(x) is costed with the tree mask of a chain of x tokens: FlightLLM's compiler costs
+every tree of x tokens alike (its tree mask is applied inside the softmax, no tile is
+skipped; tested), and a chain is the densest mask, so the search never under-costs a tree.
 """
 
 from __future__ import annotations
@@ -76,21 +76,23 @@ class EngineTreeCosts:
         """How many distinct passes the search costed."""
         return len(self._asked)
 
-    def _cycles(self, spec: PassSpec, drafter: bool) -> int:
+    def _cycles(self, spec: PassSpec, drafter: bool) -> float:
         t = self.passes.run_pass(
             spec, self.board, self.model, self.algorithm.drafter if drafter else None
         )
         self._asked.add(spec)
         self._clock = t.clock_hz * t.duration_divisor  # cycles per second of time
-        return int(t.cycles)
+        # as the engine gives them (FlightLLM's compiler: fractional cycles), so the search
+        # costs exactly what the solver costs (truncated, its tokens/s were ~1e-7 off)
+        return t.cycles
 
-    def verify_cycles(self, verify_len: int) -> int:
+    def verify_cycles(self, verify_len: int) -> float:
         """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
         chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
         spec = target_spec(verify_len, self.context, chain)
         return self._cycles(spec, False)
 
-    def verify_tree_cycles(self, tree: TokenTree) -> int:
+    def verify_tree_cycles(self, tree: TokenTree) -> float:
         """T_v of this very tree (its own mask)."""
         parents = tree.parents if tree.size > 1 else None
         spec = target_spec(tree.size, self.context, parents)
@@ -101,14 +103,14 @@ class EngineTreeCosts:
             return TokenTree.dynamic(1, widths[0])
         return TokenTree.from_shape((*widths, *(1,) * self.levels_per_pass))
 
-    def first_cycles(self, accepted: int) -> int:
+    def first_cycles(self, accepted: int) -> float:
         """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
         spec = draft_passes(
             self.algorithm, self._schedule_tree((1,) * self.levels_per_pass), accepted, self.context
         )[0]
         return self._cycles(spec, True)
 
-    def block_cycles(self, widths: tuple[int, ...]) -> int:
+    def block_cycles(self, widths: tuple[int, ...]) -> float:
         """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
         spec = draft_passes(self.algorithm, self._schedule_tree(widths), 1, self.context)[1]
         return self._cycles(spec, True)

@@ -241,6 +241,9 @@ def simulate(
     if trace is not None:
         if not hasattr(eng, "trace_events"):
             raise InputError("--trace", str(trace), "needs --engine event or fast")
+        # the trace's size, before any work
+        eng.check_timeline(step_passes(verify_len, context, algo, draft_tree, accepted).verify,
+                           b, m)
     row = with_lowering(simulate_point(eng, point), b.lowering)
     row.update(board_details(b))
     warn_dsps(b)

@@ -1,8 +1,9 @@
 """Check input files without running anything: every problem of every file, one line each.
 
-The kind of a file is told by its folder (`boards/`, `models/`, `algorithms/`,
-`experiments/`), else by its fields (YAML) or columns (CSV/Parquet tables): board, model,
-algorithm, experiment, AAT table, per-x tree table, or trace table. It knows every stage's
+The kind of a file is told by its folder (`boards/`, `fpgas/`, `designs/`, `models/`,
+`algorithms/`, `experiments/`), else by its fields (YAML) or columns (CSV/Parquet tables):
+board, FPGA data sheet, design, model, algorithm, experiment, AAT table, per-x tree table, or
+trace table. It knows every stage's
 file formats, so it sits at the top with the CLI (config stays the bottom layer).
 """
 
@@ -17,6 +18,10 @@ from pydantic import BaseModel, ValidationError
 
 from fpgasim.analysis import aat
 from fpgasim.config import schema as schemas
+from fpgasim.config.board import BoardFile
+from fpgasim.config.board_loader import design_mapping, load_board
+from fpgasim.config.design import Design
+from fpgasim.config.fpga import Fpga
 from fpgasim.config.loader import describe_error, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable
@@ -33,6 +38,8 @@ YAML_SUFFIXES = (".yaml", ".yml")
 #: Folder name -> kind, for files inside the shipped layout (or a copy of it).
 FOLDER_KINDS = {
     "boards": "board",
+    "fpgas": "fpga",
+    "designs": "design",
     "models": "model",
     "algorithms": "algorithm",
     "experiments": "experiment",
@@ -81,7 +88,9 @@ class Report:
 
 def _schema_for(kind: str) -> type[BaseModel]:
     return {
-        "board": schemas.Board,
+        "board": BoardFile,
+        "fpga": Fpga,
+        "design": Design,
         "model": schemas.TargetModel,
         "algorithm": schemas.Algorithm,
         "masks": schemas.MaskTable,
@@ -104,6 +113,12 @@ def yaml_kind(path: Path, data: dict) -> str | None:
     if isinstance(data.get("kind"), str) and data["kind"] in experiment_schemas():
         return "experiment"
     keys = set(map(str, data))
+    if {"fpga", "design"} <= keys:  # as config.describe.kind_of tells them
+        return "board"
+    if keys & {"part", "dsp_kind"}:
+        return "fpga"
+    if keys & {"recipe", "mm_rows", "extends"}:
+        return "design"
     best, best_hits = None, 0
     for kind in ("board", "model", "algorithm", "platform"):
         hits = len(keys & set(_schema_for(kind).model_fields))
@@ -142,12 +157,26 @@ def check_yaml(path: Path) -> Report:
                     source,
                     "(kind)",
                     fields,
-                    "the fields of a board (pe_array, memory, ...), model (hidden, layers, "
-                    "...) or algorithm (drafter, ...), or a file in boards/, models/, "
-                    "algorithms/ or experiments/",
+                    "the fields of a board (fpga, design), FPGA (part, dsp_kind), design "
+                    "(recipe, mm_rows), model (hidden, layers, ...) or algorithm (drafter, "
+                    "...), or a file in boards/, fpgas/, designs/, models/, algorithms/ or "
+                    "experiments/",
                 )
             ],
         )
+    if kind == "design":  # a design may extend another: check the merged mapping
+        try:
+            data = design_mapping(path)
+        except ConfigError as exc:
+            return Report(source, kind, [exc])
+    if kind == "board":  # the pair's files, its overrides and the fit, once its fields pass
+        problems = schema_problems(BoardFile, data, source)
+        if not problems:
+            try:
+                load_board(source)
+            except ConfigError as exc:
+                problems = [exc]
+        return Report(source, kind, problems)
     if kind != "experiment":
         return Report(source, kind, schema_problems(_schema_for(kind), data, source))
     model = experiment_schema(data.get("kind"))

@@ -35,7 +35,9 @@ class BoardFile(Strict):
 class Board(Strict):
     """An FPGA and a design fitted to it: the machine a pass is compiled for and timed on."""
 
-    name: str = Field(min_length=1, max_length=200)
+    #: the pair's name and, after it, each changed field (`--vary`): no length limit, as
+    #: the changes a command takes are unbounded (the files' own names are bounded)
+    name: str = Field(min_length=1)
     description: str = Field("", max_length=1000)
     fpga: Fpga
     design: Design

@@ -24,14 +24,14 @@ from fpgasim.config.board import Board, BoardFile, Scalar
 from fpgasim.config.design import Design
 from fpgasim.config.fit import fit
 from fpgasim.config.fpga import Fpga
-from fpgasim.config.loader import read_yaml_mapping, resolve, validate_kind
+from fpgasim.config.loader import MASK_DIR, data_root, read_yaml_mapping, resolve, validate_kind
 from fpgasim.errors import ConfigError, InputError
 
 #: board names of earlier releases and what replaced each (docs/hardware.md, "Boards")
 RETIRED_BOARDS: dict[str, str] = {
     **{f"{b}-flightllm": f"the study lowering calibrated to FlightLLM was retired with the "
        f"study lowering; use {b} (the study's arrays on FlightLLM's compiler) or "
-       f"--fpga {b} --design flightllm" for b in ("u280", "vhk158", "v80", "u250")},
+       f"`fpga` {b} `design` flightllm" for b in ("u280", "vhk158", "v80", "u250")},
     **{f"{b}-flc": f"now {b}: the study's boards run on FlightLLM's compiler"
        for b in ("u280", "vhk158", "v80", "u250")},
 }
@@ -45,12 +45,12 @@ class BoardBase:
 
     def __post_init__(self) -> None:
         if self.board is not None and (self.fpga is not None or self.design is not None):
-            raise InputError("board", self.board, "either --board or --fpga with --design")
+            raise InputError("board", self.board, "either `board` or `fpga` with `design`")
         if self.board is None and (self.fpga is None or self.design is None):
             missing = "design" if self.fpga is not None else "fpga"
             if self.fpga is None and self.design is None:
-                raise InputError("board", None, "a board: --board NAME, or --fpga F --design D")
-            raise InputError(missing, None, f"--{missing} too (--fpga and --design go together)")
+                raise InputError("board", None, "a board: `board` NAME, or `fpga` F `design` D")
+            raise InputError(missing, None, f"`{missing}` too (`fpga` and `design` go together)")
 
     def build(self, changes: Sequence[tuple[str, Scalar]] = ()) -> Board:
         """The base board with `changes` applied and re-fitted."""
@@ -111,15 +111,18 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
     fpga_data, design_data = _fpga_mapping(fpga_path), _design_mapping(design_path)
     if any(path in ("design.mm_rows", "design.mm_cols") for path, _ in changes):
         _untable_array(design_data, fpga_data.get("name"))
-    for path, value in changes:
+    first_shown = len(changes) - len(shown)  # a board file's overrides come first
+    for n, (path, value) in enumerate(changes):
         kind, _, field = path.partition(".")
+        # a change given on the command line is --vary's; a board file's override its file's
+        label = "vary" if n >= first_shown else ""
         if kind == "fpga":
-            _set(fpga_data, Fpga, field, value, source, path)
+            _set(fpga_data, Fpga, field, value, source, path, label)
         elif kind == "design":
-            _set(design_data, Design, field, value, source, path)
+            _set(design_data, Design, field, value, source, path, label)
         else:
             raise ConfigError(source, path, value,
-                              "a field path starting with 'fpga.' or 'design.'", "vary")
+                              "a field path starting with 'fpga.' or 'design.'", label)
     fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
     design = _validated(Design, design_data, str(design_path) if not changes else source)
     _check_mask_table(design, str(design_path) if not changes else source)
@@ -144,8 +147,6 @@ def _untable_array(design_data: dict, fpga_name: object) -> None:
 def _check_mask_table(design: Design, source: str) -> None:
     """The recipe's prefill mask table must exist (checked on every load, not only when a
     prefill first needs it: a typo would otherwise pass every decode run)."""
-    from fpgasim.config.loader import MASK_DIR, data_root
-
     name = design.recipe.prefill_mask
     if name != "causal" and not (data_root() / MASK_DIR / f"{name}.yaml").is_file():
         names = sorted(p.stem for p in (data_root() / MASK_DIR).glob("*.yaml"))
@@ -161,6 +162,11 @@ def _named_fpga(name: str) -> Fpga:
 @lru_cache(maxsize=64)
 def _cached_fpga(name: str) -> Fpga:
     return load_fpga(name)
+
+
+def design_mapping(path: Path) -> dict:
+    """A design file's raw mapping with its `extends` chain merged (what `validate` checks)."""
+    return _design_mapping(path)
 
 
 def _fpga_mapping(path: Path) -> dict:
@@ -191,8 +197,9 @@ def _merge(base: dict, over: Mapping) -> dict:
 
 
 def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source: str,
-         shown: str) -> None:
-    """Set a dotted `field` of a raw mapping, each step checked against `schema`."""
+         shown: str, label: str = "vary") -> None:
+    """Set a dotted `field` of a raw mapping, each step checked against `schema`; errors name
+    the argument `label` (empty: a board file's override, named by the file alone)."""
     parts = field.split(".")
     node, model = data, schema
     for depth, part in enumerate(parts):
@@ -200,7 +207,7 @@ def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source:
         if part not in fields:
             raise ConfigError(source, shown, value,
                               f"a field of {schema.__name__.lower()}: {', '.join(sorted(fields))}",
-                              "vary")
+                              label)
         if depth == len(parts) - 1:
             node[part] = value
             return
@@ -208,7 +215,7 @@ def _set(data: dict, schema: type[BaseModel], field: str, value: Scalar, source:
         sub = next((a for a in getattr(sub, "__args__", (sub,)) if isinstance(a, type)
                     and issubclass(a, BaseModel)), None)
         if sub is None:
-            raise ConfigError(source, shown, value, f"{part} has no fields below it", "vary")
+            raise ConfigError(source, shown, value, f"{part} has no fields below it", label)
         child = node.get(part)
         node[part] = dict(child) if isinstance(child, Mapping) else {}
         node, model = node[part], sub

@@ -75,6 +75,24 @@ def check_mask_tokens(tokens: int, board: Board, field: str, value: object) -> N
     )
 
 
+#: The most instructions a timeline of every row (`CycleEngine.timeline`, a `--trace`) may
+#: hold: a trace event takes about 1.5 KB until it is written (a 2,047,108-row verify pass:
+#: 3.3 GB), so 1,000,000 rows stay under 2 GB
+MAX_TRACE_ROWS = 1_000_000
+
+
+def check_trace_rows(rows: int, board: Board, what: str) -> None:
+    """Refuse, before the work, a timeline of more than `MAX_TRACE_ROWS` instructions."""
+    if rows > MAX_TRACE_ROWS:
+        raise InputError(
+            "trace",
+            rows,
+            f"a pass of at most {MAX_TRACE_ROWS} instructions to trace (every instruction is "
+            f"an event held in memory until the trace is written): {what} on board "
+            f"{board.name} has {rows}; trace fewer tokens or a shorter context",
+        )
+
+
 def check_pass_masks(spec: PassSpec, board: Board) -> None:
     """`check_mask_tokens` for a pass: a prefill's causal mask names the prompt, a tree's
     the verification length."""
@@ -386,8 +404,20 @@ class CycleEngine:
         return seconds_of(ticks_to_cycles(self._parts_ticks(prog), prog.ticks_per_cycle),
                           board.clock_hz, board.duration_divisor)
 
+    def check_timeline(self, spec: PassSpec, board: Board, model: TargetModel,
+                       drafter=None) -> None:
+        """Refuse a pass whose timeline would hold more than `MAX_TRACE_ROWS` rows (the
+        lowering is cached: the timing that follows reuses it)."""
+        prog = self._lower(spec, board, model, drafter)
+        what = "verify" if spec.kind == "target" else f"{spec.kind} draft"
+        if spec.phase == "prefill":
+            what = "prefill"
+        check_trace_rows(prog.rows, board, f"the {what} pass of {spec.tokens} token(s) at "
+                         f"context {spec.context}")
+
     def timeline(self, spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Timeline:
         """Every instruction's start/finish of one pass (all layers simulated)."""
+        self.check_timeline(spec, board, model, drafter)
         prog = self._lower(spec, board, model, drafter)
         return self.simulate(prog.concatenate())
 

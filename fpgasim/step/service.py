@@ -36,12 +36,18 @@ PassKey = tuple[PassSpec, Board, TargetModel, Any]
 Timed = tuple[Timing, list[dict]]
 
 
+#: a model's fields no pass's timing reads: its labels (id, hf_name, the file it came from,
+#: the published parameter count) and its window (checked before any pass is timed)
+_NOT_TIMED = {"id": "", "hf_name": "", "source": "", "params_b": None, "window_tokens": 0}
+
+
 @lru_cache(maxsize=256)
 def architecture(model: TargetModel) -> TargetModel:
-    """The model without its labels (id, hf_name, the file it came from): what a pass's
-    timing depends on (e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B, one architecture, share
-    their passes). Cached: it is asked once per pass looked up."""
-    return type(model).model_construct(**(dict(model) | {"id": "", "hf_name": ""}))
+    """The model without the fields no pass's timing reads (`_NOT_TIMED`): what a pass's
+    timing depends on (e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B, one architecture with
+    windows of 2K, 4K and 16K tokens, share their passes). Cached: it is asked once per pass
+    looked up."""
+    return type(model).model_construct(**(dict(model) | _NOT_TIMED))
 
 
 def pass_key(spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None) -> tuple:

@@ -14,6 +14,7 @@ from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, simulate_point
 from fpgasim.tree.draft_trees import tree_for_verify_len
+from fpgasim.tree.optimal import MAX_SIZE
 
 #: Column order of sweep results: inputs first, then verify timing, then draft timing.
 SWEEP_COLUMNS = [
@@ -86,6 +87,13 @@ class Grid:
         check_points(b * c * x * n, "contexts/verify_lens/batches", f"{c} contexts, {x} x",
                      f"{b} board(s) x {c} contexts x {x} x" + (f" x {n} batches" if n > 1
                                                                 else ""))
+        if self.algorithm is not None and self.tree_method == "optimal":
+            # optimal trees stop at the embedded model's largest tree: say so before any tree
+            # is built (building every smaller one first took minutes)
+            over = [v for v in self.verify_lens if v > MAX_SIZE and v not in
+                    (self.tree_table or {})]
+            if over:
+                raise InputError("verify_lens", over[0], f"between 1 and {MAX_SIZE}")
 
     def largest_tree(self) -> int:
         """Tokens of the largest verify pass under a tree mask (the largest x >= 2 with an
@@ -103,9 +111,14 @@ class Grid:
                 for x in self.verify_lens:
                     tree = None
                     if self.algorithm is not None and x >= 2:
-                        tree = (self.tree_table or {}).get(x) or tree_for_verify_len(
-                            self.algorithm, x, self.tree_method
-                        )
+                        try:
+                            tree = (self.tree_table or {}).get(x) or tree_for_verify_len(
+                                self.algorithm, x, self.tree_method
+                            )
+                        except InputError as exc:  # a sweep's x are its --verify-lens
+                            if exc.field != "verify_len":
+                                raise
+                            raise InputError("verify_lens", exc.value, exc.allowed) from None
                     out += [Point(board, self.model, context, x,
                                   self.algorithm if tree else None, tree, self.accepted, batch)
                             for batch in self.batches]

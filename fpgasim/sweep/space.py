@@ -62,7 +62,7 @@ def parse_vary(items: Sequence[str]) -> Variation:
         total *= len(parsed)
         if total > MAX_VARIATION_BOARDS:
             raise InputError("vary", item, f"at most {MAX_VARIATION_BOARDS} boards in all "
-                             f"(the product of the --vary values reaches {total})")
+                             f"(the product of the `vary` values reaches {total})")
     return Variation(tuple(axes))
 
 

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
+
 from fpgasim.bounded import BoundedCache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
@@ -476,7 +478,9 @@ def _parts(
     for group in groups:
         part = _part(group, rates, masks)
         if "too_slow" not in part.memo:
-            part.memo["too_slow"] = int(part.instrs["cycles"].sum()) >= MAX_PART_TICKS
+            # summed as floats: an int64 sum of many long rows could wrap
+            part.memo["too_slow"] = float(part.instrs["cycles"].sum(dtype=np.float64)) >= (
+                MAX_PART_TICKS)
         if part.memo["too_slow"]:
             raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
                               board.memory.bandwidth_gb_s,

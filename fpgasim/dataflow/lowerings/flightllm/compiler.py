@@ -470,11 +470,18 @@ def choose_forms(layers: list[HwLayer], rates: Rates, masks, rows_of: RowsOf = p
     return chosen, exact.get(chosen) or rows_of(layers, rates, masks, chosen, emitted)
 
 
+#: the longest duration of one row, in ticks: a row this long makes its part too slow
+MAX_ROW_TICKS = 1 << 62
+
+
 def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     """The part's rows priced for `rates`: durations in ticks of 2**-24 cycle."""
     raw = np.dtype((np.void, INSTR_DTYPE.itemsize))  # copied as bytes: one memcpy
     rows = part.rows.view(raw).copy().view(INSTR_DTYPE)
-    cycles = np.rint(part.cycles(rates) * TICKS_PER_CYCLE).astype(np.int64)
+    # a duration past MAX_ROW_TICKS is kept at it (cast, it would wrap to a negative int64):
+    # its part then sums past the time range and the lowering refuses it (flightllm._parts)
+    cycles = np.minimum(np.rint(part.cycles(rates) * TICKS_PER_CYCLE),
+                        float(MAX_ROW_TICKS)).astype(np.int64)
     rows["cycles"] = cycles
     rows.flags.writeable = False
     program = _program(rows, rates.clock_hz, names, part.template)

@@ -133,10 +133,11 @@ def test_best_set_is_solve_curves_best(board, model, bounded, algorithm, context
         engine.verify_lens.clear()
         best = best_set(timer, curve)
         timed = len(set(engine.verify_lens) - {1})
-        assert dataclasses.astuple(best) == _solve_best(timer, curve)  # the rest timed now
+        # the throughput fields (tokens/J is the energy objective's, checked in test_energy)
+        assert dataclasses.astuple(best)[:8] == _solve_best(timer, curve)
         xs = len(curve.points)
-        if bounded:  # a handful of the x timed, the rest bounded away
-            assert timed <= 4 < xs, (timed, xs)
+        if bounded:  # a handful of the x timed (at most a tenth), the rest bounded away
+            assert timed <= max(4, xs // 10) < xs, (timed, xs)
         else:
             assert timed == xs - (1 in set(curve.points["verify_len"]))
 
@@ -156,8 +157,17 @@ class _Stub:
     def verify_bound_s(self, x, context, tree=None):
         return self.bound[x]
 
+    def verify_floor_s(self, x, context):
+        return 0.0  # no sizes-only floor: every x reaches the tighter bound
+
     def draft(self, tree, accepted, context):
         return self.td, 1, 0.0
+
+    def ad_energy_j(self, context):
+        return self.tv[1]  # at 1 W: joules = seconds
+
+    def step_energy_j(self, x, tree, accepted, context):
+        return self.tv[x] + self.td
 
 
 class _Tree:

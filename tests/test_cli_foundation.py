@@ -97,8 +97,8 @@ def test_sweep_writes_rows(tmp_path: Path, capsys, suffix: str) -> None:
     assert res.code == 0, res.err
     frame = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
     assert len(frame) == 2 * 2 * 5
-    assert list(frame.columns[:8]) == ["board", "fpga", "design", "model", "algorithm",
-                                       "context", "verify_len", "engine"]
+    assert list(frame.columns[:9]) == ["board", "fpga", "design", "model", "algorithm",
+                                       "context", "verify_len", "batch", "engine"]
     assert (frame.loc[frame.verify_len == 1, "draft_cycles"] == 0).all()
     assert (frame.loc[frame.verify_len > 1, "draft_cycles"] > 0).all()
 

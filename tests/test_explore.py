@@ -173,6 +173,7 @@ def test_pareto_front_by_hand() -> None:
         {
             "algorithm": ["a"] * 5 + ["b"],
             "context": [1] * 6,
+            "batch": [1] * 6,
             "dsps_used": [100, 200, 150, 300, 50, 10],
             "tokens_per_s": [1.0, 1.5, 0.9, 1.4, 2.0, 0.5],
             "fits": [True, True, True, True, False, True],
@@ -188,6 +189,7 @@ def test_cheapest_paying_by_hand() -> None:
         {
             "algorithm": ["a", "a", "a", "a", "a", "b"],
             "context": [1, 1, 1, 1, 1, 1],
+            "batch": [1] * 6,
             "dsps_used": [100, 200, 150, 150, 120, 10],
             "decision": ["use AD", "use SD", "use SD", "use SD", "use SD", "use AD"],
             "speedup": [0.9, 1.5, 1.3, 1.2, 1.8, 0.5],

@@ -193,15 +193,15 @@ def test_planned_bounds_on_flightllm_are_the_bounds_asked() -> None:
     generate(engine, board, model, 128, 40, **sd)
     passes = {pass_key(*k) for k in planned.passes}
     bounds = {pass_key(*k) for k in planned.bounds}
-    assert bounds == engine.bounded
+    assert bounds == set()  # the floors settle most x; which need more is not known before
     assert passes < engine.asked
     # beyond the plan, each context (40 tokens from P = 128: 3 contexts) times the few x
-    # its bounds leave (here one each: the best), and their draft passes
+    # its floors and bounds leave (here one or two each), and their draft passes
     extra = {k[0].tokens for k in engine.asked - passes if k[0].kind == "target"}
     contexts = {k[0].context for k in planned.passes if k[0].kind == "target"}
     verify = [k for k in engine.asked - passes if k[0].kind == "target"]
     assert len(contexts) - 1 == 3 and len(verify) <= 2 * 3 and extra
-    assert len(bounds) > 10 * len(verify)
+    assert len(engine.bounded) <= 2 * 3  # tighter bounds: only where a floor could not settle
 
 
 def test_planned_passes_stop_where_a_step_may_jump_a_context(setup) -> None:

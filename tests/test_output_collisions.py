@@ -71,8 +71,8 @@ def test_sweep_rows_carry_the_board_file(tmp_path: Path, capsys) -> None:
                   "--executor", "inprocess", "--out", str(out))
     assert res.code == 0, res.err
     frame = pd.read_csv(out)
-    assert list(frame.columns[:10]) == ["board", "fpga", "design", "model", "algorithm",
-                                        "context", "verify_len", "engine", "lowering",
+    assert list(frame.columns[:11]) == ["board", "fpga", "design", "model", "algorithm",
+                                        "context", "verify_len", "batch", "engine", "lowering",
                                         "board_file"]
     assert dict(zip(frame["board"], frame["board_file"], strict=False)) == {
         "u280": "boards/u280.yaml", "mine": str(mine)}

@@ -259,21 +259,17 @@ class Timer:
 
     def best_set_plan(self, curve: AatCurve) -> tuple[list[PassKey], list[PassKey]]:
         """(passes, bounds) that `best_set(self, curve)` asks for sure, known without timing
-        any: T_v(1), and at every x the bound of T_v(x) when `bounded`, else its draft
-        passes and T_v(x). A consumer prefetches them on a pool (`PassService.prefetch`); a
-        bounded search then times the few x whose bound lets them be best."""
+        any: T_v(1), and when not `bounded` every x's draft passes and T_v(x). A consumer
+        prefetches them on a pool (`PassService.prefetch`). A bounded search asks no bound
+        for sure: its floors (sizes alone) are cheap and computed as it asks them, and which
+        x then need the tighter bound or their time depends on the times found."""
         context = curve.context
         passes: list[PassKey] = [(verify_spec(1, context, batch=self.batch), self.board,
                                   self.model, None)]
-        bounds: list[PassKey] = []
-        bounded = self.bounded
-        for x, aat, tree in curve_points(curve):
-            if bounded:
-                bounds.append((verify_spec(x, context, tree, self.batch), self.board,
-                               self.model, None))
-            else:
+        if not self.bounded:
+            for x, aat, tree in curve_points(curve):
                 passes += self.x_passes(x, aat, tree, context)
-        return passes, bounds
+        return passes, []
 
     def target_weights(self, context: int) -> int:
         """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""

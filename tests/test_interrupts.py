@@ -149,3 +149,26 @@ def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
         check_outcome(code, err, out)
         interrupted += code == 130
     assert interrupted >= 4  # most moments fall inside the run
+
+
+def test_ctrl_c_once_the_output_is_written_changes_nothing(tmp_path: Path) -> None:
+    """A Ctrl-C landing after the run wrote its output, while the interpreter shuts down
+    (Python gives SIGINT back its default action then), killed the finished process: status
+    -2 with the output written. The outcome is decided by then: exit 0."""
+    out = tmp_path / "steps.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "fpgasim", *GENERATE, "--workers", "2",
+                             "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env_with(tmp_path / "cache"), start_new_session=True,
+                            preexec_fn=default_sigint)
+    try:
+        while not out.exists() and proc.poll() is None:
+            time.sleep(0.001)
+        time.sleep(0.02)  # inside the shut-down (every signal here gave -2 before)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0 and out.is_file(), err

@@ -104,8 +104,21 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != "--debug"]
     with guarded_stdout():  # a closed, full or broken stdout: OutputFailed, not a crash
         code = _run(args, debug)
+    if argv is None:  # the program itself (not a caller's in-process run)
+        _outcome_decided()
     if code:
         sys.exit(code)
+
+
+def _outcome_decided() -> None:
+    """Hold Ctrl-C from here to the exit: the outputs are written (or discarded) and the
+    status reported. Python gives SIGINT back its default action while it shuts down, and a
+    Ctrl-C landing then killed the finished process (status -2, its outputs written)."""
+    import signal
+    import threading
+
+    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _run(args: list[str], debug: bool) -> int:

@@ -15,7 +15,7 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
-from fpgasim.dataflow.drafters import drafter_plugin, lower_pass
+from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.passes import PassSpec
@@ -114,16 +114,6 @@ def target_weight_count(model: TargetModel) -> int:
     return model.layers * (attention + mlp) + tables * model.vocab * model.hidden
 
 
-def drafter_weight_count(model: TargetModel, drafter: DrafterSchema) -> int:
-    """The drafter's own weights (its draft graphs, norms left out): its plug-in's count."""
-    return drafter_plugin(drafter.kind).weight_count(model, drafter)
-
-
-def drafter_kv_tokens(drafter: DrafterSchema, context: int, verify_len: int) -> int:
-    """Positions of the drafter's own KV cache at this point: its plug-in's count."""
-    return drafter_plugin(drafter.kind).kv_tokens(drafter, context, verify_len)
-
-
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
                  drafter: DrafterSchema | None = None, batch: int = 1) -> int:
     """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
@@ -137,7 +127,7 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     kv_width = model.kv_heads * model.head_dim
     kv_elements = 2 * model.layers * kv_width * (context + verify_len)
     if drafter is not None:
-        weight_count += drafter_weight_count(model, drafter)
+        weight_count += drafter_weight_count(model, drafter, board)
         kv_elements += 2 * kv_width * drafter_kv_tokens(drafter, context, verify_len)
     return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
 

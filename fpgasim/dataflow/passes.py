@@ -104,8 +104,9 @@ class Net:
 
     # ---------------------------------------------------------------- ops
 
-    def norm(self, name: str, x: str, width: int) -> str:
-        """A norm over `width`: loads and stores n x width elements, norm_passes SFU sweeps."""
+    def norm(self, name: str, x: str, width: int, before: tuple[str, ...] = ()) -> str:
+        """A norm over `width`: loads and stores n x width elements, norm_passes SFU sweeps.
+        `before`: activations concatenated ahead of `x` (they are part of the width)."""
         n = self.n
         out = self.act(f"{name}.out", n, width)
         op = Op(
@@ -116,7 +117,7 @@ class Net:
             store_elems=n * width,
             sfu_elems=n * width * self.norm_passes,
         )
-        self.add(op, [x], [out])
+        self.add(op, [*before, x], [out])
         return out
 
     def linear(

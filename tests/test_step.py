@@ -67,6 +67,32 @@ def test_a_drafter_from_tests_runs_through_the_solver(mlp_drafter) -> None:
     assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
 
 
+def test_a_drafter_from_tests_runs_on_measured_aat_tables(mlp_drafter, aat_dir,
+                                                          tmp_path: Path) -> None:
+    # its own measured table (LongSpec's Llama-3.1-8B rows under its id) beside the shipped
+    # per-x tree table: the solver reads its rows as it reads a shipped drafter's
+    shipped = (aat_dir / "longspec_llama31_tree.csv").read_text().splitlines()
+    rows = [shipped[0]] + [r.replace("longspec,", "test-mlp,", 1) for r in shipped[1:]
+                           if r.startswith("longspec,")]
+    tree = aat_dir / "tree_shapes_by_verify_len.csv"
+    for folder, table in (("mlp", rows), ("longspec", shipped)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tree.csv").write_text("\n".join(table) + "\n")
+        (tmp_path / folder / tree.name).write_text(tree.read_text())
+    tables = load_aat_tables(tmp_path / "mlp")
+    assert set(tables.rows["algorithm"]) == {"test-mlp"} and tables.tree_table is not None
+    solution = solve(U280, LLAMA, mlp_drafter, [1024], engine="analytic",
+                     aat_dir=tmp_path / "mlp")
+    basis = set(solution.summary["aat_basis"])
+    assert basis and all("measured" in b or "interpolated" in b for b in basis), basis
+    assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
+    # the same rows under LongSpec's id give LongSpec's curve (the AAT side reads no kind)
+    measured = solution.curves.set_index("verify_len")["aat"]
+    longspec = solve(U280, LLAMA, load_algorithm("longspec"), [1024], engine="analytic",
+                     aat_dir=tmp_path / "longspec")
+    assert measured.to_dict() == longspec.curves.set_index("verify_len")["aat"].to_dict()
+
+
 FLIGHT = ["-b", "flightllm-vhk158", "-m", "llama2-7b-flightllm", "-L", "512"]
 
 

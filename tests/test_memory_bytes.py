@@ -40,9 +40,8 @@ def graph_weights(algorithm: str, model_id: str) -> int:
 @pytest.mark.parametrize("algorithm", ["longspec", "eagle3", "falcon", "falcon-k3"])
 @pytest.mark.parametrize("model_id", ["llama-3.1-8b", "vicuna-13b-v1.5"])
 def test_drafter_weights_equal_the_draft_graph(algorithm: str, model_id: str) -> None:
-    model, board = load_model(model_id), load_board("v80")
-    drafter = load_algorithm(algorithm).drafter
-    counted = drafter_weight_count(model, drafter, board)
+    model, drafter = load_model(model_id), load_algorithm(algorithm).drafter
+    counted = drafter_weight_count(model, drafter)
     assert counted == graph_weights(algorithm, model_id) == closed_form_weights(model, drafter)
 
 
@@ -69,10 +68,10 @@ def test_memory_adds_the_drafter_weights_and_its_own_kv() -> None:
     assert target == 2 * target_weight_count(model) + 2 * 2 * model.layers * kv * 1004
     longspec = load_algorithm("longspec").drafter  # window 512: its KV stops growing
     extra = memory_bytes(board, model, 1000, 4, longspec) - target
-    assert extra == 2 * drafter_weight_count(model, longspec, board) + 2 * 2 * kv * 512
+    assert extra == 2 * drafter_weight_count(model, longspec) + 2 * 2 * kv * 512
     eagle = load_algorithm("eagle3").drafter  # one layer over the whole context
     extra = memory_bytes(board, model, 1000, 4, eagle) - target
-    assert extra == 2 * drafter_weight_count(model, eagle, board) + 2 * 2 * kv * 1004
+    assert extra == 2 * drafter_weight_count(model, eagle) + 2 * 2 * kv * 1004
 
 
 def test_flightllm_board_counts_the_models_stored_precision() -> None:

@@ -26,9 +26,10 @@ from fpgasim.dataflow.passes import Net
 
 
 def network_ops(
-    network: DraftNetwork, context: int, board: Board, model: TargetModel
+    network: DraftNetwork, context: int, board: Board | None, model: TargetModel
 ) -> PassOps:
-    """One draft pass of `network` at `context` cached tokens, as ops and their graph."""
+    """One draft pass of `network` at `context` cached tokens, as ops and their graph
+    (`board` None: the elements only, see `passes.Net`)."""
     n, h = network.rows, model.hidden
     net = Net(f"{network.kind} n={n} L={context}{network.tag}", model, n, board)
     embeddings = {  # the token embedding a wide decoder norm concatenates ahead of its input
@@ -103,10 +104,10 @@ def _block(
     raise TypeError(f"no ops for block {block!r}")
 
 
-def network_weight_count(network: DraftNetwork, model: TargetModel, board: Board) -> int:
+def network_weight_count(network: DraftNetwork, model: TargetModel) -> int:
     """The weights of `network`'s linears (its own LM head included, a shared one not),
     counted from its ops: each linear's in x out matrix once."""
-    ops = network_ops(replace(network, rows=1), 0, board, model)
+    ops = network_ops(replace(network, rows=1), 0, None, model)
     own_head = network.lm_head.own
     return sum(
         op.in_dim * op.out_dim

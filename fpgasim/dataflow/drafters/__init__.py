@@ -9,6 +9,8 @@ kind.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters.base import (
@@ -67,10 +69,11 @@ def first_network(drafter: DrafterSchema) -> DraftNetwork:
     return draft_network(PassSpec(drafter.kind, 1, 0, first=True), drafter)
 
 
-def drafter_weight_count(model: TargetModel, drafter: DrafterSchema, board: Board) -> int:
+@lru_cache(maxsize=64)  # a graph build per (model, drafter); memory_bytes asks per point
+def drafter_weight_count(model: TargetModel, drafter: DrafterSchema) -> int:
     """The drafter's own weights (shared ones, e.g. the target's LM head, left out; norms
     too), counted from the ops of its first pass."""
-    return network_weight_count(first_network(drafter), model, board)
+    return network_weight_count(first_network(drafter), model)
 
 
 def drafter_kv_tokens(drafter: DrafterSchema, context: int, verify_len: int) -> int:

@@ -2,8 +2,8 @@
 
 A drafter plug-in returns a `DraftNetwork` for a pass (`DrafterPlugin.network`); every
 consumer lowers that one description: `dataflow/network_ops.py` to the study's ops (the
-`analytic` engine's accounting and the drafter's weight count), each lowering to its own
-layer types (FlightLLM's: `lowerings/flightllm/drafts.py`). Widths are multiples of the
+`analytic` engine's accounting and the drafter's weight count), and every lowering to its
+own layer types (docs/architecture.md names them). Widths are multiples of the
 target's hidden size h and keys follow from the pass's context in the lowering, so a
 description holds no board and no model. Block names are the prefixes of their ops.
 """

@@ -15,9 +15,10 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
-from fpgasim.dataflow.drafters import drafter_plugin, lower_pass
+from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
+from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
@@ -100,28 +101,8 @@ def check_batch_memory(board: Board, model: TargetModel, context: int, verify_le
 
 
 def target_weight_count(model: TargetModel) -> int:
-    """Target parameters from the shapes: attention (with Qwen2's q/k/v biases), SwiGLU
-    MLP, the embedding and (unless tied to it) the LM head.
-
-    Llama-3.1-8B: 8.03e9, its published count (norm weights, <0.01 %, are left out).
-    """
-    kv_width = model.kv_heads * model.head_dim
-    attention = 2 * model.hidden * model.hidden + 2 * model.hidden * kv_width
-    if model.attention_bias:
-        attention += model.hidden + 2 * kv_width
-    mlp = 3 * model.hidden * model.intermediate
-    tables = 1 if model.tied_embeddings else 2
-    return model.layers * (attention + mlp) + tables * model.vocab * model.hidden
-
-
-def drafter_weight_count(model: TargetModel, drafter: DrafterSchema) -> int:
-    """The drafter's own weights (its draft graphs, norms left out): its plug-in's count."""
-    return drafter_plugin(drafter.kind).weight_count(model, drafter)
-
-
-def drafter_kv_tokens(drafter: DrafterSchema, context: int, verify_len: int) -> int:
-    """Positions of the drafter's own KV cache at this point: its plug-in's count."""
-    return drafter_plugin(drafter.kind).kv_tokens(drafter, context, verify_len)
+    """Target parameters as stored (`model_arithmetic.TargetArithmetic.weight_count`)."""
+    return target_arithmetic(model).weight_count
 
 
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
@@ -133,12 +114,13 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     At the design's recipe: weights as stored (weight_bits), the KV cache at kv_bits.
     """
     weight_bits, kv_bits = board.recipe.weight_bits, board.recipe.kv_bits
-    weight_count = target_weight_count(model)
-    kv_width = model.kv_heads * model.head_dim
-    kv_elements = 2 * model.layers * kv_width * (context + verify_len)
-    if drafter is not None:
+    arithmetic = target_arithmetic(model)
+    weight_count = arithmetic.weight_count
+    kv_elements = arithmetic.kv_elements(context + verify_len)
+    if drafter is not None:  # the drafter's one layer of cache, at the target's KV width
         weight_count += drafter_weight_count(model, drafter)
-        kv_elements += 2 * kv_width * drafter_kv_tokens(drafter, context, verify_len)
+        kv_elements += arithmetic.layer_kv_per_token * drafter_kv_tokens(drafter, context,
+                                                                        verify_len)
     return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
 
 

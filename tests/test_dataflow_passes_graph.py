@@ -6,9 +6,6 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import lower_pass
-from fpgasim.dataflow.drafters.eagle3 import eagle3_pass
-from fpgasim.dataflow.drafters.falcon import falcon_pass
-from fpgasim.dataflow.drafters.longspec import longspec_pass
 from fpgasim.dataflow.graph import GraphError
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, Net, PassSpec, target_pass
 from tests.cli_helpers import run_cli
@@ -65,17 +62,19 @@ def test_target_dependencies_follow_the_data() -> None:
 
 
 def test_drafters_read_their_inputs_and_caches() -> None:
-    ls = _deps(longspec_pass(LLAMA, load_algorithm("longspec").drafter, 4, 1024, V80))
+    longspec = load_algorithm("longspec").drafter
+    ls = _deps(lower_pass(PassSpec("longspec", 4, 1024), V80, LLAMA, longspec))
     assert ls["L0.cross.qk"] == ["L0.cross.q"]  # keys: the target's KV cache (a graph input)
     assert ls["L0.cross.pv"] == ["L0.cross.softmax"]
     assert ls["L0.cross.norm"] == ["L0.self.o"] and ls["lm_head"] == ["L0.mlp.down"]
     e3 = load_algorithm("eagle3").drafter
-    first = _deps(eagle3_pass(LLAMA, e3, 3, 1024, V80, first=True))
+    first = _deps(lower_pass(PassSpec("eagle3", 3, 1024, first=True), V80, LLAMA, e3))
     assert first["fc"] == [] and first["L0.norm"] == ["fc"]
-    assert _deps(eagle3_pass(LLAMA, e3, 8, 1024, V80, first=False))["L0.norm"] == []
-    fa = _deps(falcon_pass(VICUNA, load_algorithm("falcon").drafter, 4, 512, V80))
+    assert _deps(lower_pass(PassSpec("eagle3", 8, 1024), V80, LLAMA, e3))["L0.norm"] == []
+    falcon = load_algorithm("falcon").drafter
+    fa = _deps(lower_pass(PassSpec("falcon", 4, 512), V80, VICUNA, falcon))
     assert fa["L0.lstm1"] == ["L0.lstm0"] and fa["L0.norm"] == ["L0.lstm1"]
-    cross = longspec_pass(LLAMA, load_algorithm("longspec").drafter, 4, 1024, V80).graph
+    cross = lower_pass(PassSpec("longspec", 4, 1024), V80, LLAMA, longspec).graph
     assert cross.tensors["target.k_cache"].location == "kv_cache"
     assert "target.k_cache" in cross.inputs
 

@@ -11,8 +11,8 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.draft_passes import block_parents
-from fpgasim.dataflow.drafters import draft_passes
-from fpgasim.dataflow.drafters.falcon import falcon_pass
+from fpgasim.dataflow.drafters import draft_passes, lower_pass
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.dataflow.treemask import visibility
 from fpgasim.engine import get_engine
@@ -107,10 +107,11 @@ def test_event_equals_fast(k: int) -> None:
 def test_lm_head_rows_and_draft_timing() -> None:
     board = load_board("v80")
     for k, falcon in FALCON.items():
-        ops = falcon_pass(VICUNA, falcon.drafter, 8, 512, board)
+        ops = lower_pass(PassSpec("falcon", 8, 512), board, VICUNA, falcon.drafter)
         lm = ops.tail[0]
         assert lm.kind == "lm_head" and lm.tokens == 8  # one row per position of the block
-        assert falcon_pass(VICUNA, falcon.drafter, 1, 512, board).tail[0].tokens == k
+        one = lower_pass(PassSpec("falcon", 1, 512), board, VICUNA, falcon.drafter)
+        assert one.tail[0].tokens == k
     eng = get_engine("analytic")
     two = draft_timing(eng, board, VICUNA, FALCON[2], DEFAULT, 3, 1024)
     four = draft_timing(eng, board, VICUNA, FALCON[4], DEFAULT, 3, 1024)
@@ -123,7 +124,7 @@ def test_accounting_closed_form() -> None:
     m, board, d = VICUNA, load_board("v80"), FALCON[2].drafter
     h, i, heads, s, vocab = m.hidden, m.intermediate, m.heads, m.kv_ratio, m.vocab
     for n, ctx in ((1, 300), (8, 1000), (48, 4096)):
-        t = falcon_pass(m, d, n, ctx, board).totals()
+        t = lower_pass(PassSpec("falcon", n, ctx), board, m, d).totals()
         r = max(n, 2)
         scores = n * (n + ctx) * heads
         assert t["weight_elems"] == 20 * h * h + (2 + 2 * s) * h * h + 3 * h * i + h * vocab

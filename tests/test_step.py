@@ -1,11 +1,12 @@
 """The step service and the drafter registry: a drafter defined in tests/ (one module + one
 YAML) runs through simulate, the solver and FlightLLM's compiler (or is refused there in
-one line without its FlightLLM graph), and the AAT tables and calibrations read its
-attributes; the traced pass is the timed one; unknown kinds are one-line errors."""
+one line by a lowering without its network's blocks), and the AAT tables and calibrations
+read its attributes; the traced pass is the timed one; unknown kinds are one-line errors."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from fpgasim.analysis.aat import load_aat_tables, table_trees
 from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.dataflow.drafters import DRAFTERS, lower_pass
+from fpgasim.dataflow.drafters import DRAFTERS, first_network, lower_pass
+from fpgasim.dataflow.drafters.network import Mlp
 from fpgasim.dataflow.lowerings import registry as lowerings
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
@@ -65,17 +67,44 @@ def test_a_drafter_from_tests_runs_through_the_solver(mlp_drafter) -> None:
     assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
 
 
+def test_a_drafter_from_tests_runs_on_measured_aat_tables(mlp_drafter, aat_dir,
+                                                          tmp_path: Path) -> None:
+    # its own measured table (LongSpec's Llama-3.1-8B rows under its id) beside the shipped
+    # per-x tree table: the solver reads its rows as it reads a shipped drafter's
+    shipped = (aat_dir / "longspec_llama31_tree.csv").read_text().splitlines()
+    rows = [shipped[0]] + [r.replace("longspec,", "test-mlp,", 1) for r in shipped[1:]
+                           if r.startswith("longspec,")]
+    tree = aat_dir / "tree_shapes_by_verify_len.csv"
+    for folder, table in (("mlp", rows), ("longspec", shipped)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tree.csv").write_text("\n".join(table) + "\n")
+        (tmp_path / folder / tree.name).write_text(tree.read_text())
+    tables = load_aat_tables(tmp_path / "mlp")
+    assert set(tables.rows["algorithm"]) == {"test-mlp"} and tables.tree_table is not None
+    solution = solve(U280, LLAMA, mlp_drafter, [1024], engine="analytic",
+                     aat_dir=tmp_path / "mlp")
+    basis = set(solution.summary["aat_basis"])
+    assert basis and all("measured" in b or "interpolated" in b for b in basis), basis
+    assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
+    # the same rows under LongSpec's id give LongSpec's curve (the AAT side reads no kind)
+    measured = solution.curves.set_index("verify_len")["aat"]
+    longspec = solve(U280, LLAMA, load_algorithm("longspec"), [1024], engine="analytic",
+                     aat_dir=tmp_path / "longspec")
+    assert measured.to_dict() == longspec.curves.set_index("verify_len")["aat"].to_dict()
+
+
 FLIGHT = ["-b", "flightllm-vhk158", "-m", "llama2-7b-flightllm", "-L", "512"]
 
 
 def test_a_drafter_from_tests_runs_on_flightllms_compiler(mlp_drafter, capsys) -> None:
     board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
-    assert "test-mlp" in lowerings.lowering_of(board).drafters()
+    lowering = lowerings.lowering_of(board)
+    assert all(type(b) in lowering.blocks for b in first_network(mlp_drafter.drafter).blocks())
     tree = default_tree(mlp_drafter)
     spec = step_passes(69, 512, mlp_drafter, tree, 3).drafts[1]
     exe = lowerings.lower(spec, board, model, mlp_drafter.drafter)
     names = {n for part in exe.parts for n in part.op_names}
-    assert {"gate_proj", "up_proj", "down_proj", "lm_head"} <= names
+    assert {"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "lm_head"} <= names
     assert not any("qk" in n or "concat" in n for n in names)  # no attention, no KV cache
     timings = [get_engine(e).run_pass(spec, board, model, mlp_drafter.drafter) for e in
                ("event", "fast")]
@@ -87,14 +116,17 @@ def test_a_drafter_from_tests_runs_on_flightllms_compiler(mlp_drafter, capsys) -
     assert row["draft_passes"] == 5 and row["draft_cycles"] > 0
 
 
-def test_a_drafter_without_a_flightllm_graph_is_refused_in_one_line(
+def test_a_drafter_whose_blocks_a_lowering_lacks_is_refused_in_one_line(
     mlp_drafter, capsys, monkeypatch
 ) -> None:
-    monkeypatch.delattr(drafter_mlp.Mlp, "flightllm_graph")
+    flight = lowerings.LOWERINGS["flightllm"]
+    monkeypatch.setitem(lowerings.LOWERINGS, "flightllm",
+                        replace(flight, blocks=flight.blocks - {Mlp}))
     res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML))
     assert res.code == 2
     (line,) = res.err.strip().splitlines()
     assert "--algorithm" in line and "test-mlp" in line and "flightllm-vhk158" in line, line
+    assert "Mlp" in line, line
 
 
 def test_a_drafter_from_tests_is_read_by_its_attributes_not_its_kind(mlp_drafter, aat_dir) -> None:

@@ -3,7 +3,7 @@
 Two layouts are recognised by their header:
 - AAT rows (`AAT_COLUMNS`, optional `draft_depth`, `draft_top_k`): one measured AAT per
   (algorithm, model, task, context, structure, method, verify_len);
-- the per-x draft-configuration table (`TREE_TABLE_COLUMNS`): the tree used to cost the
+- the per-x draft-configuration table (`tree_table_columns()`): the tree used to cost the
   draft at x when the AAT at x comes from a fitted curve (docs/accounting.md).
 Rows with `method: original` are the algorithm's default tree (the Ori set), never part of
 a searched curve.
@@ -22,6 +22,7 @@ import pandas as pd
 from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, DrafterSchema
 from fpgasim.datafiles import folder_entries, read_table
+from fpgasim.dataflow.drafters import DRAFTERS
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.tree.shapes import parse_shape
@@ -38,7 +39,29 @@ AAT_COLUMNS = (
     "aat",
 )
 OPTIONAL_COLUMNS = ("draft_depth", "draft_top_k")
-TREE_TABLE_COLUMNS = ("verify_len", "longspec_tree_shape", "eagle3_depth", "eagle3_top_k")
+
+
+def tree_table_columns() -> tuple[str, ...]:
+    """The columns of a per-x tree table: verify_len, then the `tree_table_columns` of every
+    registered drafter (in registration order, each once): the shipped drafters give
+    verify_len, longspec_tree_shape, eagle3_depth, eagle3_top_k."""
+    columns = ["verify_len"]
+    for plugin in DRAFTERS.values():
+        columns += [c for c in plugin.schema.tree_table_columns if c not in columns]
+    return tuple(columns)
+
+
+def _tree_column_families() -> list[tuple[tuple[str, ...], str]]:
+    """(columns, tree family) of each registered drafter's tree-table columns, each once."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for plugin in DRAFTERS.values():
+        columns = plugin.schema.tree_table_columns
+        if columns not in seen:
+            seen.add(columns)
+            out.append((columns, plugin.schema.tree_family))
+    return out
+
 STRUCTURES = ("tree", "chain")
 METHODS = ("prior_score", "width", "depth", "original", "chain", "eagle3_dynamic")
 ORIGINAL = "original"
@@ -58,7 +81,7 @@ class AatTables:
 
     rows: one row per measured point, the AAT_COLUMNS + draft_depth, draft_top_k (nullable
     ints) + `file` (the file name it came from) and `line` (its row label in that file).
-    tree_table: the per-x draft configuration (TREE_TABLE_COLUMNS), or None.
+    tree_table: the per-x draft configuration (`tree_table_columns()`), or None.
     """
 
     rows: pd.DataFrame
@@ -188,7 +211,7 @@ def _check_tree_fits(path: Path, i: int, col: str, shape: str, verify_len: int) 
 def _check_columns(path: Path, frame: pd.DataFrame) -> str:
     """'aat' or 'tree_table' from the header; anything else is a ConfigError naming both."""
     cols = list(frame.columns)
-    if set(cols) == set(TREE_TABLE_COLUMNS):
+    if set(cols) == set(tree_table_columns()):
         return "tree_table"
     missing = [c for c in AAT_COLUMNS if c not in cols]
     unknown = [c for c in cols if c not in AAT_COLUMNS + OPTIONAL_COLUMNS]
@@ -199,7 +222,7 @@ def _check_columns(path: Path, frame: pd.DataFrame) -> str:
             "columns",
             what,
             f"an AAT table ({', '.join(AAT_COLUMNS)} [, {', '.join(OPTIONAL_COLUMNS)}]) "
-            f"or a per-x tree table ({', '.join(TREE_TABLE_COLUMNS)})",
+            f"or a per-x tree table ({', '.join(tree_table_columns())})",
         )
     return "aat"
 
@@ -261,26 +284,27 @@ def validate_tree_table(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         raise ConfigError(str(path), "rows", "none", "at least one verify_len row")
     records, seen = [], {}
+    families = _tree_column_families()
     for i, raw in enumerate(frame.to_dict("records")):
         x = _int_cell(path, i, "verify_len", raw["verify_len"], 2, MAX_VERIFY_LEN)
         if x in seen:
             raise ConfigError(str(path), f"{_label(path, i)}, column verify_len", x, "each x once")
         seen[x] = i
         # no _check_tree_fits here: the study's published x = 2 row drafts a '1 1' tree
-        shape = _shape_cell(path, i, "longspec_tree_shape", raw["longspec_tree_shape"])
-        records.append(
-            {
-                "verify_len": x,
-                "longspec_tree_shape": shape,
-                "eagle3_depth": _opt_int_cell(path, i, "eagle3_depth", raw["eagle3_depth"], 1, 64),
-                "eagle3_top_k": _opt_int_cell(
-                    path, i, "eagle3_top_k", raw["eagle3_top_k"], 1, 1024
-                ),
-            }
-        )
+        record: dict[str, object] = {"verify_len": x}
+        for columns, family in families:
+            if family == "dynamic":  # depth, top-k (the bounds of an algorithm's default tree)
+                depth, top_k = columns
+                record[depth] = _opt_int_cell(path, i, depth, raw[depth], 1, 64)
+                record[top_k] = _opt_int_cell(path, i, top_k, raw[top_k], 1, 1024)
+            else:  # one column of level widths
+                record[columns[0]] = _shape_cell(path, i, columns[0], raw[columns[0]])
+        records.append(record)
     out = pd.DataFrame.from_records(records).sort_values("verify_len", ignore_index=True)
-    for col in ("eagle3_depth", "eagle3_top_k"):
-        out[col] = out[col].astype("Int64")
+    for columns, family in families:
+        if family == "dynamic":
+            for col in columns:
+                out[col] = out[col].astype("Int64")
     return out
 
 
@@ -454,7 +478,7 @@ __all__ = [
     "builtin_aat_dir",
     "builtin_tables",
     "pair_rows",
-    "TREE_TABLE_COLUMNS",
+    "tree_table_columns",
     "curve_method",
     "load_aat_tables",
     "ori_row",

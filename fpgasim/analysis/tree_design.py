@@ -28,7 +28,7 @@ from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.errors import InputError
+from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import service_for, target_spec
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
@@ -45,8 +45,15 @@ from fpgasim.tree.throughput import (
     search_shapes,
 )
 
-#: EAGLE-3 top-k searched when the algorithm file gives none (its GPU default).
-EAGLE3_TOP_K = 10
+
+def dynamic_top_k(algorithm: Algorithm) -> int:
+    """The top-k a dynamic drafter's trees are searched at: its default tree's (the
+    algorithm schema requires one for every dynamic drafter)."""
+    top_k = algorithm.default_tree.top_k
+    if top_k is None:
+        raise ConfigError(f"algorithm {algorithm.id}", "default_tree.top_k", None,
+                          f"nodes expanded per level ({algorithm.kind} drafts a dynamic tree)")
+    return top_k
 
 
 class EngineTreeCosts:
@@ -167,7 +174,7 @@ def design_trees(
     if algorithm.dynamic_tree:
         d = algorithm.default_tree
         depth = embedded_max_depth(algorithm) - 1 if algorithm.acceptance else (d.depth or 6)
-        top_k = d.top_k or EAGLE3_TOP_K
+        top_k = dynamic_top_k(algorithm)
         return dynamic_designs(
             model, costs, max_verify_len or curve_max(algorithm), max(1, depth), top_k
         )
@@ -187,9 +194,8 @@ def aat_optimal_design(model: PositionalModel, costs: EngineTreeCosts, verify_le
     costed on the board. The same searches with unit costs: tokens/s = AAT."""
     unit = TableCosts(lambda x: 1, lambda a: 0, lambda w: 0, costs.levels_per_pass)
     if costs.algorithm.dynamic_tree:
-        d = costs.algorithm.default_tree
         depth = embedded_max_depth(costs.algorithm) - 1
-        top = dynamic_designs(model, unit, verify_len, depth, d.top_k or EAGLE3_TOP_K)
+        top = dynamic_designs(model, unit, verify_len, depth, dynamic_top_k(costs.algorithm))
         pick = top.by_verify_len[verify_len]
         assert pick.draft_depth is not None and pick.draft_top_k is not None
         draft = costs.first_cycles(pick.accepted) + pick.draft_depth * costs.block_cycles(

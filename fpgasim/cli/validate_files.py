@@ -220,7 +220,7 @@ def _rowwise(
 def _column_problems(source: str, columns: list[str], kind: str) -> list[ConfigError]:
     """One problem per missing or unknown column of an AAT or per-x tree table."""
     if kind == "tree table":
-        required, allowed = aat.TREE_TABLE_COLUMNS, aat.TREE_TABLE_COLUMNS
+        required = allowed = aat.tree_table_columns()
     else:
         required, allowed = aat.AAT_COLUMNS, aat.AAT_COLUMNS + aat.OPTIONAL_COLUMNS
     problems = [
@@ -244,7 +244,7 @@ def check_table(path: Path) -> Report:
     except ConfigError as exc:
         return Report(source, "table", [exc])
     columns = list(frame.columns)
-    if set(columns) & {"longspec_tree_shape", "eagle3_depth", "eagle3_top_k"}:
+    if set(columns) & set(aat.tree_table_columns()[1:]):
         kind, validate = "tree table", aat.validate_tree_table
     elif "aat" in columns or len(set(columns) & set(aat.AAT_COLUMNS)) * 2 >= len(aat.AAT_COLUMNS):
         kind, validate = "AAT table", aat.validate_aat_frame

@@ -297,8 +297,9 @@ class Algorithm(Strict):
 
     id: str = Field(min_length=1, max_length=64)
     description: str = Field("", max_length=1000)
-    #: any kind of DRAFTER_SCHEMAS (register_drafter_schema widens the union)
-    drafter: LongSpecDrafter | Eagle3Drafter | FalconDrafter = Field(discriminator="kind")
+    #: any kind of DRAFTER_SCHEMAS, the one list of drafter schemas: the union is built
+    #: from it here and rebuilt by register_drafter_schema (dataflow's register_drafter)
+    drafter: Union[tuple(DRAFTER_SCHEMAS.values())] = Field(discriminator="kind")  # noqa: UP007
     draft_schedule: str = Field("", max_length=2000, description="how the tree is drafted")
     default_tree: TreeDefault
     max_tree: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(

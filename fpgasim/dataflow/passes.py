@@ -63,18 +63,20 @@ _DTYPES = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
 
 class Net:
-    """Builds a pass's ops and its graph together; `prefix` names the current layer block."""
+    """Builds a pass's ops and its graph together; `prefix` names the current layer block.
 
-    def __init__(self, name: str, m: TargetModel, n: int, board: Board) -> None:
+    `board` None: the elements only (one SFU pass each, fp16 tensors), for the model's
+    arithmetic, which no board changes (`dataflow/model_arithmetic.py`)."""
+
+    def __init__(self, name: str, m: TargetModel, n: int, board: Board | None) -> None:
         self.g = GraphBuilder(name)
         self.m, self.n, self.board = m, n, board
         self.reads = weight_reads(n)
-        self.norm_passes = board.sfu.norm_passes
-        self.softmax_passes = board.sfu.softmax_passes
-        p = board.recipe
-        self.act_dtype = _DTYPES[p.activation_bits]
-        self.weight_dtype = _DTYPES[p.weight_bits]
-        self.kv_dtype = _DTYPES[p.kv_bits]
+        self.norm_passes = board.sfu.norm_passes if board else 1
+        self.softmax_passes = board.sfu.softmax_passes if board else 1
+        bits = (16, 16, 16) if board is None else (
+            board.recipe.activation_bits, board.recipe.weight_bits, board.recipe.kv_bits)
+        self.act_dtype, self.weight_dtype, self.kv_dtype = (_DTYPES[b] for b in bits)
         self.prefix = ""
         self.ops: list[Op] = []
 
@@ -104,8 +106,9 @@ class Net:
 
     # ---------------------------------------------------------------- ops
 
-    def norm(self, name: str, x: str, width: int) -> str:
-        """A norm over `width`: loads and stores n x width elements, norm_passes SFU sweeps."""
+    def norm(self, name: str, x: str, width: int, before: tuple[str, ...] = ()) -> str:
+        """A norm over `width`: loads and stores n x width elements, norm_passes SFU sweeps.
+        `before`: activations concatenated ahead of `x` (they are part of the width)."""
         n = self.n
         out = self.act(f"{name}.out", n, width)
         op = Op(
@@ -116,7 +119,7 @@ class Net:
             store_elems=n * width,
             sfu_elems=n * width * self.norm_passes,
         )
-        self.add(op, [x], [out])
+        self.add(op, [*before, x], [out])
         return out
 
     def linear(
@@ -297,8 +300,9 @@ def identity(x: str) -> str:
     return x
 
 
-def target_pass(m: TargetModel, n: int, context: int, board: Board) -> PassOps:
-    """Target forward pass over n tree tokens at context L (n = 1 is AD)."""
+def target_pass(m: TargetModel, n: int, context: int, board: Board | None) -> PassOps:
+    """Target forward pass over n tree tokens at context L (n = 1 is AD); `board` None: its
+    elements only (see `Net`)."""
     net = Net(f"target n={n} L={context}", m, n, board)
     h = m.hidden
 

@@ -1,5 +1,8 @@
 """FLOPs and bytes of one target verification pass and one draft pass (Llama-family sizes).
 
+The target's weights and KV width come from its op graph (`dataflow.model_arithmetic`);
+the Dovetail-family drafters here are the GPU model's own (not fpgasim's drafter plug-ins).
+
 Counts, not times: `timing.py` turns them into seconds on a device. A pass over n tokens at
 context L reads every streamed weight once (the embedding table is only looked up), reads the
 cached K/V of L tokens and writes the n new ones, and does 2 FLOPs per weight per token plus
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.model_arithmetic import target_arithmetic
 
 
 @dataclass(frozen=True)
@@ -63,28 +67,28 @@ def drafter_for(method: str, blocks: int = 4, width: int = 10) -> Drafter:
 
 def kv_width(m: TargetModel) -> int:
     """Elements of K (or V) per token per layer: kv_heads x head_dim."""
-    return m.kv_heads * m.head_dim
+    return target_arithmetic(m).layer_kv_per_token // 2
 
 
 def layer_params(m: TargetModel) -> int:
     """Weights of one Llama decoder layer: q, o (h x h), k, v (h x kv), SwiGLU MLP, two norms."""
-    h = m.hidden
-    return 2 * h * h + 2 * h * kv_width(m) + 3 * h * m.intermediate + 2 * h
+    a = target_arithmetic(m)
+    return a.layer_linear_weights + a.layer_norm_weights
 
 
 def lm_head_params(m: TargetModel) -> int:
     """The untied LM head, h x V (the drafters share the target's)."""
-    return m.hidden * m.vocab
+    return target_arithmetic(m).lm_head_weights
 
 
 def target_streamed_params(m: TargetModel) -> int:
     """Weights read by every target pass: all layers, the final norm and the LM head."""
-    return m.layers * layer_params(m) + m.hidden + lm_head_params(m)
+    return m.layers * layer_params(m) + target_arithmetic(m).final_norm_weights + lm_head_params(m)
 
 
 def target_total_params(m: TargetModel) -> int:
     """All target weights, embedding table included (what must be resident somewhere)."""
-    return target_streamed_params(m) + m.vocab * m.hidden
+    return target_streamed_params(m) + target_arithmetic(m).embedding_weights
 
 
 def fusion_params(m: TargetModel, fusion: str) -> int:

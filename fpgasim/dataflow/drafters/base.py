@@ -2,11 +2,11 @@
 
 A drafter is one module (fpgasim/dataflow/drafters/longspec.py is the simplest) holding a
 `DrafterPlugin`: its schema (a `DrafterSchema` of fpgasim.config.schema, which also states
-its tree family), the draft passes it runs to build a tree, and the builder of one draft
-pass (ops and graph). The analytic engine's element counts of a draft pass are the sums of
-that pass's ops (`ops_counts`), so the accounting and the lowered program cannot drift.
+its tree family), the draft passes it runs to build a tree, and its network: one
+lowering-neutral `DraftNetwork` per pass (drafters/network.py). Everything else is derived
+from that one description: the study's ops (and so the analytic engine's counts and the
+drafter's weights, `dataflow/network_ops.py`), its own KV cache, and each lowering's layers.
 Registering the plug-in also registers its schema, so algorithm files can name the kind.
-A plug-in that also has `flightllm_graph` (`FlightLLMDrafter`) runs on FlightLLM boards.
 """
 
 from __future__ import annotations
@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, NewType, Protocol
 
 import numpy as np
 
-from fpgasim.config.board import Board
 from fpgasim.config.schema import (
     DRAFTER_SCHEMAS,
     DrafterSchema,
-    TargetModel,
     register_drafter_schema,
     unregister_drafter_schema,
 )
 from fpgasim.errors import InputError
 
 if TYPE_CHECKING:
-    from fpgasim.dataflow.lowerings.flightllm.drafts import DraftGraph
+    from fpgasim.dataflow.drafters.network import DraftNetwork
     from fpgasim.dataflow.ops import PassOps
     from fpgasim.dataflow.passes import PassSpec
     from fpgasim.dataflow.token_tree import TokenTree
@@ -39,7 +37,7 @@ Counts = dict[str, np.ndarray]
 
 
 class DrafterPlugin(Protocol):
-    """One drafter: its schema, draft schedule and pass builder."""
+    """One drafter: its schema, draft schedule and network."""
 
     kind: DrafterKind
     schema: type[DrafterSchema]
@@ -50,28 +48,9 @@ class DrafterPlugin(Protocol):
         """The passes of one draft phase building `tree` after `accepted` tokens."""
         ...
 
-    def build_pass(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
-    ) -> PassOps:
-        """One draft pass lowered to ops and their dataflow graph."""
-        ...
-
-    def weight_count(self, model: TargetModel, drafter: DrafterSchema) -> int:
-        """The drafter's own weights (shared ones, e.g. the target's LM head, left out)."""
-        ...
-
-    def kv_tokens(self, drafter: DrafterSchema, context: int, verify_len: int) -> int:
-        """Positions of the drafter's own KV cache at `context` with `verify_len` tokens."""
-        ...
-
-
-class FlightLLMDrafter(DrafterPlugin, Protocol):
-    """A drafter FlightLLM's lowering compiles (it checks for the method, so it is optional)."""
-
-    def flightllm_graph(
-        self, spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema
-    ) -> DraftGraph:
-        """One draft pass in FlightLLM's layer types, and the dimensions it is built for."""
+    def network(self, spec: PassSpec, drafter: DrafterSchema) -> DraftNetwork:
+        """The network one draft pass runs (its first pass, `spec.first`, runs every block
+        the drafter has: its weights are counted from it)."""
         ...
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.buffers import BufferTooSmall
+from fpgasim.dataflow.drafters import first_network
 from fpgasim.dataflow.instructions import Executable
 from fpgasim.dataflow.lowerings import flightllm
 from fpgasim.dataflow.passes import PassSpec
@@ -35,7 +36,8 @@ class Lowering:
     build              (spec, board, model, drafter) -> Executable
     reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
                        passes that differ only in their tree cost the same)
-    drafters           () -> the registered drafter kinds it can lower (None: every drafter)
+    blocks             the drafter network blocks it lowers (`drafters.network`; None: every
+                       block), so a drafter is refused by what its network uses, not its kind
     build_bound        (spec, board, model, drafter) -> Executable or None: some of the
                        barrier parts of `build`'s executable (each at most as often), built
                        for a fraction of its cost; the pass takes at least their time
@@ -50,7 +52,7 @@ class Lowering:
     name: str
     build: Callable[[PassSpec, Board, TargetModel, object], Executable]
     reads_tree_mask: bool = True
-    drafters: Callable[[], tuple[str, ...]] | None = None
+    blocks: frozenset[type] | None = None
     build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
     bound_shape: Callable[[PassSpec], Hashable] | None = None
     floor_cycles: Callable[[PassSpec, Board, TargetModel], float | None] | None = None
@@ -79,16 +81,18 @@ def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
     Commands call it right after loading their inputs, so an unsupported pair fails in
     milliseconds instead of at the first draft pass, after every other point was timed.
     """
-    listed = lowering_of(board).drafters
-    kinds = None if listed is None else listed()
-    if algorithm is None or kinds is None or algorithm.kind in kinds:
+    blocks = lowering_of(board).blocks
+    if algorithm is None or blocks is None:
         return
-    raise InputError(
-        "algorithm",
-        algorithm.kind,
-        f"{' or '.join(kinds)} on {board.name} (the drafters its {board.lowering} "
-        "lowering models)",
-    )
+    missing = sorted({type(block).__name__ for block in first_network(algorithm.drafter).blocks()
+                      if type(block) not in blocks})
+    if missing:
+        raise InputError(
+            "algorithm",
+            algorithm.kind,
+            f"a drafter without {', '.join(missing)} blocks on {board.name} (its "
+            f"{board.lowering} lowering has no layers for them)",
+        )
 
 
 def lower(
@@ -133,7 +137,7 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
 
 
 register_lowering(
-    Lowering("flightllm", flightllm.lower, reads_tree_mask=False, drafters=flightllm.drafter_kinds,
+    Lowering("flightllm", flightllm.lower, reads_tree_mask=False, blocks=flightllm.BLOCKS,
              build_bound=flightllm.lower_fixed, bound_shape=flightllm.fixed_shape,
              floor_cycles=flightllm.fixed_floor_cycles)
 )

@@ -9,7 +9,6 @@ docs/validation.md, "FlightLLM".
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -19,7 +18,7 @@ import numpy as np
 from fpgasim.bounded import BoundedCache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
-from fpgasim.dataflow.drafters.base import DRAFTERS, DrafterKind
+from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     _STRUCTURES,
@@ -37,7 +36,15 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     mm_form_compute_cycles,
     part_rows,
 )
-from fpgasim.dataflow.lowerings.flightllm.drafts import decode_keys
+from fpgasim.dataflow.lowerings.flightllm.drafts import (
+    BLOCKS,
+    DraftKeys,
+    check_vocab,
+    decode_keys,
+    draft_graph,
+    draft_keys,
+    draft_label,
+)
 from fpgasim.dataflow.lowerings.flightllm.emitter import _SHARED_BLOCKS
 from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
@@ -47,7 +54,8 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
 __all__ = [
-    "fixed_floor_cycles", "fixed_shape", "lower", "lower_fixed", "pass_shape", "hardware_layers_of",
+    "BLOCKS", "fixed_floor_cycles", "fixed_shape", "lower", "lower_fixed", "pass_shape",
+    "hardware_layers_of",
     "prefill_chunk_tokens",
     "TICKS_PER_CYCLE", "UNIT_NAMES",
 ]
@@ -332,12 +340,6 @@ def _layers(
     return hw, rates, masks, label
 
 
-def drafter_kinds() -> tuple[str, ...]:
-    """The registered drafters this lowering compiles: those whose plug-in builds its pass in
-    FlightLLM's layer types (`flightllm_graph`, see drafts.py)."""
-    return tuple(kind for kind, plugin in DRAFTERS.items() if hasattr(plugin, "flightllm_graph"))
-
-
 def prefill_masks(board: Board, model: TargetModel, tokens: int) -> MaskSet:
     """The recipe's block-sparse prefill masks where its table fits the model and covers the
     prompt (FlightLLM's are LLaMA2-7B's: 32 layers of 32 heads, 2,048 tokens), else the
@@ -363,30 +365,27 @@ def prefill_mask_used(board: Board, model: TargetModel, tokens: int) -> str:
 
 def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter,
                   params: GraphParams) -> tuple:
-    """Hardware layers and label of one draft pass, built by its drafter's plug-in."""
-    plugin = DRAFTERS.get(DrafterKind(spec.kind))
-    if plugin is None or getattr(drafter, "kind", None) != spec.kind:
+    """Hardware layers and label of one draft pass: its drafter's network (drafts.py)."""
+    if getattr(drafter, "kind", None) != spec.kind or DrafterKind(spec.kind) not in DRAFTERS:
         raise InputError("algorithm", spec.kind, "a drafter of the pass's kind (registered)")
-    if not hasattr(plugin, "flightllm_graph"):
-        raise InputError("algorithm", spec.kind,
-                         f"{' or '.join(drafter_kinds())} (the drafters FlightLLM's lowering "
-                         "models)")
-    draft = plugin.flightllm_graph(spec, board, model, drafter)
-    if spec.batch > 1 and "requests" not in inspect.signature(draft.build).parameters:
-        raise InputError("batch", spec.batch,
-                         f"1: drafter {spec.kind}'s FlightLLM graph takes no `requests`")
-    label = draft.label + (f" batch={spec.batch}" if spec.batch > 1 else "")
-    return draft_layers_of(model, params, draft.build, draft.dims, spec.batch), label
+    network = draft_network(spec, drafter)
+    unknown = [type(block).__name__ for block in network.blocks() if type(block) not in BLOCKS]
+    if unknown:
+        raise InputError("algorithm", spec.kind, f"a drafter without {', '.join(unknown)} "
+                         "blocks (FlightLLM's lowering has no layers for them)")
+    check_vocab(network, model, board)
+    keys = draft_keys(network, spec.context, board)
+    label = draft_label(network, keys) + (f" batch={spec.batch}" if spec.batch > 1 else "")
+    return draft_layers_of(model, params, network, keys, spec.batch), label
 
 
 @lru_cache(maxsize=192)  # 64 shapes per built-in drafter, as each had its own cache
-def draft_layers_of(model: TargetModel, params: GraphParams, build, dims: tuple,
-                    requests: int = 1) -> tuple:
-    """Hardware layers of one draft pass: `build(model, params, *dims)` fused (with
-    `requests=` a batch's size, docs/batching.md)."""
-    graph = build(model, params, *dims, requests=requests) if requests > 1 else \
-        build(model, params, *dims)
-    return tuple(hardware_layers(graph, prefill=False))
+def draft_layers_of(model: TargetModel, params: GraphParams, network: DraftNetwork,
+                    keys: DraftKeys, requests: int = 1) -> tuple:
+    """Hardware layers of one draft pass: its network's graph fused (with `requests` a
+    batch's size, docs/batching.md)."""
+    return tuple(hardware_layers(draft_graph(model, params, network, keys, requests),
+                                 prefill=False))
 
 
 @dataclass(frozen=True)

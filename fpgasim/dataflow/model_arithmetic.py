@@ -1,0 +1,76 @@
+"""The target model's arithmetic, derived once from its op graph (`passes.target_pass`):
+weights by part and KV elements per token.
+
+Its readers: `simulate.memory_bytes` (the off-chip bytes of a point), `fpgasim models`
+(the parameter count beside the published one) and the heterogeneous GPU+FPGA model. The
+`analytic` engine keeps the study's closed forms (docs/accounting.md): they are its
+accounting, and the tests hold them against these counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.passes import target_pass
+
+
+@dataclass(frozen=True)
+class TargetArithmetic:
+    """One target model's weights and KV cache, in elements.
+
+    layer_linear_weights  q, k, v, o and the MLP's gate, up, down of one decoder layer
+    layer_norm_weights    the gains of one layer's norms (the study's accounting, which
+                          streams no norm weights, leaves them out)
+    layer_bias_weights    q/k/v biases of one layer (Qwen2's `attention_bias`), else 0
+    final_norm_weights    the final norm's gains
+    lm_head_weights       hidden x vocab
+    embedding_weights     the embedding table (looked up, not streamed): the LM head's shape
+    layer_kv_per_token    K and V elements one token adds to one layer's cache
+    """
+
+    layers: int
+    layer_linear_weights: int
+    layer_norm_weights: int
+    layer_bias_weights: int
+    final_norm_weights: int
+    lm_head_weights: int
+    embedding_weights: int
+    layer_kv_per_token: int
+    tied_embeddings: bool
+
+    @property
+    def weight_count(self) -> int:
+        """Parameters as stored: every projection (with its biases), the LM head and, unless
+        tied to it, the embedding table; norms left out (under 0.01 % of Llama-3.1-8B's
+        8.03e9, its published count)."""
+        layers = self.layers * (self.layer_linear_weights + self.layer_bias_weights)
+        tables = 0 if self.tied_embeddings else self.embedding_weights
+        return layers + self.lm_head_weights + tables
+
+    def kv_elements(self, tokens: int) -> int:
+        """K and V elements of `tokens` positions in every layer's cache."""
+        return self.layers * self.layer_kv_per_token * tokens
+
+
+@lru_cache(maxsize=64)  # a graph build per model; memory_bytes asks per point
+def target_arithmetic(model: TargetModel) -> TargetArithmetic:
+    """The model's arithmetic, read off its one-token pass over a one-token cache."""
+    ops = target_pass(model, 1, 1, None)
+    layer, tail = ops.layer, ops.tail
+    linear = sum(op.in_dim * op.out_dim for op in layer if op.kind == "linear")
+    norms = sum(op.act_elems for op in layer if op.kind == "norm")  # one row: its width
+    qkv = sum(op.out_dim for op in layer if op.kind == "linear" and op.name in ("q", "k", "v"))
+    head = sum(op.in_dim * op.out_dim for op in tail if op.kind == "lm_head")
+    return TargetArithmetic(
+        layers=ops.layers,
+        layer_linear_weights=linear,
+        layer_norm_weights=norms,
+        layer_bias_weights=qkv if model.attention_bias else 0,
+        final_norm_weights=sum(op.act_elems for op in tail if op.kind == "norm"),
+        lm_head_weights=head,
+        embedding_weights=head,
+        layer_kv_per_token=sum(op.kv_elems for op in layer),  # at one cached position
+        tied_embeddings=model.tied_embeddings,
+    )

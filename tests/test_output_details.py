@@ -103,8 +103,10 @@ def test_one_tree_notation_and_what_a_trailing_zero_costs() -> None:
 
 
 def test_readme_explains_every_shipped_board() -> None:
-    """README's "Which board" section names every board file, with its lowering."""
+    """README's "Which board" section names every board file, FPGA and design, and how to
+    pair any FPGA with any design."""
     text = (REPO / "README.md").read_text().split("## Which board")[1].split("\n## ")[0]
-    for name in available("board"):
-        assert f"`{name}`" in text, name
-    assert "lowering: study" in text and "lowering: flightllm" in text
+    for kind in ("board", "fpga", "design"):
+        for name in available(kind):
+            assert f"`{name}`" in text, (kind, name)
+    assert "--fpga F" in text and "--design D" in text

@@ -86,7 +86,6 @@ class Program:
     layers: int
     total_layers: int  # layers of the pass (a windowed program simulates fewer)
     buffer_bytes: tuple[int, ...]  # capacity per buffer, -1 = unbounded
-    clock_hz: float
     ideal: bool
     label: str
     #: names of the in-order units, indexed by the rows' `unit` (FlightLLM: six units)

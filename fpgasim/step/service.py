@@ -1,13 +1,12 @@
 """The pass service: every pass a consumer costs is timed here, once per engine.
 
-Engines turn one pass into a `Timing` and remember nothing. `PassService` wraps an engine
-and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec,
-the board, the model's architecture and the drafter), the per-unit rows of the last verify
-pass, and batching (`prefetch`: the missing passes of a plan computed on an executor's
-workers and stored here). `service_for(engine)` is the one service of an engine instance
-(carried by the engine object, so both are freed together), and every consumer holding
-that engine (simulate, the solver, tree design, the side-by-side tables, generate,
-`--trace`) shares one memo: nothing is timed twice.
+Engines turn one pass into a `Timing`. `PassService` wraps an engine and owns what sits
+around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec, the
+board, the model's architecture and the drafter) and batching (`prefetch`: the missing
+passes of a plan computed on an executor's workers and stored here). `service_for(engine)`
+is the one service of an engine instance (carried by the engine object, so both are freed
+together), and every consumer holding that engine (simulate, the solver, tree design, the
+side-by-side tables, generate, `--trace`) shares one memo: nothing is timed twice.
 
 A service satisfies the `Engine` protocol itself (`name`, `version`, `run_pass`), so it can
 be handed wherever an engine is expected.
@@ -78,7 +77,6 @@ class PassService:
         #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo`
         self._bounds: dict[tuple, float] = {}
         self._floors: dict[tuple, float] = {}
-        self._last_rows: list[dict] = []
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
         self._tokens: dict[Any, int] = {}
@@ -116,11 +114,6 @@ class PassService:
         return self.engine.version
 
     @property
-    def last_utilisation(self) -> list[dict]:
-        """Per-unit and per-channel-group rows of the last target (verify) pass asked."""
-        return self._last_rows
-
-    @property
     def remembered(self) -> int:
         """How many distinct passes are remembered (not `__len__`: an empty service is no
         less an engine, and callers test `engine or default`)."""
@@ -135,8 +128,6 @@ class PassService:
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = time_pass(self.engine, key[0], board, model, drafter)
-        if spec.kind == "target":
-            self._last_rows = hit[1]
         return hit
 
     def has_bounds(self, board: Board) -> bool:

@@ -297,7 +297,7 @@ def part_rows(layers: list[HwLayer], rates: Rates, masks, forms: tuple[str, ...]
     rows["chan"] = -1
     rows["acq_buf"] = -1
     rows["rel_buf"] = -1
-    unpriced = _program(rows, 0.0, ["-"] * len(layers))
+    unpriced = _program(rows, ["-"] * len(layers))
     rows["wait"], classes, structure = _structure(unpriced, wait, rel)
     weights = None if run is None else layer_weights(len(rows), *run)
     for col in (rows, num, link, den, starts):
@@ -484,7 +484,7 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
                         float(MAX_ROW_TICKS)).astype(np.int64)
     rows["cycles"] = cycles
     rows.flags.writeable = False
-    program = _program(rows, rates.clock_hz, names, part.template)
+    program = _program(rows, names, part.template)
     seed_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles, part.weights)
     program.memo["structure"] = part.structure
     # `part_key`: the units and waits are hashed once, each pricing adds its durations
@@ -500,7 +500,7 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     return program
 
 
-def _program(rows: np.ndarray, clock_hz: float, names: list[str],
+def _program(rows: np.ndarray, names: list[str],
              template: tuple[int, int, int] | None = None) -> Program:
     """A part's rows as a program in ticks on FlightLLM's units: one block, or the two-block
     template of a run of identical blocks (head rows, block rows, copies)."""
@@ -513,7 +513,6 @@ def _program(rows: np.ndarray, clock_hz: float, names: list[str],
         layers=2 if template is not None else 1,
         total_layers=copies,
         buffer_bytes=(-1, -1),
-        clock_hz=clock_hz,
         ideal=False,
         label=" + ".join(names),
         unit_names=UNIT_NAMES,

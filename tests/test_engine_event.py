@@ -178,7 +178,7 @@ def test_window_extrapolation_equals_full_simulation(board: str, model, x: int, 
     t = engine.run_pass(spec, b, model)
     prog = lower(spec, b, model)
     assert any(p.layers == 2 for p in prog.parts)  # some part is a template
-    assert any(proof is not None for proof in engine._windows.values()) is windowed
+    assert any(proof is not None for proof in engine._windows.items.values()) is windowed
     assert t.cycles == FastEngine().simulate(prog.concatenate()).makespan / prog.ticks_per_cycle
 
 
@@ -230,8 +230,8 @@ def test_timing_fields_cache_and_utilisation(monkeypatch) -> None:
     t = service.run_pass(spec, VHK158, LLAMA2)
     n_calls = len(calls)
     assert service.run_pass(spec, VHK158, LLAMA2) is t and len(calls) == n_calls  # remembered
-    engine._parts.clear()
-    engine._windows.clear()
+    engine._parts.cache_clear()
+    engine._windows.cache_clear()
     assert engine.run_pass(spec, VHK158, LLAMA2) == t and len(calls) > n_calls  # recomputed
     assert tuple(t.unit_busy_cycles) == UNITS
     assert t.ld_cycles == t.unit_busy_cycles["LD"] and t.sfu_cycles == t.unit_busy_cycles["MISC"]

@@ -64,8 +64,8 @@ def test_engines_remember_part_times_the_service_remembers_passes() -> None:
     again = fast.run_pass(spec, V80, LLAMA)
     assert again == first and again is not first  # a new Timing ...
     assert len(calls) == once  # ... from the parts' remembered makespans
-    fast._parts.clear()
-    fast._windows.clear()
+    fast._parts.cache_clear()
+    fast._windows.cache_clear()
     assert fast.run_pass(spec, V80, LLAMA) == first and len(calls) == 2 * once
     service = service_for(fast)
     assert service_for(fast) is service and service_for(service) is service

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
+from fpgasim.bounded import BoundedCache, bounded_cache, memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import lower_floor_cycles, lowering_of
@@ -34,13 +34,21 @@ PassKey = tuple[PassSpec, Board, TargetModel, Any]
 #: A timed pass: its Timing and the engine's per-unit rows ([] on engines without them).
 Timed = tuple[Timing, list[dict]]
 
+#: passes a service remembers (least recently used out past it): far more than a run asks
+#: (`reproduce all` asks 3,425 distinct passes, a FlightLLM `generate` a few thousand)
+PASS_BUDGET = 250_000
+#: lower bounds (and floors) a service remembers
+BOUND_BUDGET = 1_000_000
+
 
 #: a model's fields no pass's timing reads: its labels (id, hf_name, the file it came from,
 #: the published parameter count) and its window (checked before any pass is timed)
 _NOT_TIMED = {"id": "", "hf_name": "", "source": "", "params_b": None, "window_tokens": 0}
 
 
-@lru_cache(maxsize=256)
+@memoised("step.architectures", owner="fpgasim.step.service", keys="target model",
+          budget=256, why="a pass's key holds the model's architecture, asked once per "
+          "model object a service meets")
 def architecture(model: TargetModel) -> TargetModel:
     """The model without the fields no pass's timing reads (`_NOT_TIMED`): what a pass's
     timing depends on (e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B, one architecture with
@@ -73,10 +81,27 @@ class PassService:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._memo: dict[tuple, Timed] = {}
-        #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo`
-        self._bounds: dict[tuple, float] = {}
-        self._floors: dict[tuple, float] = {}
+        self._memo: BoundedCache[Timed] = bounded_cache(
+            "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
+            keys="the spec as costed (`step.costed_spec`), board, architecture, drafter "
+            "(interned as small ints by identity)", budget=PASS_BUDGET,
+            why="a hit costs 0.5 µs against 18-21 µs for an analytic pass, 2.8-4.0 ms for a "
+            "windowed `fast` pass and 6-14 ms for a windowed `event` pass (`python "
+            "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 "
+            "times for 3,425 distinct passes")
+        #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo` (or by shape)
+        self._bounds: BoundedCache[float] = bounded_cache(
+            "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
+            keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)",
+            budget=BOUND_BUDGET,
+            why="the solver's best-set search reads a bound per x and context and times only "
+            "the x that can be best (docs/method.md, \"Finding the best x by bounds\"): "
+            "2,688 bounds and 32 timed verify passes instead of 2,688 timed, for `generate "
+            "--algorithm longspec` on `flightllm-vhk158`")
+        self._floors: BoundedCache[float] = bounded_cache(
+            "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
+            keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
+            why="the cheaper, looser bound from sizes alone, once per shape")
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
         self._tokens: dict[Any, int] = {}
@@ -127,7 +152,7 @@ class PassService:
         key = self._key(spec, board, model, drafter)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = time_pass(self.engine, key[0], board, model, drafter)
+            hit = self._memo.put(key, time_pass(self.engine, key[0], board, model, drafter))
         return hit
 
     def has_bounds(self, board: Board) -> bool:
@@ -153,8 +178,8 @@ class PassService:
             if bound is None:
                 bound = _bound(self.engine, key[0], board, model, drafter)
                 if by_shape is not None:
-                    self._bounds[by_shape] = bound
-            self._bounds[key] = bound
+                    self._bounds.put(by_shape, bound)
+            self._bounds.put(key, bound)
         return bound
 
     def floor_s(self, spec: PassSpec, board: Board, model: TargetModel) -> float:
@@ -168,8 +193,8 @@ class PassService:
         hit = self._floors.get(by_shape)
         if hit is None:
             cycles = lower_floor_cycles(key[0], board, model)
-            hit = self._floors[by_shape] = 0.0 if cycles is None else seconds_of(
-                cycles, board.clock_hz, board.duration_divisor)
+            hit = self._floors.put(by_shape, 0.0 if cycles is None else seconds_of(
+                cycles, board.clock_hz, board.duration_divisor))
         return hit
 
     def run_pass(
@@ -205,8 +230,9 @@ class PassService:
         """
         timed = self._missing(keys)
         tasks = [(TIME, k) for k in timed]
-        skip = self._bounds | {self._key(*k): None for k in timed}  # a timed pass is its own
-        tasks += [(BOUND, k) for k in self._missing(bounds, skip) if self.has_bounds(k[1])]
+        skip = {self._key(*k) for k in timed}  # a timed pass is its own bound
+        tasks += [(BOUND, k) for k in self._missing(bounds, skip, self._bounds)
+                  if self.has_bounds(k[1])]
         if not tasks:
             return 0
         n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
@@ -223,7 +249,7 @@ class PassService:
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
             for (what, key), result in zip(chunks[index], results, strict=True):
                 store = self._memo if what == TIME else self._bounds
-                store[self._key(*key)] = result
+                store.put(self._key(*key), result)
             done += len(results)
             if progress is not None:
                 progress(done, len(tasks))
@@ -241,22 +267,24 @@ class PassService:
 
         def finish() -> int:
             for key, result in zip(missing, future.result(), strict=True):
-                self._memo[self._key(*key)] = result
+                self._memo.put(self._key(*key), result)
             return len(missing)
 
         return finish
 
     def _missing(
-        self, keys: Iterable[PassKey], known: dict[tuple, Any] | None = None
+        self, keys: Iterable[PassKey], skip: set[tuple] | None = None,
+        known: BoundedCache | None = None,
     ) -> list[PassKey]:
-        """The distinct passes of `keys` neither remembered nor in `known`, each with its
-        spec as costed."""
+        """The distinct passes of `keys` neither remembered, nor in `skip` or `known`, each
+        with its spec as costed."""
         wanted = {}
         for k in keys:
             pk = self._key(*k)
             wanted[pk] = (pk[0], *k[1:])  # the spec as costed
         return [k for pk, k in wanted.items()
-                if pk not in self._memo and (known is None or pk not in known)]
+                if pk not in self._memo and (skip is None or pk not in skip)
+                and (known is None or pk not in known)]
 
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
@@ -349,17 +377,19 @@ def service_for(engine: Engine | PassService) -> PassService:
 
 #: Worker side of `prefetch`: one engine per (class, options) per process, reused across
 #: chunks (a cycle engine keeps its per-part memo of FlightLLM programs).
-_WORKER_ENGINES: dict[tuple, Engine] = {}
+_WORKER_ENGINES: BoundedCache[Engine] = bounded_cache(
+    "step.worker_engines", owner="fpgasim.step.service", lifetime="one pool worker",
+    keys="engine class and options", budget=16,
+    why="a pool worker reuses one engine across its chunks, so a cycle engine's part "
+    "makespans serve every chunk")
 
 
 def _time_chunk(task: tuple[tuple, list[tuple[str, PassKey]]]) -> list[Timed | float]:
     """Pool worker: a chunk of passes timed (`TIME`) or bounded (`BOUND`) on this process's
     engine for the options."""
     options, items = task
-    engine = _WORKER_ENGINES.get(options)
-    if engine is None:
-        cls, kwargs = options
-        engine = _WORKER_ENGINES[options] = cls(**dict(kwargs))
+    cls, kwargs = options
+    engine = _WORKER_ENGINES(options, lambda: cls(**dict(kwargs)))
     return [(time_pass if what == TIME else _bound)(engine, *key) for what, key in items]
 
 

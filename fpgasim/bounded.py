@@ -1,11 +1,13 @@
 """The one in-memory cache mechanism: bounded, registered, clearable in one place.
 
 Every in-memory cache of fpgasim is a `BoundedCache` made by `bounded_cache` (a store
-that a module fills itself) or `memoised` (a function's results by its arguments), each
-under a registered `CacheSpec`: its name, the module that owns it, what it is keyed by, its
-budget, its lifetime and why it earns its place. `clear_caches()` empties every one (a
-cold process); `inventory_markdown()` renders the registry as docs/scaling.md's table, so
-the documented inventory is the registry (`tests/test_bounded.py` compares them).
+that a module fills itself), `memoised` (a function's results by its arguments) or, for
+one cache per instance (an engine's, a pass service's), `declare_cache(...).new()`, each
+under a `CacheSpec` registered when its module is imported: its name, the module that
+owns it, what it is keyed by, its budget, its lifetime and why it earns its place.
+`clear_caches()` empties every one (a cold process); `inventory_markdown()` renders the
+registry as docs/scaling.md's table, so the documented inventory is the registry
+(`tests/test_bounded.py` compares them).
 
 A cache bounds its memory by a budget of rows (or of entries) rather than by a count of
 keys, because one entry may hold a handful of rows and the next a million (least recently
@@ -103,6 +105,13 @@ class CacheSpec:
     lifetime: str
     why: str
 
+    def new(self, size_of: Callable[[Any], int] | None = None) -> BoundedCache:
+        """A new empty cache of this spec (one per owner instance for a per-instance cache),
+        of at most `budget` in total `size_of(value)` (1 per entry by default)."""
+        cache: BoundedCache = BoundedCache(self.budget, size_of or (lambda value: 1))
+        _LIVE[self.name].add(cache)
+        return cache
+
 
 #: every registered cache by name, in registration order
 _SPECS: dict[str, CacheSpec] = {}
@@ -110,14 +119,23 @@ _SPECS: dict[str, CacheSpec] = {}
 _LIVE: dict[str, weakref.WeakSet[BoundedCache]] = {}
 
 
-def _register(spec: CacheSpec) -> None:
-    """Record `spec`; a name registered again must come with the same spec (a per-instance
-    cache registers once per instance)."""
-    known = _SPECS.get(spec.name)
-    if known is not None and known != spec:
-        raise ValueError(f"cache {spec.name!r} registered twice with different specs")
-    _SPECS[spec.name] = spec
-    _LIVE.setdefault(spec.name, weakref.WeakSet())
+def declare_cache(
+    name: str,
+    *,
+    owner: str,
+    keys: str,
+    budget: int,
+    why: str,
+    unit: str = "entries",
+    lifetime: str = "one process",
+) -> CacheSpec:
+    """Register a cache (at import time, so the inventory lists it before any is made) and
+    return its spec; `spec.new()` makes one (a per-instance cache: one per engine, ...)."""
+    if name in _SPECS:
+        raise ValueError(f"cache {name!r} registered twice")
+    spec = _SPECS[name] = CacheSpec(name, owner, keys, budget, unit, lifetime, why)
+    _LIVE[name] = weakref.WeakSet()
+    return spec
 
 
 def bounded_cache(
@@ -131,13 +149,11 @@ def bounded_cache(
     unit: str = "entries",
     lifetime: str = "one process",
 ) -> BoundedCache:
-    """A new registered cache of at most `budget` in total `size_of(value)` (1 per entry
-    by default); module-level for a process-wide store, or one per instance of its owner
-    (all instances share the spec; `clear_caches` empties each)."""
-    _register(CacheSpec(name, owner, keys, budget, unit, lifetime, why))
-    cache: BoundedCache = BoundedCache(budget, size_of or (lambda value: 1))
-    _LIVE[name].add(cache)
-    return cache
+    """A registered module-level cache (`declare_cache` and one `new()`) of at most `budget`
+    in total `size_of(value)` (1 per entry by default)."""
+    spec = declare_cache(name, owner=owner, keys=keys, budget=budget, why=why, unit=unit,
+                         lifetime=lifetime)
+    return spec.new(size_of)
 
 
 def memoised(
@@ -188,7 +204,8 @@ def inventory_markdown(specs: list[CacheSpec] | None = None) -> str:
         "| --- | --- | --- | ---: | --- | --- |",
     ]
     for s in cache_specs() if specs is None else specs:
-        budget = f"{s.budget:,} {s.unit}"
+        unit = s.unit.removesuffix("s") if s.budget == 1 else s.unit
+        budget = f"{s.budget:,} {unit}"
         rows.append(f"| `{s.name}` | `{s.owner}` | {s.keys} | {budget} | {s.lifetime} | "
                     f"{s.why} |")
     return "\n".join(rows)

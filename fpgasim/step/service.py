@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from fpgasim.bounded import BoundedCache, bounded_cache, memoised
+from fpgasim.bounded import BoundedCache, bounded_cache, declare_cache, memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import lower_floor_cycles, lowering_of
@@ -39,6 +39,26 @@ Timed = tuple[Timing, list[dict]]
 PASS_BUDGET = 250_000
 #: lower bounds (and floors) a service remembers
 BOUND_BUDGET = 1_000_000
+PASSES = declare_cache(
+    "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="the spec as costed (`step.costed_spec`: without the tree mask on a lowering that "
+    "costs every tree of x tokens alike), board, architecture, drafter (interned as small "
+    "ints by identity)", budget=PASS_BUDGET,
+    why="a hit costs 0.5 µs (hashing a pydantic board each time cost 2.1-2.2 µs) against "
+    "18-21 µs for an analytic pass, 2.8-4.0 ms for a windowed `fast` pass and 6-14 ms for a "
+    "windowed `event` pass (`python benchmarks/run.py step`); the simulator's side of "
+    "`reproduce all` asks 40,446 times for 3,425 distinct passes")
+BOUNDS = declare_cache(
+    "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,
+    why="the solver's best-set search reads a bound per x and context and times only the x "
+    "that can be best (docs/method.md, \"Finding the best x by bounds\"): 2,688 bounds and "
+    "32 timed verify passes instead of 2,688 timed, for `generate --algorithm longspec` on "
+    "`flightllm-vhk158`")
+FLOORS = declare_cache(
+    "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
+    why="the cheaper, looser bound from sizes alone, once per shape")
 
 
 #: a model's fields no pass's timing reads: its labels (id, hf_name, the file it came from,
@@ -81,27 +101,10 @@ class PassService:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._memo: BoundedCache[Timed] = bounded_cache(
-            "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
-            keys="the spec as costed (`step.costed_spec`), board, architecture, drafter "
-            "(interned as small ints by identity)", budget=PASS_BUDGET,
-            why="a hit costs 0.5 µs against 18-21 µs for an analytic pass, 2.8-4.0 ms for a "
-            "windowed `fast` pass and 6-14 ms for a windowed `event` pass (`python "
-            "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 "
-            "times for 3,425 distinct passes")
+        self._memo: BoundedCache[Timed] = PASSES.new()
         #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo` (or by shape)
-        self._bounds: BoundedCache[float] = bounded_cache(
-            "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
-            keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)",
-            budget=BOUND_BUDGET,
-            why="the solver's best-set search reads a bound per x and context and times only "
-            "the x that can be best (docs/method.md, \"Finding the best x by bounds\"): "
-            "2,688 bounds and 32 timed verify passes instead of 2,688 timed, for `generate "
-            "--algorithm longspec` on `flightllm-vhk158`")
-        self._floors: BoundedCache[float] = bounded_cache(
-            "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
-            keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
-            why="the cheaper, looser bound from sizes alone, once per shape")
+        self._bounds: BoundedCache[float] = BOUNDS.new()
+        self._floors: BoundedCache[float] = FLOORS.new()
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
         self._tokens: dict[Any, int] = {}

@@ -44,10 +44,12 @@ PASSES = declare_cache(
     keys="the spec as costed (`step.costed_spec`: without the tree mask on a lowering that "
     "costs every tree of x tokens alike), board, architecture, drafter (interned as small "
     "ints by identity)", budget=PASS_BUDGET,
-    why="a hit costs 0.5 µs (hashing a pydantic board each time cost 2.1-2.2 µs) against "
-    "18-21 µs for an analytic pass, 2.8-4.0 ms for a windowed `fast` pass and 6-14 ms for a "
-    "windowed `event` pass (`python benchmarks/run.py step`); the simulator's side of "
-    "`reproduce all` asks 40,446 times for 3,425 distinct passes")
+    why="a hit costs about 1.2 µs (`run_pass` under `timeit` on the busy 2-core machine, 0.3 "
+    "µs of it keeping the least recently used order; hashing a pydantic board each time "
+    "cost 2.1-2.2 µs more) against 18-21 µs for an analytic pass, 2.8-4.0 ms for a "
+    "windowed `fast` pass and 6-14 ms for a windowed `event` pass (`python "
+    "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 times "
+    "for 3,425 distinct passes")
 BOUNDS = declare_cache(
     "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
     keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,

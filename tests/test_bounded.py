@@ -19,6 +19,7 @@ from fpgasim.bounded import (
     clear_caches,
     declare_cache,
     inventory_markdown,
+    live_caches,
     memoised,
 )
 
@@ -111,6 +112,26 @@ def test_clear_caches_empties_every_cache_of_a_name_prefix() -> None:
     assert per_instance in cache_specs() and per_instance.lifetime == "one test"
     with pytest.raises(ValueError, match="registered twice"):
         declare_cache("test.other", owner=__name__, keys="k", budget=3, why="a test")
+
+
+def test_a_cold_process_gives_the_numbers_of_a_warm_one() -> None:
+    """Every cache emptied (`clear_caches()`), a point is simulated again to the same row,
+    bit for bit: no result depends on what a cache holds."""
+    from fpgasim.config import load_algorithm, load_board, load_model
+    from fpgasim.engine import get_engine
+    from fpgasim.simulate import Point, point_result
+    from fpgasim.tree.draft_trees import default_tree
+
+    algorithm = load_algorithm("longspec")
+    tree = default_tree(algorithm)
+    point = Point(load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm"), 1023,
+                  tree.size, algorithm, tree, 3)
+    warm = point_result(get_engine("fast"), point)
+    assert point_result(get_engine("fast"), point) == warm
+    assert len(live_caches("flightllm.parts")[0]) > 0
+    clear_caches()
+    assert all(len(cache) == 0 for spec in cache_specs() for cache in live_caches(spec.name))
+    assert point_result(get_engine("fast"), point) == warm
 
 
 if __name__ == "__main__":  # regenerate docs/scaling.md's table of caches

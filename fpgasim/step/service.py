@@ -55,7 +55,7 @@ BOUNDS = declare_cache(
     keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,
     why="the solver's best-set search reads a bound per x and context and times only the x "
     "that can be best (docs/method.md, \"Finding the best x by bounds\"): 2,688 bounds and "
-    "32 timed verify passes instead of 2,688 timed, for `generate --algorithm longspec` on "
+    "32 timed verify passes instead of 2,688 timed, for LongSpec's `generate` on "
     "`flightllm-vhk158`")
 FLOORS = declare_cache(
     "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",

@@ -152,8 +152,8 @@ class _PartCache:
             "flightllm.parts", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
             keys="layer keys, names, rates, masks", budget=PART_CACHE_ROWS,
             size_of=lambda p: len(p.instrs),
-            why="the projections of every x recur at every context: `generate --algorithm "
-            "longspec` P = 128, D = 512 meets 5.0M rows of them; with a 4M-row budget it "
+            why="the projections of every x recur at every context: LongSpec's `generate` "
+            "with P = 128, D = 512 meets 5.0M rows of them; with a 4M-row budget it "
             "recompiled them at every context (66 s of CPU for that `generate`, 24 s with "
             "room for all)")
         self.link_free: BoundedCache[PartRows] = bounded_cache(
@@ -304,7 +304,7 @@ _FIXED_PARTS: BoundedCache[Executable | None] = bounded_cache(
     size_of=lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts),
     why="what a pass's lower bound sums (`flightllm.lower_fixed`; x = 1..85 hold 4.2M rows); "
     "rebuilding the pass's graph and plan at every context to find them cost 2.5 s of CPU "
-    "for the 2,688 bounds of `generate --algorithm longspec` on `flightllm-vhk158`, 1.16 s "
+    "for the 2,688 bounds of LongSpec's `generate` on `flightllm-vhk158`, 1.16 s "
     "with them kept")
 
 

@@ -320,7 +320,7 @@ _STRUCTURES: BoundedCache[tuple[np.ndarray, np.ndarray, RowStructure]] = bounded
     unit="rows", keys="each row's unit, traffic class, wait and release sets",
     budget=STRUCTURE_CACHE_ROWS, size_of=lambda value: len(value[0]),
     why="parts with the same units, traffic classes and wait/release sets share their "
-    "resolved waits and row classes: `generate --algorithm longspec` on `flightllm-vhk158` "
+    "resolved waits and row classes: LongSpec's `generate` on `flightllm-vhk158` "
     "compiles 9,006 parts of 730 structures (its attention parts differ across contexts in "
     "size, not in structure)")
 

@@ -360,8 +360,12 @@ TIME, BOUND = "time", "bound"
 #: engine and its service form a cycle the garbage collector frees together.
 _ATTRIBUTE = "_pass_service"
 #: Services of engines that take no attributes (slots, frozen classes); the service holds
-#: its engine, so the id is not reused while the entry lives.
-_DETACHED: dict[int, PassService] = {}
+#: its engine, so the id is not reused while the entry lives (an evicted engine's service
+#: is made again, empty: its passes are timed again, to the same numbers).
+_DETACHED: BoundedCache[PassService] = bounded_cache(
+    "step.detached_services", owner="fpgasim.step.service", keys="an engine's identity (held)",
+    budget=64, why="the pass service of an engine that cannot carry it as an attribute, so "
+    "its consumers share one memo")
 
 
 def service_for(engine: Engine | PassService) -> PassService:
@@ -376,7 +380,7 @@ def service_for(engine: Engine | PassService) -> PassService:
         try:
             setattr(engine, _ATTRIBUTE, service)
         except (AttributeError, TypeError):
-            _DETACHED[id(engine)] = service
+            _DETACHED.put(id(engine), service)
     return service
 
 

@@ -23,9 +23,17 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.energy import energy_columns, pass_energy
-from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, count_shown
+from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, combine, count_shown
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.step import run_passes, service_for, step_passes, target_spec, verify_spec
+from fpgasim.step import (
+    pass_keys,
+    run_passes,
+    service_for,
+    step_passes,
+    target_spec,
+    verify_spec,
+)
+from fpgasim.step.service import Timed
 
 
 @dataclass(frozen=True)
@@ -194,9 +202,23 @@ def verify_timing(
     With a tree of known shape, engines that model the tree mask skip masked-out attention
     tiles; the analytic engine charges the dense block, as the study does.
     """
+    return verify_timed(engine, board, model, verify_len, context, tree, batch)[0]
+
+
+def verify_timed(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    verify_len: int,
+    context: int,
+    tree: TokenTree | None = None,
+    batch: int = 1,
+) -> Timed:
+    """T_v (`verify_timing`) with the engine's per-unit rows of the pass ([] on engines
+    without them)."""
     spec = verify_spec(verify_len, context, tree, batch)
     with errors_name_the_file(board):
-        return service_for(engine).run_pass(spec, board, model)
+        return service_for(engine).timed(spec, board, model)
 
 
 def draft_timing(
@@ -216,10 +238,36 @@ def draft_timing(
         return run_passes(engine, passes, board, model, algorithm)
 
 
+@dataclass(frozen=True)
+class PointResult:
+    """What `fpgasim simulate` shows of one point or one prefill, returned whole so that no
+    caller asks an engine or a service for "the last pass": the row (`simulate_point`'s or
+    `simulate_prefill`'s, with the board's lowering and details), the per-unit rows of its
+    target pass (the verify pass, or the prefill's last pass; empty on the analytic
+    engine), and the clock and divisor its seconds follow from
+    (seconds = cycles / (clock_hz x duration_divisor))."""
+
+    row: dict
+    unit_rows: tuple[dict, ...]
+    clock_hz: float
+    duration_divisor: float
+
+
+def point_result(engine: Engine, point: Point) -> PointResult:
+    """One point simulated, as `fpgasim simulate` shows it (`PointResult`)."""
+    row, (tv, units) = _point_row(engine, point)
+    return _result(row, point.board, tv, units)
+
+
 def simulate_point(engine: Engine, point: Point) -> dict:
     """A flat result row: the point's inputs, then verify (and draft) timing."""
+    return _point_row(engine, point)[0]
+
+
+def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
+    """`simulate_point`'s row and the verify pass it was timed from."""
     point.check()
-    tv = verify_timing(
+    tv, units = verify_timed(
         engine, point.board, point.model, point.verify_len, point.context, point.tree,
         point.batch,
     )
@@ -282,7 +330,45 @@ def simulate_point(engine: Engine, point: Point) -> dict:
     # request of the batch
     row.update(energy_columns(energy, tokens * point.batch))
     check_finite_row(row, point)
-    return row
+    return row, (tv, units)
+
+
+def _result(row: dict, board: Board, timing: Timing, units: list[dict]) -> PointResult:
+    """The shown result of a row timed by `timing` on `board`."""
+    shown = with_lowering(row, board.lowering)
+    shown.update(board_details(board))
+    return PointResult(shown, tuple(units), timing.clock_hz, timing.duration_divisor)
+
+
+def with_lowering(row: dict, lowering: str) -> dict:
+    """The result row with the board's lowering right after the engine (provenance: which
+    engine and which lowering produced the cycles)."""
+    out = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == "engine":
+            out["lowering"] = lowering
+    return out
+
+
+def board_details(board: Board) -> dict:
+    """What a shown row adds about its board: clock and divisor (the seconds rule), the
+    fitted arrays and pipelines, and the resources they use."""
+    f = board.fit
+    return {
+        "clock_mhz": board.clock_mhz,
+        "duration_divisor": board.duration_divisor,
+        "pipelines_built": f.pipelines_built,
+        "binding_resource": f.binding_resource,
+        "mm_macs_per_cycle": f.mm_macs_per_cycle,
+        "mv_macs_per_cycle": f.mv_macs_per_cycle,
+        "mv_lanes": f.mv_lanes,
+        "dsp_kind": board.fpga.dsp_kind,
+        "mm_dsps": f.mm_dsps,
+        "mv_dsps": f.mv_dsps,
+        "dsps_available": f.dsps_available,
+        "recipe": board.recipe.name,
+    }
 
 
 def align_up(tokens: int, multiple: int) -> int:
@@ -322,19 +408,41 @@ def prefill_specs(board: Board, prompt_len: int) -> list[PassSpec]:
 
 def prefill_timing(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timing:
     """The time to first token: the prefill's passes over the aligned prompt."""
+    return prefill_timed(engine, board, model, prompt_len)[0]
+
+
+def prefill_timed(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> Timed:
+    """`prefill_timing` with the per-unit rows of the prefill's last pass."""
     check_window(model, prompt_len, 0, "prompt_len")
     specs = prefill_specs(board, prompt_len)
+    service = service_for(engine)
     with errors_name_the_file(board):
         if len(specs) == 1:
-            return service_for(engine).run_pass(specs[0], board, model)
-        return run_passes(engine, specs, board, model, None)
+            return service.timed(specs[0], board, model)
+        timed = [service.timed(*key) for key in pass_keys(specs, board, model)]
+        return combine([t for t, _ in timed]), timed[-1][1]
+
+
+def prefill_result(
+    engine: Engine, board: Board, model: TargetModel, prompt_len: int
+) -> PointResult:
+    """One prefill simulated, as `fpgasim simulate --phase prefill` shows it."""
+    row, (t, units) = _prefill_row(engine, board, model, prompt_len)
+    return _result(row, board, t, units)
 
 
 def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_len: int) -> dict:
     """A flat result row: the prefill's inputs, cycles, seconds and per-unit work."""
+    return _prefill_row(engine, board, model, prompt_len)[0]
+
+
+def _prefill_row(
+    engine: Engine, board: Board, model: TargetModel, prompt_len: int
+) -> tuple[dict, Timed]:
+    """`simulate_prefill`'s row and the prefill it was timed from."""
     specs = prefill_specs(board, prompt_len)
     aligned = sum(spec.tokens for spec in specs)
-    t = prefill_timing(engine, board, model, prompt_len)
+    t, units = prefill_timed(engine, board, model, prompt_len)
     row: dict = {
         "board": board.name,
         "fpga": board.fpga.name,
@@ -364,7 +472,7 @@ def simulate_prefill(engine: Engine, board: Board, model: TargetModel, prompt_le
         row[f"busy_{unit.lower()}_cycles"] = cycles
     row.update(memory_columns(board, model, aligned, 0))
     row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
-    return row
+    return row, (t, units)
 
 
 def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,

@@ -96,7 +96,7 @@ def test_totals_are_exact_past_int64() -> None:
     rows["wait"] = -1
     rows["chan"], rows["acq_buf"], rows["rel_buf"] = -1, -1, -1
     program = Program(rows, ("load",), head_len=1, layer_len=1, layers=2, total_layers=40,
-                      buffer_bytes=(-1, -1), clock_hz=1e9, ideal=False, label="wide")
+                      buffer_bytes=(-1, -1), ideal=False, label="wide")
     out = totals(program)
     assert out["busy_LD"] == 1 + 2**62 + 39 * 2**62
     assert out["weight_bytes"] == 1 + 2**61 + 39 * 2**61

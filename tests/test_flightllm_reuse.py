@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
+from fpgasim.bounded import clear_caches
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.instructions import _totals, part_key_prefix
 from fpgasim.dataflow.lowerings import flightllm
@@ -67,7 +68,7 @@ SPECS = [PassSpec("target", 1, 1023), PassSpec("target", 3, 500), PassSpec("targ
 def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> None:
     """Every part of a pass, compiled once for one link rate and priced again for another,
     has the rows, durations and totals of a compilation from scratch at that rate."""
-    flightllm._part.cache_clear()
+    clear_caches("flightllm.")
     for board in (BOARD, _other_link(BOARD)):
         prog = flightllm.lower(spec, board, MODEL)
         rates = Rates.of(board)
@@ -80,27 +81,27 @@ def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> N
             fresh = _fresh(group.layers, rates, masks)
             assert np.array_equal(part.instrs, fresh.instrs), part.label
             assert flightllm.compiler.TICKS_PER_CYCLE == part.ticks_per_cycle
-            assert part.memo[("totals", prog.unit_roles)] == _totals(fresh, prog.unit_roles)
-            assert part.memo["part_key"] == _key_from_scratch(fresh)
-    flightllm._part.cache_clear()
+            assert part.derived.totals[prog.unit_roles] == _totals(fresh, prog.unit_roles)
+            assert part.derived.part_key == _key_from_scratch(fresh)
+    clear_caches("flightllm.")
 
 
 def test_link_rate_changes_durations_only() -> None:
     """The two link rates give the same instructions with different durations."""
-    flightllm._part.cache_clear()
+    clear_caches("flightllm.")
     a = flightllm.lower(PassSpec("target", 5, 700), BOARD, MODEL)
     b = flightllm.lower(PassSpec("target", 5, 700), _other_link(BOARD), MODEL)
     for pa, pb in zip(a.parts, b.parts, strict=True):
         cols = [c for c in pa.instrs.dtype.names if c != "cycles"]
         assert np.array_equal(pa.instrs[cols], pb.instrs[cols])
         assert not np.array_equal(pa.instrs["cycles"], pb.instrs["cycles"])
-    flightllm._part.cache_clear()
+    clear_caches("flightllm.")
 
 
 def test_summaries_choose_as_the_exact_sums_do() -> None:
     """Over x = 2..40 at two link rates, the form chosen from summaries is the one the exact
     row-order sums choose (forced: every summary too close to call)."""
-    flightllm._part.cache_clear()
+    clear_caches("flightllm.")
     never = lambda *args: None  # noqa: E731 - every comparison falls back to exact sums
     for board in (BOARD, _other_link(BOARD)):
         rates = Rates.of(board)
@@ -161,7 +162,7 @@ def test_parts_of_one_structure_share_their_waits() -> None:
     for group, part in warm.values():
         fresh = _fresh(group.layers, rates)
         assert np.array_equal(part.instrs, fresh.instrs), group.names
-        assert part.memo[("totals", UNIT_ROLES)] == fresh.memo[("totals", UNIT_ROLES)]
+        assert part.derived.totals[UNIT_ROLES] == fresh.derived.totals[UNIT_ROLES]
 
 
 @pytest.mark.parametrize("x,context", [(5, 656), (40, 1023), (200, 700)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fpgasim.bounded import clear_caches
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
 from fpgasim.dataflow.lowerings import flightllm
@@ -115,7 +116,7 @@ def test_verify_costs_the_cheapest_form(monkeypatch, x: int) -> None:
     engine = FastEngine()
 
     def spans() -> dict[str, int]:
-        flightllm._part.cache_clear()
+        clear_caches("flightllm.")
         seg = lower(spec, BOARD, MODEL)
         return {seg.parts[k].label: engine.part_ticks(seg.parts[k]) for k in set(seg.order)}
 
@@ -125,7 +126,7 @@ def test_verify_costs_the_cheapest_form(monkeypatch, x: int) -> None:
     monkeypatch.setattr(compiler, "choose_forms", _forced("mm"))
     mm = spans()
     monkeypatch.undo()
-    flightllm._part.cache_clear()
+    clear_caches("flightllm.")
     assert chosen.keys() == mv.keys() == mm.keys()
     for label, ticks in chosen.items():
         assert ticks == min(mv[label], mm[label]), label

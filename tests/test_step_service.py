@@ -11,7 +11,7 @@ from fpgasim.analysis.tree_design import throughput_curve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.engine.timing import Timing
-from fpgasim.simulate import Point, simulate_point, verify_timing
+from fpgasim.simulate import Point, point_result, prefill_result, simulate_point, verify_timing
 from fpgasim.step import Planner, pass_key, service_for, step_passes, verify_spec
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor
 from fpgasim.tree.draft_trees import default_tree
@@ -64,14 +64,35 @@ def test_engines_remember_part_times_the_service_remembers_passes() -> None:
     again = fast.run_pass(spec, V80, LLAMA)
     assert again == first and again is not first  # a new Timing ...
     assert len(calls) == once  # ... from the parts' remembered makespans
-    fast._parts.clear()
-    fast._windows.clear()
+    fast._parts.cache_clear()
+    fast._windows.cache_clear()
     assert fast.run_pass(spec, V80, LLAMA) == first and len(calls) == 2 * once
     service = service_for(fast)
     assert service_for(fast) is service and service_for(service) is service
     t = service.run_pass(spec, V80, LLAMA)
     assert service.run_pass(spec, V80, LLAMA) is t
     assert verify_timing(fast, V80, LLAMA, 4, 512) is t  # simulate asks the same service
+
+
+def test_a_result_carries_its_unit_rows_clock_and_divisor() -> None:
+    """`point_result` returns the verify pass's per-unit rows with the row, whatever the
+    service was asked after it (the draft passes, another point): no "last pass" state."""
+    fast = get_engine("fast", window=True)
+    board = load_board("flightllm-vhk158")
+    model = load_model("llama2-7b-flightllm")
+    tree = default_tree(LONGSPEC)
+    point = Point(board, model, 1023, tree.size, LONGSPEC, tree, 3)
+    result = point_result(fast, point)
+    verify = service_for(fast).timed(verify_spec(tree.size, 1023, tree), board, model)
+    assert result.unit_rows == tuple(verify[1]) and result.unit_rows
+    assert (result.clock_hz, result.duration_divisor) == (225e6, 3.2)
+    assert result.row["verify_s"] == verify[0].cycles / (225e6 * 3.2)
+    assert result.row["lowering"] == "flightllm" and result.row["clock_mhz"] == 225
+    assert {k: result.row[k] for k in simulate_point(fast, point)} == simulate_point(fast, point)
+    prefill = prefill_result(fast, board, model, 128)
+    assert prefill.row["prefill_passes"] == 1 and prefill.unit_rows != result.unit_rows
+    assert point_result(fast, point).unit_rows == result.unit_rows  # asked after the prefill
+    assert point_result(get_engine("analytic"), Point(V80, LLAMA, 64, 1)).unit_rows == ()
 
 
 def test_an_empty_service_is_still_an_engine() -> None:

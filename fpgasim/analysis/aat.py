@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
 
+from fpgasim.bounded import memoised
 from fpgasim.config.loader import data_root
 from fpgasim.config.schema import Algorithm, DrafterSchema
 from fpgasim.datafiles import folder_entries, read_table
@@ -330,7 +330,8 @@ def load_aat_tables(paths: Path | str | Sequence[Path | str]) -> AatTables:
     return AatTables(rows=rows, tree_table=tree_table, files=tuple(p.name for p in files))
 
 
-@cache
+@memoised("aat.builtin_tables", owner="fpgasim.analysis.aat", keys="nothing (one value)",
+          budget=1, why="the shipped AAT tables, read and checked once per process")
 def builtin_tables() -> AatTables:
     """The shipped tables (BUILTIN_AAT), loaded and checked once per process."""
     return load_aat_tables(builtin_aat_dir())

@@ -8,10 +8,11 @@ field maps to a flag only if some command has that flag.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
 from typing import Any
 
 import typer
+
+from fpgasim.bounded import memoised
 
 
 def _commands(command: Any) -> list[Any]:
@@ -34,8 +35,11 @@ def command_flags(commands: Iterable[Any]) -> dict[str, str]:
     return flags
 
 
-@cache
+@memoised("cli.field_flags", owner="fpgasim.cli.flags", keys="the typer app", budget=4,
+          why="the field -> flag table is read from every command's options once, when an "
+          "error is shown")
 def _table(app: typer.Typer) -> dict[str, str]:
+    """The field -> flag table of every command of `app`."""
     return command_flags([typer.main.get_command(app)])
 
 

@@ -35,12 +35,13 @@ from fpgasim.fileio import atomic_write_bytes, check_output_path, json_text
 from fpgasim.simulate import (
     MAX_BATCH,
     Point,
+    PointResult,
     memory_warning,
     point_graphs,
-    simulate_point,
-    simulate_prefill,
+    point_result,
+    prefill_result,
 )
-from fpgasim.step import service_for, step_passes
+from fpgasim.step import step_passes
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
 
@@ -244,8 +245,7 @@ def simulate(
         # the trace's size, before any work
         eng.check_timeline(step_passes(verify_len, context, algo, draft_tree, accepted).verify,
                            b, m)
-    row = with_lowering(simulate_point(eng, point), b.lowering)
-    row.update(board_details(b))
+    result = point_result(eng, point)
     warn_dsps(b)
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
@@ -256,9 +256,9 @@ def simulate(
         spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
         events = eng.trace_events(spec, b, m)
         atomic_write_bytes(trace, json_text(events, compact=True).encode())
-        row["trace_file"] = str(trace)
+        result.row["trace_file"] = str(trace)
     label = f"{b.name} / {m.id} / L={context} / x={verify_len}"
-    _show(row, output_format, eng, label + (f" / batch {batch}" if batch > 1 else ""), "verify")
+    _show(result, output_format, label + (f" / batch {batch}" if batch > 1 else ""), "verify")
 
 
 def cycles_shown(value: object) -> object:
@@ -269,39 +269,21 @@ def cycles_shown(value: object) -> object:
     return f"{value:.2f}" if isinstance(value, float) else value
 
 
-def seconds_rule(row: dict, pass_name: str) -> str:
-    """The line under the table saying how the row's seconds follow from its cycles."""
-    cycles, clock, divisor = row[f"{pass_name}_cycles"], row["clock_mhz"], row["duration_divisor"]
+def seconds_rule(result: PointResult, pass_name: str) -> str:
+    """The line under the table saying how the row's seconds follow from its cycles (the
+    clock and divisor the result carries)."""
+    cycles = result.row[f"{pass_name}_cycles"]
+    clock_mhz, divisor = result.clock_hz / 1e6, result.duration_divisor
     if divisor == 1:
         return (
             f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6) = "
-            f"{cycles_shown(cycles)} / ({clock:g} x 1e6)"
+            f"{cycles_shown(cycles)} / ({clock_mhz:g} x 1e6)"
         )
     return (
         f"{pass_name}_s = {pass_name}_cycles / (clock_mhz x 1e6 x duration_divisor) = "
-        f"{cycles_shown(cycles)} / ({clock:g} x 1e6 x {divisor:g}): the board divides every "
-        f"duration by duration_divisor, as FlightLLM's performance model does"
+        f"{cycles_shown(cycles)} / ({clock_mhz:g} x 1e6 x {divisor:g}): the board divides "
+        f"every duration by duration_divisor, as FlightLLM's performance model does"
     )
-
-
-def board_details(board: Board) -> dict:
-    """What a simulate row adds about its board: clock and divisor (the seconds rule), the
-    fitted arrays and pipelines, and the resources they use."""
-    f = board.fit
-    return {
-        "clock_mhz": board.clock_mhz,
-        "duration_divisor": board.duration_divisor,
-        "pipelines_built": f.pipelines_built,
-        "binding_resource": f.binding_resource,
-        "mm_macs_per_cycle": f.mm_macs_per_cycle,
-        "mv_macs_per_cycle": f.mv_macs_per_cycle,
-        "mv_lanes": f.mv_lanes,
-        "dsp_kind": board.fpga.dsp_kind,
-        "mm_dsps": f.mm_dsps,
-        "mv_dsps": f.mv_dsps,
-        "dsps_available": f.dsps_available,
-        "recipe": board.recipe.name,
-    }
 
 
 def warn_dsps(board: Board) -> None:
@@ -318,19 +300,9 @@ def warn_dsps(board: Board) -> None:
         )
 
 
-def with_lowering(row: dict, lowering: str) -> dict:
-    """The result row with the board's lowering right after the engine (provenance: which
-    engine and which lowering produced the cycles)."""
-    out = {}
-    for k, v in row.items():
-        out[k] = v
-        if k == "engine":
-            out["lowering"] = lowering
-    return out
-
-
-def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) -> None:
-    """Print a result row as JSON, or as a table followed by the engine's per-unit utilisation."""
+def _show(result: PointResult, output_format: JsonTable, title: str, pass_name: str) -> None:
+    """Print a result's row as JSON, or as a table followed by its per-unit utilisation."""
+    row = result.row
     if output_format is JsonTable.json:
         print(dumps_json(row))
         return
@@ -343,10 +315,9 @@ def _show(row: dict, output_format: JsonTable, eng, title: str, pass_name: str) 
         floatfmt="{:.6g}",
     )
     console.print(table)
-    console.print(seconds_rule(row, pass_name), highlight=False, soft_wrap=True)
-    util = service_for(eng).last_utilisation
-    if util:
-        rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in util]
+    console.print(seconds_rule(result, pass_name), highlight=False, soft_wrap=True)
+    if result.unit_rows:
+        rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in result.unit_rows]
         table = rich_table(rows, title=f"per-unit utilisation ({pass_name} pass)")
         table.columns[list(rows[0]).index("busy_cycles")].justify = "right"
         console.print(table)
@@ -377,8 +348,8 @@ def _prefill(
     b = board_from(*board)
     m = load_model(model)
     eng = get_engine(engine)
-    row = with_lowering(simulate_prefill(eng, b, m, prompt_len), b.lowering)
-    row.update(board_details(b))
+    result = prefill_result(eng, b, m, prompt_len)
     warn_dsps(b)
-    title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {row['prompt_len_aligned']})"
-    _show(row, output_format, eng, title, "prefill")
+    aligned = result.row["prompt_len_aligned"]
+    title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {aligned})"
+    _show(result, output_format, title, "prefill")

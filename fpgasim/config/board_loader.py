@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from fpgasim.bounded import memoised
 from fpgasim.config.board import Board, BoardFile, Scalar
 from fpgasim.config.design import Design
 from fpgasim.config.fit import fit
@@ -159,8 +159,11 @@ def _named_fpga(name: str) -> Fpga:
     return _cached_fpga(name)
 
 
-@lru_cache(maxsize=64)
+@memoised("config.fpgas", owner="fpgasim.config.board_loader", keys="shipped FPGA name",
+          budget=64, why="the fit reads the reference parts of every board it builds; each "
+          "file is read and validated once")
 def _cached_fpga(name: str) -> Fpga:
+    """A shipped FPGA by name, read once."""
     return load_fpga(name)
 
 

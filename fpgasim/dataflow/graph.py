@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fpgasim.bounded import BoundedCache, bounded_cache
 from fpgasim.errors import FpgasimError
 
 #: Where a tensor lives: streamed weights, the KV cache and other off-chip tensors, or on chip.
@@ -96,10 +97,11 @@ _Dependencies = tuple[
     tuple[tuple[int, ...], ...], tuple[frozenset[int], ...], tuple[tuple[int, ...], ...]
 ]
 #: dependencies per graph structure (each op's input and output tensor names)
-_DEPENDENCIES: dict[tuple, _Dependencies] = {}
-#: structures kept before the memo is emptied (a pass shape has one; results never depend
-#: on the memo)
-_MAX_STRUCTURES = 4096
+_DEPENDENCIES: BoundedCache[_Dependencies] = bounded_cache(
+    "graph.dependencies", owner="fpgasim.dataflow.graph",
+    keys="a graph's structure (each op's input and output tensor names)", budget=4096,
+    why="producers and ancestors of every op, shared by the graphs of one pass at every "
+    "context (only tensor shapes differ)")
 
 
 def _dependencies_of(nodes: tuple[Node, ...], producer: Mapping[str, int]) -> _Dependencies:
@@ -190,11 +192,7 @@ class Graph:
         the same structure (e.g. one pass at many contexts: only tensor shapes differ)."""
         if self._deps is None:
             key = tuple((node.inputs, node.outputs) for node in self.nodes)
-            deps = _DEPENDENCIES.get(key)
-            if deps is None:
-                if len(_DEPENDENCIES) >= _MAX_STRUCTURES:
-                    _DEPENDENCIES.clear()
-                deps = _DEPENDENCIES[key] = _dependencies_of(self.nodes, self._producer)
+            deps = _DEPENDENCIES(key, lambda: _dependencies_of(self.nodes, self._producer))
             object.__setattr__(self, "_deps", deps)
         return self._deps
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
+
+from fpgasim.bounded import memoised
 
 # opcodes
 LD, ST, MM, MV, MISC, SYS = range(6)
@@ -71,6 +72,38 @@ INSTR_DTYPE = np.dtype(
 )
 
 
+@dataclass(eq=False)
+class RowStructure:
+    """What every pricing of one set of rows shares (programs equal in each column a
+    schedule depends on but `cycles`: unit, opcode, wait, chan, acq_*, rel_*; e.g. a part
+    priced for several boards), set by the lowering that prices rows again and filled by
+    whoever derives it first."""
+
+    #: `part_key_prefix` of the rows: the hash of their units and waits (copied per pricing)
+    key_prefix: hashlib.blake2b | None = None
+    #: whether the rows' transfers use channel-group ports (the cycle engines' unit rows)
+    uses_ports: bool | None = None
+
+
+@dataclass(eq=False)
+class Derived:
+    """Results derived from a program's read-only rows, kept with them: a program that a
+    lowering cache hands out again computes each once. Never part of a program's value."""
+
+    #: `part_key` (a lowering may seed it from `RowStructure.key_prefix`)
+    part_key: bytes | None = None
+    #: `part_key` of a template without its copy count (one window proof for any count)
+    template_key: bytes | None = None
+    #: `totals` per unit-role tuple
+    totals: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
+    #: whether the rows' durations sum past the simulator's time range (the lowering's check)
+    too_slow: bool | None = None
+    #: whether the rows' transfers use channel-group ports (when no `structure` is shared)
+    uses_ports: bool | None = None
+    #: shared with every pricing of the same rows (None: the program's own)
+    structure: RowStructure | None = None
+
+
 @dataclass(frozen=True)
 class Program:
     """An instruction stream: `head` rows, `layers` identical layer blocks, then the tail.
@@ -86,19 +119,14 @@ class Program:
     layers: int
     total_layers: int  # layers of the pass (a windowed program simulates fewer)
     buffer_bytes: tuple[int, ...]  # capacity per buffer, -1 = unbounded
-    clock_hz: float
     ideal: bool
     label: str
     #: names of the in-order units, indexed by the rows' `unit` (FlightLLM: six units)
     unit_names: tuple[str, ...] = UNIT_NAMES
     #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
     ticks_per_cycle: int = 1
-    #: results derived from the (read-only) rows, kept with them: `part_key` and `totals`
-    #: of a program that a lowering cache hands out again are computed once. A lowering
-    #: may set `memo["structure"]` to one dict shared by programs equal in the columns a
-    #: schedule depends on besides `cycles` (unit, opcode, wait, chan, acq_*, rel_*; e.g.
-    #: a part priced for several boards): engines keep there what they derive from those
-    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    #: results derived from the (read-only) rows, kept with them (`Derived`)
+    derived: Derived = field(default_factory=Derived, init=False, compare=False, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -284,11 +312,11 @@ class Executable:
 
 def part_key(part: Program) -> bytes:
     """Digest of what decides a part's schedule: units, durations and waits (not names).
-    A lowering that prices the same rows again seeds `memo["part_key"]` from
+    A lowering that prices the same rows again seeds `Derived.part_key` from
     `part_key_prefix`."""
-    key = part.memo.get("part_key")
+    key = part.derived.part_key
     if key is None:
-        key = part.memo["part_key"] = _digest(part)
+        key = part.derived.part_key = _digest(part)
     return key
 
 
@@ -316,10 +344,9 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
     `macs` is the work of the compute units, `sfu_elements` that of the special-function
     units (`unit_roles`); `mv_cycles` and `mv_macs` the part of them in MV-mode rows.
     """
-    key = ("totals", unit_roles)
-    out = template.memo.get(key)
+    out = template.derived.totals.get(unit_roles)
     if out is None:
-        out = template.memo[key] = _totals(template, unit_roles)
+        out = template.derived.totals[unit_roles] = _totals(template, unit_roles)
     return dict(out)
 
 
@@ -392,7 +419,9 @@ def _classes_of(template: Program) -> int:
     return template.n_units * (TRAFFIC_STORE + 1) * 2
 
 
-@lru_cache(maxsize=32)
+@memoised("instructions.class_matrix", owner="fpgasim.dataflow.instructions",
+          keys="unit names, unit roles, summed column", budget=32,
+          why="every part's totals multiply its per-class sums by one of a few 0/1 matrices")
 def _class_matrix(unit_names: tuple[str, ...], unit_roles: tuple[str, ...],
                   value: str) -> tuple[tuple[str, ...], np.ndarray]:
     """The totals of `totals` that sum `value` and, per total, which `row_classes` classes
@@ -474,4 +503,4 @@ def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str,
         cycles = cycles * weights
     per_class = class_sums(classes, cycles, _classes_of(template))
     out = other | class_totals(template, unit_roles, per_class, "cycles")
-    template.memo[("totals", unit_roles)] = {k: out[k] for k in _order(template)}
+    template.derived.totals[unit_roles] = {k: out[k] for k in _order(template)}

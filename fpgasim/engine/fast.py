@@ -14,16 +14,16 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from fpgasim.bounded import BoundedCache
+from fpgasim.bounded import BoundedCache, bounded_cache, memoised
 from fpgasim.dataflow.instructions import (
     MAX_WAIT,
     N_BUFFERS,
     Program,
+    RowStructure,
     check_window,
     full,
 )
@@ -149,7 +149,9 @@ def _expand(h, lam, layers, n_units, unit, cycles, acq_buf, acq_bytes, rel_buf, 
     return ptr, order, out[1], out[2], out[3], out[4], out[5], out_wait
 
 
-@cache
+@memoised("fast.kernels", owner="fpgasim.engine.fast", keys="the Python loop function",
+          budget=16, why="numba compiles (or loads from its disk cache) each loop once per "
+          "process, a second or two")
 def _compiled(fn):
     """`fn` compiled by numba (imported here so `import fpgasim` stays light), cached on
     disk in `numba_cache_dir()` unless NUMBA_CACHE_DIR says otherwise; compiled in memory
@@ -225,19 +227,23 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
 
 
 #: the loop's fixed inputs (`_fixed_inputs`) of recent program structures
-#: (`Program.memo["structure"]`, by identity, held), up to this many rows in all (about 40
+#: (`Program.derived.structure`, by identity, held), up to this many rows in all (about 40
 #: bytes a row; least recently used out): a design-space sweep prices a part for the
 #: boards of one instruction group one after the other, and FlightLLM's verify passes
 #: share a few hundred part structures
 FIXED_CACHE_ROWS = 1_000_000
-_FIXED: BoundedCache[tuple[dict, tuple]] = BoundedCache(
-    FIXED_CACHE_ROWS, lambda value: len(value[1][2])
-)
+_FIXED: BoundedCache[tuple[RowStructure, tuple]] = bounded_cache(
+    "fast.fixed_inputs", owner="fpgasim.engine.fast", unit="rows",
+    keys="a row structure's identity (held)", budget=FIXED_CACHE_ROWS,
+    size_of=lambda value: len(value[1][2]),
+    why="the `fast` loop's unit, wait and order arrays are built once per part structure, "
+    "its durations per part: sharing both took the FlightLLM `generate` passes from 8.7 to "
+    "7.3 s of CPU in one process (docs/flightllm-sd.md, \"Speed\")")
 
 
 def _fixed_of(program: Program) -> tuple:
     """`_fixed_inputs` of a program, shared by the programs of its structure."""
-    structure = program.memo.get("structure")
+    structure = program.derived.structure
     if structure is None:
         return _fixed_inputs(program)
     # keyed by identity: the entry holds `structure`, so no other dict has its id while kept
@@ -247,7 +253,7 @@ def _fixed_of(program: Program) -> tuple:
 def _fixed_inputs(program: Program) -> tuple:
     """(least duration, then the loop's inputs but the durations: ptr, order, acq_buf,
     acq_bytes, rel_buf, rel_bytes, wait) of a program, its ports checked: programs whose
-    rows differ only in durations share them (`Program.memo["structure"]`). A buffer
+    rows differ only in durations share them (`Program.derived.structure`). A buffer
     column whose rows are all alike is kept as that value (they are kept a while)."""
     least = least_cycles(program)
     ins = program.instrs

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +28,7 @@ from fpgasim.analysis import (
     solve_curves,
 )
 from fpgasim.analysis.aat import aat_path, builtin_aat_dir
+from fpgasim.bounded import memoised
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -172,7 +172,10 @@ def source_name(exp: Experiment, ctx: RunContext) -> str:
     return exp.aat.source if ctx.measured else "embedded"
 
 
-@cache
+@memoised("reproduce.inputs", owner="fpgasim.reproduce.workloads",
+          keys="board, model and algorithm names", budget=256,
+          why="experiments share their inputs: each file is read once, and one object per "
+          "input keeps the pass service's lookups by identity")
 def load_inputs(board: str, model: str, algorithm: str) -> tuple[Board, TargetModel, Algorithm]:
     """Board, target model and algorithm by name (cached: experiments share them)."""
     return load_board(board), load_model(model), load_algorithm(algorithm)

@@ -1,13 +1,12 @@
 """The pass service: every pass a consumer costs is timed here, once per engine.
 
-Engines turn one pass into a `Timing` and remember nothing. `PassService` wraps an engine
-and owns what sits around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec,
-the board, the model's architecture and the drafter), the per-unit rows of the last verify
-pass, and batching (`prefetch`: the missing passes of a plan computed on an executor's
-workers and stored here). `service_for(engine)` is the one service of an engine instance
-(carried by the engine object, so both are freed together), and every consumer holding
-that engine (simulate, the solver, tree design, the side-by-side tables, generate,
-`--trace`) shares one memo: nothing is timed twice.
+Engines turn one pass into a `Timing`. `PassService` wraps an engine and owns what sits
+around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec, the
+board, the model's architecture and the drafter) and batching (`prefetch`: the missing
+passes of a plan computed on an executor's workers and stored here). `service_for(engine)`
+is the one service of an engine instance (carried by the engine object, so both are freed
+together), and every consumer holding that engine (simulate, the solver, tree design, the
+side-by-side tables, generate, `--trace`) shares one memo: nothing is timed twice.
 
 A service satisfies the `Engine` protocol itself (`name`, `version`, `run_pass`), so it can
 be handed wherever an engine is expected.
@@ -18,9 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
+from fpgasim.bounded import BoundedCache, bounded_cache, declare_cache, memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import lower_floor_cycles, lowering_of
@@ -35,13 +34,43 @@ PassKey = tuple[PassSpec, Board, TargetModel, Any]
 #: A timed pass: its Timing and the engine's per-unit rows ([] on engines without them).
 Timed = tuple[Timing, list[dict]]
 
+#: passes a service remembers (least recently used out past it): far more than a run asks
+#: (`reproduce all` asks 3,425 distinct passes, a FlightLLM `generate` a few thousand)
+PASS_BUDGET = 250_000
+#: lower bounds (and floors) a service remembers
+BOUND_BUDGET = 1_000_000
+PASSES = declare_cache(
+    "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="the spec as costed (`step.costed_spec`: without the tree mask on a lowering that "
+    "costs every tree of x tokens alike), board, architecture, drafter (interned as small "
+    "ints by identity)", budget=PASS_BUDGET,
+    why="a hit costs about 1.2 µs (`run_pass` under `timeit` on the busy 2-core machine, 0.3 "
+    "µs of it keeping the least recently used order; hashing a pydantic board each time "
+    "cost 2.1-2.2 µs more) against 18-21 µs for an analytic pass, 2.8-4.0 ms for a "
+    "windowed `fast` pass and 6-14 ms for a windowed `event` pass (`python "
+    "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 times "
+    "for 3,425 distinct passes")
+BOUNDS = declare_cache(
+    "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,
+    why="the solver's best-set search reads a bound per x and context and times only the x "
+    "that can be best (docs/method.md, \"Finding the best x by bounds\"): 2,688 bounds and "
+    "32 timed verify passes instead of 2,688 timed, for LongSpec's `generate` on "
+    "`flightllm-vhk158`")
+FLOORS = declare_cache(
+    "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
+    keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
+    why="the cheaper, looser bound from sizes alone, once per shape")
+
 
 #: a model's fields no pass's timing reads: its labels (id, hf_name, the file it came from,
 #: the published parameter count) and its window (checked before any pass is timed)
 _NOT_TIMED = {"id": "", "hf_name": "", "source": "", "params_b": None, "window_tokens": 0}
 
 
-@lru_cache(maxsize=256)
+@memoised("step.architectures", owner="fpgasim.step.service", keys="target model",
+          budget=256, why="a pass's key holds the model's architecture, asked once per "
+          "model object a service meets")
 def architecture(model: TargetModel) -> TargetModel:
     """The model without the fields no pass's timing reads (`_NOT_TIMED`): what a pass's
     timing depends on (e.g. Vicuna-13B v1.3/v1.5 and LongChat-13B, one architecture with
@@ -74,11 +103,10 @@ class PassService:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._memo: dict[tuple, Timed] = {}
-        #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo`
-        self._bounds: dict[tuple, float] = {}
-        self._floors: dict[tuple, float] = {}
-        self._last_rows: list[dict] = []
+        self._memo: BoundedCache[Timed] = PASSES.new()
+        #: lower bounds of passes in seconds (`bound_s`), keyed like `_memo` (or by shape)
+        self._bounds: BoundedCache[float] = BOUNDS.new()
+        self._floors: BoundedCache[float] = FLOORS.new()
         #: a small int per distinct board, architecture or drafter (by value), and the
         #: token of each object seen (by identity, the object held so its id stays its own)
         self._tokens: dict[Any, int] = {}
@@ -116,11 +144,6 @@ class PassService:
         return self.engine.version
 
     @property
-    def last_utilisation(self) -> list[dict]:
-        """Per-unit and per-channel-group rows of the last target (verify) pass asked."""
-        return self._last_rows
-
-    @property
     def remembered(self) -> int:
         """How many distinct passes are remembered (not `__len__`: an empty service is no
         less an engine, and callers test `engine or default`)."""
@@ -134,9 +157,7 @@ class PassService:
         key = self._key(spec, board, model, drafter)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = time_pass(self.engine, key[0], board, model, drafter)
-        if spec.kind == "target":
-            self._last_rows = hit[1]
+            hit = self._memo.put(key, time_pass(self.engine, key[0], board, model, drafter))
         return hit
 
     def has_bounds(self, board: Board) -> bool:
@@ -162,8 +183,8 @@ class PassService:
             if bound is None:
                 bound = _bound(self.engine, key[0], board, model, drafter)
                 if by_shape is not None:
-                    self._bounds[by_shape] = bound
-            self._bounds[key] = bound
+                    self._bounds.put(by_shape, bound)
+            self._bounds.put(key, bound)
         return bound
 
     def floor_s(self, spec: PassSpec, board: Board, model: TargetModel) -> float:
@@ -177,8 +198,8 @@ class PassService:
         hit = self._floors.get(by_shape)
         if hit is None:
             cycles = lower_floor_cycles(key[0], board, model)
-            hit = self._floors[by_shape] = 0.0 if cycles is None else seconds_of(
-                cycles, board.clock_hz, board.duration_divisor)
+            hit = self._floors.put(by_shape, 0.0 if cycles is None else seconds_of(
+                cycles, board.clock_hz, board.duration_divisor))
         return hit
 
     def run_pass(
@@ -214,8 +235,9 @@ class PassService:
         """
         timed = self._missing(keys)
         tasks = [(TIME, k) for k in timed]
-        skip = self._bounds | {self._key(*k): None for k in timed}  # a timed pass is its own
-        tasks += [(BOUND, k) for k in self._missing(bounds, skip) if self.has_bounds(k[1])]
+        skip = {self._key(*k) for k in timed}  # a timed pass is its own bound
+        tasks += [(BOUND, k) for k in self._missing(bounds, skip, self._bounds)
+                  if self.has_bounds(k[1])]
         if not tasks:
             return 0
         n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
@@ -232,7 +254,7 @@ class PassService:
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
             for (what, key), result in zip(chunks[index], results, strict=True):
                 store = self._memo if what == TIME else self._bounds
-                store[self._key(*key)] = result
+                store.put(self._key(*key), result)
             done += len(results)
             if progress is not None:
                 progress(done, len(tasks))
@@ -250,22 +272,24 @@ class PassService:
 
         def finish() -> int:
             for key, result in zip(missing, future.result(), strict=True):
-                self._memo[self._key(*key)] = result
+                self._memo.put(self._key(*key), result)
             return len(missing)
 
         return finish
 
     def _missing(
-        self, keys: Iterable[PassKey], known: dict[tuple, Any] | None = None
+        self, keys: Iterable[PassKey], skip: set[tuple] | None = None,
+        known: BoundedCache | None = None,
     ) -> list[PassKey]:
-        """The distinct passes of `keys` neither remembered nor in `known`, each with its
-        spec as costed."""
+        """The distinct passes of `keys` neither remembered, nor in `skip` or `known`, each
+        with its spec as costed."""
         wanted = {}
         for k in keys:
             pk = self._key(*k)
             wanted[pk] = (pk[0], *k[1:])  # the spec as costed
         return [k for pk, k in wanted.items()
-                if pk not in self._memo and (known is None or pk not in known)]
+                if pk not in self._memo and (skip is None or pk not in skip)
+                and (known is None or pk not in known)]
 
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
@@ -336,8 +360,12 @@ TIME, BOUND = "time", "bound"
 #: engine and its service form a cycle the garbage collector frees together.
 _ATTRIBUTE = "_pass_service"
 #: Services of engines that take no attributes (slots, frozen classes); the service holds
-#: its engine, so the id is not reused while the entry lives.
-_DETACHED: dict[int, PassService] = {}
+#: its engine, so the id is not reused while the entry lives (an evicted engine's service
+#: is made again, empty: its passes are timed again, to the same numbers).
+_DETACHED: BoundedCache[PassService] = bounded_cache(
+    "step.detached_services", owner="fpgasim.step.service", keys="an engine's identity (held)",
+    budget=64, why="the pass service of an engine that cannot carry it as an attribute, so "
+    "its consumers share one memo")
 
 
 def service_for(engine: Engine | PassService) -> PassService:
@@ -352,23 +380,25 @@ def service_for(engine: Engine | PassService) -> PassService:
         try:
             setattr(engine, _ATTRIBUTE, service)
         except (AttributeError, TypeError):
-            _DETACHED[id(engine)] = service
+            _DETACHED.put(id(engine), service)
     return service
 
 
 #: Worker side of `prefetch`: one engine per (class, options) per process, reused across
 #: chunks (a cycle engine keeps its per-part memo of FlightLLM programs).
-_WORKER_ENGINES: dict[tuple, Engine] = {}
+_WORKER_ENGINES: BoundedCache[Engine] = bounded_cache(
+    "step.worker_engines", owner="fpgasim.step.service", lifetime="one pool worker",
+    keys="engine class and options", budget=16,
+    why="a pool worker reuses one engine across its chunks, so a cycle engine's part "
+    "makespans serve every chunk")
 
 
 def _time_chunk(task: tuple[tuple, list[tuple[str, PassKey]]]) -> list[Timed | float]:
     """Pool worker: a chunk of passes timed (`TIME`) or bounded (`BOUND`) on this process's
     engine for the options."""
     options, items = task
-    engine = _WORKER_ENGINES.get(options)
-    if engine is None:
-        cls, kwargs = options
-        engine = _WORKER_ENGINES[options] = cls(**dict(kwargs))
+    cls, kwargs = options
+    engine = _WORKER_ENGINES(options, lambda: cls(**dict(kwargs)))
     return [(time_pass if what == TIME else _bound)(engine, *key) for what, key in items]
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import functools
 import hashlib
 import json
 import math
@@ -49,6 +48,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 import fpgasim
+from fpgasim.bounded import memoised
 from fpgasim.errors import FpgasimError
 from fpgasim.fileio import NAME_MAX, PATH_MAX, json_text
 
@@ -91,7 +91,9 @@ def default_cache_dir() -> Path:
 # --------------------------------------------------------------------------- keys
 
 
-@functools.cache
+@memoised("sweep.code_fingerprint", owner="fpgasim.sweep.cache", keys="nothing (one value)",
+          budget=1, why="part of every point's key: fpgasim's sources are hashed once per "
+          "process")
 def code_fingerprint() -> str:
     """SHA-256 of fpgasim's own Python sources (computed once per process).
 

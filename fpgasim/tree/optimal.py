@@ -13,10 +13,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from fpgasim.bounded import memoised
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
@@ -231,7 +231,9 @@ def _matrix_key(model: PositionalModel) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(v) for v in row) for row in np.asarray(model.matrix))
 
 
-@lru_cache(maxsize=256)
+@memoised("tree.greedy_parents", owner="fpgasim.tree.optimal",
+          keys="positional acceptance matrix, tree size, depth limit", budget=256,
+          why="the optimal tree of a size is asked at every context of a curve")
 def _greedy_cached(
     key: tuple[tuple[float, ...], ...], size: int, max_depth: int | None
 ) -> tuple[int, ...]:

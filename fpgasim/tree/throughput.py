@@ -31,6 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
+from fpgasim.bounded import BoundedCache, declare_cache
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree.acceptance import PositionalModel
@@ -71,6 +72,13 @@ class TreeCosts(Protocol):
         ...
 
 
+TABLE_COSTS = declare_cache(
+    "tree.table_costs", owner="fpgasim.tree.throughput", lifetime="one TableCosts",
+    keys="pass kind and its x, accepted count or block widths", budget=100_000,
+    why="each callable is called once per argument (a tree search asks the same blocks "
+    "many times)")
+
+
 @dataclass
 class TableCosts:
     """TreeCosts from callables, memoised (tests and synthetic studies)."""
@@ -80,12 +88,12 @@ class TableCosts:
     block: Callable[[tuple[int, ...]], int]
     levels_per_pass: int = 1
     clock: float = 1.0
-    _memo: dict = field(default_factory=dict, repr=False)
+    _memo: BoundedCache[int] = field(default_factory=lambda: TABLE_COSTS.new(), repr=False,
+                                     compare=False)
 
-    def _get(self, key: tuple, fn: Callable, arg) -> int:
-        if key not in self._memo:
-            self._memo[key] = int(fn(arg))
-        return self._memo[key]
+    def _get(self, key: tuple, fn: Callable, arg: int | tuple[int, ...]) -> int:
+        """`fn(arg)` as an int, once per key."""
+        return self._memo(key, lambda: int(fn(arg)))
 
     def verify_cycles(self, verify_len: int) -> int:
         """`verify(x)` as an int, called once per x."""

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 
-from fpgasim.bounded import BoundedCache
+from fpgasim.bounded import BoundedCache, bounded_cache, memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
-    _STRUCTURES,
     MV_FORM,
     TICKS_PER_CYCLE,
     UNIT_NAMES,
@@ -45,7 +43,6 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
-from fpgasim.dataflow.lowerings.flightllm.emitter import _SHARED_BLOCKS
 from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
@@ -107,7 +104,10 @@ def pass_shape(spec: PassSpec, board: Board) -> tuple[str, int, int]:
     return "decode", spec.tokens, decode_keys(spec.tokens, spec.context, board)
 
 
-@lru_cache(maxsize=64)
+@memoised("flightllm.hardware_layers", owner="fpgasim.dataflow.lowerings.flightllm",
+          keys="model, graph parameters, phase, rows, context, requests", budget=64,
+          why="a pass shape's fused hardware layers, asked by every pass of that shape "
+          "(the graph is built and fused once)")
 def hardware_layers_of(model: TargetModel, params: GraphParams, phase: str, rows: int,
                        context: int, requests: int = 1) -> tuple:
     """The hardware layers of one pass shape, in program order.
@@ -156,10 +156,33 @@ class _PartCache:
     or row counts (a draft pass's layers, verify attention in MM tiles) are compiled once."""
 
     def __init__(self) -> None:
-        self.parts = BoundedCache(PART_CACHE_ROWS, lambda p: len(p.instrs))
-        self.link_free = BoundedCache(ROWS_CACHE_ROWS, lambda p: len(p.rows))
-        self.per_pass = BoundedCache(PASS_ROWS_CACHE_ROWS, lambda p: len(p.rows))
-        self.costs = BoundedCache(FORM_COSTS, lambda c: 1)
+        self.parts: BoundedCache[Program] = bounded_cache(
+            "flightllm.parts", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
+            keys="layer keys, names, rates, masks", budget=PART_CACHE_ROWS,
+            size_of=lambda p: len(p.instrs),
+            why="the projections of every x recur at every context: LongSpec's `generate` "
+            "with P = 128, D = 512 meets 5.0M rows of them; with a 4M-row budget it "
+            "recompiled them at every context (66 s of CPU for that `generate`, 24 s with "
+            "room for all)")
+        self.link_free: BoundedCache[PartRows] = bounded_cache(
+            "flightllm.link_free", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
+            keys="each layer's emission key, link-free rates, masks, forms",
+            budget=ROWS_CACHE_ROWS, size_of=lambda p: len(p.rows),
+            why="designs that differ only in clock or bandwidth share their instructions "
+            "(docs/flightllm-sd.md, \"Speed\"): pricing rows again costs a copy and one "
+            "vectorised formula, compiling them an emission and a token resolution")
+        self.per_pass: BoundedCache[PartRows] = bounded_cache(
+            "flightllm.per_pass", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
+            keys="as `flightllm.link_free`, for the parts that depend on the context",
+            budget=PASS_ROWS_CACHE_ROWS, size_of=lambda p: len(p.rows),
+            why="the attention parts' link-free rows, met again only by the next designs of "
+            "a sweep that differ in clock or bandwidth")
+        self.costs: BoundedCache[FormCost] = bounded_cache(
+            "flightllm.form_costs", owner="fpgasim.dataflow.lowerings.flightllm",
+            keys="a layer's emission key in one form, link-free rates, masks, form",
+            budget=FORM_COSTS,
+            why="the MV-or-MM choice of a layer needs both forms' busiest unit; a summary "
+            "is a 6 x 3 array")
 
     def __call__(self, group: _Group, rates: Rates, masks: MaskSet | None) -> Program:
         free = rates.link_free
@@ -187,14 +210,6 @@ class _PartCache:
         if group.per_pass:  # priced once: a sweep meets each (context, rates) once
             return compiled()
         return self.parts((group.keys, rates, masks), compiled)
-
-    def cache_clear(self) -> None:
-        """Forget every compiled part, summary and shared block (a cold compiler)."""
-        caches = (self.parts, self.link_free, self.per_pass, self.costs, _SHARED_BLOCKS,
-                  _FIXED_PARTS)
-        for cache in caches:
-            cache.cache_clear()
-        _STRUCTURES.cache_clear()
 
 
 _part = _PartCache()
@@ -269,7 +284,10 @@ def _layer_floor(L: HwLayer, rates: Rates) -> float:
     return min(mv, mm_form_compute_cycles(L, rates.link_free))
 
 
-@lru_cache(maxsize=4096)
+@memoised("flightllm.one_group_busiest", owner="fpgasim.dataflow.lowerings.flightllm",
+          keys="hardware layer, rates", budget=4096,
+          why="a floor of a pass sums one MV row group's busiest unit per layer; the same "
+          "layers recur at every context")
 def _one_group_busiest(L: HwLayer, rates: Rates) -> float:
     """The busiest unit's summed durations of one MV row group of L, less its error bound."""
     cost = form_cost(L, rates.link_free, None, MV_FORM)
@@ -287,9 +305,15 @@ def fixed_shape(spec: PassSpec) -> tuple:
 #: `lower_fixed`'s executables by (rates, model, rows), up to as many rows in all as the part
 #: cache holds (least recently used out; their parts are mostly the part cache's own
 #: objects): `generate`'s x = 1..85 hold 4.2M rows
-_FIXED_PARTS: BoundedCache[Executable | None] = BoundedCache(
-    PART_CACHE_ROWS, lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts)
-)
+_FIXED_PARTS: BoundedCache[Executable | None] = bounded_cache(
+    "flightllm.fixed_parts", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
+    keys="rates, model, pass kind, phase, rows",
+    budget=PART_CACHE_ROWS,
+    size_of=lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts),
+    why="what a pass's lower bound sums (`flightllm.lower_fixed`; x = 1..85 hold 4.2M rows); "
+    "rebuilding the pass's graph and plan at every context to find them cost 2.5 s of CPU "
+    "for the 2,688 bounds of LongSpec's `generate` on `flightllm-vhk158`, 1.16 s "
+    "with them kept")
 
 
 def _fixed_parts(spec: PassSpec, board: Board, model: TargetModel, label: str) -> Executable | None:
@@ -315,8 +339,10 @@ def _checked(board: Board, model: TargetModel) -> Rates:
     return _rates(board)
 
 
-@lru_cache(maxsize=256)
+@memoised("flightllm.rates", owner="fpgasim.dataflow.lowerings.flightllm", keys="board", budget=256,
+          why="every lowered pass prices its rows at its board's rates")
 def _rates(board: Board) -> Rates:
+    """The board's rates (clock, link, unit parameters) as the compiler prices rows."""
     return Rates.of(board)
 
 
@@ -379,7 +405,10 @@ def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter,
     return draft_layers_of(model, params, network, keys, spec.batch), label
 
 
-@lru_cache(maxsize=192)  # 64 shapes per built-in drafter, as each had its own cache
+@memoised("flightllm.draft_layers", owner="fpgasim.dataflow.lowerings.flightllm",
+          keys="model, graph parameters, the drafter's network and keys, requests",
+          budget=192, why="a draft pass shape's fused hardware layers (64 shapes per "
+          "shipped drafter), asked by every draft pass of that shape")
 def draft_layers_of(model: TargetModel, params: GraphParams, network: DraftNetwork,
                     keys: DraftKeys, requests: int = 1) -> tuple:
     """Hardware layers of one draft pass: its network's graph fused (with `requests` a
@@ -400,8 +429,11 @@ class _Group:
 
 
 #: the grouping of recent hardware-layer tuples (by identity; the tuples come from the
-#: lru-cached `*_layers_of`), so a pass of a shape seen before is not regrouped
-_PLANS: BoundedCache[tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = BoundedCache(256)
+#: memoised `*_layers_of`), so a pass of a shape seen before is not regrouped
+_PLANS: BoundedCache[tuple[tuple, tuple[tuple[_Group, ...], tuple[int, ...]]]] = bounded_cache(
+    "flightllm.plans", owner="fpgasim.dataflow.lowerings.flightllm",
+    keys="a hardware-layer tuple's identity (held)", budget=256,
+    why="a pass of a shape seen before is not grouped into parts again")
 
 
 def _plan(hw: tuple) -> tuple[tuple[_Group, ...], tuple[int, ...]]:
@@ -476,11 +508,11 @@ def _parts(
     parts: list[Program] = []
     for group in groups:
         part = _part(group, rates, masks)
-        if "too_slow" not in part.memo:
+        if part.derived.too_slow is None:
             # summed as floats: an int64 sum of many long rows could wrap
-            part.memo["too_slow"] = float(part.instrs["cycles"].sum(dtype=np.float64)) >= (
+            part.derived.too_slow = float(part.instrs["cycles"].sum(dtype=np.float64)) >= (
                 MAX_PART_TICKS)
-        if part.memo["too_slow"]:
+        if part.derived.too_slow:
             raise ConfigError(f"board {board.name}", "memory.bandwidth_gb_s",
                               board.memory.bandwidth_gb_s,
                               "too slow: a layer would exceed the simulator's time range")

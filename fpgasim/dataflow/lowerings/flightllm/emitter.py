@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from fpgasim.bounded import BoundedCache
+from fpgasim.bounded import BoundedCache, bounded_cache
 from fpgasim.config.board import Board
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.emitter import Emitter
@@ -184,7 +184,11 @@ FLIGHTLLM_ROW = np.dtype([
 
 
 #: blocks shared across layers (about 70 bytes a row), see `FlightLLMEmitter.share_blocks`
-_SHARED_BLOCKS: BoundedCache[np.ndarray] = BoundedCache(1_000_000, len)
+_SHARED_BLOCKS: BoundedCache[np.ndarray] = bounded_cache(
+    "flightllm.shared_blocks", owner="fpgasim.dataflow.lowerings.flightllm.emitter", unit="rows",
+    keys="the emitter's scope and the block's layer shape", budget=1_000_000, size_of=len,
+    why="a verify pass of x rows is x copies of the same row group: x = 2..85 at one context "
+    "build 3 distinct row-group blocks per layer instead of 3 per x")
 
 
 class FlightLLMEmitter(Emitter):

@@ -12,9 +12,9 @@ C(n) = H (2n - 1)).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
+from fpgasim.bounded import memoised
 from fpgasim.config.loader import MASK_DIR, data_root, load_file
 from fpgasim.config.schema import MaskTable
 from fpgasim.errors import ConfigError
@@ -61,7 +61,9 @@ def causal(heads: int, rows: int, block_tokens: int, rows_per_tile: int = 2) -> 
     return MaskSet("causal", heads, block_tokens, (LayerMask(S, V, C),))
 
 
-@cache
+@memoised("flightllm.mask_tables", owner="fpgasim.dataflow.lowerings.flightllm.masks",
+          keys="mask table name", budget=16,
+          why="a packaged YAML file, read once per process instead of once per pass")
 def load(name: str) -> MaskSet:
     """A mask table from workloads/masks/<name>.yaml (see the file's header for the fields)."""
     path = Path(data_root()) / MASK_DIR / f"{name}.yaml"

@@ -19,7 +19,7 @@ from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.reproduce import load_experiment, run_experiment
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.sweep.space import parse_vary
 
@@ -53,7 +53,9 @@ def small(name: str, **update) -> Experiment:
 def test_reproduce_figures_fit_and_say_their_source(name: str, aat_dir: Path) -> None:
     exp = small(name, figure=True)
     result = run_experiment(exp, engine="analytic", aat_dir=aat_dir, sim="fast")
-    fig = EXPERIMENT_KINDS[exp.kind].plot(result)
+    plot = experiment_kind(exp.kind).plot
+    assert plot is not None
+    fig = plot(result)
     assert_inside(fig, name)
     title = " ".join(fig.get_suptitle().split())  # the caption is wrapped to the width
     assert "AAT: " in title and "engine:" in title, title

@@ -40,10 +40,10 @@ from fpgasim.reproduce import (
     write_outputs,
 )
 from fpgasim.reproduce.beside import beside_columns
-from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
+from fpgasim.reproduce.loader import AnyExperiment
 from fpgasim.reproduce.output import figure_png, source_line
 from fpgasim.reproduce.prefetch import simulator_passes
-from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+from fpgasim.reproduce.runner import check_inputs, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
 from fpgasim.simulate import fits_memory
 from fpgasim.step import service_for
@@ -151,10 +151,6 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
             raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
-        if isinstance(exp, ExternalExperiment) and not external_available(exp.kind):
-            if len(wanted) == 1:
-                raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
-            continue  # all/everything: an experiment whose package is not installed yet
         first = given.setdefault(exp.name, name)
         if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder
             raise InputError("NAME", name, f"experiments with distinct names: {first} and "

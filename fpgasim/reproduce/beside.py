@@ -26,7 +26,6 @@ accounting's pass time), plus the stalls.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 
@@ -36,6 +35,7 @@ from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing
+from fpgasim.reproduce.kind import BesideSpec, experiment_kind
 from fpgasim.reproduce.workloads import load_inputs
 from fpgasim.step import service_for, step_passes, verify_spec
 
@@ -46,59 +46,9 @@ MECHANISMS = ("MV rate", "padding", "weight re-reads", "SFU", "loads", "stores",
 ROW_KEYS = ("board", "model", "algorithm", "task", "context")
 
 
-@dataclass(frozen=True)
-class BesideSpec:
-    """How one kind is put side by side.
-
-    keys: columns (beside ROW_KEYS) that identify a row on both sides; values: columns the
-    engine changes (each gets a NAME_sim twin); speedup: the speedup whose ratio gets a
-    reason; point: the (x, tree, AAT) columns of the accounting's point the reason explains.
-    """
-
-    keys: tuple[str, ...]
-    values: tuple[str, ...]
-    speedup: str
-    point: tuple[str, str, str]
-
-
-_SETS = BesideSpec(("method",), ("decision", "verify_len", "tokens_per_s", "speedup"),
-                   "speedup", ("verify_len", "tree", "aat"))  # fmt: skip
-_BEST = ("best_verify_len", "best_tree", "best_aat")
-_PER_X = ("verify_len", "tree", "aat")
-BESIDE: dict[str, BesideSpec] = {
-    "context_sets": _SETS,
-    "tree_methods": _SETS,
-    "tasks_unified": BesideSpec(
-        (),
-        ("decision", "best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
-        "best_speedup",
-        _BEST,
-    ),
-    "boards_grid": BesideSpec(
-        (),
-        ("decision", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
-        "speedup",
-        _BEST,
-    ),
-    "sparse_fit_models": BesideSpec(
-        (),
-        ("decision", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"),
-        "speedup",
-        _BEST,
-    ),
-    "speedup_curve": BesideSpec(("verify_len",), ("speedup", "tokens_per_s"), "speedup", _PER_X),
-    "rooflines": BesideSpec(
-        ("verify_len",),
-        ("p", "p_disc", "p_eff", "verify_s", "draft_s", "speedup"),
-        "speedup",
-        _PER_X,
-    ),  # fmt: skip
-}
-
-
 def beside_columns(kind: str) -> list[str]:
     """The columns `beside` adds for a kind, in order (none for untimed kinds)."""
-    spec = BESIDE.get(kind)
+    spec = experiment_kind(kind).beside
     if spec is None:
         return []
     ratios = [f"{v}_ratio" for v in spec.values if v.endswith("speedup")]
@@ -109,7 +59,8 @@ def beside(
     kind: str, accounting: pd.DataFrame, simulated: pd.DataFrame, account: Engine, sim: Engine
 ) -> pd.DataFrame:
     """`accounting` with the simulator's twin columns, ratios and reasons appended."""
-    spec = BESIDE[kind]
+    spec = experiment_kind(kind).beside
+    assert spec is not None, f"kind {kind} is not put side by side"
     keys = [k for k in (*ROW_KEYS, *spec.keys) if k in accounting.columns]
     right = simulated[keys + list(spec.values)].rename(columns={v: f"{v}_sim" for v in spec.values})
     out = accounting.merge(right, how="left", on=keys, validate="1:1")
@@ -126,7 +77,7 @@ def beside(
 def disagreements(kind: str, table: pd.DataFrame, sim_name: str) -> list[str]:
     """One line per row where the accounting and the simulator decide SD-or-AD differently
     (`disagreement_line`, naming the row and reusing its `sim_reason`)."""
-    spec = BESIDE.get(kind)
+    spec = experiment_kind(kind).beside
     if spec is None or "decision_sim" not in table.columns:
         return []
     x_col = spec.point[0]
@@ -374,7 +325,6 @@ def _int(v: object) -> int | None:
 
 
 __all__ = [
-    "BESIDE",
     "REASON_THRESHOLD",
     "beside",
     "beside_columns",

@@ -12,16 +12,11 @@ import math
 import pandas as pd
 import pytest
 
+from fpgasim.analysis.cross_check import attribute, parse_tree, reason_line
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
-from fpgasim.reproduce.beside import (
-    REASON_THRESHOLD,
-    attribute,
-    beside_columns,
-    parse_tree,
-    reason_line,
-)
+from fpgasim.reproduce.beside import REASON_THRESHOLD, beside_columns
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.schema import Experiment

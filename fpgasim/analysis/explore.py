@@ -25,6 +25,7 @@ import pandas as pd
 from fpgasim.analysis.aat import pair_rows
 from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, max_verify_len
 from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.cross_check import disagreement_line
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.analysis.solver import energy_verdict
 from fpgasim.config.board import Board
@@ -492,13 +493,14 @@ def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
     for row in summary.to_dict("records"):
         acc = row.get("decision_accounting")
         if acc is not None and acc != row["decision"]:
-            lines.append(
-                f"{row['algorithm']} L={row['context']}"
-                + (f" B={row['batch']}" if row["batch"] > 1 else "")
-                + f" on {row['board']}: SD-or-AD differs: "
-                f"the accounting says {acc} ({row['speedup_accounting']:.3g}x), the "
-                f"simulator ({row['engine']}) {row['decision']} ({row['speedup']:.3g}x)"
+            line = disagreement_line(
+                decision=acc, speedup=float(row["speedup_accounting"]), x=None,
+                decision_sim=row["decision"], speedup_sim=float(row["speedup"]), x_sim=None,
+                sim_name=row["engine"], reason="",
             )
+            batch = f" B={row['batch']}" if row["batch"] > 1 else ""
+            lines.append(f"{row['algorithm']} L={row['context']}{batch} on {row['board']}: "
+                         f"SD-or-AD differs: {line}")
     return lines
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.cross_check import parse_tree
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
-from fpgasim.reproduce.beside import parse_tree
 from fpgasim.reproduce.kind import EngineComparison, experiment_kind
 from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table

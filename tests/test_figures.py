@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from fpgasim.analysis.explore import explore, plot_explore
-from fpgasim.analysis.plot import plot_solution
+from fpgasim.analysis.explore import explore
+from fpgasim.analysis.plot import plot_explore, plot_solution
 from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import BoardBase
@@ -76,14 +76,14 @@ def test_solve_plot_fits(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_explore_heat_map_fits(tmp_path: Path, monkeypatch) -> None:
-    from fpgasim.analysis import explore as explore_module
+    from fpgasim.analysis import plot as plot_module
 
     variation = parse_vary(["design.mm_cols=48,128", "fpga.memory.bandwidth_gb_s=460,1638"])
     result = explore(BoardBase("v80"), variation, load_model("llama-3.1-8b"),
                      [load_algorithm("longspec"), load_algorithm("eagle3")], [256, 1024],
                      engine="analytic", executor="inprocess")  # fmt: skip
     captured = {}
-    monkeypatch.setattr(explore_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
+    monkeypatch.setattr(plot_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
     plot_explore(result, tmp_path / "e.png")
     fig = captured["fig"]
     assert_inside(fig, "explore")

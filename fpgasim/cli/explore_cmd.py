@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from fpgasim.analysis.explore import cheapest_paying, explore, plot_explore, verdict
+from fpgasim.analysis.explore import cheapest_paying, explore, verdict
+from fpgasim.analysis.plot import plot_explore
 from fpgasim.cli.common import (
     RichProgress,
     console,

@@ -1,6 +1,7 @@
 """Fig. 6: the AAT against x per tree-construction method."""
 
-from fpgasim.reproduce import curve_renderers, figures
+from fpgasim.analysis import plot
+from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import SOURCE_COLUMNS, ExperimentKind, register_kind
 
 KIND = register_kind(ExperimentKind(
@@ -14,6 +15,6 @@ KIND = register_kind(ExperimentKind(
     beside=None,
     compare=None,
     render=curve_renderers.aat_curves,
-    plot=figures.aat_curves,
+    plot=plot.aat_curves_figure,
     external=None,
 ))  # fmt: skip

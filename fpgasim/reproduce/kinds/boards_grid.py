@@ -1,6 +1,7 @@
 """Table IV: AD, the best x and its speedup per board and context, with the regime."""
 
-from fpgasim.reproduce import figures, tables
+from fpgasim.analysis import plot
+from fpgasim.reproduce import tables
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,
     BesideSpec,
@@ -30,6 +31,6 @@ KIND = register_kind(ExperimentKind(
     compare=EngineComparison(("board", "context"), (("best_verify_len", "speedup"),),
                              best_of_curve=False, breakdown=True),
     render=tables.boards_grid,
-    plot=figures.boards_grid,
+    plot=plot.boards_grid_figure,
     external=None,
 ))  # fmt: skip

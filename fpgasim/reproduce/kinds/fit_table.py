@@ -1,6 +1,7 @@
 """Fig. 5: the AAT model A + B·ln(x − C) fitted on a few points, and its R²."""
 
-from fpgasim.reproduce import curve_renderers, figures
+from fpgasim.analysis import plot
+from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import SOURCE_COLUMNS, ExperimentKind, register_kind
 
 KIND = register_kind(ExperimentKind(
@@ -14,6 +15,6 @@ KIND = register_kind(ExperimentKind(
     beside=None,
     compare=None,
     render=curve_renderers.fit_table,
-    plot=figures.fit_table,
+    plot=plot.fit_table_figure,
     external=None,
 ))  # fmt: skip

@@ -1,6 +1,7 @@
 """Fig. 2: the primary and discounted rooflines, AAT/AR and P_eff against x."""
 
-from fpgasim.reproduce import curve_renderers, figures
+from fpgasim.analysis import plot
+from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,
     BesideSpec,
@@ -22,6 +23,6 @@ KIND = register_kind(ExperimentKind(
     compare=EngineComparison(("context",), (("best_verify_len", "best_speedup"),),
                              best_of_curve=True, breakdown=False),
     render=curve_renderers.rooflines,
-    plot=figures.rooflines,
+    plot=plot.rooflines_figure,
     external=None,
 ))  # fmt: skip

@@ -1,6 +1,7 @@
 """Fig. 4: the best x per model on the AAT fitted from a few measured points."""
 
-from fpgasim.reproduce import figures, tables
+from fpgasim.analysis import plot
+from fpgasim.reproduce import tables
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,
     BesideSpec,
@@ -31,6 +32,6 @@ KIND = register_kind(ExperimentKind(
                              (("best_verify_len", "speedup"),), best_of_curve=False,
                              breakdown=False),
     render=tables.sparse_fit_models,
-    plot=figures.sparse_fit_models,
+    plot=plot.sparse_fit_models_figure,
     external=None,
 ))  # fmt: skip

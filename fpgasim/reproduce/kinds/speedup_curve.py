@@ -1,6 +1,7 @@
 """Fig. 1: the speedup over AD against x, with the AAT."""
 
-from fpgasim.reproduce import curve_renderers, figures
+from fpgasim.analysis import plot
+from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,
     BesideSpec,
@@ -22,6 +23,6 @@ KIND = register_kind(ExperimentKind(
     compare=EngineComparison(("context",), (("best_verify_len", "best_speedup"),),
                              best_of_curve=True, breakdown=False),
     render=curve_renderers.speedup_curve,
-    plot=figures.speedup_curve,
+    plot=plot.speedup_curve_figure,
     external=None,
 ))  # fmt: skip

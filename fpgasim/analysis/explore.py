@@ -442,6 +442,25 @@ def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
     return ordered.groupby(SPACE_GROUP, sort=False).head(1).reset_index(drop=True)
 
 
+def cheapest_lines(summary: pd.DataFrame) -> list[str]:
+    """Per (drafter, batch, context): the fitting board with the fewest DSPs where SD pays
+    (`cheapest_paying`), or a line saying SD pays on none."""
+    cheapest = cheapest_paying(summary)
+    lines = []
+    found = {(r["algorithm"], r["batch"], r["context"]): r for r in cheapest.to_dict("records")}
+    for key in dict.fromkeys(zip(summary["algorithm"], summary["batch"], summary["context"],
+                                 strict=True)):
+        row = found.get(key)
+        head = f"{key[0]} L={key[2]}" + (f" B={key[1]}" if key[1] > 1 else "")
+        if row is None:
+            lines.append(f"{head}: SD pays on no fitting board of the space")
+        else:
+            lines.append(f"{head}: cheapest fitting board where SD pays: "
+                         f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
+                         f"at x={row['best_verify_len']})")
+    return lines
+
+
 def step_gains(summary: pd.DataFrame, first: str, second: str) -> tuple[float, float] | None:
     """"One step up the diagonal": from every grid point that has a next value on both axes,
     the delivered tokens/s one step up `first` and one step up `second`, relative to the

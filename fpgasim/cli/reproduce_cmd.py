@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from fpgasim.analysis.cross_check import ACCOUNTING
 from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableMdCsv,
@@ -44,8 +45,6 @@ MAX_SHOWN_ROWS = 40
 DEFAULT_OUT = Path("results")
 #: The simulator shown beside the study's accounting by default (event's cycles, numba).
 DEFAULT_SIM = BULK_ENGINE
-#: The engine of the study's accounting (the main columns).
-ACCOUNTING = "analytic"
 
 
 def reproduce(

@@ -14,7 +14,7 @@ from fpgasim.analysis.cross_check import CheckedBatches, solve_batches_checked, 
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution
+from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution, crossover_lines
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     dumps_json,
@@ -253,20 +253,8 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
     out.print(rich_table(rows, floatfmt="{:.3g}", title=(
         f"SD under batching: {first['board']} / {first['model']} / {first['algorithm']} / "
         f"engine {first['engine']}, lowering {board.lowering} / AAT {first['aat_basis']}")))
-    for c in result.crossover.to_dict("records"):
-        label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
-        if c["largest_sd_batch"] is None:
-            line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
-                   f"{c['first_ad_batch']})"
-        elif c["first_ad_batch"] is None:
-            line = (f"SD pays at every batch solved, up to {c['largest_sd_batch']} "
-                    f"({c['speedup_there']:.3g}x there)")
-        else:
-            line = (f"SD pays up to batch {c['largest_sd_batch']} ({c['speedup_there']:.3g}x), "
-                    f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
-        if c["pays_again_at"]:
-            line += f"; pays again at {c['pays_again_at']}"
-        out.print(f"  {label}: {line}", highlight=False, soft_wrap=True)
+    for line in crossover_lines(result.crossover):
+        out.print(line, highlight=False, soft_wrap=True)
     for line in differs:
         out.print(line, highlight=False, soft_wrap=True)
     if plot is not None:

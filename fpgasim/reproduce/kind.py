@@ -18,10 +18,16 @@ import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # types only: the kinds' modules import these, and this module first
+    from fpgasim.analysis.plot import ExperimentOutput
+    from fpgasim.reproduce.rendered import Rendered
+    from fpgasim.reproduce.schema import Experiment
+    from fpgasim.reproduce.workloads import RunContext
 
 #: The package whose every module is a kind (imported on the registry's first read).
 KINDS_PACKAGE = "fpgasim.reproduce.kinds"
@@ -104,8 +110,8 @@ class ExperimentKind:
     decision: Decision | None
     beside: BesideSpec | None
     compare: EngineComparison | None
-    render: Callable[..., Any] | None
-    plot: Callable[..., Any] | None
+    render: Callable[[Experiment, RunContext], Rendered] | None
+    plot: Callable[[ExperimentOutput], Any] | None  # a matplotlib Figure
     external: External | None
 
     def __post_init__(self) -> None:

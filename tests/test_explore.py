@@ -113,15 +113,15 @@ def test_heat_map_greys_out_cells_where_ad_wins(result, tmp_path: Path, monkeypa
 
     import matplotlib.pyplot as plt
 
-    from fpgasim.analysis import explore as explore_module
+    from fpgasim.analysis import plot as plot_module
 
     summary = result.summary.copy()
     first = summary.index[0]
     summary.loc[first, ["speedup", "decision"]] = [0.9, "use AD"]
     summary.loc[first, "tokens_per_s"] = summary.loc[first, "ad_tokens_per_s"]
     captured = {}
-    monkeypatch.setattr(explore_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
-    explore_module.plot_explore(dataclasses.replace(result, summary=summary), tmp_path / "x.png")
+    monkeypatch.setattr(plot_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
+    plot_module.plot_explore(dataclasses.replace(result, summary=summary), tmp_path / "x.png")
     fig = captured["fig"]
     images = [im for ax in fig.axes for im in ax.get_images()]
     assert len(images) == 2  # delivered tokens/s and the speedup, one drafter

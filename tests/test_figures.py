@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from fpgasim.analysis.explore import explore, plot_explore
-from fpgasim.analysis.plot import plot_solution
+from fpgasim.analysis.explore import explore
+from fpgasim.analysis.plot import plot_explore, plot_solution
 from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.reproduce import load_experiment, run_experiment
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.sweep.space import parse_vary
 
@@ -53,7 +53,9 @@ def small(name: str, **update) -> Experiment:
 def test_reproduce_figures_fit_and_say_their_source(name: str, aat_dir: Path) -> None:
     exp = small(name, figure=True)
     result = run_experiment(exp, engine="analytic", aat_dir=aat_dir, sim="fast")
-    fig = EXPERIMENT_KINDS[exp.kind].plot(result)
+    plot = experiment_kind(exp.kind).plot
+    assert plot is not None
+    fig = plot(result)
     assert_inside(fig, name)
     title = " ".join(fig.get_suptitle().split())  # the caption is wrapped to the width
     assert "AAT: " in title and "engine:" in title, title
@@ -74,14 +76,14 @@ def test_solve_plot_fits(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_explore_heat_map_fits(tmp_path: Path, monkeypatch) -> None:
-    from fpgasim.analysis import explore as explore_module
+    from fpgasim.analysis import plot as plot_module
 
     variation = parse_vary(["design.mm_cols=48,128", "fpga.memory.bandwidth_gb_s=460,1638"])
     result = explore(BoardBase("v80"), variation, load_model("llama-3.1-8b"),
                      [load_algorithm("longspec"), load_algorithm("eagle3")], [256, 1024],
                      engine="analytic", executor="inprocess")  # fmt: skip
     captured = {}
-    monkeypatch.setattr(explore_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
+    monkeypatch.setattr(plot_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
     plot_explore(result, tmp_path / "e.png")
     fig = captured["fig"]
     assert_inside(fig, "explore")

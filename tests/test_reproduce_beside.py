@@ -12,17 +12,12 @@ import math
 import pandas as pd
 import pytest
 
+from fpgasim.analysis.cross_check import attribute, parse_tree, reason_line
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
-from fpgasim.reproduce.beside import (
-    BESIDE,
-    REASON_THRESHOLD,
-    attribute,
-    beside_columns,
-    parse_tree,
-    reason_line,
-)
+from fpgasim.reproduce.beside import REASON_THRESHOLD, beside_columns
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.step import architecture, pass_key, service_for
@@ -64,7 +59,8 @@ def test_twins_are_the_simulator_run_alone(name: str, contexts) -> None:
     sim = run_experiment(exp, ctx=contexts["sim"]).table
     # the accounting's columns are exactly the accounting run alone
     pd.testing.assert_frame_equal(both[list(alone.columns)], alone)
-    spec = BESIDE[exp.kind]
+    spec = experiment_kind(exp.kind).beside
+    assert spec is not None
     assert list(both.columns[len(alone.columns) :]) == beside_columns(exp.kind)
     for col in spec.values:
         pd.testing.assert_series_equal(

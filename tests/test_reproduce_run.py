@@ -18,7 +18,7 @@ from fpgasim.reproduce import (
     run_experiment,
     write_outputs,
 )
-from fpgasim.reproduce.schema import TIMED_KINDS
+from fpgasim.reproduce.kind import experiment_kind
 
 STUDY = ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
 
@@ -44,9 +44,10 @@ def check_shape(result, exp: Experiment) -> None:
     if "decision" in table:
         x_col = next(c for c in exp.columns if c.endswith("verify_len"))
         assert list(table.columns).index("decision") == list(table.columns).index(x_col) - 1
-    assert table.columns[-1] == ("lowering" if exp.kind in TIMED_KINDS else "aat_source")
+    timed = experiment_kind(exp.kind).timed
+    assert table.columns[-1] == ("lowering" if timed else "aat_source")
     assert result.aat_source and result.aat_source in markdown(result)
-    assert (result.engine == "analytic") == (exp.kind in TIMED_KINDS)
+    assert (result.engine == "analytic") == timed
 
 
 @pytest.mark.parametrize("name", STUDY)

@@ -28,7 +28,6 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.fileio import write_figure
 
 #: One row per (context, algorithm); parameter columns first.
 COMPARE_COLUMNS = [
@@ -251,131 +250,6 @@ def compare_algorithms(
         [winner_row(g) for _, g in table.groupby("context", sort=True)], columns=WINNER_COLUMNS
     )
     return Comparison(table, winners, pd.concat(curves, ignore_index=True))
-
-
-# --------------------------------------------------------------------------- figure
-
-COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
-MARKERS = ("o", "s", "^", "D", "v", "P")
-
-
-def plot_comparison(comparison: Comparison, path: Path) -> None:
-    """PNG, 2 x 2: speedup vs context; AAT at the best x; step time split into T_v and T_d
-    (in AD steps); speedup(x) at the middle context."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    if Path(path).suffix.lower() != ".png":
-        raise InputError("plot", str(path), "a file ending in .png")
-    t = comparison.table
-    algos = list(dict.fromkeys(t.sort_values("algorithm")["algorithm"]))
-    contexts = sorted(t["context"].unique())
-    style = {a: (COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]) for i, a in enumerate(algos)}
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5))
-    ax_s, ax_a, ax_t, ax_x = axes[0, 0], axes[0, 1], axes[1, 0], axes[1, 1]
-    pos = np.arange(len(contexts))
-    for i, a in enumerate(algos):
-        rows = t[t["algorithm"] == a].set_index("context").loc[contexts]
-        color, marker = style[a]
-        ax_s.plot(pos, rows["best_speedup"], marker=marker, color=color, lw=2, ms=8, label=a)
-        labels = zip(pos, rows["best_speedup"], rows["best_verify_len"], strict=True)
-        for p, sp, x in labels:  # labels above for even, below for odd algorithms
-            ax_s.annotate(
-                f"x={x}",
-                (p, sp),
-                textcoords="offset points",
-                xytext=(0, 8 if i % 2 == 0 else -15),
-                ha="center",
-                fontsize=8,
-                color=color,
-            )
-        ax_a.plot(pos, rows["best_aat"], marker=marker, color=color, lw=2, ms=8, label=a)
-    ax_s.axhline(1.0, color="gray", ls="--", lw=1, label="AD (speedup 1)")
-    for ax, title, ylabel in (
-        (ax_s, "Best speedup over AD (label: best x)", "speedup = P_eff(x*) / P(1)"),
-        (ax_a, "Accepted tokens per iteration at the best x", "AAT(x*)"),
-    ):
-        ax.set_xticks(pos, [str(c) for c in contexts])
-        ax.set_xlabel("context length L")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=9)
-    ax_s.set_ylim(0, float(t["best_speedup"].max()) * 1.15)
-    ax_a.set_ylim(1, float(t["best_aat"].max()) * 1.1)
-    width = 0.8 / max(1, len(algos))
-    for i, a in enumerate(algos):
-        rows = t[t["algorithm"] == a].set_index("context").loc[contexts]
-        ad_ms = 1e3 / rows["ad_tokens_per_s"]
-        tv, td = rows["verify_ms"] / ad_ms, rows["draft_ms"] / ad_ms
-        xs = pos - 0.4 + width * (i + 0.5)
-        color = style[a][0]
-        ax_t.bar(xs, tv, width, color=color, alpha=0.45, edgecolor=color)
-        ax_t.bar(xs, td, width, bottom=tv, color=color, edgecolor="black", hatch="//")
-        for x, top, passes in zip(xs, tv + td, rows["draft_passes"], strict=True):
-            ax_t.annotate(
-                f"{passes}p",
-                (x, top),
-                textcoords="offset points",
-                xytext=(0, 2),
-                ha="center",
-                fontsize=7,
-            )
-    handles = [plt.Rectangle((0, 0), 1, 1, color=style[a][0]) for a in algos]
-    handles += [
-        plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="gray", alpha=0.6),
-        plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"),
-    ]
-    ax_t.legend(
-        handles,
-        [*algos, "T_v (verify)", "T_d (draft)"],
-        fontsize=8,
-        ncol=len(handles),
-        loc="upper center",
-        handlelength=1.2,
-        columnspacing=0.8,
-    )
-    ax_t.set_ylim(
-        0, float((t["verify_ms"] + t["draft_ms"]).div(1e3 / t["ad_tokens_per_s"]).max()) * 1.22
-    )
-    ax_t.set_xticks(pos, [str(c) for c in contexts])
-    ax_t.set_xlabel("context length L")
-    ax_t.set_ylabel("time per iteration / AD step time")
-    ax_t.set_title("Step at the best x: T_v + T_d (hatched; label: draft passes)")
-    ax_t.grid(alpha=0.3, axis="y")
-    mid = contexts[len(contexts) // 2]
-    c = comparison.curves
-    for a in algos:
-        cur = c[(c["algorithm"] == a) & (c["context"] == mid)].sort_values("verify_len")
-        color, marker = style[a]
-        ax_x.plot(cur["verify_len"], cur["speedup"], color=color, lw=1.8, label=a)
-        best = cur.loc[cur["speedup"].idxmax()]
-        ax_x.plot(
-            best["verify_len"],
-            best["speedup"],
-            marker=marker,
-            color=color,
-            ms=10,
-            markeredgecolor="black",
-        )
-    ax_x.axhline(1.0, color="gray", ls="--", lw=1)
-    ax_x.set_xscale("log")
-    ax_x.set_xlabel("verification length x (tree nodes + 1)")
-    ax_x.set_ylabel("speedup P_eff(x) / P(1)")
-    ax_x.set_title(f"Speedup over x at L = {mid} (marker: best x)")
-    ax_x.grid(alpha=0.3, which="both")
-    ax_x.legend(fontsize=9)
-    first = t.iloc[0]
-    fig.suptitle(
-        f"{' vs '.join(algos)} on {first['model']}, board {first['board']} "
-        f"({first['engine']} engine; AAT: {acceptance_label(t)})",
-        fontsize=13,
-    )
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    write_figure(fig, Path(path))
 
 
 def acceptance_label(table: pd.DataFrame) -> str:

@@ -14,10 +14,8 @@ accounting's decision where the two part (`disagreements`). docs/cli.md, "explor
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +23,7 @@ import pandas as pd
 from fpgasim.analysis.aat import pair_rows
 from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, max_verify_len
 from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.cross_check import disagreement_line
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.analysis.solver import energy_verdict
 from fpgasim.config.board import Board
@@ -32,7 +31,6 @@ from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.errors import InputError
-from fpgasim.fileio import write_figure
 from fpgasim.simulate import Point
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
@@ -444,6 +442,25 @@ def cheapest_paying(summary: pd.DataFrame) -> pd.DataFrame:
     return ordered.groupby(SPACE_GROUP, sort=False).head(1).reset_index(drop=True)
 
 
+def cheapest_lines(summary: pd.DataFrame) -> list[str]:
+    """Per (drafter, batch, context): the fitting board with the fewest DSPs where SD pays
+    (`cheapest_paying`), or a line saying SD pays on none."""
+    cheapest = cheapest_paying(summary)
+    lines = []
+    found = {(r["algorithm"], r["batch"], r["context"]): r for r in cheapest.to_dict("records")}
+    for key in dict.fromkeys(zip(summary["algorithm"], summary["batch"], summary["context"],
+                                 strict=True)):
+        row = found.get(key)
+        head = f"{key[0]} L={key[2]}" + (f" B={key[1]}" if key[1] > 1 else "")
+        if row is None:
+            lines.append(f"{head}: SD pays on no fitting board of the space")
+        else:
+            lines.append(f"{head}: cheapest fitting board where SD pays: "
+                         f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
+                         f"at x={row['best_verify_len']})")
+    return lines
+
+
 def step_gains(summary: pd.DataFrame, first: str, second: str) -> tuple[float, float] | None:
     """"One step up the diagonal": from every grid point that has a next value on both axes,
     the delivered tokens/s one step up `first` and one step up `second`, relative to the
@@ -492,13 +509,14 @@ def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
     for row in summary.to_dict("records"):
         acc = row.get("decision_accounting")
         if acc is not None and acc != row["decision"]:
-            lines.append(
-                f"{row['algorithm']} L={row['context']}"
-                + (f" B={row['batch']}" if row["batch"] > 1 else "")
-                + f" on {row['board']}: SD-or-AD differs: "
-                f"the accounting says {acc} ({row['speedup_accounting']:.3g}x), the "
-                f"simulator ({row['engine']}) {row['decision']} ({row['speedup']:.3g}x)"
+            line = disagreement_line(
+                decision=acc, speedup=float(row["speedup_accounting"]), x=None,
+                decision_sim=row["decision"], speedup_sim=float(row["speedup"]), x_sim=None,
+                sim_name=row["engine"], reason="",
             )
+            batch = f" B={row['batch']}" if row["batch"] > 1 else ""
+            lines.append(f"{row['algorithm']} L={row['context']}{batch} on {row['board']}: "
+                         f"SD-or-AD differs: {line}")
     return lines
 
 
@@ -521,89 +539,3 @@ def _describe(row: pd.Series) -> str:
     if row["batch"] > 1:
         rate = f"{row['batch_tokens_per_s']:.3g} tok/s for the batch, {rate} per request"
     return f"{row['changes']} ({how}, {rate})"
-
-
-def plot_explore(result: ExploreResult, path: str | Path) -> None:
-    """Top row: per drafter, the Pareto front of delivered tokens/s against DSPs used (one
-    line per context; non-fitting boards hollow). Below, over the first two varied fields
-    (or the first against the contexts): heat maps of delivered tokens/s and of the speedup,
-    cells where AD wins grey, hatched and labelled 'AD' with AD's rate."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-
-    summary, axes = result.summary, result.axes
-    algorithms = list(dict.fromkeys(summary["algorithm"]))
-    contexts = sorted(summary["context"].unique())
-    fig, grid = plt.subplots(3, len(algorithms), squeeze=False,
-                             figsize=(4.8 * len(algorithms) + 0.8, 12.0))
-    colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(contexts)))
-    for j, algorithm in enumerate(algorithms):
-        mine = summary[summary["algorithm"] == algorithm]
-        ax = grid[0][j]
-        for colour, context in zip(colours, contexts, strict=True):
-            at = mine[mine["context"] == context]
-            ax.scatter(at.loc[at["fits"], "dsps_used"], at.loc[at["fits"], "tokens_per_s"], s=10,
-                       color=colour, alpha=0.4)
-            ax.scatter(at.loc[~at["fits"], "dsps_used"], at.loc[~at["fits"], "tokens_per_s"],
-                       s=10, facecolors="none", edgecolors=colour, alpha=0.4)
-            front = at[at["pareto"]].sort_values("dsps_used")
-            ax.step(front["dsps_used"], front["tokens_per_s"], where="post", color=colour,
-                    marker="o", ms=3, label=f"L = {context:,}")
-        ax.set_xlabel("DSP slices used (all pipelines)", fontsize=8)
-        ax.set_ylabel("delivered tokens/s (best of SD and AD)", fontsize=8)
-        ax.set_title(f"{algorithm}: Pareto front", fontsize=10)
-        ax.legend(fontsize=7)
-        x_axis = axes[0] if axes else None
-        y_axis = axes[1] if len(axes) >= 2 else "context"
-        last = mine if y_axis == "context" else mine[mine["context"] == contexts[-1]]
-        for row, (value, label, cmap, fmt) in enumerate(
-            (("tokens_per_s", "delivered tokens/s", "viridis", "{:.3g}"),
-             ("speedup", "SD speedup over AD (x)", "RdYlGn", "{:.2f}")), start=1):
-            ax = grid[row][j]
-            if x_axis is None:
-                ax.set_axis_off()
-                continue
-            _heat(ax, last, x_axis, y_axis, value, cmap, fmt)
-            where = "" if y_axis == "context" else f", L = {contexts[-1]:,}"
-            ax.set_title(f"{algorithm}: {label}{where}", fontsize=9)
-    first = summary.iloc[0]
-    fig.suptitle(textwrap.fill(
-        f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
-        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})", 100),
-        fontsize=11)
-    fig.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55",
-                              label="use AD: SD's best speedup <= 1 (the cell shows AD's rate)")],
-               loc="lower center", fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
-    write_figure(fig, path)
-
-
-def _heat(ax, frame: pd.DataFrame, x_axis: str, y_axis: str, value: str, cmap: str,
-          fmt: str) -> None:
-    """One heat map of `value` over (x_axis, y_axis); AD cells grey and hatched."""
-    import matplotlib.pyplot as plt
-
-    table = frame.pivot_table(index=y_axis, columns=x_axis, values=value, aggfunc="first")
-    use_ad = (frame.assign(ad=frame["decision"] != USE_SD)
-              .pivot_table(index=y_axis, columns=x_axis, values="ad", aggfunc="first")
-              .reindex_like(table).fillna(False).to_numpy(bool))
-    values = table.to_numpy(float)
-    image = ax.imshow(np.where(use_ad, np.nan, values), origin="lower", cmap=cmap,
-                      aspect="auto")
-    for (i, k), v in np.ndenumerate(values):
-        if not np.isfinite(v):
-            continue
-        if use_ad[i, k]:
-            ax.add_patch(plt.Rectangle((k - 0.5, i - 0.5), 1, 1, facecolor="0.85", hatch="///",
-                                       edgecolor="0.55", linewidth=0))
-            ax.text(k, i, f"AD\n{fmt.format(v)}", ha="center", va="center", fontsize=7)
-        else:
-            ax.text(k, i, fmt.format(v), ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns], fontsize=7)
-    ax.set_yticks(range(table.shape[0]), [str(r) for r in table.index], fontsize=7)
-    ax.set_xlabel(x_axis, fontsize=8)
-    ax.set_ylabel(y_axis, fontsize=8)
-    plt.colorbar(image, ax=ax, fraction=0.046, pad=0.04)

@@ -41,6 +41,7 @@ from fpgasim.analysis.solver import Timer, best_set, energy_verdict
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
+from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.energy import energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
@@ -53,7 +54,8 @@ from fpgasim.simulate import (
     prefill_timing,
     verify_timing,
 )
-from fpgasim.step import PassKey, verify_spec
+from fpgasim.step import PassKey, service_for, verify_spec
+from fpgasim.sweep.executors import ProcessExecutor
 
 #: Longest decode a command accepts, tokens.
 MAX_DECODE_LEN = 1_000_000
@@ -304,6 +306,61 @@ def planned_passes(
         bounds += bounded
         jump = math.floor(max(1.0, float(curve.points["aat"].max()))) + 1
     return PlannedPasses(keys, bounds)
+
+
+def prefetch_generation(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    prompt_len: int,
+    decode_len: int,
+    *,
+    algorithm: Algorithm | None,
+    curve_at: CurveAt | None,
+    batch: int,
+    workers: int,
+    progress: ProgressSink,
+) -> None:
+    """Time `planned_passes` (and compute the planned bounds) on a pool of `workers`
+    processes, so `generate` finds them remembered; nothing for one worker or an engine
+    that is not cycle-level. The first AD pass (planned whatever the algorithm) is timed
+    before the workers fork, so they inherit fast's numba kernels compiled (or loaded from
+    disk) once instead of each compiling them, and the prefill (the longest pass) runs on a
+    worker while the plan lists the rest. A pass that fails is left to `generate`, which
+    asks it in its own order and reports it as a serial run does; an error of the plan
+    itself is raised. `progress` starts when the first passes are timed."""
+    if workers <= 1 or not isinstance(engine, CycleEngine):
+        return
+    service = service_for(engine)
+    failed: Exception | None = None  # the plan's own error
+    try:
+        first = decode_context(prompt_len, 0, board.padding.decode_multiple)
+        service.run_pass(verify_spec(1, first, batch=batch), board, model)
+        with ProcessExecutor(workers) as pool:
+            finish = service.start([(spec, board, model, None)
+                                    for spec in prefill_specs(board, prompt_len)], pool)
+            try:
+                planned = planned_passes(engine, board, model, prompt_len, decode_len,
+                                         algorithm=algorithm, curve_at=curve_at, batch=batch)
+            except Exception as error:
+                failed = error
+                raise
+            finish()
+            shown = 0
+
+            def advance(done: int, total: int) -> None:
+                """The prefetch's progress: start the bar on the first call, then catch up."""
+                nonlocal shown
+                if shown == 0:
+                    progress.start(total, 0)
+                progress.advance(done - shown)
+                shown = done
+
+            service.prefetch(planned.passes, pool, progress=advance, bounds=planned.bounds)
+    except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
+        if failed is not None:
+            raise failed from None
+        # the serial run (`generate`) asks every pass again and reports as one worker does
 
 
 def _context_bins(prompt_len: int, decode_len: int, multiple: int) -> list[tuple[int, int, int]]:

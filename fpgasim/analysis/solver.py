@@ -894,6 +894,28 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=BATCH_CROSSOVER_COLUMNS)
 
 
+def crossover_lines(crossover: pd.DataFrame) -> list[str]:
+    """One line per (task, context) of `batch_crossover`: up to which batch SD pays, from
+    which it does not, and where it pays again (the task named when there are several)."""
+    multi = crossover["task"].nunique() > 1
+    lines = []
+    for c in crossover.to_dict("records"):
+        label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
+        if c["largest_sd_batch"] is None:
+            line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
+                   f"{c['first_ad_batch']})"
+        elif c["first_ad_batch"] is None:
+            line = (f"SD pays at every batch solved, up to {c['largest_sd_batch']} "
+                    f"({c['speedup_there']:.3g}x there)")
+        else:
+            line = (f"SD pays up to batch {c['largest_sd_batch']} ({c['speedup_there']:.3g}x), "
+                    f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
+        if c["pays_again_at"]:
+            line += f"; pays again at {c['pays_again_at']}"
+        lines.append(f"  {label}: {line}")
+    return lines
+
+
 #: Columns of `batch_crossover`.
 BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
                            "first_ad_batch", "speedup_from", "pays_again_at", "batches"]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.algorithm_comparison import acceptance_label, plot_comparison
+from fpgasim.analysis.algorithm_comparison import acceptance_label
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
+from fpgasim.analysis.plot import plot_comparison
 from fpgasim.cli.common import dumps_json, json_records, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableCsvJson,

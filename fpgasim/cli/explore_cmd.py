@@ -7,10 +7,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import pandas as pd
 import typer
 
-from fpgasim.analysis.explore import cheapest_paying, explore, plot_explore, verdict
+from fpgasim.analysis.explore import cheapest_lines, explore, verdict
+from fpgasim.analysis.plot import plot_explore
 from fpgasim.cli.common import (
     RichProgress,
     console,
@@ -162,24 +162,6 @@ def explore_cmd(
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
     for line in verdict(summary, result.axes):
         console.print(line, highlight=False, soft_wrap=True)
-    cheapest = cheapest_paying(summary)
-    for row in _cheapest_lines(summary, cheapest):
+    for row in cheapest_lines(summary):
         console.print(row, highlight=False, soft_wrap=True)
     report_written(f"wrote {out} and {png}")
-
-
-def _cheapest_lines(summary: pd.DataFrame, cheapest: pd.DataFrame) -> list[str]:
-    """Per (drafter, context): the fitting board with the fewest DSPs where SD pays, or none."""
-    lines = []
-    found = {(r["algorithm"], r["batch"], r["context"]): r for r in cheapest.to_dict("records")}
-    for key in dict.fromkeys(zip(summary["algorithm"], summary["batch"], summary["context"],
-                                 strict=True)):
-        row = found.get(key)
-        head = f"{key[0]} L={key[2]}" + (f" B={key[1]}" if key[1] > 1 else "")
-        if row is None:
-            lines.append(f"{head}: SD pays on no fitting board of the space")
-        else:
-            lines.append(f"{head}: cheapest fitting board where SD pays: "
-                         f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
-                         f"at x={row['best_verify_len']})")
-    return lines

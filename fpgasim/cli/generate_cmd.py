@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
@@ -13,11 +11,10 @@ from fpgasim.analysis.acceptance import tables_for
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
-    PlannedPasses,
     acceptance_curve_at,
     decode_context,
     generate,
-    planned_passes,
+    prefetch_generation,
 )
 from fpgasim.analysis.plot import plot_generation
 from fpgasim.cli.common import (
@@ -50,16 +47,12 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config import load_algorithm, load_model
-from fpgasim.config.board import Board
-from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.engine import BULK_ENGINE, Engine, get_engine
-from fpgasim.engine.cycle import CycleEngine
+from fpgasim.engine import BULK_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path
-from fpgasim.simulate import MAX_BATCH, check_batch_memory, memory_warning, prefill_specs
-from fpgasim.step import service_for, verify_spec
-from fpgasim.sweep.executors import ProcessExecutor, default_workers
+from fpgasim.simulate import MAX_BATCH, check_batch_memory, memory_warning
+from fpgasim.sweep.executors import default_workers
 
 
 class GenerateSource(StrEnum):
@@ -169,21 +162,10 @@ def generate_cmd(
             aat_source=aat_source.value if aat_source else None,
         )
     what = f"generate ({engine}{', ' + algo.id if algo else ''})"
-    n = workers or default_workers()
-    if n > 1 and isinstance(eng, CycleEngine):
-        _prefetch(
-            eng,
-            b,
-            m,
-            prompt_len,
-            functools.partial(
-                planned_passes, eng, b, m, prompt_len, decode_len, algorithm=algo,
-                curve_at=curve_at, batch=batch,
-            ),
-            n,
-            f"{what}: {engine} passes",
-            batch,
-        )
+    with RichProgress(f"{what}: {engine} passes") as bar:
+        prefetch_generation(eng, b, m, prompt_len, decode_len, algorithm=algo,
+                            curve_at=curve_at, batch=batch,
+                            workers=workers or default_workers(), progress=bar)
     with RichProgress(what) as progress:
         result = generate(
             eng,
@@ -202,57 +184,6 @@ def generate_cmd(
     if plot is not None:
         plot_generation(result, plot)
     _print(result, output_format, steps_out, b.lowering, plot)
-
-
-def _prefetch(
-    engine: Engine,
-    board: Board,
-    model: TargetModel,
-    prompt_len: int,
-    plan: Callable[[], PlannedPasses],
-    workers: int,
-    what: str,
-    batch: int = 1,
-) -> None:
-    """Time the planned passes (and compute the planned bounds) on a pool of `workers`
-    processes (a progress bar on stderr), so `generate` finds them remembered: the first AD
-    pass (planned whatever the algorithm) before the workers fork, so they inherit fast's
-    numba kernels compiled (or loaded from disk) once instead of each compiling them, and
-    the prefill (the longest pass) on a worker while `plan()` lists the rest. A pass that
-    fails is left to `generate`, which asks it in its own order and reports it as a serial
-    run does; an error of the plan itself is raised."""
-    service = service_for(engine)
-    failed: Exception | None = None  # the plan's own error
-    try:
-        first = decode_context(prompt_len, 0, board.padding.decode_multiple)
-        service.run_pass(verify_spec(1, first, batch=batch), board, model)
-        with ProcessExecutor(workers) as pool:
-            finish = service.start([(spec, board, model, None)
-                                    for spec in prefill_specs(board, prompt_len)], pool)
-            try:
-                planned = plan()
-            except Exception as error:
-                failed = error
-                raise
-            finish()
-            with RichProgress(what) as bar:
-                shown = 0
-
-                def advance(done: int, total: int) -> None:
-                    """The prefetch's progress: start the bar on the first call, then catch
-                    up."""
-                    nonlocal shown
-                    if shown == 0:
-                        bar.start(total, 0)
-                    bar.advance(done - shown)
-                    shown = done
-
-                service.prefetch(planned.passes, pool, progress=advance,
-                                 bounds=planned.bounds)
-    except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
-        if failed is not None:
-            raise failed from None
-        # the serial run below asks every pass again and reports as `--workers 1` does
 
 
 def _print(

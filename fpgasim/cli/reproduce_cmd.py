@@ -3,9 +3,6 @@ the study's accounting and the simulator side by side."""
 
 from __future__ import annotations
 
-import dataclasses
-import sys
-from concurrent.futures import as_completed
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -13,6 +10,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from fpgasim.analysis.cross_check import ACCOUNTING
 from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
     TableMdCsv,
@@ -21,10 +19,7 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import BULK_ENGINE, ENGINES, Engine, get_engine
-from fpgasim.engine.cycle import CycleEngine
-from fpgasim.engine.fast import FastEngine, _kernel
+from fpgasim.engine import BULK_ENGINE, ENGINES, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_output_path
 from fpgasim.lists import split_items
@@ -35,27 +30,21 @@ from fpgasim.reproduce import (
     experiment_names,
     load_experiment,
     markdown,
-    run_experiment,
     study_experiment_names,
     write_outputs,
 )
 from fpgasim.reproduce.beside import beside_columns
-from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment
-from fpgasim.reproduce.output import figure_png, source_line
-from fpgasim.reproduce.prefetch import simulator_passes
-from fpgasim.reproduce.runner import check_inputs, external_available, needs_engine
+from fpgasim.reproduce.loader import AnyExperiment
+from fpgasim.reproduce.output import source_line
+from fpgasim.reproduce.pool import run_experiments, simulator
+from fpgasim.reproduce.runner import check_inputs, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
-from fpgasim.simulate import fits_memory
-from fpgasim.step import service_for
-from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40
 DEFAULT_OUT = Path("results")
 #: The simulator shown beside the study's accounting by default (event's cycles, numba).
 DEFAULT_SIM = BULK_ENGINE
-#: The engine of the study's accounting (the main columns).
-ACCOUNTING = "analytic"
 
 
 def reproduce(
@@ -151,10 +140,6 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
             raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
-        if isinstance(exp, ExternalExperiment) and not external_available(exp.kind):
-            if len(wanted) == 1:
-                raise InputError("NAME", name, f"the {exp.kind} package is not in this build")
-            continue  # all/everything: an experiment whose package is not installed yet
         first = given.setdefault(exp.name, name)
         if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder
             raise InputError("NAME", name, f"experiments with distinct names: {first} and "
@@ -171,14 +156,28 @@ def _run(
     progress: bool,
     workers: int | None = None,
 ) -> list[tuple[ExperimentResult, list[Path]]]:
-    """Run the experiments on a pool of `workers` processes (default: every core; a progress
-    bar on stderr): the simulator's passes of the whole run first, each computed once
-    (`prefetch`), then the experiments (each figure drawn on a worker meanwhile), then
-    the files. The files are written only when every experiment succeeded (the CLI's
-    output transaction, fpgasim.fileio), so a failing experiment leaves no files.
+    """Run the experiments (`reproduce.pool.run_experiments`: every core by default, a
+    progress bar on stderr), then write the files. The files are written only when every
+    experiment succeeded (the CLI's output transaction, fpgasim.fileio), so a failing
+    experiment leaves no files.
     """
-    bar = (
-        Progress(
+    bar = _Bar(ctx.sim.name if ctx.sim is not None else "") if progress else None
+    with bar.progress if bar is not None else nullcontext():
+        done = run_experiments(experiments, ctx, draw=out_dir is not None, workers=workers,
+                               progress=bar)
+    results = []
+    for result, png in done:
+        paths = write_outputs(result, out_dir, png) if out_dir is not None else []
+        results.append((result, paths))
+    return results
+
+
+class _Bar:
+    """A rich progress bar on stderr fed by the run (`reproduce.pool.RunProgress`)."""
+
+    def __init__(self, sim_name: str) -> None:
+        self._sim = sim_name
+        self.progress = Progress(
             TextColumn("[bold]reproduce[/] {task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -186,122 +185,23 @@ def _run(
             console=err_console,
             transient=True,
         )
-        if progress
-        else nullcontext()
-    )
-    n = workers or default_workers()
-    prefetch = ctx.sim is not None and isinstance(ctx.sim, CycleEngine)
-    if prefetch:
-        _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
-    global _JOB
-    _JOB = (experiments, ctx, out_dir is not None)
-    forked = n > 1 and sys.platform.startswith("linux")
-    # largest first: they start first on the workers
-    order = sorted(range(len(experiments)), key=lambda i: -_size(experiments[i]))
-    try:
-        with bar:
-            if prefetch:
-                with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
-                    # plan on the workers (each dry-runs some experiments), then compute
-                    planned = sorted(pool.map_unordered(_plan_one, order))
-                    keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
-                    total = len(keys)
-                    passes = (
-                        bar.add_task(f"{ctx.sim.name} passes", total=total) if progress else None
-                    )
+        self._passes = self._experiments = None
 
-                    def advance(count: int, _total: int) -> None:
-                        """The prefetch's progress: `count` passes timed so far."""
-                        if progress:
-                            bar.update(passes, completed=count)
+    def passes(self, total: int) -> None:
+        """A bar for the simulator's passes."""
+        self._passes = self.progress.add_task(f"{self._sim} passes", total=total)
 
-                    service_for(ctx.sim).prefetch(keys, pool, progress=advance)
-            # the experiments (and their figures) run on workers forked now: they inherit
-            # the run's caches, the simulator's passes included
-            task = bar.add_task("experiments", total=len(experiments)) if progress else None
-            with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
-                futures = {pool.submit(_run_one, i): i for i in order}
-                done: dict[int, tuple[ExperimentResult, bytes | None]] = {}
-                for future in as_completed(futures):
-                    done[futures[future]] = future.result()
-                    if progress:
-                        bar.advance(task)
-    finally:
-        _JOB = None
-    results = []
-    for i in range(len(experiments)):
-        result, png = done[i]
-        paths = write_outputs(result, out_dir, png) if out_dir is not None else []
-        results.append((result, paths))
-    return results
+    def passes_done(self, count: int) -> None:
+        """`count` passes timed."""
+        self.progress.update(self._passes, completed=count)
 
+    def experiments(self, total: int) -> None:
+        """A bar for the experiments."""
+        self._experiments = self.progress.add_task("experiments", total=total)
 
-#: (experiments, run context, draw figures) of the run in progress, read by `_run_one` in
-#: forked workers (inherited, not pickled: the caches can be large).
-_JOB: tuple[list[AnyExperiment], RunContext, bool] | None = None
-
-
-def _run_one(index: int) -> tuple[ExperimentResult, bytes | None]:
-    """One experiment of `_JOB` and, if drawn, its figure as PNG bytes."""
-    assert _JOB is not None
-    experiments, ctx, draw = _JOB
-    exp = experiments[index]
-    result = flag_memory(exp, run_experiment(exp, ctx=ctx))
-    return result, (figure_png(result) if draw and result.figure else None)
-
-
-def _plan_one(index: int) -> list[tuple]:
-    """The simulator's passes one experiment of `_JOB` will ask for (`simulator_passes`)."""
-    assert _JOB is not None
-    experiments, ctx, _ = _JOB
-    return simulator_passes([experiments[index]], ctx)
-
-
-def _size(exp: AnyExperiment) -> int:
-    """A rough cost of an experiment: solved (board, model, context, method) combinations."""
-    workloads = getattr(exp, "workloads", None) or []
-    methods = len(getattr(exp, "tree_methods", None) or [None])
-    return methods * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
-
-
-def simulator(name: str) -> Engine:
-    """The simulator by name; cycle-level engines extrapolate from a proven steady state of
-    a few layers (`CycleEngine.pass_cycles`: exact, the same cycles as simulating all)."""
-    cls = ENGINES[name]
-    return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
-
-
-def _warm(sim: Engine) -> None:
-    """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
-    if isinstance(sim, FastEngine):
-        _kernel()
-
-
-def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
-    """Add a note naming the experiment's (board, model, contexts) whose target and drafter
-    weights + KV caches exceed the board's memory; the study simulates them anyway and so does reproduce."""
-    unfit = []
-    for workload in getattr(exp, "workloads", None) or []:
-        for board_name in workload.boards:
-            board = load_board(board_name)
-            for model_name in workload.models:
-                model = load_model(model_name)
-                drafter = load_algorithm(workload.algorithm).drafter
-                over = [c for c in workload.contexts
-                        if not fits_memory(board, model, c, 1, drafter)]
-                if over:
-                    unfit.append(
-                        f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
-                        f"L = {', '.join(map(str, over))}"
-                    )
-    if not unfit:
-        return result
-    note = (
-        "does not fit the board's memory (target and drafter weights + KV caches, "
-        "fits_memory = False), "
-        f"simulated anyway as in the study: {'; '.join(unfit)}"
-    )
-    return dataclasses.replace(result, notes=(*result.notes, note))
+    def experiment_done(self) -> None:
+        """One more experiment."""
+        self.progress.advance(self._experiments)
 
 
 def _print_table(result: ExperimentResult, out_dir: Path | None) -> None:

@@ -10,11 +10,11 @@ import pandas as pd
 import typer
 
 from fpgasim.analysis.algorithm_comparison import tree_depth
+from fpgasim.analysis.cross_check import CheckedBatches, solve_batches_checked, solve_checked
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.solver import NAIVE_THRESHOLD, BatchSolution, Solution, solve_batches
-from fpgasim.analysis.solver import solve as solve_workload
+from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution, crossover_lines
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     dumps_json,
@@ -44,12 +44,10 @@ from fpgasim.cli.options import (
 )
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
-from fpgasim.reproduce.beside import disagreement_line, point_reason
 from fpgasim.simulate import MAX_BATCH
 
 
@@ -181,14 +179,12 @@ def solve(
             raise InputError("--schedule-out", str(schedule_out),
                              "one --batch (a schedule is for one batch size)")
         light = {k: inputs[k] for k in ("tasks", "aat_dir", "aat_source", "curve_method")}
-        result = solve_batches(b, m, a, ctxs, batches, engine=engine, **light)
-        account = None if engine == "analytic" else solve_batches(
-            b, m, a, ctxs, batches, engine="analytic", **light)
-        _batch_output(result, account, (b, m, a), output_format, plot)
+        checked = solve_batches_checked(b, m, a, ctxs, batches, engine=engine, **light)
+        _batch_output(checked, b, output_format, plot)
         return
     inputs["batch"] = batches[0]
-    solution = solve_workload(b, m, a, ctxs, engine=engine, **inputs)
-    differs = cross_check(solution, (b, m, a), ctxs, engine, inputs)
+    solved = solve_checked(b, m, a, ctxs, engine=engine, **inputs)
+    solution, differs = solved.solution, solved.disagreements
     if plot is not None:
         plot_solution(solution, plot, b.lowering)
     if schedule_out is not None:
@@ -221,21 +217,12 @@ def solve(
             report_written(f"wrote {what} to {path}")
 
 
-def _batch_output(result: BatchSolution, account: BatchSolution | None,
-                  workload: tuple[Board, TargetModel, Algorithm], output_format: TableJsonCsv,
+def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJsonCsv,
                   plot: Path | None) -> None:
     """`solve --batch` with several batch sizes: per (context, batch) the decision, best x,
     speedup, the batch's tokens/s and TPOT, the accounting's decision beside; per context
     the crossover (docs/batching.md)."""
-    board = workload[0]
-    summary = result.summary.copy()
-    differs = []
-    if account is not None:
-        acc = account.summary.set_index(["task", "context", "batch"])
-        keys = list(zip(summary["task"], summary["context"], summary["batch"], strict=True))
-        summary["decision_accounting"] = [acc.loc[k, "decision"] for k in keys]
-        summary["speedup_accounting"] = [float(acc.loc[k, "best_speedup"]) for k in keys]
-        differs = _batch_disagreements(summary, workload)
+    result, summary, differs = checked.result, checked.summary.copy(), checked.disagreements
     summary.insert(summary.columns.get_loc("engine") + 1, "lowering", board.lowering)
     if plot is not None:
         plot_batch_speedups(result.summary, plot)
@@ -266,90 +253,12 @@ def _batch_output(result: BatchSolution, account: BatchSolution | None,
     out.print(rich_table(rows, floatfmt="{:.3g}", title=(
         f"SD under batching: {first['board']} / {first['model']} / {first['algorithm']} / "
         f"engine {first['engine']}, lowering {board.lowering} / AAT {first['aat_basis']}")))
-    for c in result.crossover.to_dict("records"):
-        label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
-        if c["largest_sd_batch"] is None:
-            line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
-                   f"{c['first_ad_batch']})"
-        elif c["first_ad_batch"] is None:
-            line = (f"SD pays at every batch solved, up to {c['largest_sd_batch']} "
-                    f"({c['speedup_there']:.3g}x there)")
-        else:
-            line = (f"SD pays up to batch {c['largest_sd_batch']} ({c['speedup_there']:.3g}x), "
-                    f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
-        if c["pays_again_at"]:
-            line += f"; pays again at {c['pays_again_at']}"
-        out.print(f"  {label}: {line}", highlight=False, soft_wrap=True)
+    for line in crossover_lines(result.crossover):
+        out.print(line, highlight=False, soft_wrap=True)
     for line in differs:
         out.print(line, highlight=False, soft_wrap=True)
     if plot is not None:
         report_written(f"wrote figure to {plot}")
-
-
-def _batch_disagreements(summary: pd.DataFrame,
-                         workload: tuple[Board, TargetModel, Algorithm]) -> list[str]:
-    """One line per (context, batch) where the accounting and the simulator decide SD-or-AD
-    differently, with the simulator's reason at the accounting's point."""
-    lines = []
-    multi = summary["task"].nunique() > 1
-    for s in summary.to_dict("records"):
-        if s["decision"] == s["decision_accounting"]:
-            continue
-        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
-        lines.append(f"  {label}, B={s['batch']}: SD-or-AD differs: the accounting says "
-                     f"{s['decision_accounting']} ({s['speedup_accounting']:.3g}x), the "
-                     f"simulator ({s['engine']}) {s['decision']} ({s['best_speedup']:.3g}x)")
-    return lines
-
-
-def cross_check(
-    solution: Solution,
-    workload: tuple[Board, TargetModel, Algorithm],
-    contexts: list[int],
-    engine: str,
-    inputs: dict,
-) -> list[str]:
-    """With a simulator engine: solve the same inputs with the study's accounting (analytic)
-    and return one line per (task, context) where the two decide SD-or-AD differently, with
-    the simulator's reason at the accounting's point."""
-    board, model, algorithm = workload
-    if engine == "analytic":
-        return []
-    account = solve_workload(board, model, algorithm, contexts, engine="analytic", **inputs)
-    ours = solution.summary.set_index(["task", "context", "batch"])
-    multi = solution.summary["task"].nunique() > 1
-    batched = solution.summary["batch"].nunique() > 1
-    lines = []
-    for r in account.summary.to_dict("records"):
-        s = ours.loc[(r["task"], r["context"], r["batch"])]
-        if s["decision"] == r["decision"]:
-            continue
-        reason = point_reason(
-            get_engine("analytic"),
-            get_engine(engine),
-            workload,
-            x=int(r["best_verify_len"]),
-            tree_text=str(r["best_tree"] or ""),
-            aat=float(r["best_aat"]),
-            context=int(r["context"]),
-            x_sim=int(s["best_verify_len"]),
-            batch=int(r["batch"]),
-        )
-        line = disagreement_line(
-            decision=r["decision"],
-            speedup=float(r["best_speedup"]),
-            x=int(r["best_verify_len"]),
-            decision_sim=s["decision"],
-            speedup_sim=float(s["best_speedup"]),
-            x_sim=int(s["best_verify_len"]),
-            sim_name=engine,
-            reason=reason,
-        )
-        label = f"{r['task']}, L={r['context']}" if multi else f"L={r['context']}"
-        if batched:
-            label += f", B={r['batch']}"
-        lines.append(f"  {label}: SD-or-AD differs: {line}")
-    return lines
 
 
 def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:

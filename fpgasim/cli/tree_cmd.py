@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from fpgasim.analysis.aat import aat_path
+from fpgasim.analysis.plot import plot_method_curves
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
 from fpgasim.cli.common import console, dumps_json, report_written, rich_table
 from fpgasim.cli.options import (
@@ -35,14 +36,13 @@ from fpgasim.errors import InputError
 from fpgasim.fileio import (
     check_input_path,
     check_out_path,
-    write_figure,
     write_frame,
 )
 from fpgasim.lists import split_items
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
-from fpgasim.tree.method_curves import compare_curves, plot_curves
+from fpgasim.tree.method_curves import compare_curves
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
 from fpgasim.tree.shapes import parse_shape
@@ -360,8 +360,7 @@ def compare(
         write_frame(frame, out)
     if plot is not None:
         ctx = context or (algo.acceptance.context_ref if algo.acceptance else None)
-        fig = plot_curves(frame, f"{algo.id}: embedded acceptance, context {ctx}")
-        write_figure(fig, plot, dpi=120)
+        plot_method_curves(frame, f"{algo.id}: embedded acceptance, context {ctx}", plot)
     wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
     wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
     rows = wide.to_dict("records")

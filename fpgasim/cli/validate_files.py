@@ -25,9 +25,8 @@ from fpgasim.config.fpga import Fpga
 from fpgasim.config.loader import describe_error, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable
-from fpgasim.heterogeneous.inputs import Dovetail1Inputs
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.kind import experiment_kinds
 from fpgasim.reproduce.schema import Experiment
 from fpgasim.tree.traces import load_traces
 
@@ -48,13 +47,12 @@ FOLDER_KINDS = {
 }
 
 
-#: Experiment kinds with their own file schema, beside reproduce's kinds.
-OTHER_EXPERIMENT_SCHEMAS: dict[str, type[BaseModel]] = {"dovetail1": Dovetail1Inputs}
-
-
 def experiment_schemas() -> dict[str, type[BaseModel]]:
-    """Experiment `kind` -> its schema: every kind of `fpgasim reproduce`, plus others."""
-    return {**OTHER_EXPERIMENT_SCHEMAS, **dict.fromkeys(EXPERIMENT_KINDS, Experiment)}
+    """Experiment `kind` -> its file schema: `Experiment`, or an external kind's own."""
+    return {
+        k.name: (Experiment if k.external is None else k.external.schema)
+        for k in experiment_kinds().values()
+    }
 
 
 class ValidationFailed(FpgasimError):

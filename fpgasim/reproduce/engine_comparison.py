@@ -8,17 +8,17 @@ A row is flagged when its best x differs by more than 1 or its speedup by more t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fpgasim.analysis.cross_check import parse_tree
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
-from fpgasim.reproduce.beside import parse_tree
+from fpgasim.reproduce.kind import EngineComparison, experiment_kind
 from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
@@ -30,30 +30,12 @@ MAX_DX = 1
 MAX_REL = 0.03
 
 
-@dataclass(frozen=True)
-class Keyed:
-    """How to compare one kind: key columns, then (x, speedup) column pairs."""
-
-    keys: tuple[str, ...]
-    pairs: tuple[tuple[str, str], ...]
-
-
-KEYED = {
-    "context_sets": Keyed(("board", "context", "method"), (("verify_len", "speedup"),)),
-    "tasks_unified": Keyed(
-        ("task", "context"),
-        (("best_verify_len", "best_speedup"), ("unified_verify_len", "unified_speedup")),
-    ),
-    "tree_methods": Keyed(
-        ("board", "algorithm", "context", "method"), (("verify_len", "speedup"),)
-    ),
-    "boards_grid": Keyed(("board", "context"), (("best_verify_len", "speedup"),)),
-    "sparse_fit_models": Keyed(
-        ("algorithm", "model", "context"), (("best_verify_len", "speedup"),)
-    ),
-    "speedup_curve": Keyed(("context",), (("best_verify_len", "best_speedup"),)),
-    "rooflines": Keyed(("context",), (("best_verify_len", "best_speedup"),)),
-}
+def _compare(kind: str) -> EngineComparison:
+    """How engines are compared on a kind (its record's `compare`)."""
+    compare = experiment_kind(kind).compare
+    if compare is None:
+        raise ValueError(f"kind {kind} is not compared across engines")
+    return compare
 
 
 def best_per_context(result: ExperimentResult) -> pd.DataFrame:
@@ -66,14 +48,14 @@ def best_per_context(result: ExperimentResult) -> pd.DataFrame:
 
 def comparable(result: ExperimentResult) -> pd.DataFrame:
     """The frame compared across engines (curves reduced to their best points)."""
-    if result.kind in ("speedup_curve", "rooflines"):
+    if _compare(result.kind).best_of_curve:
         return best_per_context(result)
     return result.full
 
 
 def side_by_side(a: ExperimentResult, b: ExperimentResult) -> pd.DataFrame:
     """Keys, then per (x, speedup) pair: both engines' values, Δx, speedup ratio, flag."""
-    spec = KEYED[a.kind]
+    spec = _compare(a.kind)
     fa, fb = comparable(a), comparable(b)
     keys = [k for k in spec.keys if k in fa]
     out = fa[keys].copy().reset_index(drop=True)
@@ -170,7 +152,7 @@ def compare_all(
     parts, frames = [], {}
     for name in names:
         exp = load_experiment(name)
-        if not isinstance(exp, Experiment) or exp.kind not in KEYED:
+        if not isinstance(exp, Experiment) or experiment_kind(exp.kind).compare is None:
             continue
         a = run_experiment(exp, ctx=ctx[first])
         b = run_experiment(exp, ctx=ctx[second])
@@ -185,7 +167,7 @@ def compare_all(
             f"(best x differs by more than {MAX_DX}, or speedup by more than "
             f"{MAX_REL:.0%}).\n\n{markdown_table(frame)}"
         )
-        if exp.kind == "boards_grid":
+        if _compare(exp.kind).breakdown:
             bd = breakdown(b, engines)
             parts.append(
                 f"#### {name}: T_v and T_d behind the {second} engine's best x\n\n"

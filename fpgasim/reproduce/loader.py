@@ -1,8 +1,8 @@
 """Find and load experiment files; route kinds owned by other packages (e.g. dovetail1).
 
-`workloads/experiments/NAME.yaml` files whose `kind` is one of `schema.Kind` are validated
-against `schema.Experiment`; a file whose `kind` is in `EXTERNAL_KINDS` belongs to another
-package, which validates and runs it (`ExternalExperiment` only carries its name).
+`workloads/experiments/NAME.yaml` files whose `kind` has a renderer are validated against
+`schema.Experiment`; a file whose kind is `External` (`fpgasim.reproduce.kind`) belongs to
+another package, which validates and runs it (`ExternalExperiment` only carries its name).
 """
 
 from __future__ import annotations
@@ -13,26 +13,8 @@ from pathlib import Path
 
 from fpgasim.config.loader import available, read_yaml_mapping, resolve, validate_mapping
 from fpgasim.errors import ConfigError
-from fpgasim.reproduce.schema import KIND_COLUMNS, Experiment
-
-
-@dataclass(frozen=True)
-class ExternalKind:
-    """An experiment kind run by another package: `module:function() -> DataFrame`."""
-
-    title: str
-    target: str
-    description: str = ""
-
-
-#: Kinds whose files another package reads (its schema differs from `Experiment`).
-EXTERNAL_KINDS: dict[str, ExternalKind] = {
-    "dovetail1": ExternalKind(
-        title="Dovetail: heterogeneous SD speedups, recomputed from the measurements vs modelled",
-        target="fpgasim.heterogeneous:dovetail1_table",
-        description="LLaMA2-Chat-7B target on a CPU, drafter on a GPU (docs/heterogeneous.md).",
-    ),
-}
+from fpgasim.reproduce.kind import External, experiment_kind, experiment_kinds
+from fpgasim.reproduce.schema import Experiment
 
 
 @dataclass(frozen=True)
@@ -44,14 +26,21 @@ class ExternalExperiment:
     path: Path
 
     @property
+    def external(self) -> External:
+        """Its kind's `External` part: who computes it and what the listings show."""
+        external = experiment_kind(self.kind).external
+        assert external is not None  # load_experiment builds one only for external kinds
+        return external
+
+    @property
     def title(self) -> str:
         """Its kind's title, read like `Experiment.title` by the listings."""
-        return EXTERNAL_KINDS[self.kind].title
+        return self.external.title
 
     @property
     def description(self) -> str:
         """Its kind's one-line description (which package runs it, what it shows)."""
-        return EXTERNAL_KINDS[self.kind].description
+        return self.external.description
 
     figure = False
 
@@ -90,10 +79,10 @@ def load_experiment(name_or_path: str | Path) -> AnyExperiment:
     path = resolve("experiment", str(name_or_path))
     data = read_yaml_mapping(path)
     kind = data.get("kind")
-    if isinstance(kind, str) and kind in EXTERNAL_KINDS:
+    kinds = experiment_kinds()
+    if not isinstance(kind, str) or kind not in kinds:
+        raise ConfigError(str(path), "kind", kind, f"one of {', '.join(kinds)}")
+    if kinds[kind].external is not None:
         name = data.get("name") or data.get("id") or path.stem
         return ExternalExperiment(str(name), kind, path)
-    if not isinstance(kind, str) or kind not in KIND_COLUMNS:
-        choices = ", ".join([*KIND_COLUMNS, *EXTERNAL_KINDS])
-        raise ConfigError(str(path), "kind", kind, f"one of {choices}")
     return validate_mapping(Experiment, data, str(path))

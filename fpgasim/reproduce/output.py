@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.fileio import atomic_write_bytes
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.runner import ExperimentResult
 
 FLOAT_FMT = "{:.4g}"
@@ -111,7 +111,7 @@ def figure_png(result: ExperimentResult) -> bytes | None:
     """The experiment's figure as PNG bytes (None when its kind draws none). Pure: it can
     run on a pool worker while the next experiment is computed."""
 
-    plot = EXPERIMENT_KINDS[result.kind].plot
+    plot = experiment_kind(result.kind).plot
     if plot is None or not result.figure:
         return None
     fig = plot(result)

@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fpgasim.engine import get_engine
-from fpgasim.reproduce.beside import beside_columns
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.loader import AnyExperiment
-from fpgasim.reproduce.schema import TIMED_KINDS, Experiment
+from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.step import PassKey, Planner
 
@@ -29,6 +28,9 @@ def simulator_passes(experiments: Sequence[AnyExperiment], ctx: RunContext) -> l
     planner = Planner(get_engine("analytic"))
     dry = ctx.sharing(planner)
     for exp in experiments:
-        if isinstance(exp, Experiment) and exp.kind in TIMED_KINDS and beside_columns(exp.kind):
-            EXPERIMENT_KINDS[exp.kind].render(exp, dry)
+        if not isinstance(exp, Experiment):
+            continue
+        kind = experiment_kind(exp.kind)
+        if kind.render is not None and kind.timed and kind.beside is not None:
+            kind.render(exp, dry)
     return planner.plan

@@ -12,7 +12,8 @@ from fpgasim.analysis import Solution
 from fpgasim.analysis.decision import decision_of
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.reproduce.schema import DECISION_OF, KIND_COLUMNS, Experiment, Workload
+from fpgasim.reproduce.kind import experiment_kind
+from fpgasim.reproduce.schema import Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
 from fpgasim.simulate import check_window
 
@@ -21,7 +22,7 @@ from fpgasim.simulate import check_window
 class Rendered:
     """A renderer's output.
 
-    table: one row per reported item, every column of KIND_COLUMNS[kind] (0 rows when
+    table: one row per reported item, every column of its kind (0 rows when
     unavailable); notes: lines printed under the table; available: False when the
     experiment cannot run on this AAT source (the notes say why); plot_data: frames the
     figure needs beyond the table (e.g. the measured points under a fit).
@@ -35,9 +36,10 @@ class Rendered:
 
 def frame(kind: str, rows: list[dict]) -> pd.DataFrame:
     """Rows as a DataFrame with the kind's columns in order; x columns as nullable ints."""
-    out = pd.DataFrame(rows, columns=list(KIND_COLUMNS[kind]))
-    if kind in DECISION_OF:
-        speedup = DECISION_OF[kind][0]
+    record = experiment_kind(kind)
+    out = pd.DataFrame(rows, columns=list(record.columns))
+    if record.decision is not None:
+        speedup = record.decision.speedup
         out["decision"] = [decision_of(float(v)) for v in out[speedup]]
     for col in out.columns:
         if col.endswith("verify_len") or col in ("x_ridge", "n_fit_points", "aat_n_fit_points"):

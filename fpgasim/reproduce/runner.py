@@ -8,7 +8,6 @@ files. With a simulator (`sim`, or `ctx.sim`) the timed kinds render twice, unde
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,14 +16,9 @@ import pandas as pd
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
 from fpgasim.reproduce.beside import beside, beside_columns, disagreements
-from fpgasim.reproduce.kinds import EXPERIMENT_KINDS
-from fpgasim.reproduce.loader import (
-    EXTERNAL_KINDS,
-    AnyExperiment,
-    ExternalExperiment,
-    load_experiment,
-)
-from fpgasim.reproduce.schema import DECISION_OF, TIMED_KINDS, Experiment
+from fpgasim.reproduce.kind import experiment_kind
+from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment, load_experiment
+from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, aat_label, check_aat_dir, check_files
 
 ALWAYS = ("aat_source", "engine", "lowering")
@@ -67,7 +61,7 @@ def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
     a simulator beside, its twin columns, ratios, sim_engine and sim_reason last."""
     cols = with_decision(exp.kind, [*exp.columns, *exp.extra_columns])
     for c in ALWAYS:
-        if c not in cols and (c not in TIMED_ONLY or exp.kind in TIMED_KINDS):
+        if c not in cols and (c not in TIMED_ONLY or experiment_kind(exp.kind).timed):
             cols.append(c)
     return cols + (beside_columns(exp.kind) if sim else [])
 
@@ -75,9 +69,10 @@ def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
 def with_decision(kind: str, columns: list[str]) -> list[str]:
     """The columns with `decision` (SD or AD) just before the kind's x column: every table
     that shows a best x shows the decision first (at the end if the x is not listed)."""
-    if kind not in DECISION_OF or "decision" in columns:
+    decision = experiment_kind(kind).decision
+    if decision is None or "decision" in columns:
         return columns
-    x_col = DECISION_OF[kind][1]
+    x_col = decision.x_column
     at = columns.index(x_col) if x_col in columns else len(columns)
     return [*columns[:at], "decision", *columns[at:]]
 
@@ -88,7 +83,7 @@ def needs_engine(exp: AnyExperiment) -> bool:
     if not isinstance(exp, Experiment):
         return False
     costed = any(m in COSTED_TREE_METHODS for m in exp.tree_methods or [])
-    return exp.kind in TIMED_KINDS or costed
+    return experiment_kind(exp.kind).timed or costed
 
 
 def check_inputs(exp: AnyExperiment, ctx: RunContext) -> None:
@@ -119,13 +114,15 @@ def run_experiment(
     if isinstance(exp, ExternalExperiment):
         return _run_external(exp)
     check_inputs(exp, ctx)
-    rendered = EXPERIMENT_KINDS[exp.kind].render(exp, ctx)
-    timed = exp.kind in TIMED_KINDS
+    kind = experiment_kind(exp.kind)
+    assert kind.render is not None  # an Experiment's kind has a renderer (schema.Experiment)
+    rendered = kind.render(exp, ctx)
+    timed = kind.timed
     full = rendered.table
     notes = rendered.notes
     side_by_side = bool(timed and ctx.sim is not None and beside_columns(exp.kind))
     if side_by_side and rendered.available:
-        simulated = EXPERIMENT_KINDS[exp.kind].render(exp, ctx.beside()).table
+        simulated = kind.render(exp, ctx.beside()).table
         assert ctx.engine is not None and ctx.sim is not None
         full = beside(exp.kind, full, simulated, ctx.engine, ctx.sim)
         notes = (*notes, *disagreements(exp.kind, full, ctx.sim.name))
@@ -152,8 +149,8 @@ def run_experiment(
 
 def _run_external(exp: ExternalExperiment) -> ExperimentResult:
     """An experiment another package computes (e.g. dovetail1): its table as returned."""
-    module_name, _, attr = EXTERNAL_KINDS[exp.kind].target.partition(":")
-    table = getattr(importlib.import_module(module_name), attr)()
+    compute = exp.external.table
+    table = compute()
     return ExperimentResult(
         name=exp.name,
         title=exp.title,
@@ -163,14 +160,5 @@ def _run_external(exp: ExternalExperiment) -> ExperimentResult:
         full=table,
         aat_source="none (published measurements and the heterogeneous platform model)",
         engine="",
-        notes=(f"computed by {EXTERNAL_KINDS[exp.kind].target} from {exp.path.name}",),
+        notes=(f"computed by {compute.__module__}:{compute.__qualname__} from {exp.path.name}",),
     )
-
-
-def external_available(kind: str) -> bool:
-    """Whether the package that runs an external kind is importable in this checkout."""
-    module_name, _, attr = EXTERNAL_KINDS[kind].target.partition(":")
-    try:
-        return hasattr(importlib.import_module(module_name), attr)
-    except ImportError:
-        return False

@@ -1,6 +1,6 @@
 """The experiment-file schema (`workloads/experiments/*.yaml`): what one table or figure runs.
 
-An experiment names a `kind` (a renderer of `fpgasim.reproduce.kinds.EXPERIMENT_KINDS`),
+An experiment names a `kind` (a record of `fpgasim.reproduce.kind`'s registry),
 the workloads it solves (boards x models x algorithm x contexts [x tasks]), where its AAT
 comes from with `--aat-dir` (which measured files, measured points or the fitted curve,
 fit points) and whether it can run on the embedded acceptance model, the x range, the tree
@@ -12,89 +12,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fpgasim.reproduce.kind import experiment_kinds, kind_names
 
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 Context = Annotated[int, Field(ge=1, le=10_000_000)]
 VerifyLen = Annotated[int, Field(ge=1, le=4096)]
 TreeMethod = Literal[
     "prior_score", "width", "depth", "eagle3_dynamic", "chain", "optimal", "throughput"
-]
-
-_SOURCE = ("aat_source", "aat_file")
-_TIMED = ("aat_source", "aat_file", "engine", "lowering")
-#: Every column each kind of experiment can write (`columns` + `extra_columns` pick from it).
-KIND_COLUMNS: dict[str, tuple[str, ...]] = {
-    "context_sets": (
-        *("context", "method", "verify_len", "tokens_per_s", "speedup"),
-        *("board", "model", "algorithm", "task", "aat", "tree", "decision", *_TIMED),
-    ),
-    "tasks_unified": (
-        *("task", "best_verify_len", "best_speedup", "unified_verify_len", "unified_speedup"),
-        *("context", "board", "model", "algorithm", "mean", "unified_vs_best", "best_tree"),
-        *("best_aat", "decision", *_TIMED),
-    ),
-    "tree_methods": (
-        *("method", "verify_len", "tokens_per_s", "speedup"),
-        *("context", "board", "model", "algorithm", "task", "aat", "tree", "decision"),
-        *_TIMED,
-    ),
-    "boards_grid": (
-        *("board", "context", "ar_tokens_per_s", "best_verify_len", "best_tokens_per_s"),
-        *("speedup", "model", "algorithm", "task", "best_tree", "best_aat", "ori_verify_len"),
-        *("ori_speedup", "naive_verify_len", "naive_speedup", "regime", "x_ridge"),
-        *("macs_per_cycle", "bytes_per_cycle", "compute_to_bandwidth", "ridge_tokens"),
-        *("decision", *_TIMED),
-    ),
-    "sparse_fit_models": (
-        *("algorithm", "model", "context", "ar_tokens_per_s", "best_verify_len"),
-        *("best_tokens_per_s", "speedup", "ori_verify_len", "ori_tokens_per_s", "ori_speedup"),
-        *("naive_verify_len", "naive_tokens_per_s", "naive_speedup", "board", "task"),
-        *("best_tree", "best_aat", "aat_a", "aat_b", "aat_c", "aat_r2_fit", "aat_n_fit_points"),
-        *("decision", *_TIMED),
-    ),
-    "speedup_curve": (
-        *("context", "verify_len", "aat", "speedup", "board", "model", "algorithm", "task"),
-        *("tree", "tokens_per_s", "ar_tokens_per_s", *_TIMED),
-    ),
-    "rooflines": (
-        *("context", "verify_len", "p", "p_disc", "aat", "ar", "p_eff", "board", "model"),
-        *("algorithm", "task", "tree", "verify_s", "draft_s", "speedup", *_TIMED),
-    ),
-    "fit_table": (
-        *("context", "A", "B", "C", "r2", "n_fit_points", "r2_fit", "fit_points", "n_points"),
-        *("algorithm", "model", "task", *_SOURCE),
-    ),
-    "aat_curves": (
-        *("method", "verify_len", "aat", "context", "algorithm", "model", "task", "tree"),
-        *_SOURCE,
-    ),
-}
-#: Kinds that report a best x (or one x per set): kind -> (the speedup over AD whose
-#: decision is shown, the x column the `decision` column is written before).
-DECISION_OF: dict[str, tuple[str, str]] = {
-    "context_sets": ("speedup", "verify_len"),
-    "tree_methods": ("speedup", "verify_len"),
-    "tasks_unified": ("best_speedup", "best_verify_len"),
-    "boards_grid": ("speedup", "best_verify_len"),
-    "sparse_fit_models": ("speedup", "best_verify_len"),
-}
-#: Kinds whose numbers come from an engine (they get an `engine` column).
-TIMED_KINDS = frozenset(k for k, cols in KIND_COLUMNS.items() if "engine" in cols)
-#: Kinds that can draw a figure.
-FIGURE_KINDS = frozenset(
-    {"speedup_curve", "rooflines", "fit_table", "aat_curves", "sparse_fit_models", "boards_grid"}
-)
-Kind = Literal[
-    "context_sets",
-    "tasks_unified",
-    "tree_methods",
-    "boards_grid",
-    "sparse_fit_models",
-    "speedup_curve",
-    "rooflines",
-    "fit_table",
-    "aat_curves",
 ]
 
 
@@ -203,7 +129,7 @@ class Experiment(Strict):
     name: Name = Field(description="the experiment's name: output files are NAME.csv/.md/.png")
     title: str = Field(min_length=1, max_length=200, description="table/figure title")
     description: str = Field("", max_length=2000, description="what it shows, for the .md")
-    kind: Kind = Field(description="renderer, a key of fpgasim.reproduce.EXPERIMENT_KINDS")
+    kind: Name = Field(description="its kind, a record of fpgasim.reproduce.kind's registry")
     workloads: list[Workload] = Field(
         min_length=1, max_length=16, description="what is solved (groups of workloads)"
     )
@@ -238,22 +164,32 @@ class Experiment(Strict):
     )
     figure: bool = Field(False, description="also draw NAME.png")
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        rendered = kind_names(external=False)
+        if kind not in rendered:
+            raise ValueError(f"unknown kind {kind}; one of {', '.join(rendered)}")
+        return kind
+
     @model_validator(mode="after")
     def _columns(self) -> Experiment:
         both = self.columns + self.extra_columns
         twice = sorted({c for c in both if both.count(c) > 1})
         if twice:
             raise ValueError(f"column(s) {', '.join(twice)} listed twice in columns/extra_columns")
-        known = KIND_COLUMNS[self.kind]
+        kind = experiment_kinds()[self.kind]
+        known = kind.columns
         unknown = [c for c in both if c not in known]
         if unknown:
             raise ValueError(
                 f"unknown column(s) {', '.join(unknown)} for kind {self.kind}; "
                 f"choose from: {', '.join(known)}"
             )
-        if self.figure and self.kind not in FIGURE_KINDS:
+        if self.figure and not kind.figure:
+            with_one = sorted(k.name for k in experiment_kinds().values() if k.figure)
             raise ValueError(
                 f"figure: true but kind {self.kind} draws no figure; kinds with one: "
-                f"{', '.join(sorted(FIGURE_KINDS))}"
+                f"{', '.join(with_one)}"
             )
         return self

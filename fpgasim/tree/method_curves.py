@@ -8,7 +8,6 @@ the model's optimal tree. Every AAT is the model's exact expectation for that tr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,9 +20,6 @@ from fpgasim.tree.builders import depth_tree, even_max_shape, width_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.optimal import optimal_trees
 from fpgasim.tree.prior_score import prior_score_search
-
-if TYPE_CHECKING:  # matplotlib only when a figure is drawn
-    from matplotlib.figure import Figure
 
 METHODS = ("prior_score", "width", "depth", "optimal")
 
@@ -78,23 +74,3 @@ def compare_curves(
                 }
             )
     return pd.DataFrame(rows)
-
-
-def plot_curves(frame: pd.DataFrame, title: str) -> Figure:
-    """A matplotlib Figure of AAT against x, one line per method."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for method in METHODS:
-        part = frame[frame["method"] == method]
-        ax.plot(part["verify_len"], part["aat"], label=method.replace("_", "-"), lw=1.6)
-    ax.set_xlabel("verification length x (tokens)")
-    ax.set_ylabel("expected AAT (tokens / iteration)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    return fig

@@ -1,0 +1,164 @@
+"""Run several experiments at once, on every core: the simulator's passes of the whole run
+planned and computed once (`prefetch.simulator_passes`, `PassService.prefetch`), then the
+experiments on forked workers (each figure drawn there too), each result with a note
+naming the workloads that do not fit their board's memory. `fpgasim reproduce` calls
+`run_experiments` and writes and prints what it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from concurrent.futures import as_completed
+from typing import Protocol
+
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import ENGINES, Engine, get_engine
+from fpgasim.engine.cycle import CycleEngine
+from fpgasim.engine.fast import FastEngine, _kernel
+from fpgasim.reproduce.loader import AnyExperiment
+from fpgasim.reproduce.output import figure_png
+from fpgasim.reproduce.prefetch import simulator_passes
+from fpgasim.reproduce.runner import ExperimentResult, run_experiment
+from fpgasim.reproduce.workloads import RunContext
+from fpgasim.simulate import fits_memory
+from fpgasim.step import service_for
+from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
+
+
+class RunProgress(Protocol):
+    """What a run reports as it goes (the CLI draws a progress bar from it)."""
+
+    def passes(self, total: int) -> None:
+        """The simulator's `total` distinct passes are about to be timed."""
+
+    def passes_done(self, count: int) -> None:
+        """`count` of them are timed so far."""
+
+    def experiments(self, total: int) -> None:
+        """The `total` experiments are about to run."""
+
+    def experiment_done(self) -> None:
+        """One more experiment finished."""
+
+
+def simulator(name: str) -> Engine:
+    """The simulator by name; cycle-level engines extrapolate from a proven steady state of
+    a few layers (`CycleEngine.pass_cycles`: exact, the same cycles as simulating all)."""
+    cls = ENGINES[name]
+    return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
+
+
+def _warm(sim: Engine) -> None:
+    """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
+    if isinstance(sim, FastEngine):
+        _kernel()
+
+
+def run_experiments(
+    experiments: Sequence[AnyExperiment],
+    ctx: RunContext,
+    *,
+    draw: bool,
+    workers: int | None = None,
+    progress: RunProgress | None = None,
+) -> list[tuple[ExperimentResult, bytes | None]]:
+    """Each experiment's result (with `flag_memory`'s note) and, with `draw`, its figure as
+    PNG bytes, in the order given, run on a pool of `workers` processes (default: every
+    core): the simulator's passes of the whole run first, each computed once, then the
+    experiments, largest first, on workers forked after the prefetch (they inherit the
+    run's caches, the simulator's passes included)."""
+    n = workers or default_workers()
+    prefetch = ctx.sim is not None and isinstance(ctx.sim, CycleEngine)
+    if prefetch:
+        _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
+    global _JOB
+    _JOB = (list(experiments), ctx, draw)
+    forked = n > 1 and sys.platform.startswith("linux")
+    # largest first: they start first on the workers
+    order = sorted(range(len(experiments)), key=lambda i: -_size(experiments[i]))
+    try:
+        if prefetch:
+            assert ctx.sim is not None
+            with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
+                # plan on the workers (each dry-runs some experiments), then compute
+                planned = sorted(pool.map_unordered(_plan_one, order))
+                keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
+                if progress is not None:
+                    progress.passes(len(keys))
+
+                def advance(count: int, _total: int) -> None:
+                    """The prefetch's progress: `count` passes timed so far."""
+                    if progress is not None:
+                        progress.passes_done(count)
+
+                service_for(ctx.sim).prefetch(keys, pool, progress=advance)
+        if progress is not None:
+            progress.experiments(len(experiments))
+        with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
+            futures = {pool.submit(_run_one, i): i for i in order}
+            done: dict[int, tuple[ExperimentResult, bytes | None]] = {}
+            for future in as_completed(futures):
+                done[futures[future]] = future.result()
+                if progress is not None:
+                    progress.experiment_done()
+    finally:
+        _JOB = None
+    return [done[i] for i in range(len(experiments))]
+
+
+#: (experiments, run context, draw figures) of the run in progress, read by `_run_one` in
+#: forked workers (inherited, not pickled: the caches can be large).
+_JOB: tuple[list[AnyExperiment], RunContext, bool] | None = None
+
+
+def _run_one(index: int) -> tuple[ExperimentResult, bytes | None]:
+    """One experiment of `_JOB` and, if drawn, its figure as PNG bytes."""
+    assert _JOB is not None
+    experiments, ctx, draw = _JOB
+    exp = experiments[index]
+    result = flag_memory(exp, run_experiment(exp, ctx=ctx))
+    return result, (figure_png(result) if draw and result.figure else None)
+
+
+def _plan_one(index: int) -> list[tuple]:
+    """The simulator's passes one experiment of `_JOB` will ask for (`simulator_passes`)."""
+    assert _JOB is not None
+    experiments, ctx, _ = _JOB
+    return simulator_passes([experiments[index]], ctx)
+
+
+def _size(exp: AnyExperiment) -> int:
+    """A rough cost of an experiment: solved (board, model, context, method) combinations."""
+    workloads = getattr(exp, "workloads", None) or []
+    methods = len(getattr(exp, "tree_methods", None) or [None])
+    return methods * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
+
+
+def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
+    """Add a note naming the experiment's (board, model, contexts) whose target and drafter
+    weights + KV caches exceed the board's memory; the study simulates them anyway and so
+    does reproduce."""
+    unfit = []
+    for workload in getattr(exp, "workloads", None) or []:
+        for board_name in workload.boards:
+            board = load_board(board_name)
+            for model_name in workload.models:
+                model = load_model(model_name)
+                drafter = load_algorithm(workload.algorithm).drafter
+                over = [c for c in workload.contexts
+                        if not fits_memory(board, model, c, 1, drafter)]
+                if over:
+                    unfit.append(
+                        f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
+                        f"L = {', '.join(map(str, over))}"
+                    )
+    if not unfit:
+        return result
+    note = (
+        "does not fit the board's memory (target and drafter weights + KV caches, "
+        "fits_memory = False), "
+        f"simulated anyway as in the study: {'; '.join(unfit)}"
+    )
+    return dataclasses.replace(result, notes=(*result.notes, note))

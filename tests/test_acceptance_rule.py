@@ -97,8 +97,9 @@ def test_the_agreement_table_in_docs_is_current(agreement: pd.DataFrame) -> None
 def test_done_when_eagle3_on_u280_uses_ad_past_2k(capsys) -> None:
     """The issue's command, by default: the measured chains at 4096 and 8192 (AAT 1.5 and
     1.13) make SD lose; at 1024 the measured tree curve is read."""
+    # on `fast`: the default `event`'s cycles (tests/test_engine_fast.py), 10x sooner
     res = run_cli(capsys, "solve", "--board", "u280", "--model", LLAMA, "--algorithm", "eagle3",
-                  "--contexts", "1024,4096,8192", "--format", "csv")
+                  "--contexts", "1024,4096,8192", "--format", "csv", "--engine", "fast")
     assert res.code == 0, res.err
     s = pd.read_csv(io.StringIO(res.out)).set_index("context")
     assert (s["aat_basis"] == "measured").all()

@@ -135,7 +135,8 @@ def test_a_kind_from_tests_runs_like_a_shipped_one(demo_kind, tmp_path: Path,
     # its columns are checked against its record
     with pytest.raises(ConfigError, match="unknown column"):
         load_experiment(_demo_file(tmp_path, extra_columns=["regime"]))
-    ctx = RunContext(get_engine("analytic"), aat_dir, get_engine("event"))
+    # the simulator: `fast` (the same cycles as `event`, tests/test_engine_fast.py)
+    ctx = RunContext(get_engine("analytic"), aat_dir, get_engine("fast"))
     assert simulator_passes([exp], ctx)  # its passes are planned like a shipped kind's
     result = run_experiment(exp, ctx=ctx)
     table = result.table
@@ -144,10 +145,10 @@ def test_a_kind_from_tests_runs_like_a_shipped_one(demo_kind, tmp_path: Path,
     assert list(table.columns[:5]) == ["board", "context", "decision", "best_verify_len",
                                        "speedup"]
     assert {"speedup_sim", "speedup_ratio", "sim_reason"} <= set(table.columns)
-    assert len(table) == 2 and set(table["sim_engine"]) == {"event"}
+    assert len(table) == 2 and set(table["sim_engine"]) == {"fast"}
     written = write_outputs(result, tmp_path / "out")
     assert sorted(p.name for p in written) == ["demo.csv", "demo.md", "demo.png"]
-    alone = run_experiment(exp, ctx=RunContext(get_engine("event"), aat_dir))
+    alone = run_experiment(exp, ctx=RunContext(get_engine("fast"), aat_dir))
     compared = side_by_side(run_experiment(exp, ctx=RunContext(get_engine("analytic"),
                                                                aat_dir)), alone)
     assert len(compared) == 2 and "speedup ratio" in compared

@@ -136,11 +136,12 @@ def test_a_pool_interrupted_while_a_worker_sends_a_large_result_does_not_hang() 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
-    """Seeded moments from 0.2 s to 8 s into a `generate` of about 10 s whose numba cache
-    starts empty (the first compilation takes the first seconds), on one process and on a
-    pool of two."""
+    """Seeded moments from 0.2 s to 4.5 s into a `generate` of about 6.6 s (idle 2-core
+    machine) whose numba cache starts empty (the first compilation takes the first
+    seconds), on one process and on a pool of two. A moment after the run ended is fine
+    (exit 0, the file written): test_ctrl_c_once_the_output_is_written_changes_nothing."""
     rng = random.Random(f"ctrl-c {workers}")
-    moments = sorted(rng.uniform(0.2, 8.0) for _ in range(6))
+    moments = sorted(rng.uniform(0.2, 4.5) for _ in range(4))
     interrupted = 0
     for i, moment in enumerate(moments):
         out = tmp_path / f"steps{i}.csv"
@@ -148,7 +149,7 @@ def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
         code, err = interrupt_at([*GENERATE, "--workers", workers], moment, cache, out)
         check_outcome(code, err, out)
         interrupted += code == 130
-    assert interrupted >= 4  # most moments fall inside the run
+    assert interrupted >= 3  # most moments fall inside the run
 
 
 def test_ctrl_c_once_the_output_is_written_changes_nothing(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree, design_tr
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, verify_timing
 from fpgasim.tree.acceptance import PositionalModel
@@ -211,7 +211,7 @@ def test_one_token_pass_is_the_cheapest() -> None:
 def v80_longspec_1024():
     a = load_algorithm("longspec")
     model = embedded_model(a, 1024)
-    eng = get_engine(DEFAULT_ENGINE)
+    eng = get_engine("fast")  # the default `event`'s cycles (tests/test_engine_fast.py), 20x sooner
     costs = EngineTreeCosts(eng, load_board("v80"), load_model("llama-3.1-8b"), a, 1024)
     return a, model, costs, design_tree(model, costs)
 

@@ -43,9 +43,8 @@ def variant(changes: tuple = (), divisor: float | None = None) -> Board:
     if divisor is None:
         return board
     fit = board.fit.model_copy(update={"pipelines": divisor})
-    board = board.model_copy(update={"fit": fit, "name": f"{board.name} divisor={divisor:g}"})
-    board._hash = None  # the fields changed: hash them again
-    return board
+    return Board(name=f"{board.name} divisor={divisor:g}", description=board.description,
+                 fpga=board.fpga, design=board.design, fit=fit)
 
 
 def predict(board: Board) -> dict:

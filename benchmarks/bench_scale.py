@@ -1,10 +1,12 @@
 """Scale benchmark: `fpgasim explore` of issue 8 on each executor.
 
-16 hypothetical V80 boards (PE arrays 64x48, 128x64, 128x128, 256x128 x peak bandwidths
-77, 460, 819, 1638 GB/s) x 6 contexts x x = 1..85 (AD + LongSpec with the embedded
-model's optimal tree at every x): 8160 points, solved for the best x per board and
-context. Engine: `fast` when registered, else `analytic` (the row names say which). The
-cache is off for the executor rows; a last row times a fully cached rerun. `run()` returns
+16 hypothetical V80 boards (the `v80` board, the study's design on the V80, with its MM
+array R x C = 64x48, 128x64, 128x128, 256x128 x peak bandwidths 77, 460, 819, 1638 GB/s,
+each re-fitted to the part) x 6 contexts x (AD + LongSpec at every x of its AAT curve up
+to 85, 43 values of x, each with the curve's tree): 4224 points, solved for the best x per
+board and context. Engine:
+`fast` when registered, else `analytic` (the row names say which). The cache is off for
+the executor rows; a last row times a fully cached rerun. `run()` returns
 rows {benchmark, value, unit, target, ok}; each timing is the best of two rounds that
 interleave the executors, after a warm-up that imports (and JIT-compiles) the engine in
 every worker.
@@ -21,18 +23,38 @@ from typing import Any
 from fpgasim.analysis.explore import explore
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES
-from fpgasim.sweep import Grid, SweepCache, derive_boards, run_sweep
+from fpgasim.sweep import BoardBase, Grid, SweepCache, Variation, run_sweep
 from fpgasim.sweep.executors import DaskExecutor, ProcessExecutor, default_workers
 
 PE_ARRAYS = [(64, 48), (128, 64), (128, 128), (256, 128)]
 BANDWIDTHS_GB_S = [77, 460, 819, 1638]
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096]
+VERIFY_LENS = list(range(2, 86))
+
+
+class ArraysByBandwidth(Variation):
+    """The PE arrays (rows and columns paired, not crossed) x the bandwidths: `--vary` takes
+    a product of fields, so the pairs are listed here. A 256-row array prefills in 256-row
+    tiles (the padding must be a multiple of the M tile)."""
+
+    def combinations(self):  # noqa: D102 - Variation's
+        return [(("design.mm_rows", rows), ("design.mm_cols", cols),
+                 ("design.padding.prefill_multiple", max(128, rows)),
+                 ("fpga.memory.bandwidth_gb_s", bw))
+                for rows, cols in PE_ARRAYS for bw in BANDWIDTHS_GB_S]
+
+
+VARIATION = ArraysByBandwidth((
+    ("design.mm_rows", tuple(dict.fromkeys(r for r, _ in PE_ARRAYS))),
+    ("design.mm_cols", tuple(dict.fromkeys(c for _, c in PE_ARRAYS))),
+    ("fpga.memory.bandwidth_gb_s", tuple(BANDWIDTHS_GB_S)),
+))
 
 
 def scale_grid() -> Grid:
-    """The 16-board x 6-context x 85-x grid (8160 points)."""
+    """The 16 boards, 6 contexts and x = 1..85, for the warm-up."""
     return Grid(
-        boards=derive_boards(load_board("v80"), PE_ARRAYS, BANDWIDTHS_GB_S),
+        boards=[load_board("v80", changes) for changes in VARIATION.combinations()],
         model=load_model("llama-3.1-8b"),
         contexts=CONTEXTS,
         verify_lens=list(range(1, 86)),
@@ -43,15 +65,16 @@ def scale_grid() -> Grid:
 def run_explore(engine: str, executor, cache: SweepCache | None = None) -> int:
     """The benchmark's explore run; returns the number of simulated points."""
     result = explore(
-        load_board("v80"),
-        PE_ARRAYS,
-        BANDWIDTHS_GB_S,
+        BoardBase(board="v80"),
+        VARIATION,
         load_model("llama-3.1-8b"),
-        load_algorithm("longspec"),
+        [load_algorithm("longspec")],
         CONTEXTS,
         engine=engine,
         executor=executor,
         cache=cache,
+        verify_lens=VERIFY_LENS,
+        accounting=False,
     )
     return len(result.points)
 

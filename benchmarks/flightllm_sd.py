@@ -1,48 +1,69 @@
 """Regenerate the tables of docs/flightllm-sd.md ("What FlightLLM needs for tree SD to pay").
 
-1. Resources: the DSPs of every FlightLLM-lowered board (shared chain and separate arrays).
+1. Resources: the DSPs of FlightLLM's published designs and of the study's boards, as fitted
+   (config/fit.py), with one DSP chain per pipeline (shared) and with separate MV slices.
 2. The published designs' verdict: flightllm-vhk158 and flightllm-u280, every drafter.
-3. The cheapest change that makes each drafter pay on each published design: the design
-   space over MV lanes x MV width (x1, x2) at the board's own MM tile, bandwidth and clock
-   (every design of that space at the largest context is listed too).
-4. Table IV (LongSpec) on the four study boards four ways: (a) the study's accounting,
-   (b) today's boards (event engine), (c) the study lowering calibrated to FlightLLM
-   (*-flightllm, event), (d) FlightLLM's compiler (*-flc, fast), and (e) the cheapest
-   paying design on each *-flc board.
+3. The cheapest change that makes each drafter pay on each published design: `explore`
+   (fpgasim/analysis/explore.py) over MV lanes {1, 2, 4, 8} x MV width per lane (x1, x2)
+   at the board's own MM tile, bandwidth and clock, keeping the combinations the fit accepts
+   (it refuses an MV array that leaves the part no room for the MM array); every design of
+   that space at the largest context is listed too.
 
-Model LLaMA2-7B as FlightLLM's model file has it (the one model the compiler runs: no
-GQA), the embedded AAT curves of each drafter (the study's measured tables are for
-Llama-3.1-8B), the best x searched over VERIFY_LENS. Markdown on stdout; with --out DIR
-also one CSV per table. Cached in the sweep cache (FPGASIM_CACHE_DIR), so a rerun is fast.
+Table IV on the study's boards is `fpgasim reproduce table4` (docs/reproduction.md); the
+four-lowerings record in the same chapter ran boards that no longer exist.
+
+Model LLaMA2-7B as FlightLLM's model file has it, the embedded AAT curves of each drafter
+(the study's measured tables are for Llama-3.1-8B), the best x searched over VERIFY_LENS,
+the `fast` engine. Markdown on stdout; with --out DIR also one CSV per table. Cached in the
+sweep cache (FPGASIM_CACHE_DIR), so a rerun is fast.
 
 Usage: python benchmarks/flightllm_sd.py [--out DIR] [--drafters longspec,eagle3,falcon]
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
-from fpgasim.analysis.design_space import (
-    cheapest_paying,
-    designs,
-    explore_designs,
-    solve_boards,
-)
-from fpgasim.config.resources import board_resources
 
+from fpgasim.analysis.explore import cheapest_paying, explore
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.sweep.cache import SweepCache
+from fpgasim.config.fit import DesignDoesNotFit
+from fpgasim.sweep import BoardBase, SweepCache, Variation
 
 MODEL = "llama2-7b-flightllm"
 PUBLISHED = ("flightllm-vhk158", "flightllm-u280")
 STUDY = ("u280", "vhk158", "v80", "u250")
 CONTEXTS = (256, 1024)
-TABLE4_CONTEXTS = (256, 1024, 2048)
 VERIFY_LENS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128)
 LANES = (1, 2, 4, 8)
+LANES_FIELD, WIDTH_FIELD = "design.mv_lanes", "design.mv_macs_per_lane"
+
+
+class Fitting(Variation):
+    """A product of fields without the combinations the fit refuses (`--vary` takes a whole
+    product; here the designs that do not fit at all are left out and listed)."""
+
+    def __init__(self, base: BoardBase, axes):
+        super().__init__(tuple(axes))
+        full = [tuple(zip([p for p, _ in axes], combo, strict=True))
+                for combo in itertools.product(*(v for _, v in axes))]
+        keep, refused = [], []
+        for changes in full:
+            try:
+                base.build(changes)
+            except DesignDoesNotFit:
+                refused.append(changes)
+            else:
+                keep.append(changes)
+        object.__setattr__(self, "kept", tuple(keep))
+        object.__setattr__(self, "refused", tuple(refused))
+
+    def combinations(self):  # noqa: D102 - Variation's
+        return list(self.kept)
 
 
 def markdown(frame: pd.DataFrame, floats: str = "{:.3g}") -> str:
@@ -56,56 +77,58 @@ def markdown(frame: pd.DataFrame, floats: str = "{:.3g}") -> str:
 
 
 def resources_table() -> pd.DataFrame:
-    """Section 1: DSPs of every FlightLLM-lowered board."""
+    """Section 1: DSPs of the published designs and the study's boards."""
     rows = []
-    for name in (*PUBLISHED, *(f"{b}-flc" for b in STUDY)):
+    for name in (*PUBLISHED, *STUDY):
         board = load_board(name)
-        res = board_resources(board)
-        apart = board_resources(board, separate_mv=True)
+        f = board.fit
+        k = board.design.compiler.block
+        built = f.pipelines_built
+        separate = (f.mm_dsps + f.mv_dsps) * built
+        available = f.dsps_available
         rows.append(
             {
                 "board": name,
-                "dsp_kind": res.dsp_kind,
-                "MM MxNxK": f"{res.mm.tokens}x{res.mm.outputs}x{res.mm.k}",
-                "MV MxNxK": f"{res.mv.tokens}x{res.mv.outputs}x{res.mv.k}",
-                "MM dsps": res.mm_dsps,
-                "MV dsps": res.mv_dsps,
-                "pipelines": res.pipelines,
-                "used (shared chain)": res.dsps_used,
-                "used (separate MV)": apart.dsps_used,
-                "available": res.dsps_available,
-                "fits": res.fits_dsps,
-                "fits (separate MV)": apart.fits_dsps,
+                "DSP": board.fpga.dsp_kind,
+                "MM MxNxK": f"{f.mm_rows}x{f.mm_cols // k}x{k}",
+                "MV MxNxK": f"{f.mv_lanes}x{max(1, f.mv_macs_per_lane // k)}x{k}",
+                "MM dsps": f.mm_dsps,
+                "MV dsps": f.mv_dsps,
+                "pipelines": built,
+                "used (shared chain)": f.dsps_used,
+                "used (separate MV)": separate,
+                "available": available,
+                "fits": f.fits_dsps,
+                "fits (separate MV)": None if available is None else separate <= available,
             }
         )
     return pd.DataFrame(rows)
 
 
+def space(base: BoardBase, variation: Variation, drafters, cache, contexts=CONTEXTS):
+    """explore's summary of one base and variation, fast engine, on the process pool."""
+    return explore(
+        base, variation, load_model(MODEL), drafters, list(contexts), engine="fast",
+        executor="process", cache=cache, verify_lens=VERIFY_LENS, accounting=False,
+    ).summary
+
+
 def verdict(drafters, cache) -> pd.DataFrame:
     """Section 2: best SD on the published designs."""
-    frame = solve_boards(
-        [load_board(b) for b in PUBLISHED], load_model(MODEL), drafters, CONTEXTS,
-        engine="fast", executor="process", cache=cache, verify_lens=VERIFY_LENS,
-    )
+    frames = [space(BoardBase(board=b), Variation(), drafters, cache) for b in PUBLISHED]
+    frame = pd.concat(frames, ignore_index=True)
     return frame[["board", "algorithm", "context", "ad_tokens_per_s", "best_verify_len",
-                  "best_tokens_per_s", "speedup", "dsps_used", "fits_dsps"]]
+                  "best_sd_tokens_per_s", "speedup", "decision", "dsps_used", "fits_dsps"]]
 
 
-def cheapest(
-    base_name: str, drafters, cache, contexts=CONTEXTS
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Section 3: the design space of one base; (cheapest paying rows, full summary)."""
-    base = load_board(base_name)
-    lanes = base.flightllm.mv_parallel_m
-    width = base.mv_macs_per_cycle // lanes
-    space = designs(LANES, (width, 2 * width), [base.flightllm.mm_tile_rows],
-                    [base.memory.bandwidth_gb_s], [base.clock_mhz])
-    result = explore_designs(
-        base, space, load_model(MODEL), drafters, contexts, engine="fast", executor="process",
-        cache=cache, verify_lens=VERIFY_LENS,
-    )
-    best = cheapest_paying(result.summary)
-    return best, result.summary
+def cheapest(base_name: str, drafters, cache) -> tuple[pd.DataFrame, pd.DataFrame, Fitting]:
+    """Section 3: the design space of one base; (cheapest paying rows, full summary, space)."""
+    board = load_board(base_name)
+    width = board.fit.mv_macs_per_lane
+    base = BoardBase(board=base_name)
+    variation = Fitting(base, [(LANES_FIELD, LANES), (WIDTH_FIELD, (width, 2 * width))])
+    summary = space(base, variation, drafters, cache)
+    return cheapest_paying(summary), summary, variation
 
 
 def best_fitting(summary: pd.DataFrame) -> pd.DataFrame:
@@ -116,49 +139,11 @@ def best_fitting(summary: pd.DataFrame) -> pd.DataFrame:
                           "speedup"]]
 
 
-def table4(cache) -> pd.DataFrame:
-    """Section 4: LongSpec on the four study boards, four lowerings, plus (e)."""
-    longspec = [load_algorithm("longspec")]
-    model = load_model(MODEL)
-    configs = (
-        ("a", "", "analytic"),
-        ("b", "", "event"),
-        ("c", "-flightllm", "event"),
-        ("d", "-flc", "fast"),
-    )
-    out = None
-    for label, suffix, engine in configs:
-        boards = [load_board(f"{b}{suffix}") for b in STUDY]
-        t = solve_boards(boards, model, longspec, TABLE4_CONTEXTS, engine=engine,
-                         executor="process", cache=cache, verify_lens=VERIFY_LENS)
-        t["board"] = t["board"].str.removesuffix(suffix) if suffix else t["board"]
-        t = t[["board", "context", "ad_tokens_per_s", "best_verify_len", "speedup"]].rename(
-            columns={"ad_tokens_per_s": f"AD {label}", "best_verify_len": f"x {label}",
-                     "speedup": f"speedup {label}"}
-        )
-        out = t if out is None else out.merge(t, on=["board", "context"])
-    rows = []
-    for b in STUDY:
-        best, summary = cheapest(f"{b}-flc", longspec, cache, TABLE4_CONTEXTS)
-        for context in TABLE4_CONTEXTS:
-            hit = best[best["context"] == context]
-            top = best_fitting(summary)
-            top = top[top["context"] == context].iloc[0]
-            rows.append(
-                {
-                    "board": b,
-                    "context": context,
-                    "(e) cheapest paying change": hit["changes"].iloc[0] if len(hit) else "none",
-                    "(e) dsps": int(hit["dsps_used"].iloc[0]) if len(hit) else None,
-                    "(e) speedup": float(hit["speedup"].iloc[0]) if len(hit) else None,
-                    "best fitting speedup": float(top["speedup"]),
-                }
-            )
-    return out.merge(pd.DataFrame(rows), on=["board", "context"])
-
-
 def main() -> None:
     args = sys.argv[1:]
+    if "--help" in args or "-h" in args:
+        print(__doc__)
+        return
     out = Path(args[args.index("--out") + 1]) if "--out" in args else None
     names = args[args.index("--drafters") + 1] if "--drafters" in args else (
         "longspec,eagle3,falcon")
@@ -169,16 +154,17 @@ def main() -> None:
         tables["resources"] = resources_table()
         tables["verdict"] = verdict(drafters, cache)
         for base in PUBLISHED:
-            best, summary = cheapest(base, drafters, cache)
+            best, summary, variation = cheapest(base, drafters, cache)
+            for changes in variation.refused:
+                print(f"{base}: the fit refuses {dict(changes)}", file=sys.stderr)
             tables[f"cheapest_{base}"] = best[["algorithm", "context", "changes", "dsps_used",
                                                "fits_dsps", "best_verify_len", "speedup"]]
             tables[f"best_fitting_{base}"] = best_fitting(summary)
             at = summary[summary["context"] == CONTEXTS[-1]]
             tables[f"designs_{base}_L{CONTEXTS[-1]}"] = at[
-                ["algorithm", "mv_lanes", "mv_width", "dsps_used", "fits_dsps",
-                 "ad_tokens_per_s", "best_verify_len", "best_tokens_per_s", "speedup"]
-            ].sort_values(["algorithm", "mv_width", "mv_lanes"])
-        tables["table4"] = table4(cache)
+                ["algorithm", LANES_FIELD, WIDTH_FIELD, "dsps_used", "fits_dsps",
+                 "ad_tokens_per_s", "best_verify_len", "best_sd_tokens_per_s", "speedup"]
+            ].sort_values(["algorithm", WIDTH_FIELD, LANES_FIELD])
     for name, frame in tables.items():
         print(f"\n### {name}\n")
         print(markdown(frame))

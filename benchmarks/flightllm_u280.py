@@ -3,7 +3,8 @@
 LLaMA2-7B on boards/flightllm-u280.yaml (FlightLLM's compiler, `fast` engine): decode at
 T = 128 and 512 (`--context 127` and `511`, one token), prefill of 128 tokens and
 `generate` P = 128, D = 512; first with the board as derived, then with each divisor
-hypothesis and each HBM-efficiency reading (Markdown on stdout, about 30 s).
+hypothesis (the fit's effective pipelines replaced) and each HBM-efficiency reading (design
+fields changed and the board re-fitted). Markdown on stdout, about 30 s.
 
 Usage: python benchmarks/flightllm_u280.py
 """
@@ -24,31 +25,26 @@ DIVISORS = (
     ("a constant of FlightLLM's model, carried over", 3.2),
 )
 #: the other channel reading: one pipeline whose 8 logical channels each stripe over 4
-#: pseudo-channels (460 / 8 GB/s per channel, all 32 in use), divisor 1
-WIDE_CHANNELS = ("one pipeline, 8 channels of 4 pseudo-channels", 1.0, 8)
+#: pseudo-channels (460 / 8 GB/s per channel, all 32 in use), divisor 1: the design with one
+#: pipeline (its MM array as fitted per SLR) and the memory split into 8 ports, all of them
+#: the A channels
+WIDE_CHANNELS = ("one pipeline, 8 channels of 4 pseudo-channels", (
+    ("design.pipelines", "one"), ("design.mm_cols", 32), ("design.memory.ports", 8),
+    ("design.memory.shared_channels", 0), ("design.memory.instruction_channels", 0)))
 #: same-channel efficiency readings (cross-channel = half, FlightLLM's ratio)
 EFFICIENCIES = (0.5, 0.6, 0.7, 0.8, 0.9)
+BOARD = "flightllm-u280"
 
 
-def variant(board: Board, divisor: float | None = None, e_same: float | None = None,
-            gib: bool | None = None, channels: int | None = None) -> Board:
-    """The board with derived quantities replaced."""
-    fl = board.flightllm
-    assert fl is not None
-    update: dict = {}
-    if divisor is not None:
-        update["duration_divisor"] = divisor
-    if e_same is not None:
-        update["flightllm"] = fl.model_copy(update={
-            "same_channel_efficiency": e_same, "cross_channel_efficiency": e_same / 2})
-    memory = {}
-    if gib is not None:
-        memory["bandwidth_is_gib"] = gib
-    if channels is not None:
-        memory["channels"] = channels
-    if memory:
-        update["memory"] = board.memory.model_copy(update=memory)
-    return board.model_copy(update=update)
+def variant(changes: tuple = (), divisor: float | None = None) -> Board:
+    """The board with design fields changed (re-fitted), and its duration divisor (the fit's
+    effective pipelines) replaced when `divisor` is given."""
+    board = load_board(BOARD, changes)
+    if divisor is None:
+        return board
+    fit = board.fit.model_copy(update={"pipelines": divisor})
+    return Board(name=f"{board.name} divisor={divisor:g}", description=board.description,
+                 fpga=board.fpga, design=board.design, fit=fit)
 
 
 def predict(board: Board) -> dict:
@@ -76,15 +72,19 @@ def table(rows: list[tuple[str, dict]]) -> str:
 
 
 def main() -> None:
-    board = load_board("flightllm-u280")
-    rows = [(name, predict(variant(board, divisor=d))) for name, d in DIVISORS]
-    name, d, ch = WIDE_CHANNELS
-    rows.append((name, predict(variant(board, divisor=d, channels=ch))))
+    rows = [(name, predict(variant(divisor=d))) for name, d in DIVISORS]
+    name, changes = WIDE_CHANNELS
+    board = variant(changes)
+    assert board.duration_divisor == 1.0 and board.fit.port_bytes_per_s == 460e9 / 8
+    rows.append((name, predict(board)))
     print(table(rows))
     print()
-    rows = [(f"e_same {e} / e_cross {e / 2}", predict(variant(board, e_same=e)))
+    rows = [(f"e_same {e} / e_cross {e / 2}", predict(variant((
+        ("design.memory.same_channel_efficiency", e),
+        ("design.memory.cross_channel_efficiency", e / 2)))))
             for e in EFFICIENCIES]
-    rows.append(("460 read as GiB/s (+7.4%)", predict(variant(board, gib=True))))
+    rows.append(("460 read as GiB/s (+7.4%)",
+                 predict(variant((("design.memory.bandwidth_reading", "gib"),)))))
     print(table(rows))
 
 

@@ -1,9 +1,9 @@
 """The one emitter of instruction rows, shared by every lowering.
 
 A lowering appends rows as tuples in its row layout `ROW` (a NumPy structured dtype) and
-reads them back as one structured array: the study lowering writes `INSTR_DTYPE` rows,
-the `Program` format itself (`lowerings/study/emit.py`); FlightLLM's compiler writes rows with
-fractional cycles and unit masks that it resolves into `INSTR_DTYPE` per part
+reads them back as one structured array. FlightLLM's compiler, the one lowering registered
+(`lowerings/registry.py`), writes rows with fractional cycles and unit masks that it
+resolves into the `Program` format's `INSTR_DTYPE` per part
 (`lowerings/flightllm/emitter.py`). Finished arrays can be appended whole and repeated, which is how
 FlightLLM's compiler reuses identical blocks of a layer without emitting them again.
 """

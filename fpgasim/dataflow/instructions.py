@@ -1,9 +1,9 @@
 """The executable form every lowering returns: instruction rows in a NumPy structured array.
 
 One row per instruction: LD/ST (bytes over a channel group), MM/MV (a tile on the MPE), MISC
-(an SFU pass) or SYS (a synchronisation point: the study-style lowering in
-`fpgasim.dataflow.lowerings.study` never emits it, its dependencies are explicit `wait` rows; the
-FlightLLM-style lowering in `fpgasim.dataflow.lowerings.flightllm` does). Each row names its unit
+(an SFU pass) or SYS (a synchronisation point: FlightLLM's compiler,
+`fpgasim.dataflow.lowerings.flightllm`, ends every part with one; other dependencies are
+explicit `wait` rows). Each row names its unit
 (LD, ST, MPE, SFU), its duration in cycles (fixed at lowering), the rows it waits on
 (`wait`, up to MAX_WAIT indices) and the on-chip buffer space it takes when it starts
 (`acq_*`, loads) or frees when it finishes (`rel_*`, the consuming tiles). A lowering
@@ -216,13 +216,13 @@ def full(template: Program) -> Program:
 class Executable:
     """A lowered pass: parts run in sequence, on units with names and roles.
 
-    Part `order[j]` runs j-th. A pass of one part (the study lowering) may be a template
-    whose identical layer blocks an engine windows (`Program`). A pass of several parts
-    (FlightLLM: one per barrier) has parts that each start on an idle machine (their first
-    row waits on nothing) and end with a barrier row (SYS) that finishes after every other
-    row of the part; in the whole program the next part's first row waits on that barrier.
-    So the pass's time is exactly the sum of the parts' makespans, and a part that appears
-    many times (identical layers) needs one simulation.
+    Part `order[j]` runs j-th. A pass of one part may be a template whose identical layer
+    blocks an engine windows (`Program`; the retired study lowering's passes were). A pass
+    of several parts (FlightLLM: one per barrier) has parts that each start on an idle
+    machine (their first row waits on nothing) and end with a barrier row (SYS) that
+    finishes after every other row of the part; in the whole program the next part's
+    first row waits on that barrier. So the pass's time is exactly the sum of the parts'
+    makespans, and a part that appears many times (identical layers) needs one simulation.
 
     `unit_roles[u]` says what unit u does (ROLES); engines total busy time, bytes and work
     by role. Every part uses the same units and time unit (`ticks_per_cycle` per cycle).

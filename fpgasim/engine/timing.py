@@ -56,8 +56,8 @@ class Timing:
     """Cycles of one or more forward passes, the per-unit work behind them and the bound.
 
     cycles            wall-clock cycles of the pass(es), of the configured clock and before the
-                      board's duration_divisor (whole numbers on the study lowering; multiples
-                      of 2**-24 on FlightLLM's, whose durations are fractional)
+                      board's duration_divisor (multiples of 2**-24: FlightLLM's compiler
+                      times instructions in ticks of 2**-24 cycle, its durations fractional)
     ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
                       compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
     weight_bytes      bytes streamed over the weight channel group

@@ -29,8 +29,9 @@ def tree_for_verify_len(
 
     `optimal`: the level widths of the optimal tree under the algorithm's embedded
     acceptance model at `context` (default: the model's reference context), realised round
-    robin as every shaped tree is (the optimal tree's own parents would move some verify
-    passes' tree masks: docs/trees.md); EAGLE-3 gets a depth/top-k whose dynamic tree holds it.
+    robin as every shaped tree is (FlightLLM's compiler costs every tree of x tokens alike,
+    so the parents move no pass's time: docs/trees.md); EAGLE-3 gets a depth/top-k whose
+    dynamic tree holds it.
     """
     if verify_len < 2:
         raise InputError("verify_len", verify_len, "at least 2 with an algorithm (x=1 is AD)")

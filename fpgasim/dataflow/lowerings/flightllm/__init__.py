@@ -1,9 +1,10 @@
-"""FlightLLM's compiler as a second lowering style (board `lowering: flightllm`).
+"""FlightLLM's compiler, generalised: the lowering of every board (`Board.lowering` is
+"flightllm"; results name it `lowering: flightllm`).
 
 `lower` builds FlightLLM's LLaMA graph for the pass (graph.py), fuses it into hardware
 layers (layers.py), compiles each barrier-delimited part once (compiler.py) and returns the
 pass as an `Executable`: the parts in program order, on FlightLLM's six units with their
-roles. Registered as `lowering: flightllm` in `fpgasim.dataflow.lowerings.registry`. See
+roles. Registered as "flightllm" in `fpgasim.dataflow.lowerings.registry`. See
 docs/validation.md, "FlightLLM".
 """
 

@@ -17,7 +17,8 @@ from tests.cli_helpers import run_cli
 
 SWEEP = ["sweep", "-b", "u280", "-m", "llama-3.1-8b", "--contexts", "128,256",
          "--verify-lens", "1-8", "--executor", "inprocess", "--no-cache"]
-REPRODUCE = ["reproduce", "table1", "fig1", "fig4", "--engine", "analytic"]  # the writes matter here
+# the writes matter here, not the simulator
+REPRODUCE = ["reproduce", "table1", "fig1", "fig4", "--engine", "analytic"]
 
 
 def check_refusal(err: str, where: Path) -> None:

@@ -50,7 +50,7 @@ BASES: dict[str, tuple[type[BaseModel], dict]] = {
     ),
 }
 FUZZ = settings(
-    max_examples=300,
+    max_examples=200,
     derandomize=True,
     deadline=None,
     database=None,
@@ -325,7 +325,7 @@ def test_mutated_configs(work: Path, kind: str, data: st.DataObject) -> None:
     check_simulate_and_validate(work, kind, dump(data.draw(mutated(kind))))
 
 
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=100)
 @given(kind=st.sampled_from(sorted(BASES)), text=RAW)
 def test_hostile_files(work: Path, kind: str, text: bytes) -> None:
     check_simulate_and_validate(work, kind, text)

@@ -199,8 +199,9 @@ def verify_timing(
     """T_v: one target pass over `verify_len` tree tokens at `context` (per request of a
     batch of `batch`).
 
-    With a tree of known shape, engines that model the tree mask skip masked-out attention
-    tiles; the analytic engine charges the dense block, as the study does.
+    FlightLLM's compiler costs every tree of `verify_len` tokens alike (its attention is
+    dense within the mask blocks, docs/trees.md), as the analytic engine charges the dense
+    block, as the study does; `tree` names the pass (traces, dumped graphs).
     """
     return verify_timed(engine, board, model, verify_len, context, tree, batch)[0]
 

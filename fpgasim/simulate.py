@@ -200,8 +200,8 @@ def verify_timing(
     batch of `batch`).
 
     FlightLLM's compiler costs every tree of `verify_len` tokens alike (its attention is
-    dense within the mask blocks, docs/trees.md), as the analytic engine charges the dense
-    block, as the study does; `tree` names the pass (traces, dumped graphs).
+    dense within its mask blocks, docs/trees.md) and the analytic engine charges the dense
+    block as the study does; `tree` names the pass (traces, dumped graphs).
     """
     return verify_timed(engine, board, model, verify_len, context, tree, batch)[0]
 

@@ -141,7 +141,7 @@ def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
     seconds), on one process and on a pool of two. A moment after the run ended is fine
     (exit 0, the file written): test_ctrl_c_once_the_output_is_written_changes_nothing."""
     rng = random.Random(f"ctrl-c {workers}")
-    moments = sorted(rng.uniform(0.2, 4.5) for _ in range(4))
+    moments = sorted(rng.uniform(0.2, 4.5) for _ in range(3))
     interrupted = 0
     for i, moment in enumerate(moments):
         out = tmp_path / f"steps{i}.csv"
@@ -149,7 +149,7 @@ def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
         code, err = interrupt_at([*GENERATE, "--workers", workers], moment, cache, out)
         check_outcome(code, err, out)
         interrupted += code == 130
-    assert interrupted >= 3  # most moments fall inside the run
+    assert interrupted >= 2  # most moments fall inside the run
 
 
 def test_ctrl_c_once_the_output_is_written_changes_nothing(tmp_path: Path) -> None:

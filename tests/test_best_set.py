@@ -206,11 +206,11 @@ def test_a_bound_above_the_pass_would_be_caught() -> None:
     assert honest.verify_len == 2 and wrong.verify_len != 2
 
 
-def test_a_pass_both_timed_and_bounded_is_computed_once() -> None:
+def test_a_prefetched_pass_is_its_own_bound() -> None:
     service = PassService(FastEngine())
     key = (verify_spec(4, 143), FLIGHTLLM, FL_MODEL, None)
     with InProcessExecutor() as pool:
-        assert service.prefetch([key], pool, bounds=[key, (verify_spec(5, 143), *key[1:])]) == 2
+        assert service.prefetch([key, key], pool) == 1  # distinct passes, each once
     assert service.bound_s(*key) == service.run_pass(*key).seconds
 
 
@@ -226,3 +226,19 @@ def test_an_x_the_board_cannot_compile_raises_only_if_it_could_win() -> None:
     assert best_set(timer, curve).verify_len == 2
     with pytest.raises(ConfigError, match="buffers.global = 128: too small for one tile row"):
         solve_curve(timer, curve, roofline=False)
+
+
+def test_a_bound_is_its_boards_after_a_board_of_other_sparsity() -> None:
+    """Two designs alike in rates but not in the recipe (q's sparsity) compile different
+    context-free parts: the bound of one is not the other's, whichever is asked first."""
+    from fpgasim.bounded import clear_caches
+
+    dense = load_board("flightllm-u280", [("design.recipe.q.sparse_ratio", 1.0)])
+    sparse = load_board("flightllm-u280")
+    spec = verify_spec(4, 511)
+    clear_caches("flightllm.")
+    cold = FastEngine().lower_bound_s(spec, sparse, FL_MODEL)
+    clear_caches("flightllm.")
+    engine = FastEngine()
+    assert engine.lower_bound_s(spec, dense, FL_MODEL) != cold
+    assert engine.lower_bound_s(spec, sparse, FL_MODEL) == cold

@@ -523,3 +523,12 @@ def test_docs_describe_every_field(repo: Path, schema: type[BaseModel], section:
     block = text[start:end]
     rows = re.findall(r"^\| `([^`]+)` \|", block, re.M)
     assert sorted(rows) == sorted(_field_paths(schema)), f"docs/formats.md, {section}"
+
+
+def test_a_hashed_board_equals_a_fresh_copy() -> None:
+    """Equality reads the fields alone: hashing a board (which caches its hash in a private
+    attribute) does not make it unequal to a fresh copy of itself."""
+    a, b = load_board("u280"), load_board("u280")
+    hash(a)
+    assert a == b and b == a and not a != b
+    assert a != load_board("v80") and a in [b]

@@ -251,15 +251,6 @@ def _check(model: TargetModel, prompt_len: int, decode_len: int) -> None:
                          f"{model.window_tokens} tokens and the prompt has {prompt_len}")
 
 
-@dataclass(frozen=True)
-class PlannedPasses:
-    """What `generate` will ask for sure, known before timing any pass: passes to time and
-    passes whose lower bound it reads (`PassService.prefetch(passes, ..., bounds=bounds)`)."""
-
-    passes: list[PassKey]
-    bounds: list[PassKey]
-
-
 def planned_passes(
     engine: Engine,
     board: Board,
@@ -270,8 +261,8 @@ def planned_passes(
     algorithm: Algorithm | None = None,
     curve_at: CurveAt | None = None,
     batch: int = 1,
-) -> PlannedPasses:
-    """The passes (and pass bounds) `generate` with these arguments will ask `engine`,
+) -> list[PassKey]:
+    """The passes `generate` with these arguments will ask `engine` for sure,
     listed without timing any, so a pool can compute them first (`PassService.prefetch`):
     the prefill, the AD pass of every aligned context (plain decoding, or SD's AD
     baseline), then what SD's steps ask at every context they are sure to reach.
@@ -281,8 +272,8 @@ def planned_passes(
     when that jump is at most t - s + 1 (always, when AAT < m - 1). The plan stops at the
     first context the steps might jump over; `generate` times the rest as it reaches
     them. At each reached context the solver's best-set search asks `Timer.best_set_plan`
-    for sure, then (on boards with bounds) the passes of the few x whose bound lets them
-    be best, which no plan can list before the bounds are known.
+    for sure, then (on boards with bounds) the passes of the few x whose floor and bound
+    let them be best, which no plan can list before the times are known.
     """
     _check(model, prompt_len, decode_len)
     keys: list[PassKey] = [(spec, board, model, None) for spec in prefill_specs(board, prompt_len)]
@@ -291,21 +282,18 @@ def planned_passes(
     keys += [(verify_spec(1, context, batch=batch), board, model, None)
              for context, _, _ in bins]
     if algorithm is None:
-        return PlannedPasses(keys, [])
+        return keys
     if curve_at is None:
         curve_at = acceptance_curve_at(algorithm, model.id)[0]
     timer = Timer(engine, board, model, algorithm, batch)
-    bounds: list[PassKey] = []
     jump = 1
     for context, first, last in bins:
         if jump > last - first + 1:
             break
         curve = curve_at(context)
-        passes, bounded = timer.best_set_plan(curve)
-        keys += passes
-        bounds += bounded
+        keys += timer.best_set_plan(curve)
         jump = math.floor(max(1.0, float(curve.points["aat"].max()))) + 1
-    return PlannedPasses(keys, bounds)
+    return keys
 
 
 def prefetch_generation(
@@ -321,7 +309,7 @@ def prefetch_generation(
     workers: int,
     progress: ProgressSink,
 ) -> None:
-    """Time `planned_passes` (and compute the planned bounds) on a pool of `workers`
+    """Time `planned_passes` on a pool of `workers`
     processes, so `generate` finds them remembered; nothing for one worker or an engine
     that is not cycle-level. The first AD pass (planned whatever the algorithm) is timed
     before the workers fork, so they inherit fast's numba kernels compiled (or loaded from
@@ -356,7 +344,7 @@ def prefetch_generation(
                 progress.advance(done - shown)
                 shown = done
 
-            service.prefetch(planned.passes, pool, progress=advance, bounds=planned.bounds)
+            service.prefetch(planned, pool, progress=advance)
     except Exception:  # noqa: BLE001 - a failed pass, a dead worker or a failed fork:
         if failed is not None:
             raise failed from None

@@ -647,15 +647,6 @@ def _ad_legend(ax: Axes, result: ExperimentOutput) -> None:
                 label="grey square: use AD here (speedup <= 1)")  # fmt: skip
 
 
-def _plain_log_ticks(ax: Axes) -> None:
-    """Log-scale y ticks as plain numbers (40, 100, 400) instead of 4×10^1."""
-    from matplotlib.ticker import FuncFormatter
-
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(fmt)
-
-
 def _context_ticks(ax: Axes, contexts: list[int]) -> None:
     """A log2 context axis ticked at the solved contexts, labelled 128, 1k, 16k."""
     ax.set_xscale("log", base=2)

@@ -257,19 +257,19 @@ class Timer:
                            self.batch)
         return pass_keys((*step.drafts, step.verify), self.board, self.model, self.algorithm)
 
-    def best_set_plan(self, curve: AatCurve) -> tuple[list[PassKey], list[PassKey]]:
-        """(passes, bounds) that `best_set(self, curve)` asks for sure, known without timing
-        any: T_v(1), and when not `bounded` every x's draft passes and T_v(x). A consumer
-        prefetches them on a pool (`PassService.prefetch`). A bounded search asks no bound
-        for sure: its floors (sizes alone) are cheap and computed as it asks them, and which
-        x then need the tighter bound or their time depends on the times found."""
+    def best_set_plan(self, curve: AatCurve) -> list[PassKey]:
+        """The passes that `best_set(self, curve)` times for sure, known without timing any:
+        T_v(1), and when not `bounded` every x's draft passes and T_v(x). A consumer
+        prefetches them on a pool (`PassService.prefetch`). A bounded search asks no other
+        pass for sure: its floors (sizes alone) are cheap and computed as it asks them, and
+        which x then need the tighter bound or their time depends on the times found."""
         context = curve.context
         passes: list[PassKey] = [(verify_spec(1, context, batch=self.batch), self.board,
                                   self.model, None)]
         if not self.bounded:
             for x, aat, tree in curve_points(curve):
                 passes += self.x_passes(x, aat, tree, context)
-        return passes, []
+        return passes
 
     def target_weights(self, context: int) -> int:
         """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""

@@ -99,12 +99,6 @@ class EngineTreeCosts:
         spec = target_spec(verify_len, self.context, chain)
         return self._cycles(spec, False)
 
-    def verify_tree_cycles(self, tree: TokenTree) -> float:
-        """T_v of this very tree (its own mask)."""
-        parents = tree.parents if tree.size > 1 else None
-        spec = target_spec(tree.size, self.context, parents)
-        return self._cycles(spec, False)
-
     def _schedule_tree(self, widths: tuple[int, ...]) -> TokenTree:
         if self.algorithm.dynamic_tree:
             return TokenTree.dynamic(1, widths[0])

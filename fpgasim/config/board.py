@@ -44,11 +44,22 @@ class Board(Strict):
     fit: Fit
     _hash: int | None = PrivateAttr(None)
 
+    def _fields(self) -> tuple:
+        """What a board is: equality and the hash read these alone (not the cached hash
+        or where the board was read from, private attributes pydantic would compare)."""
+        return (self.name, self.description, self.fpga, self.design, self.fit)
+
     def __hash__(self) -> int:
         """The fields' hash, computed once: boards key every pass the engines remember."""
         if self._hash is None:
-            self._hash = hash((self.name, self.description, self.fpga, self.design, self.fit))
+            self._hash = hash(self._fields())
         return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (a board hashed already equals a fresh copy of it)."""
+        if not isinstance(other, Board):
+            return NotImplemented
+        return self is other or self._fields() == other._fields()
 
     @property
     def lowering(self) -> str:

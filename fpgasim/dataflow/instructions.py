@@ -33,7 +33,7 @@ ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC = (
     "load", "store", "compute", "special-function", "sync"
 )
 ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
-#: roles of the study units LD, ST, MPE, SFU
+#: roles of the four units of a `Program` without its own (LD, ST, compute, SFU)
 UNIT_ROLES = (ROLE_LOAD, ROLE_STORE, ROLE_COMPUTE, ROLE_SFU)
 # channel groups (bandwidth) and their ports: each port is used by one unit only (checked by
 # engine.cycle.check_runnable), so a port is never contended and engines do not arbitrate it
@@ -241,11 +241,6 @@ class Executable:
             raise ValueError(f"{self.label}: parts on different units or time units")
         if len(self.unit_roles) != len(names) or not set(self.unit_roles) <= set(ROLES):
             raise ValueError(f"{self.label}: one role of {ROLES} per unit of {names}")
-
-    @classmethod
-    def of_program(cls, program: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> Executable:
-        """A pass lowered to one program (run once)."""
-        return cls(parts=(program,), order=(0,), label=program.label, unit_roles=unit_roles)
 
     @property
     def unit_names(self) -> tuple[str, ...]:

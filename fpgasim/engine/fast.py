@@ -246,7 +246,8 @@ def _fixed_of(program: Program) -> tuple:
     structure = program.derived.structure
     if structure is None:
         return _fixed_inputs(program)
-    # keyed by identity: the entry holds `structure`, so no other dict has its id while kept
+    # keyed by identity: the entry holds `structure`, so no other `RowStructure` has its id
+    # while kept
     return _FIXED(id(structure), lambda: (structure, _fixed_inputs(program)))[1]
 
 

@@ -166,10 +166,10 @@ def _discover() -> None:
     global _discovered
     if _discovered:
         return
-    _discovered = True
     package = importlib.import_module(KINDS_PACKAGE)
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         importlib.import_module(f"{KINDS_PACKAGE}.{info.name}")
+    _discovered = True  # after every module: a failed import is raised again next time
 
 
 def experiment_kinds() -> Mapping[str, ExperimentKind]:

@@ -224,20 +224,14 @@ class PassService:
         executor: Executor,
         chunks_per_worker: int = 8,
         progress: Callable[[int, int], None] | None = None,
-        bounds: Iterable[PassKey] = (),
     ) -> int:
-        """Time the passes `keys` not yet remembered, and compute the lower bounds of the
-        passes `bounds` not yet known (`bound_s`), on the executor's workers, and remember
-        the results here; how many were computed.
+        """Time the passes `keys` not yet remembered on the executor's workers and remember
+        them here; how many were timed.
 
-        The results are those `run_pass` and `bound_s` give in this process (same engine
-        class, same options). `progress(done, total)` is called after each chunk.
+        The results are those `run_pass` gives in this process (same engine class, same
+        options). `progress(done, total)` is called after each chunk.
         """
-        timed = self._missing(keys)
-        tasks = [(TIME, k) for k in timed]
-        skip = {self._key(*k) for k in timed}  # a timed pass is its own bound
-        tasks += [(BOUND, k) for k in self._missing(bounds, skip, self._bounds)
-                  if self.has_bounds(k[1])]
+        tasks = self._missing(keys)
         if not tasks:
             return 0
         n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
@@ -245,16 +239,14 @@ class PassService:
         # e.g. a verify length's projections at every context, that a worker then compiles
         # once), larger first; chunks are runs of consecutive passes, taken by the workers
         # as they finish
-        tasks.sort(key=lambda t: (-t[1][0].tokens, t[1][0].kind, t[1][0].phase, t[0],
-                                  t[1][0].context))
+        tasks.sort(key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
         size = math.ceil(len(tasks) / n_chunks)
         chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
         options = self._options()
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
-            for (what, key), result in zip(chunks[index], results, strict=True):
-                store = self._memo if what == TIME else self._bounds
-                store.put(self._key(*key), result)
+            for key, result in zip(chunks[index], results, strict=True):
+                self._memo.put(self._key(*key), result)
             done += len(results)
             if progress is not None:
                 progress(done, len(tasks))
@@ -268,7 +260,7 @@ class PassService:
         missing = self._missing(keys)
         if not missing:
             return lambda: 0
-        future = executor.submit(_time_chunk, (self._options(), [(TIME, k) for k in missing]))
+        future = executor.submit(_time_chunk, (self._options(), missing))
 
         def finish() -> int:
             for key, result in zip(missing, future.result(), strict=True):
@@ -277,19 +269,13 @@ class PassService:
 
         return finish
 
-    def _missing(
-        self, keys: Iterable[PassKey], skip: set[tuple] | None = None,
-        known: BoundedCache | None = None,
-    ) -> list[PassKey]:
-        """The distinct passes of `keys` neither remembered, nor in `skip` or `known`, each
-        with its spec as costed."""
+    def _missing(self, keys: Iterable[PassKey]) -> list[PassKey]:
+        """The distinct passes of `keys` not remembered, each with its spec as costed."""
         wanted = {}
         for k in keys:
             pk = self._key(*k)
             wanted[pk] = (pk[0], *k[1:])  # the spec as costed
-        return [k for pk, k in wanted.items()
-                if pk not in self._memo and (skip is None or pk not in skip)
-                and (known is None or pk not in known)]
+        return [k for pk, k in wanted.items() if pk not in self._memo]
 
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
@@ -350,10 +336,6 @@ def _bound(
     return 0.0 if bound is None else bound(spec, board, model, drafter)
 
 
-#: what a prefetched task computes: a pass's `Timed`, or its lower bound in seconds
-TIME, BOUND = "time", "bound"
-
-
 #: The attribute under which an engine instance carries its service (set by `service_for`;
 #: the engine's own code never reads it). An attribute, not a weak-keyed table: the
 #: service refers to its engine, which would keep a table's key alive for ever, while an
@@ -393,13 +375,12 @@ _WORKER_ENGINES: BoundedCache[Engine] = bounded_cache(
     "makespans serve every chunk")
 
 
-def _time_chunk(task: tuple[tuple, list[tuple[str, PassKey]]]) -> list[Timed | float]:
-    """Pool worker: a chunk of passes timed (`TIME`) or bounded (`BOUND`) on this process's
-    engine for the options."""
-    options, items = task
+def _time_chunk(task: tuple[tuple, list[PassKey]]) -> list[Timed]:
+    """Pool worker: a chunk of passes timed on this process's engine for the options."""
+    options, keys = task
     cls, kwargs = options
     engine = _WORKER_ENGINES(options, lambda: cls(**dict(kwargs)))
-    return [(time_pass if what == TIME else _bound)(engine, *key) for what, key in items]
+    return [time_pass(engine, *key) for key in keys]
 
 
 class Planner(PassService):

@@ -49,7 +49,7 @@ def draft_passes(
 def lower_pass(
     spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None
 ) -> PassOps:
-    """One pass lowered to ops: the target's, or its drafter's plug-in builds it."""
+    """One pass lowered to ops: the target's, or its drafter's network's (`network_ops`)."""
     if spec.kind == "target":
         return target_pass(model, spec.tokens, spec.context, board)
     return network_ops(draft_network(spec, drafter), spec.context, board, model)

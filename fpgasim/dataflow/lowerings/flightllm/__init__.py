@@ -247,7 +247,9 @@ def lower_fixed(
         return None
     rates = _checked(board, model)
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
-    return _FIXED_PARTS((rates, model, *fixed_shape(spec)),
+    # the recipe beside the rates: two designs alike in rates but not in, e.g., a
+    # projection's sparsity compile different parts
+    return _FIXED_PARTS((rates, GraphParams.of(board), model, *fixed_shape(spec)),
                         lambda: _fixed_parts(spec, board, model, f"rows={rows * spec.batch}"))
 
 
@@ -303,12 +305,12 @@ def fixed_shape(spec: PassSpec) -> tuple:
     return (spec.kind, spec.phase, spec.tokens * spec.batch)
 
 
-#: `lower_fixed`'s executables by (rates, model, rows), up to as many rows in all as the part
-#: cache holds (least recently used out; their parts are mostly the part cache's own
+#: `lower_fixed`'s executables by (rates, recipe, model, rows), up to as many rows in all
+#: as the part cache holds (least recently used out; their parts are mostly the part cache's own
 #: objects): `generate`'s x = 1..85 hold 4.2M rows
 _FIXED_PARTS: BoundedCache[Executable | None] = bounded_cache(
     "flightllm.fixed_parts", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
-    keys="rates, model, pass kind, phase, rows",
+    keys="rates, graph parameters (the recipe), model, pass kind, phase, rows",
     budget=PART_CACHE_ROWS,
     size_of=lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts),
     why="what a pass's lower bound sums (`flightllm.lower_fixed`; x = 1..85 hold 4.2M rows); "

@@ -327,7 +327,7 @@ _STRUCTURES: BoundedCache[tuple[np.ndarray, np.ndarray, RowStructure]] = bounded
 
 def _structure(unpriced: Program, wait: np.ndarray,
                rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, RowStructure]:
-    """A part's explicit waits (`resolve`), row classes (`row_classes`) and the dict its
+    """A part's explicit waits (`resolve`), row classes (`row_classes`) and the `RowStructure` its
     pricings share with every part of its structure (`PartRows.structure`): all depend only
     on each row's unit (its opcode), traffic class and wait and release sets, which key the
     cache (as bytes where every value fits one)."""

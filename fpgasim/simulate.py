@@ -91,7 +91,7 @@ def check_batch_memory(board: Board, model: TargetModel, context: int, verify_le
     memory warning every command shows (the timing assumes it fits)."""
     if batch == 1:
         return
-    capacity = int(board.fpga.memory.capacity_gib * 2**30)
+    capacity = capacity_bytes(board)
     need = memory_bytes(board, model, context, verify_len, drafter, batch)
     if need <= capacity:
         return
@@ -100,7 +100,7 @@ def check_batch_memory(board: Board, model: TargetModel, context: int, verify_le
         raise InputError(argument, batch, f"1 only: {model.id} does not fit {board.name}'s "
                          f"{board.fpga.memory.capacity_gib:g} GiB even for one request")
     per = memory_bytes(board, model, context, verify_len, drafter, 2) - one
-    largest = 1 + (capacity - one) // per
+    largest = 1 + int((capacity - one) // per)
     raise InputError(argument, batch,
                      f"at most {largest} at context {context}: {batch} requests need "
                      f"{need / 2**30:.2f} GiB (weights + a KV cache each), "
@@ -132,19 +132,24 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
 
 
+def capacity_bytes(board: Board) -> float:
+    """The board's off-chip capacity in bytes (`memory.capacity_gib`)."""
+    return board.fpga.memory.capacity_gib * 2**30
+
+
 def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
                 drafter: DrafterSchema | None = None, batch: int = 1) -> bool:
-    """Whether `memory_bytes` fits the board's off-chip capacity (`memory.capacity_gib`)."""
-    need = memory_bytes(board, model, context, verify_len, drafter, batch)
-    return need <= board.fpga.memory.capacity_gib * 2**30
+    """Whether `memory_bytes` fits the board's off-chip capacity (`capacity_bytes`)."""
+    return memory_bytes(board, model, context, verify_len, drafter, batch) <= capacity_bytes(board)
 
 
 def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
                    drafter: DrafterSchema | None = None) -> str | None:
     """The warning every command shows when weights + KV caches outgrow the board (else None)."""
-    if fits_memory(board, model, context, verify_len, drafter):
+    need = memory_bytes(board, model, context, verify_len, drafter)
+    if need <= capacity_bytes(board):
         return None
-    need_gib = memory_bytes(board, model, context, verify_len, drafter) / 2**30
+    need_gib = need / 2**30
     with_drafter = ", drafter included" if drafter is not None else ""
     return (
         f"{model.id} needs {need_gib:.2f} GiB (weights + KV caches at L={context}"
@@ -479,10 +484,8 @@ def _prefill_row(
 def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
                    drafter: DrafterSchema | None = None, batch: int = 1) -> dict:
     """`memory_bytes` and `fits_memory` of a point (every row that shows tokens/s)."""
-    return {
-        "memory_bytes": memory_bytes(board, model, context, verify_len, drafter, batch),
-        "fits_memory": fits_memory(board, model, context, verify_len, drafter, batch),
-    }
+    need = memory_bytes(board, model, context, verify_len, drafter, batch)
+    return {"memory_bytes": need, "fits_memory": need <= capacity_bytes(board)}
 
 
 def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:

@@ -48,7 +48,7 @@ from fpgasim.simulate import (
     draft_timing,
     errors_name_the_file,
     fits_memory,
-    memory_bytes,
+    memory_columns,
     verify_timing,
 )
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
@@ -859,10 +859,8 @@ def solve_batches(
                 # the batch's tokens per joule with the decision taken (docs/energy.md)
                 "tokens_per_j": best.tokens_per_j if x > 1 else best.ad_tokens_per_j,
                 "ad_tokens_per_j": best.ad_tokens_per_j,
-                "memory_bytes": memory_bytes(board, model, curve.context, x,
-                                             algorithm.drafter if x > 1 else None, b),
-                "fits_memory": fits_memory(board, model, curve.context, x,
-                                           algorithm.drafter if x > 1 else None, b),
+                **memory_columns(board, model, curve.context, x,
+                                 algorithm.drafter if x > 1 else None, b),
             })
     summary = pd.DataFrame(rows, columns=BATCH_COLUMNS)
     return BatchSolution(summary, batch_crossover(summary))

@@ -309,8 +309,8 @@ def prefetch_generation(
     workers: int,
     progress: ProgressSink,
 ) -> None:
-    """Time `planned_passes` on a pool of `workers`
-    processes, so `generate` finds them remembered; nothing for one worker or an engine
+    """Time `planned_passes` on a pool of `workers` processes, so `generate` finds them
+    remembered; nothing for one worker or an engine
     that is not cycle-level. The first AD pass (planned whatever the algorithm) is timed
     before the workers fork, so they inherit fast's numba kernels compiled (or loaded from
     disk) once instead of each compiling them, and the prefill (the longest pass) runs on a

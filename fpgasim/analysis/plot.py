@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,17 @@ class ExperimentOutput(Protocol):
 
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
+
+def load_matplotlib() -> Any:
+    """matplotlib.pyplot with the Agg backend (every figure is written to a file, never
+    shown): imported on first use, a second of start-up no other command pays."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
 # --------------------------------------------------------------------------- solve and generate
 
 MAX_PANELS = 12
@@ -59,10 +70,7 @@ MARKERS = {
 
 def plot_solution(solution: Solution, path: Path, lowering: str = "study") -> None:
     """Write a PNG: one row per (task, context), rooflines left, AAT and AR right."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
 
     summary = solution.summary.sort_values(["task", "context"])
     if len(summary) > MAX_PANELS:
@@ -225,10 +233,7 @@ def plot_generation(generation: Generation, path: Path) -> None:
     """Write a PNG of one `generate` run: tokens generated against time for SD and its AD
     baseline (left), and per SD step the verification length x and the accepted tokens
     AAT(x) (right), so the run's speedup and where it comes from are visible."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
 
     if Path(path).suffix.lower() != ".png":
         raise InputError("plot", str(path), "a file ending in .png")
@@ -279,10 +284,7 @@ def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
     """Write a PNG of `solve --batch`: SD's best speedup over AD against the batch size, one
     line per (board, task, context), with the break-even line; right, the batch's tokens/s
     against the batch size (docs/batching.md)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
 
     if Path(path).suffix.lower() != ".png":
         raise InputError("plot", str(path), "a file ending in .png")
@@ -322,10 +324,7 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
     line per context; non-fitting boards hollow). Below, over the first two varied fields
     (or the first against the contexts): heat maps of delivered tokens/s and of the speedup,
     cells where AD wins grey, hatched and labelled 'AD' with AD's rate."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
     from matplotlib.patches import Patch
 
     summary, axes = result.summary, result.axes
@@ -412,10 +411,7 @@ COMPARISON_MARKERS = ("o", "s", "^", "D", "v", "P")
 def plot_comparison(comparison: Comparison, path: Path) -> None:
     """PNG, 2 x 2: speedup vs context; AAT at the best x; step time split into T_v and T_d
     (in AD steps); speedup(x) at the middle context."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
 
     if Path(path).suffix.lower() != ".png":
         raise InputError("plot", str(path), "a file ending in .png")
@@ -534,10 +530,7 @@ def plot_comparison(comparison: Comparison, path: Path) -> None:
 def plot_method_curves(frame: pd.DataFrame, title: str, path: Path) -> None:
     """Write a PNG of AAT against x, one line per tree-construction method (`fpgasim tree
     compare`'s `method_curves.compare_curves` frame)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = load_matplotlib()
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for method in METHODS:

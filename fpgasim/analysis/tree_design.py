@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -22,6 +23,7 @@ from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.analysis.acceptance import embedded_source
+from fpgasim.bounded import BoundedCache, declare_cache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.drafters import draft_passes
@@ -56,6 +58,14 @@ def dynamic_top_k(algorithm: Algorithm) -> int:
     return top_k
 
 
+ENGINE_TREE_COSTS = declare_cache(
+    "tree.engine_costs", owner="fpgasim.analysis.tree_design", lifetime="one EngineTreeCosts",
+    keys="pass kind and its x, accepted count or block widths", budget=100_000,
+    why="a search asks the same costs tens of thousands of times (table3's LongSpec search "
+    "on V80: 78,409 block costs, 16 distinct); building the block's tree and pass spec each "
+    "time took 4.5 of its 11 s (profiled), the pass service's memo alone did not avoid it")
+
+
 class EngineTreeCosts:
     """TreeCosts of one (engine, board, target, algorithm, context), each pass timed by the
     engine's pass service (fpgasim.step), which remembers it."""
@@ -77,6 +87,7 @@ class EngineTreeCosts:
         self._clock: float | None = None
         #: the distinct passes this search asked for (its `engine_passes` count)
         self._asked: set[PassSpec] = set()
+        self._memo: BoundedCache[float] = ENGINE_TREE_COSTS.new()
 
     @property
     def calls(self) -> int:
@@ -93,8 +104,16 @@ class EngineTreeCosts:
         # costs exactly what the solver costs (truncated, its tokens/s were ~1e-7 off)
         return t.cycles
 
+    def _once(self, key: tuple, cost: Callable[[], float]) -> float:
+        """`cost()` the first time `key` is asked, then remembered (pure in its arguments)."""
+        return self._memo(key, cost)
+
     def verify_cycles(self, verify_len: int) -> float:
         """T_v(x) in cycles, costed with a chain's tree mask (see the module doc)."""
+        return self._once(("v", verify_len), lambda: self._verify_cycles(verify_len))
+
+    def _verify_cycles(self, verify_len: int) -> float:
+        """`verify_cycles` computed."""
         chain = tuple(range(-1, verify_len - 1)) if verify_len > 1 else None
         spec = target_spec(verify_len, self.context, chain)
         return self._cycles(spec, False)
@@ -106,6 +125,10 @@ class EngineTreeCosts:
 
     def first_cycles(self, accepted: int) -> float:
         """The first draft pass: over the tokens accepted last iteration (floor(AAT))."""
+        return self._once(("f", accepted), lambda: self._first_cycles(accepted))
+
+    def _first_cycles(self, accepted: int) -> float:
+        """`first_cycles` computed."""
         spec = draft_passes(
             self.algorithm, self._schedule_tree((1,) * self.levels_per_pass), accepted, self.context
         )[0]
@@ -113,6 +136,10 @@ class EngineTreeCosts:
 
     def block_cycles(self, widths: tuple[int, ...]) -> float:
         """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
+        return self._once(("b", tuple(widths)), lambda: self._block_cycles(tuple(widths)))
+
+    def _block_cycles(self, widths: tuple[int, ...]) -> float:
+        """`block_cycles` computed."""
         spec = draft_passes(self.algorithm, self._schedule_tree(widths), 1, self.context)[1]
         return self._cycles(spec, True)
 

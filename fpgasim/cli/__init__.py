@@ -111,14 +111,25 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _outcome_decided() -> None:
-    """Hold Ctrl-C from here to the exit: the outputs are written (or discarded) and the
+    """Ignore Ctrl-C from here to the exit: the outputs are written (or discarded) and the
     status reported. Python gives SIGINT back its default action while it shuts down, and a
-    Ctrl-C landing then killed the finished process (status -2, its outputs written)."""
+    Ctrl-C landing then killed the finished process (status -2, its outputs written).
+    Ignored, not blocked: a signal for the process goes to any thread that does not block it
+    (numpy's BLAS threads, pyarrow's allocator thread), and Python leaves an ignored signal
+    ignored when it shuts down.
+
+    And a Ctrl-C already handled must not kill it at the exit: CPython 3.11 notes in a flag
+    (`_Py_UnhandledKeyboardInterrupt`) every KeyboardInterrupt that passes through an
+    `exec` of a string (dataclasses and numba generate code that way, so an early Ctrl-C
+    often lands there) and, when a `python -m` run ends with that flag set, kills itself
+    with SIGINT even though the interrupt was caught (status -2 instead of 130). Every
+    `exec` of a string clears the flag as it starts, so one that finishes leaves it clear."""
     import signal
     import threading
 
-    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread():
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exec("None")  # clears CPython's flag (see above)
 
 
 def _run(args: list[str], debug: bool) -> int:

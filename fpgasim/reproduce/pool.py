@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import as_completed
+from contextlib import contextmanager
+from importlib import import_module
 from typing import Protocol
 
+from fpgasim.analysis.plot import load_matplotlib
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
-from fpgasim.engine.fast import FastEngine, _kernel
+from fpgasim.engine.fast import FastEngine, warm_kernels
 from fpgasim.reproduce.loader import AnyExperiment
 from fpgasim.reproduce.output import figure_png
 from fpgasim.reproduce.prefetch import simulator_passes
@@ -50,10 +55,38 @@ def simulator(name: str) -> Engine:
     return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
 
 
-def _warm(sim: Engine) -> None:
-    """Load the fast engine's numba kernel (compiled once, cached on disk) in this process."""
+def preload(sim: Engine | None, draw: bool) -> None:
+    """Load in this process what every worker of the run would otherwise load for itself:
+    the fast engine's numba kernels (`warm_kernels`: compiled once, cached on disk), scipy's
+    optimiser (the AAT fits, `analysis.aat_model`) and, when figures are drawn, matplotlib.
+    Workers forked afterwards inherit them (cold, each worker compiled the kernels itself)."""
     if isinstance(sim, FastEngine):
-        _kernel()
+        warm_kernels()
+    import_module("scipy.optimize")
+    if draw:
+        load_matplotlib()
+
+
+@contextmanager
+def alongside(work: Callable[[], None]) -> Iterator[None]:
+    """Run `work` on a thread of this process while the block runs (e.g. while the pool's
+    workers plan), wait for it when the block ends, and raise what it raised."""
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="fpgasim-preload")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def run_experiments(
@@ -65,39 +98,46 @@ def run_experiments(
     progress: RunProgress | None = None,
 ) -> list[tuple[ExperimentResult, bytes | None]]:
     """Each experiment's result (with `flag_memory`'s note) and, with `draw`, its figure as
-    PNG bytes, in the order given, run on a pool of `workers` processes (default: every
-    core): the simulator's passes of the whole run first, each computed once, then the
-    experiments, largest first, on workers forked after the prefetch (they inherit the
-    run's caches, the simulator's passes included)."""
+    PNG bytes, in the order given, run on `workers` processes (default: every core) in
+    three phases, each on workers forked when it starts: the simulator's passes of the
+    whole run planned (while this process `preload`s), then each distinct pass timed once,
+    then the experiments, costliest first (the workers inherit the run's caches, the
+    simulator's passes included)."""
     n = workers or default_workers()
     prefetch = ctx.sim is not None and isinstance(ctx.sim, CycleEngine)
-    if prefetch:
-        _warm(ctx.sim)  # compile (or load) numba once, before the workers fork
     global _JOB
     _JOB = (list(experiments), ctx, draw)
     forked = n > 1 and sys.platform.startswith("linux")
-    # largest first: they start first on the workers
-    order = sorted(range(len(experiments)), key=lambda i: -_size(experiments[i]))
+
+    def pool() -> ProcessExecutor | InProcessExecutor:
+        """Workers forked now (they inherit this process as it is), or this process."""
+        return ProcessExecutor(n) if forked else InProcessExecutor()
+
+    # costliest first: they start first on the workers
+    order = sorted(range(len(experiments)), key=lambda i: -_cost(experiments[i]))
     try:
         if prefetch:
             assert ctx.sim is not None
-            with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
-                # plan on the workers (each dry-runs some experiments), then compute
-                planned = sorted(pool.map_unordered(_plan_one, order))
-                keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
+            with pool() as planners, alongside(lambda: preload(ctx.sim, draw)):
+                # each worker dry-runs some experiments (`simulator_passes`)
+                planned = sorted(planners.map_unordered(_plan_one, order))
+            keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
+            if progress is not None:
+                progress.passes(len(keys))
+
+            def advance(count: int, _total: int) -> None:
+                """The prefetch's progress: `count` passes timed so far."""
                 if progress is not None:
-                    progress.passes(len(keys))
+                    progress.passes_done(count)
 
-                def advance(count: int, _total: int) -> None:
-                    """The prefetch's progress: `count` passes timed so far."""
-                    if progress is not None:
-                        progress.passes_done(count)
-
-                service_for(ctx.sim).prefetch(keys, pool, progress=advance)
+            with pool() as timers:
+                service_for(ctx.sim).prefetch(keys, timers, progress=advance)
+        else:
+            preload(ctx.sim, draw)
         if progress is not None:
             progress.experiments(len(experiments))
-        with ProcessExecutor(n) if forked else InProcessExecutor() as pool:
-            futures = {pool.submit(_run_one, i): i for i in order}
+        with pool() as runners:
+            futures = {runners.submit(_run_one, i): i for i in order}
             done: dict[int, tuple[ExperimentResult, bytes | None]] = {}
             for future in as_completed(futures):
                 done[futures[future]] = future.result()
@@ -129,11 +169,19 @@ def _plan_one(index: int) -> list[tuple]:
     return simulator_passes([experiments[index]], ctx)
 
 
-def _size(exp: AnyExperiment) -> int:
-    """A rough cost of an experiment: solved (board, model, context, method) combinations."""
+#: what one throughput tree search (a costed tree method, `tree.throughput.search_shapes`)
+#: costs, in solved (board, model, context) curves: table3's search on V80 took 2.3 s on
+#: the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.3 s)
+SEARCH_CURVES = 50
+
+
+def _cost(exp: AnyExperiment) -> int:
+    """A rough cost of an experiment, in solved curves: (board, model, context)
+    combinations per tree method, a throughput search counting `SEARCH_CURVES`."""
     workloads = getattr(exp, "workloads", None) or []
-    methods = len(getattr(exp, "tree_methods", None) or [None])
-    return methods * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
+    methods = getattr(exp, "tree_methods", None) or [None]
+    per_combo = sum(SEARCH_CURVES if m in COSTED_TREE_METHODS else 1 for m in methods)
+    return per_combo * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
 
 
 def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:

@@ -291,12 +291,6 @@ class _Search:
         if ratio > self.best_ratio[x]:
             self.best_ratio[x], self.best_shape[x], self.best_aat[x] = ratio, shape, aat
 
-    def _threshold(self) -> np.ndarray:
-        """What a completion at each x must beat: its own x's best, or the best overall."""
-        if self.per_size:
-            return self.best_ratio
-        return np.full_like(self.best_ratio, self.best_ratio.max())
-
     def _expand(
         self,
         level: int,
@@ -363,11 +357,16 @@ class _Search:
         levels_left = self.depth_max - level
         if budget < 1 or levels_left < 1:
             return False
-        threshold = self._threshold()
         first_lb = self.first_min_from[min(accepted_of(aat), self.a_max)]
         base = fixed + first_lb
-        r = np.arange(1, budget + 1)
-        x_final = nodes + 1 + r
+        # completions of r = 1..budget more nodes end at x = nodes + 1 + r: slices by x
+        xs = slice(nodes + 2, nodes + 2 + budget)
+        verify = self.verify[xs]
+        # what a completion at each x must beat: its own x's best, or the best overall
+        if self.per_size:
+            beat = self.best_ratio[xs] * (1 + 1e-12)
+        else:
+            beat = np.full(budget, self.best_ratio.max() * (1 + 1e-12))
         per_level = []
         for m in range(1, levels_left + 1):
             # at most cap nodes at level `level + m`, each no better than the cap best
@@ -376,16 +375,16 @@ class _Search:
             pat = self.level_pattern(level, m)[:cap]
             vals = np.sort(np.outer(frontier, pat).ravel())[::-1][:cap]
             per_level.append(vals)
-            # r nodes fit only while r <= the caps of these m levels
-            gains = np.sort(np.concatenate(per_level))[::-1][:budget]
+            # r nodes fit only while r <= the caps of these m levels (one level: its values,
+            # already in descending order and at most `budget` of them, are the gains)
+            gains = vals if m == 1 else np.sort(np.concatenate(per_level))[::-1][:budget]
             n_r = gains.size
             upper = aat + np.cumsum(gains)
             # m more levels feed the block ending at `level` (if any) and later ones
             passes = self.passes_lb(level, m)
-            low = base + self.verify[x_final[:n_r]] + passes * self.pass_min
-            # m levels need at least m nodes
-            ok = (r[:n_r] >= m) & (upper / low > threshold[x_final[:n_r]] * (1 + 1e-12))
-            if ok.any():
+            low = base + verify[:n_r] + passes * self.pass_min
+            # m levels need at least m nodes: r >= m, from index m - 1
+            if (upper / low > beat[:n_r])[m - 1:].any():
                 return True
         return False
 

@@ -22,11 +22,19 @@ from fpgasim.dataflow.instructions import (
     UNIT_ST,
     Program,
     full,
+    window,
 )
 from fpgasim.dataflow.lowerings.registry import lower
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
-from fpgasim.engine.cycle import DeadlockError
+from fpgasim.engine.cycle import (
+    DeadlockError,
+    Timeline,
+    _anchor,
+    affine_proof,
+    extrapolated,
+    steady_state,
+)
 from fpgasim.engine.event import EventEngine, stall_counts
 from fpgasim.engine.fast import FastEngine, run_loop
 from fpgasim.step import service_for
@@ -159,26 +167,29 @@ def test_deadlock_and_bad_rows_are_errors(runner) -> None:
 
 
 @pytest.mark.parametrize(
-    ("board", "model", "x", "context", "windowed"),
+    ("board", "model", "x", "context", "repeats"),
     [
-        ("flightllm-vhk158", LLAMA2, 1, 143, False),  # heads: no steady state, simulated
-        ("flightllm-vhk158", LLAMA2, 24, 1023, True),  # MV row groups: windowed
+        ("flightllm-vhk158", LLAMA2, 1, 143, False),  # heads: loads run ahead, no state repeats
+        ("flightllm-vhk158", LLAMA2, 24, 1023, True),  # MV row groups: a repeating state
         ("u280", LLAMA, 1, 4500, False),
         ("v80", LLAMA, 16, 700, True),
     ],
 )
 def test_window_extrapolation_equals_full_simulation(board: str, model, x: int, context: int,
-                                                     windowed: bool) -> None:
-    """A pass's parts (templates of identical blocks windowed where a steady state is
-    proven, else every block simulated) sum to the makespan of one simulation of every row
-    of the pass."""
+                                                     repeats: bool) -> None:
+    """A pass's parts (templates of identical blocks, each windowed: its state repeats,
+    `steady_state`, or every row's shift per block is proven, `affine_proof`) sum to the
+    makespan of one simulation of every row of the pass."""
     b = load_board(board)
     spec = PassSpec("target", x, context)
     engine = EventEngine()
     t = engine.run_pass(spec, b, model)
     prog = lower(spec, b, model)
-    assert any(p.layers == 2 for p in prog.parts)  # some part is a template
-    assert any(proof is not None for proof in engine._windows.items.values()) is windowed
+    templates = [p for p in prog.parts if p.layers == 2]
+    assert templates  # some part is a template
+    assert all(engine._window_proof(p) is not None for p in templates)  # every one windowed
+    anchor_proofs = [steady_state(engine.simulate(window(p, 4)), _anchor(p)) for p in templates]
+    assert any(proof is not None for proof in anchor_proofs) is repeats
     assert t.cycles == FastEngine().simulate(prog.concatenate()).makespan / prog.ticks_per_cycle
 
 
@@ -196,15 +207,61 @@ def hand_template(waits: bool, blocks: int = 8) -> Program:
 def test_a_steady_state_is_proven_only_when_layers_repeat() -> None:
     """With the MPE waiting on its LD, every layer starts alike: a window proves it and
     extrapolates; without the wait the LD queue drifts ahead of the MPE (the relative
-    state never repeats) and every block is simulated. Both equal the full simulation."""
+    state never repeats), and the window is extrapolated by every row's proven shift
+    instead (`affine_proof`). Both equal the full simulation at every block count."""
     for waits in (True, False):
-        template = hand_template(waits)
         engine = EventEngine(window_layers=(4,))
-        ticks = engine.template_ticks(template)
-        assert (engine._window_proof(template) is not None) is waits  # windowed, else full
-        assert ticks == EventEngine().simulate(full(template)).makespan
+        sched = engine.simulate(window(hand_template(waits), 4))
+        assert (steady_state(sched, UNIT_MPE) is not None) is waits
+        assert affine_proof(sched) is not None
+        for blocks in (4, 5, 9, 40):
+            template = hand_template(waits, blocks)
+            assert engine.template_ticks(template) == (
+                EventEngine().simulate(full(template)).makespan)
     assert EventEngine().simulate(full(hand_template(True))).makespan == 8 * 10 + 5
     assert EventEngine().simulate(full(hand_template(False))).makespan == 8 * 10
+
+
+def shifting_template(mpe_cycles: int, blocks: int) -> Program:
+    """Per block two 10-cycle loads, then an MPE row waiting on the second: the loads run
+    ahead of an MPE slower than them (mpe_cycles > 20) without bound; a tail store waits on
+    the last MPE row and the last load."""
+    rows = [{"unit": UNIT_LD, "cycles": 3}]  # head
+    for _ in range(2):
+        base = len(rows)
+        rows += [{"unit": UNIT_LD, "cycles": 10}, {"unit": UNIT_LD, "cycles": 10},
+                 {"unit": UNIT_MPE, "cycles": mpe_cycles, "wait": (base + 1,)}]
+    rows.append({"unit": UNIT_ST, "cycles": 7, "wait": (len(rows) - 1, len(rows) - 2)})
+    prog = program(rows)
+    return replace(prog, head_len=1, layer_len=3, layers=2, total_layers=blocks)
+
+
+@pytest.mark.parametrize("mpe_cycles", [5, 20, 21, 35])
+def test_the_affine_proof_extrapolates_exactly(mpe_cycles: int) -> None:
+    """Loads faster, as fast as or slower than the MPE: the proven shifts extrapolate the
+    window's end to the full simulation's at every block count, on both engines."""
+    for engine in (EventEngine(window_layers=(3,)), FastEngine(window_layers=(3,))):
+        sched = engine.simulate(window(shifting_template(mpe_cycles, 40), 3))
+        proof = affine_proof(sched)
+        assert proof is not None
+        for blocks in (3, 4, 7, 25, 40):
+            full_end = engine.simulate(full(shifting_template(mpe_cycles, blocks))).makespan
+            assert extrapolated(proof, blocks - 3) == full_end
+
+
+def test_the_affine_proof_refuses_what_it_cannot_prove() -> None:
+    """Buffers (a row may wait for room, not only for rows), a window of fewer than three
+    blocks, and a window whose latest input moved less than its row (the shift would not
+    hold) give no proof."""
+    engine = EventEngine()
+    sched = engine.simulate(window(shifting_template(35, 40), 3))
+    buffered = replace(sched.program, instrs=sched.program.instrs.copy())
+    buffered.instrs["acq_buf"][1] = 0
+    assert affine_proof(Timeline(buffered, sched.start, sched.finish)) is None
+    assert affine_proof(engine.simulate(window(shifting_template(35, 40), 2))) is None
+    moved = sched.finish.copy()
+    moved[-2] += 1  # the last MPE row ends later than its input allows: not this recurrence
+    assert affine_proof(Timeline(sched.program, sched.start, moved)) is None
 
 
 # --------------------------------------------------------------------------- results

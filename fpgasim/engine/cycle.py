@@ -239,6 +239,91 @@ def steady_state(sched: Timeline, anchor: int = UNIT_MPE) -> tuple[int, int] | N
     return None
 
 
+#: (shift per block, latest finish in the window) pairs of a proven window: a program of
+#: N >= W blocks ends at max(finish + (N - W) * shift) over the pairs
+Extrapolation = tuple[tuple[int, int], ...]
+
+
+def affine_proof(sched: Timeline) -> Extrapolation | None:
+    """How a window's rows move with every block added, proven, or None (docs/engines.md,
+    "Windowing without a repeating state").
+
+    Without buffers a row starts at the latest finish among its inputs (the engines' rule,
+    zero-tick rows included: see the module doc): its unit's previous row and the rows it waits on. Every input of a row of
+    the last block precedes it and lies in that block, the one before, or the head. Let
+    s_r be how much row r moved from the block before the last to the last (head rows:
+    0). If every input of r moved by at most s_r and one that moved by s_r is among the
+    latest, then in the next block r's latest input is again that one, moved by s_r, and
+    r moves by s_r again: by induction over the blocks, in program order, every row of
+    every later block keeps its shift. A tail row, fed by the last blocks, moves by its
+    latest input's shift per block added on the same condition. So a part whose loads run
+    ahead of its array without bound (no repeating state: `steady_state` never proves it)
+    is extrapolated exactly: its end is the latest of each row's finish plus its shift
+    times the blocks added."""
+    program = sched.program
+    ins = program.instrs
+    w, h, lam = program.layers, program.head_len, program.layer_len
+    if w < 3 or not len(ins) or (ins["acq_buf"] >= 0).any() or (ins["rel_buf"] >= 0).any():
+        return None
+    start = sched.start.astype(np.int64)
+    finish = sched.finish.astype(np.int64)
+    last = h + (w - 1) * lam  # the last block's first row
+    shift = np.zeros(len(ins), np.int64)
+    moved = finish[last:last + lam] - finish[last - lam:last]
+    shift[last - lam:last] = moved
+    shift[last:last + lam] = moved
+    unit = ins["unit"]
+    waits = ins["wait"]
+    previous = _previous_on_unit(unit)
+    for r in range(last, len(ins)):
+        inputs = [int(q) for q in waits[r] if q >= 0]
+        if previous[r] >= 0:
+            inputs.append(int(previous[r]))
+        if not inputs or max(inputs) >= r:
+            return None  # a unit's first row, or an input after its row: not this recurrence
+        latest = max(int(finish[q]) for q in inputs)
+        if latest != int(start[r]):
+            return None
+        top = max(int(shift[q]) for q in inputs)
+        if r >= last + lam:  # a tail row moves as its latest input
+            shift[r] = top
+        elif top > shift[r]:
+            return None
+        if not any(finish[q] == latest and shift[q] == shift[r] for q in inputs):
+            return None
+    # the end: the head's rows and the last block's and the tail's (earlier blocks' rows
+    # are the last block's, earlier)
+    ends: dict[int, int] = {}
+    for lo, hi in ((0, h), (last, len(ins))):
+        for s_r, f in zip(shift[lo:hi].tolist(), finish[lo:hi].tolist(), strict=True):
+            if f > ends.get(s_r, -1):
+                ends[s_r] = f
+    return tuple(sorted(ends.items()))
+
+
+def _previous_on_unit(unit: np.ndarray) -> np.ndarray:
+    """Each row's previous row on its unit (-1 for a unit's first)."""
+    order = np.argsort(unit, kind="stable")
+    previous = np.full(len(unit), -1, np.int64)
+    same = unit[order][1:] == unit[order][:-1]
+    previous[order[1:][same]] = order[:-1][same]
+    return previous
+
+
+def extrapolated(proof: Extrapolation, blocks_added: int) -> int:
+    """The end of a proven window's program with `blocks_added` more blocks."""
+    return max(f + blocks_added * s_r for s_r, f in proof)
+
+
+def _proof(sched: Timeline, anchor: int) -> Extrapolation | None:
+    """A simulated window's proof: its repeating state (`steady_state`: the end moves one
+    period a block), else every row's proven shift (`affine_proof`), else None."""
+    state = steady_state(sched, anchor)
+    if state is not None:
+        return ((state[1], sched.makespan),)
+    return affine_proof(sched)
+
+
 # --------------------------------------------------------------------------- engine base
 
 
@@ -305,10 +390,9 @@ class CycleEngine:
                 if w >= n:
                     break
                 sched = self.simulate(window(template, w))
-                proof = steady_state(sched, anchor)
+                proof = _proof(sched, anchor)
                 if proof is not None:
-                    _, delta = proof
-                    return sched.makespan + (n - w) * delta
+                    return extrapolated(proof, n - w)
         return self.full_makespan(template)
 
     def full_makespan(self, template: Program) -> int:
@@ -319,28 +403,28 @@ class CycleEngine:
         """Makespan of a part whose rows are a template of identical blocks (`Program`):
         from a window of its blocks whose steady state is proven (`steady_state`: the state
         at block a + 1 is the state at block a shifted by the period, so every later block
-        repeats it), the window's makespan plus one period per block more; the full
-        expansion when no window proves it or the part has fewer blocks than the window.
-        The proof depends on the template, not on its copy count, so it is found once for
-        every count (`_windows`)."""
+        repeats it; or `affine_proof`: every row's shift per block is proven), the window's
+        end extrapolated; the full expansion when no window proves it or the part has fewer
+        blocks than the window. The proof depends on the template, not on its copy count,
+        so it is found once for every count (`_windows`)."""
         key = part.derived.template_key or part_key(part)
         proof = self._windows(key, lambda: self._window_proof(part))
         n = part.total_layers
         if proof is not None and n >= proof[0]:
-            w, makespan, delta = proof
-            return makespan + (n - w) * delta
+            w, ends = proof
+            return extrapolated(ends, n - w)
         return self.full_makespan(part)
 
-    def _window_proof(self, part: Program) -> tuple[int, int, int] | None:
-        """(w, makespan of w blocks, period) of the first window in `window_layers` whose
-        steady state is proven, or None."""
+    def _window_proof(self, part: Program) -> tuple[int, Extrapolation] | None:
+        """(w, how the end moves per block added) of the first window in `window_layers`
+        whose steady state is proven, or None."""
         anchor = _anchor(part)
         wide = replace(part, total_layers=max(part.total_layers, max(self.window_layers)))
         for w in self.window_layers:
             sched = self.simulate(window(wide, w))
-            proof = steady_state(sched, anchor)
+            proof = _proof(sched, anchor)
             if proof is not None:
-                return w, sched.makespan, proof[1]
+                return w, proof
         return None
 
     def part_ticks(self, part: Program) -> int:

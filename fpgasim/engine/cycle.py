@@ -17,7 +17,9 @@ plus its remaining busy cycles (completed instructions are exactly the queue pre
 buffer levels follow; levels are compared too). If the state at t_{a+1}
 equals the state at t_a, with every position inside the layer blocks, the future is the
 same sequence shifted by one layer and delta = t_{a+1} - t_a cycles, hence
-T(N) = T(W) + (N - W) * delta exactly. Otherwise the engine simulates all N layers.
+T(N) = T(W) + (N - W) * delta exactly. Where no state repeats (a unit running ahead without
+bound), `affine_proof` proves how far each row moves per layer instead; failing both, the
+engine simulates all N layers.
 """
 
 from __future__ import annotations
@@ -248,9 +250,10 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     """How a window's rows move with every block added, proven, or None (docs/engines.md,
     "Windowing without a repeating state").
 
-    Without buffers a row starts at the latest finish among its inputs (the engines' rule,
-    zero-tick rows included: see the module doc): its unit's previous row and the rows it waits on. Every input of a row of
-    the last block precedes it and lies in that block, the one before, or the head. Let
+    Without buffers a row starts at the latest finish among its inputs, its unit's previous
+    row and the rows it waits on (the engines' rule, zero-tick rows included: see the module
+    doc). Every input of a row of the last block precedes it and lies in that block, the
+    one before, or the head. Let
     s_r be how much row r moved from the block before the last to the last (head rows:
     0). If every input of r moved by at most s_r and one that moved by s_r is among the
     latest, then in the next block r's latest input is again that one, moved by s_r, and
@@ -272,25 +275,27 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     moved = finish[last:last + lam] - finish[last - lam:last]
     shift[last - lam:last] = moved
     shift[last:last + lam] = moved
-    unit = ins["unit"]
-    waits = ins["wait"]
-    previous = _previous_on_unit(unit)
-    for r in range(last, len(ins)):
-        inputs = [int(q) for q in waits[r] if q >= 0]
-        if previous[r] >= 0:
-            inputs.append(int(previous[r]))
-        if not inputs or max(inputs) >= r:
-            return None  # a unit's first row, or an input after its row: not this recurrence
-        latest = max(int(finish[q]) for q in inputs)
-        if latest != int(start[r]):
-            return None
-        top = max(int(shift[q]) for q in inputs)
-        if r >= last + lam:  # a tail row moves as its latest input
-            shift[r] = top
-        elif top > shift[r]:
-            return None
-        if not any(finish[q] == latest and shift[q] == shift[r] for q in inputs):
-            return None
+    previous = _previous_on_unit(ins["unit"])
+    # each row's inputs from the last block on: the rows it waits on, its unit's previous
+    inputs = np.concatenate([ins["wait"][last:].astype(np.int64),
+                             previous[last:, None]], axis=1)
+    valid = inputs >= 0
+    rows = np.arange(last, len(ins))[:, None]
+    if not valid.any(axis=1).all() or (valid & (inputs >= rows)).any():
+        return None  # a unit's first row, or an input after its row: not this recurrence
+    at = np.where(valid, inputs, 0)
+    done = np.where(valid, finish[at], -1)
+    latest = done.max(axis=1)
+    if (latest != start[last:]).any():
+        return None
+    # the last block's rows at once (their inputs' shifts are known), the tail's in order
+    # (a tail row moves as its latest input, maybe an earlier tail row)
+    for r in range(lam, len(inputs)):
+        shift[last + r] = shift[at[r][valid[r]]].max()
+    moves = np.where(valid, shift[at], np.iinfo(np.int64).min)
+    own = shift[last:, None]
+    if (moves > own).any() or not ((done == latest[:, None]) & (moves == own)).any(axis=1).all():
+        return None
     # the end: the head's rows and the last block's and the tail's (earlier blocks' rows
     # are the last block's, earlier)
     ends: dict[int, int] = {}

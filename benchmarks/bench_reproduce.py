@@ -16,6 +16,13 @@ process's CPU per phase, the critical path is about 9.5 s: imports 0.6 s, the pl
 workers ~1.5 s (fig4's dry run is one side, the eight others the other), the 3425 passes
 ~2.6 s per worker, the experiments and figures ~4.5 s per worker (table3's throughput tree
 search 2.3 s, fig4's 68 solved curves 1.9 s, the five figures 2.5 s), then the files.
+
+Measured for issue 28 (2026-11-27, idle machine; every board on FlightLLM's compiler,
+Llama-3.1-8B up to 16K tokens): default cold 15.9 s wall / 29.9 s CPU, again 15.4 s /
+28.7 s, `--engine analytic` 4.0-4.2 s / 6.1 s, `--engine event` 54 s / 105 s (24.3 s
+and 20.3 s wall for the first two before the window proof without a repeating state, the
+key tiles compiled once, numba loaded once and the costliest experiments started first:
+docs/engines.md, "Where the time goes"). The 10 s issue 28 asks for is not reached.
 """
 
 from __future__ import annotations

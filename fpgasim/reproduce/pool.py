@@ -170,8 +170,8 @@ def _plan_one(index: int) -> list[tuple]:
 
 
 #: what one throughput tree search (a costed tree method, `tree.throughput.search_shapes`)
-#: costs, in solved (board, model, context) curves: table3's search on V80 took 2.3 s on
-#: the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.3 s)
+#: costs, in solved (board, model, context) curves: table3's search on V80 takes about
+#: 2.5 s on the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.5 s)
 SEARCH_CURVES = 50
 
 

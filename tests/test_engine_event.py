@@ -251,8 +251,8 @@ def test_the_affine_proof_extrapolates_exactly(mpe_cycles: int) -> None:
 
 def test_the_affine_proof_refuses_what_it_cannot_prove() -> None:
     """Buffers (a row may wait for room, not only for rows), a window of fewer than three
-    blocks, and a window whose latest input moved less than its row (the shift would not
-    hold) give no proof."""
+    blocks, a row not started at its latest input's finish, and an input two blocks back
+    (its shift is not measured) give no proof."""
     engine = EventEngine()
     sched = engine.simulate(window(shifting_template(35, 40), 3))
     buffered = replace(sched.program, instrs=sched.program.instrs.copy())
@@ -262,6 +262,10 @@ def test_the_affine_proof_refuses_what_it_cannot_prove() -> None:
     moved = sched.finish.copy()
     moved[-2] += 1  # the last MPE row ends later than its input allows: not this recurrence
     assert affine_proof(Timeline(sched.program, sched.start, moved)) is None
+    four = engine.simulate(window(shifting_template(35, 40), 4))
+    far = replace(four.program, instrs=four.program.instrs.copy())
+    far.instrs["wait"][1 + 3 * 3 + 2, 1] = 1 + 1  # a last-block row on a row two blocks back
+    assert affine_proof(Timeline(far, four.start, four.finish)) is None
 
 
 # --------------------------------------------------------------------------- results

@@ -253,16 +253,15 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     Without buffers a row starts at the latest finish among its inputs, its unit's previous
     row and the rows it waits on (the engines' rule, zero-tick rows included: see the module
     doc). Every input of a row of the last block precedes it and lies in that block, the
-    one before, or the head. Let
-    s_r be how much row r moved from the block before the last to the last (head rows:
-    0). If every input of r moved by at most s_r and one that moved by s_r is among the
-    latest, then in the next block r's latest input is again that one, moved by s_r, and
-    r moves by s_r again: by induction over the blocks, in program order, every row of
-    every later block keeps its shift. A tail row, fed by the last blocks, moves by its
-    latest input's shift per block added on the same condition. So a part whose loads run
-    ahead of its array without bound (no repeating state: `steady_state` never proves it)
-    is extrapolated exactly: its end is the latest of each row's finish plus its shift
-    times the blocks added."""
+    one before, or the head (else no proof). Let s_r be how much row r moved from the block
+    before the last to the last (head rows: 0). If every input of r moved by at most s_r
+    and one that moved by s_r is among the latest, then in the next block r's latest input
+    is again that one, moved by s_r, and r moves by s_r again: by induction over the
+    blocks, in program order, every row of every later block keeps its shift. A tail row,
+    fed by the last blocks, moves by its latest input's shift per block added on the same
+    condition. So a part whose loads run ahead of its array without bound (no repeating
+    state: `steady_state` never proves it) is extrapolated exactly: its end is the latest
+    of each row's finish plus its shift times the blocks added."""
     program = sched.program
     ins = program.instrs
     w, h, lam = program.layers, program.head_len, program.layer_len
@@ -283,6 +282,8 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     rows = np.arange(last, len(ins))[:, None]
     if not valid.any(axis=1).all() or (valid & (inputs >= rows)).any():
         return None  # a unit's first row, or an input after its row: not this recurrence
+    if (valid & (inputs >= h) & (inputs < last - lam)).any():
+        return None  # an input two blocks back: its shift is not measured here
     at = np.where(valid, inputs, 0)
     done = np.where(valid, finish[at], -1)
     latest = done.max(axis=1)

@@ -23,7 +23,7 @@ from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
 from fpgasim.analysis.aat_curves import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
 from fpgasim.analysis.acceptance import embedded_source
-from fpgasim.bounded import BoundedCache, declare_cache
+from fpgasim.bounded import BoundedCache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.drafters import draft_passes
@@ -37,6 +37,7 @@ from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.throughput import (
     MAX_PER_SIZE_SHAPES,
+    TREE_COSTS,
     Design,
     SearchResult,
     ShapeSpace,
@@ -56,14 +57,6 @@ def dynamic_top_k(algorithm: Algorithm) -> int:
         raise ConfigError(f"algorithm {algorithm.id}", "default_tree.top_k", None,
                           f"nodes expanded per level ({algorithm.kind} drafts a dynamic tree)")
     return top_k
-
-
-ENGINE_TREE_COSTS = declare_cache(
-    "tree.engine_costs", owner="fpgasim.analysis.tree_design", lifetime="one EngineTreeCosts",
-    keys="pass kind and its x, accepted count or block widths", budget=100_000,
-    why="a search asks the same costs tens of thousands of times (table3's LongSpec search "
-    "on V80: 78,409 block costs, 16 distinct); building the block's tree and pass spec each "
-    "time took 4.5 of its 11 s (profiled), the pass service's memo alone did not avoid it")
 
 
 class EngineTreeCosts:
@@ -87,7 +80,7 @@ class EngineTreeCosts:
         self._clock: float | None = None
         #: the distinct passes this search asked for (its `engine_passes` count)
         self._asked: set[PassSpec] = set()
-        self._memo: BoundedCache[float] = ENGINE_TREE_COSTS.new()
+        self._memo: BoundedCache[float] = TREE_COSTS.new()  # each cost once
 
     @property
     def calls(self) -> int:
@@ -136,7 +129,8 @@ class EngineTreeCosts:
 
     def block_cycles(self, widths: tuple[int, ...]) -> float:
         """The draft pass fed with one block of levels of these widths (EAGLE-3: (top_k,))."""
-        return self._once(("b", tuple(widths)), lambda: self._block_cycles(tuple(widths)))
+        block = tuple(widths)
+        return self._once(("b", block), lambda: self._block_cycles(block))
 
     def _block_cycles(self, widths: tuple[int, ...]) -> float:
         """`block_cycles` computed."""

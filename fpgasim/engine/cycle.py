@@ -274,7 +274,7 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     moved = finish[last:last + lam] - finish[last - lam:last]
     shift[last - lam:last] = moved
     shift[last:last + lam] = moved
-    previous = _previous_on_unit(ins["unit"])
+    previous = _previous_on_unit(program)
     # each row's inputs from the last block on: the rows it waits on, its unit's previous
     inputs = np.concatenate([ins["wait"][last:].astype(np.int64),
                              previous[last:, None]], axis=1)
@@ -307,12 +307,11 @@ def affine_proof(sched: Timeline) -> Extrapolation | None:
     return tuple(sorted(ends.items()))
 
 
-def _previous_on_unit(unit: np.ndarray) -> np.ndarray:
-    """Each row's previous row on its unit (-1 for a unit's first)."""
-    order = np.argsort(unit, kind="stable")
-    previous = np.full(len(unit), -1, np.int64)
-    same = unit[order][1:] == unit[order][:-1]
-    previous[order[1:][same]] = order[:-1][same]
+def _previous_on_unit(program: Program) -> np.ndarray:
+    """Each row's previous row in its unit's queue (-1 for a unit's first)."""
+    previous = np.full(len(program.instrs), -1, np.int64)
+    for queue in program.unit_queues():
+        previous[queue[1:]] = queue[:-1]
     return previous
 
 

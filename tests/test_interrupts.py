@@ -203,3 +203,40 @@ def test_a_handled_ctrl_c_does_not_kill_the_exit(tmp_path: Path) -> None:
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, (proc.returncode, proc.stderr)
     assert proc.stdout.startswith("fpgasim ")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_ctrl_c_turned_into_an_import_error_is_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, debug: bool) -> None:
+    """CI, `generate --workers 2` interrupted 2.3 s in: "internal error: ImportError:
+    initialization failed", status 1. A pybind11 extension (matplotlib's, scipy's) that
+    meets an exception while it initialises raises ImportError("initialization failed")
+    *from* it (pybind11's PYBIND11_CATCH_INIT_EXCEPTIONS), so a Ctrl-C landing then arrives
+    as an ImportError whose cause is the KeyboardInterrupt. The same chain, from a command."""
+    import fpgasim.cli as cli
+
+    def interrupted_import(**_: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise ImportError("initialization failed") from interrupt
+
+    monkeypatch.setattr(cli, "app", interrupted_import)
+    assert cli._run(["generate"], debug) == 130
+    assert capsys.readouterr().err.strip() == "fpgasim: interrupted"
+
+
+def test_an_import_error_without_a_ctrl_c_stays_an_internal_error(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The other side: only a chain that holds a KeyboardInterrupt counts as one."""
+    import fpgasim.cli as cli
+
+    def failed_import(**_: object) -> int:
+        try:
+            raise ValueError("bad wheel")
+        except ValueError as cause:
+            raise ImportError("initialization failed") from cause
+
+    monkeypatch.setattr(cli, "app", failed_import)
+    assert cli._run(["generate"], False) == 1
+    assert "internal error: ImportError: initialization failed" in capsys.readouterr().err

@@ -182,8 +182,25 @@ def _run(args: list[str], debug: bool) -> int:
         say(f"fpgasim: error: {where}{reason} (check the paths given)")
         return 2
     except Exception as exc:  # last resort: never show a traceback to a user
+        if _caused_by_interrupt(exc):
+            say("fpgasim: interrupted")
+            return 130
         if debug:
             raise
         say(f"fpgasim: internal error: {type(exc).__name__}: {exc} "
             "(rerun with --debug for the traceback)")
         return 1
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a Ctrl-C is somewhere in `exc`'s chain of causes. A Ctrl-C landing while a
+    pybind11 extension (matplotlib's, scipy's) initialises reaches us as
+    `ImportError: initialization failed` raised from the KeyboardInterrupt."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False

@@ -121,6 +121,29 @@ def test_prefetch_on_an_executor_gives_the_in_process_timings(pool) -> None:
         assert service.run_pass(*key) == here.run_pass(*key)
 
 
+def test_prefetch_chunks_never_split_a_token_count() -> None:
+    """The passes of one token count share compiled parts (a verify length's projections at
+    every context): a chunk boundary between two of them made both workers compile those."""
+    from fpgasim.step.service import _chunks
+
+    keys = [(verify_spec(x, c), V80, LLAMA, None)
+            for c in (128, 1024, 4096) for x in (1, 2, 3, 5, 8, 13)]
+    keys += [(p, V80, LLAMA, LONGSPEC.drafter)
+             for p in step_passes(8, 512, LONGSPEC, default_tree(LONGSPEC), 2).drafts]
+    for size in (1, 2, 4, 7, 100):
+        chunks = _chunks(list(keys), size)
+        flat = [k for chunk in chunks for k in chunk]
+        assert sorted(map(repr, flat)) == sorted(map(repr, keys))  # each pass once
+        owner = {}
+        for i, chunk in enumerate(chunks):
+            for k in chunk:
+                assert owner.setdefault(k[0].tokens, i) == i, (size, k[0].tokens)
+        tokens = [k[0].tokens for k in flat]
+        assert tokens == sorted(tokens, reverse=True)  # larger token counts first
+        for chunk in chunks:  # cut at the first token count that starts past `size`
+            assert sum(k[0].tokens != chunk[-1][0].tokens for k in chunk) < size
+
+
 @pytest.mark.parametrize("pool", [InProcessExecutor, ProcessExecutor])
 def test_passes_started_early_are_remembered_when_finished(pool) -> None:
     """`start` times passes on a worker at once; what its `finish` remembers is what

@@ -235,13 +235,7 @@ class PassService:
         if not tasks:
             return 0
         n_chunks = max(1, min(len(tasks), executor.workers * chunks_per_worker))
-        # the passes of one kind and token count side by side (they share compiled parts,
-        # e.g. a verify length's projections at every context, that a worker then compiles
-        # once), larger first; chunks are runs of consecutive passes, taken by the workers
-        # as they finish
-        tasks.sort(key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
-        size = math.ceil(len(tasks) / n_chunks)
-        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        chunks = _chunks(tasks, math.ceil(len(tasks) / n_chunks))
         options = self._options()
         done = 0
         for index, results in executor.map_unordered(_time_chunk, [(options, c) for c in chunks]):
@@ -280,6 +274,23 @@ class PassService:
     def _options(self) -> tuple:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
         return (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
+
+
+def _chunks(tasks: list[PassKey], size: int) -> list[list[PassKey]]:
+    """The passes in chunks of about `size`, taken by the workers as they finish. The passes
+    of one token count are side by side, by kind and context, and never split between
+    chunks: they share compiled parts (a verify length's projections at every context on
+    every board and model of the same shapes, a long context's key tiles) that a worker then
+    compiles once: `reproduce all`'s two workers compiled 9,313 parts with chunks cut
+    anywhere, 8,648 (as many as one process) with chunks cut between token counts. Larger
+    token counts first."""
+    tasks = sorted(tasks, key=lambda k: (-k[0].tokens, k[0].kind, k[0].phase, k[0].context))
+    chunks: list[list[PassKey]] = []
+    for k in tasks:
+        if not chunks or (len(chunks[-1]) >= size and chunks[-1][-1][0].tokens != k[0].tokens):
+            chunks.append([])
+        chunks[-1].append(k)
+    return chunks
 
 
 def pass_keys(

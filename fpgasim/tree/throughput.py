@@ -258,7 +258,9 @@ class _Search:
     def candidates(self, frontier: np.ndarray, level: int, cap: int) -> np.ndarray:
         """Path probabilities of the next level's cap best slots (zeros past the ranks)."""
         row = self.rows[level - 1]
-        cand = np.sort(np.outer(frontier, row).ravel())[::-1][:cap]
+        products = (frontier[:, None] * row).ravel()  # np.outer's products, one call less
+        products.sort()
+        cand = products[::-1][:cap]
         if cand.size < cap:
             cand = np.concatenate([cand, np.zeros(cap - cand.size)])
         return cand
@@ -321,30 +323,31 @@ class _Search:
         if cap < 1:
             return
         cand = self.candidates(frontier, nxt, cap)
-        gains = np.cumsum(cand)
-        widths = np.arange(1, cap + 1)
-        aats = aat + gains
-        xs = nodes + widths + 1
-        accepted = np.maximum(1, np.floor(aats)).astype(np.int64)
-        accepted = np.minimum(accepted, self.a_max)
+        aats = aat + cand.cumsum()
+        # width w = i + 1 ends at x = nodes + 1 + w: the widths' xs are one slice
+        xs = slice(nodes + 2, nodes + 2 + cap)
+        accepted = np.floor(aats).astype(np.int64)  # accepted_of, at most a_max
+        np.maximum(accepted, 1, out=accepted)
+        np.minimum(accepted, self.a_max, out=accepted)
         cycles = self.verify[xs] + self.first[accepted] + fixed
         ratios = aats / cycles
         self.leaves += cap
         better = ratios > self.best_ratio[xs]
-        for i in np.flatnonzero(better):
-            x = int(xs[i])
+        for i in np.flatnonzero(better).tolist():
+            x = nodes + 2 + i
             self.best_ratio[x] = ratios[i]
-            self.best_shape[x] = (*shape, int(widths[i]))
+            self.best_shape[x] = (*shape, i + 1)
             self.best_aat[x] = aats[i]
         if nxt >= self.depth_max:
             return
-        order = np.argsort(-ratios, kind="stable")
-        for i in order:
-            w = int(widths[i])
-            if nodes + w + 1 >= self.x_max:
+        aat_of = aats.tolist()
+        widest = self.x_max - nodes - 2  # a child of width w needs nodes + w + 1 < x_max
+        for i in np.argsort(-ratios, kind="stable").tolist():
+            w = i + 1
+            if w > widest:
                 continue
-            if self._bound_ok(nxt, cand[:w], float(aats[i]), nodes + w, fixed, shape, w):
-                self._expand(nxt, cand[:w], float(aats[i]), nodes + w, fixed, (*shape, w))
+            if self._bound_ok(nxt, cand[:w], aat_of[i], nodes + w, fixed, shape, w):
+                self._expand(nxt, cand[:w], aat_of[i], nodes + w, fixed, (*shape, w))
 
     def _bound_ok(
         self,
@@ -372,23 +375,31 @@ class _Search:
         else:
             beat = np.full(budget, self.best_ratio.max() * (1 + 1e-12))
         per_level = []
+        caps = self.space.level_caps
         for m in range(1, levels_left + 1):
             # at most cap nodes at level `level + m`, each no better than the cap best
             # descendants of the frontier exactly m levels down
-            cap = min(self.space.level_caps[level + m - 1], budget)
+            cap = min(caps[level + m - 1], budget)
             pat = self.level_pattern(level, m)[:cap]
-            vals = np.sort(np.outer(frontier, pat).ravel())[::-1][:cap]
+            products = (frontier[:, None] * pat).ravel()  # np.outer's, one call less
+            products.sort()
+            vals = products[::-1][:cap]
             per_level.append(vals)
             # r nodes fit only while r <= the caps of these m levels (one level: its values,
             # already in descending order and at most `budget` of them, are the gains)
-            gains = vals if m == 1 else np.sort(np.concatenate(per_level))[::-1][:budget]
+            if m == 1:
+                gains = vals
+            else:
+                gains = np.concatenate(per_level)
+                gains.sort()
+                gains = gains[::-1][:budget]
             n_r = gains.size
-            upper = aat + np.cumsum(gains)
+            upper = aat + gains.cumsum()
             # m more levels feed the block ending at `level` (if any) and later ones
             passes = self.passes_lb(level, m)
             low = base + verify[:n_r] + passes * self.pass_min
             # m levels need at least m nodes: r >= m, from index m - 1
-            if (upper / low > beat[:n_r])[m - 1:].any():
+            if (upper[m - 1:] / low[m - 1:] > beat[m - 1:n_r]).any():
                 return True
         return False
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fpgasim.analysis.aat_curves import embedded_curves
-from fpgasim.analysis.solver import Timer, best_set, solve_curve
+from fpgasim.analysis.solver import Timer, best_set, best_summary, solve_curve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.instructions import part_key
@@ -140,6 +140,24 @@ def test_best_set_is_solve_curves_best(board, model, bounded, algorithm, context
             assert timed <= max(4, xs // 10) < xs, (timed, xs)
         else:
             assert timed == xs - (1 in set(curve.points["verify_len"]))
+
+
+@pytest.mark.parametrize(("algorithm", "contexts"), [("longspec", [255, 4095]),
+                                                     ("eagle3", [1023])])
+def test_best_summary_is_solve_curves_summary_where_it_has_the_column(algorithm,
+                                                                      contexts) -> None:
+    """Every column `best_summary` fills is `solve_curve`'s, float for float (its best by the
+    bounded search, its original and naive sets timed alone); the others it leaves out."""
+    algo = load_algorithm(algorithm)
+    timer = Timer(FastEngine(), SD_PAYS, FL_MODEL, algo)
+    for curve in embedded_curves(algo, contexts):
+        short = best_summary(timer, curve, naive_threshold=0.05)
+        full = solve_curve(timer, curve, naive_threshold=0.05, roofline=False).summary
+        assert {"best_verify_len", "ori_tokens_per_s", "naive_speedup", "aat_c"} <= set(short)
+        assert short["ori_tokens_per_s"] > 0 and short["naive_tokens_per_s"] > 0
+        for column, value in short.items():
+            same = value == full[column] or (value != value and full[column] != full[column])
+            assert same, (column, value, full[column])
 
 
 class _Stub:

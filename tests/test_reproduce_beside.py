@@ -155,10 +155,11 @@ def test_reason_line_and_tree_round_trip() -> None:
 
 
 def test_prefetched_passes_equal_passes_run_here() -> None:
-    """The plan covers every pass the simulator's side asks; prefetched results are exact."""
+    """The plan covers every pass the simulator's side of a solved experiment asks;
+    prefetched results are exact."""
     from tests.conftest import AAT_DIR
 
-    exps = [reduced("table4"), reduced("fig4")]
+    exps = [reduced("table4")]
     planned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
     keys = simulator_passes(exps, planned)
     assert keys
@@ -174,6 +175,32 @@ def test_prefetched_passes_equal_passes_run_here() -> None:
     fresh = get_engine("fast")  # no window: every layer simulated
     for key in keys[:: max(1, len(keys) // 12)]:
         assert fresh.run_pass(*key).cycles == cached[pass_key(*key)].cycles
+
+
+def test_a_bounded_search_is_planned_by_its_sure_passes_and_gives_the_same_table() -> None:
+    """Fig. 4 reports the best x alone, found by the bounded search (`solver.best_set`):
+    the plan lists the passes it times on any engine (T_v(1), the first x visited, the
+    original and naive sets), the run times the other x it cannot rule out itself, and
+    the table is the one of a run with nothing planned, which is `solve_curve`'s best
+    (tests/test_best_set.py)."""
+    from tests.conftest import AAT_DIR
+
+    exp = reduced("fig4")
+    sim = get_engine("fast", window=True)
+    planned = RunContext(get_engine("analytic"), AAT_DIR, sim)
+    keys = simulator_passes([exp], planned)
+    service = service_for(sim)
+    with InProcessExecutor() as pool:
+        service.prefetch(keys, pool)
+    with_plan = run_experiment(exp, ctx=planned)
+    asked = service.remembered
+    assert len(keys) < asked  # the search timed x the plan could not know
+    unplanned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
+    without = run_experiment(exp, ctx=unplanned)
+    assert service_for(unplanned.sim).remembered == asked  # the same passes, in all
+    pd.testing.assert_frame_equal(with_plan.full, without.full)
+    everything = [k for k in keys if k[0].kind == "target" and k[0].tokens > 1]
+    assert everything, "the plan holds verify passes of the sets the search times for sure"
 
 
 def test_passes_are_shared_across_models_of_one_architecture() -> None:

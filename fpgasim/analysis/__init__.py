@@ -25,8 +25,10 @@ from fpgasim.analysis.solver import (
     Solution,
     Timer,
     best_set,
+    best_summary,
     classify_regime,
     solve,
+    solve_best_curves,
     solve_curve,
     solve_curves,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "Solution",
     "Timer",
     "best_set",
+    "best_summary",
     "acceptance_curves",
     "acceptance_source",
     "build_schedule",
@@ -67,6 +70,7 @@ __all__ = [
     "schedule_yaml",
     "solve",
     "solve_curve",
+    "solve_best_curves",
     "solve_curves",
     "unified_table",
 ]

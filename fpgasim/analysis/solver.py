@@ -351,6 +351,77 @@ def best_set(timer: Timer, curve: AatCurve, objective: str = "throughput") -> Be
                    decision_of(speedup), tpj, ad_tpj)
 
 
+def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_THRESHOLD) -> dict:
+    """The columns of `solve_curve`'s summary that its best, original and naive sets give
+    (inputs, AD, best, ori, naive, decision, the AAT fit), float for float, with the best
+    set found by `best_set`: on an engine with lower bounds only the x that can be best are
+    timed (Fig. 4 on V80: 106 passes instead of 1,826 for its 34 curves). The per-x curve,
+    the roofline and the energy columns are not computed (NaN in `SUMMARY_COLUMNS`)."""
+    context = curve.context
+    best = best_set(timer, curve)
+    p1 = 1.0 / timer.verify_s(1, context)
+    points = curve_points(curve)
+    x_naive = naive_verify_len(curve.fit, [x for x, _, _ in points], naive_threshold)
+    _, naive_aat, naive_tree = next(p for p in points if p[0] == x_naive)
+    naive_draft_s = timer.draft(naive_tree, accepted_from_aat(naive_aat), context)[0]
+    naive_verify_s = timer.verify_s(x_naive, context, naive_tree)
+    naive_p_eff = naive_aat / (naive_verify_s + naive_draft_s)  # `roofline.effective`'s
+    return {
+        "board": timer.board.name,
+        "model": timer.model.id,
+        "algorithm": timer.algorithm.id,
+        "task": curve.task,
+        "context": context,
+        "batch": timer.batch,
+        "engine": timer.engine.name,
+        "aat_source": curve.aat_source,
+        "aat_file": curve.aat_file,
+        "aat_basis": curve.basis,
+        "aat_note": curve.note,
+        "ad_tokens_per_s": p1,
+        "best_verify_len": best.verify_len,
+        "best_tree": best.tree,
+        "best_aat": best.aat,
+        "best_tokens_per_s": best.p_eff_tokens_per_s,
+        "best_speedup": best.speedup,
+        **_ori_summary(timer, curve, p1),
+        "naive_verify_len": x_naive,
+        "naive_tree": naive_tree.describe(),
+        "naive_aat": naive_aat,
+        "naive_tokens_per_s": naive_p_eff,
+        "naive_speedup": naive_p_eff / p1,
+        "naive_threshold": naive_threshold,
+        "decision": best.decision,
+        "aat_a": curve.fit.a,
+        "aat_b": curve.fit.b,
+        "aat_c": curve.fit.c,
+        "aat_r2_fit": curve.fit.r2_fit,
+        "aat_r2_all": curve.fit.r2_all,
+        "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
+        "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+        "objective": "throughput",
+    }
+
+
+def solve_best_curves(
+    engine: Engine,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    curves: Sequence[AatCurve],
+    *,
+    naive_threshold: float = NAIVE_THRESHOLD,
+    batch: int = 1,
+) -> pd.DataFrame:
+    """`best_summary` of every curve, as `solve_curves`' summary frame (`SUMMARY_COLUMNS`,
+    the columns it does not compute NaN): for reports of the best x alone."""
+    if naive_threshold <= 0 or not math.isfinite(naive_threshold):
+        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
+    timer = Timer(engine, board, model, algorithm, batch)
+    return pd.DataFrame([best_summary(timer, c, naive_threshold) for c in curves],
+                        columns=SUMMARY_COLUMNS)
+
+
 def check_objective(objective: str) -> None:
     """InputError unless `objective` is one of OBJECTIVES."""
     if objective not in OBJECTIVES:

@@ -121,7 +121,9 @@ def run_experiments(
             with pool() as planners, alongside(lambda: preload(ctx.sim, draw)):
                 # each worker dry-runs some experiments (`simulator_passes`)
                 planned = sorted(planners.map_unordered(_plan_one, order))
-            keys = list(dict.fromkeys(k for _, ks in planned for k in ks))
+            keys = list(dict.fromkeys(k for _, (ks, _) in planned for k in ks))
+            for _, (_, read) in planned:  # the experiment workers inherit what was read
+                ctx.adopt(read)
             if progress is not None:
                 progress.passes(len(keys))
 
@@ -162,11 +164,14 @@ def _run_one(index: int) -> tuple[ExperimentResult, bytes | None]:
     return result, (figure_png(result) if draw and result.figure else None)
 
 
-def _plan_one(index: int) -> list[tuple]:
-    """The simulator's passes one experiment of `_JOB` will ask for (`simulator_passes`)."""
+def _plan_one(index: int) -> tuple[list[tuple], tuple[dict, dict]]:
+    """The simulator's passes one experiment of `_JOB` will ask for (`simulator_passes`),
+    and the AAT tables and curves it read (`RunContext.read_since`: 0.8 s of CPU to read
+    for `reproduce all`, that the experiment workers would otherwise spend again)."""
     assert _JOB is not None
     experiments, ctx, _ = _JOB
-    return simulator_passes([experiments[index]], ctx)
+    before = ctx.read_so_far()
+    return simulator_passes([experiments[index]], ctx), ctx.read_since(before)
 
 
 #: what one throughput tree search (a costed tree method, `tree.throughput.search_shapes`)

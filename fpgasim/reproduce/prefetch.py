@@ -25,7 +25,7 @@ from fpgasim.step import PassKey, Planner
 
 def simulator_passes(experiments: Sequence[AnyExperiment], ctx: RunContext) -> list[PassKey]:
     """The distinct passes the simulator's side of these experiments will ask for."""
-    planner = Planner(get_engine("analytic"))
+    planner = Planner(get_engine("analytic"), plan_for=ctx.sim)
     dry = ctx.sharing(planner)
     for exp in experiments:
         if not isinstance(exp, Experiment):

@@ -14,7 +14,14 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.schema import Experiment, Workload
-from fpgasim.reproduce.workloads import RunContext, curves, load_inputs, solve, source_name
+from fpgasim.reproduce.workloads import (
+    RunContext,
+    curves,
+    load_inputs,
+    solve,
+    solve_best,
+    source_name,
+)
 from fpgasim.simulate import check_window
 
 
@@ -86,6 +93,17 @@ def solved_workloads(
     for w, board, model, algorithm in each_workload(exp):
         cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
         yield board, model, algorithm, solve(exp, ctx, board, model, algorithm, cs)
+
+
+def best_of_workloads(
+    exp: Experiment, ctx: RunContext
+) -> Iterator[tuple[Board, TargetModel, Algorithm, pd.DataFrame]]:
+    """(board, model, algorithm, summary) of every `each_workload` item, as
+    `solved_workloads` for the best, original and naive sets alone (`solve_best`): on the
+    simulator only the x that can be best are timed."""
+    for w, board, model, algorithm in each_workload(exp):
+        cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
+        yield board, model, algorithm, solve_best(exp, ctx, board, model, algorithm, cs)
 
 
 def base(exp: Experiment, ctx: RunContext, s: dict) -> dict:

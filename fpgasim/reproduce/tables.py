@@ -20,6 +20,7 @@ from fpgasim.errors import InputError
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
+    best_of_workloads,
     each_workload,
     embedded_task_note,
     frame,
@@ -265,8 +266,8 @@ def boards_grid(exp: Experiment, ctx: RunContext) -> Rendered:
 def sparse_fit_models(exp: Experiment, ctx: RunContext) -> Rendered:
     """Per (algorithm, model, context): the best x on the AAT model fitted to sparse points."""
     rows = []
-    for *_, sol in solved_workloads(exp, ctx):
-        for s in sol.summary.to_dict("records"):
+    for *_, summary in best_of_workloads(exp, ctx):
+        for s in summary.to_dict("records"):
             row = {**base(exp, ctx, s), "context": s["context"]}
             row["ar_tokens_per_s"] = s["ad_tokens_per_s"]
             row["speedup"] = s["best_speedup"]

@@ -25,6 +25,7 @@ from fpgasim.analysis import (
     acceptance_curves,
     fit_curve,
     load_aat_tables,
+    solve_best_curves,
     solve_curves,
 )
 from fpgasim.analysis.aat import aat_path, builtin_aat_dir
@@ -90,6 +91,25 @@ class RunContext:
         """A context timed by `engine` without the roofline, reading the same AAT through
         this run's caches (the simulator's side, or a dry run planning its passes)."""
         return RunContext(engine, self.aat_dir, None, False, self._tables, self._curves)
+
+    def read_so_far(self) -> tuple[frozenset, frozenset]:
+        """The keys of the tables and curves read so far (for `read_since`)."""
+        return frozenset(self._tables), frozenset(self._curves)
+
+    def read_since(self, before: tuple[frozenset, frozenset]) -> tuple[dict, dict]:
+        """The tables and curves read since `read_so_far()` gave `before`: what a planning
+        worker sends back (`adopt`), so the workers forked later do not read them again."""
+        return ({k: v for k, v in self._tables.items() if k not in before[0]},
+                {k: v for k, v in self._curves.items() if k not in before[1]})
+
+    def adopt(self, read: tuple[dict, dict]) -> None:
+        """Tables and curves read in another process of this run (`read_since`), kept as
+        if read here (the same files and inputs give the same values)."""
+        tables, curves = read
+        for k, v in tables.items():
+            self._tables.setdefault(k, v)
+        for k, v in curves.items():
+            self._curves.setdefault(k, v)
 
     @property
     def measured(self) -> bool:
@@ -281,6 +301,22 @@ def solve(
         fit_points=exp.aat.fit_points,
         roofline=ctx.roofline,
     )
+
+
+def solve_best(
+    exp: Experiment,
+    ctx: RunContext,
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    aat_curves: Sequence[AatCurve],
+) -> pd.DataFrame:
+    """The best, original and naive sets of each curve with the run's engine (`solve`'s
+    summary for those columns, with only the x that can be best timed)."""
+    if ctx.engine is None:
+        raise InputError("engine", None, "an engine (this experiment is timed)")
+    return solve_best_curves(ctx.engine, board, model, algorithm, list(aat_curves),
+                             naive_threshold=exp.naive_threshold)
 
 
 def with_ad_point(curve: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:

@@ -399,9 +399,11 @@ class Planner(PassService):
     first asked) and answers with another, cheaper engine (the accounting), so a consumer
     run on it lists the passes it needs without timing them on the real engine."""
 
-    def __init__(self, answer: Engine) -> None:
+    def __init__(self, answer: Engine, plan_for: Engine | None = None) -> None:
         super().__init__(answer)
         self._plan: dict[tuple, PassKey] = {}
+        #: the engine the plan is for: a search bounded on it is bounded here too
+        self._plan_for = None if plan_for is None else service_for(plan_for)
 
     @property
     def name(self) -> str:
@@ -412,6 +414,20 @@ class Planner(PassService):
         """Record the pass in `plan` (first ask only), then time it on the answering engine."""
         self._plan.setdefault(self._key(spec, board, model, drafter), (spec, board, model, drafter))
         return super().timed(spec, board, model, drafter)
+
+    def has_bounds(self, board: Board) -> bool:
+        """Whether the engine the plan is for bounds the board's passes: a search bounded
+        there (`solver.best_set`) asks the planner the same floors (from sizes alone)."""
+        return self._plan_for is not None and self._plan_for.has_bounds(board)
+
+    def bound_s(
+        self, spec: PassSpec, board: Board, model: TargetModel, drafter: Any = None
+    ) -> float:
+        """No finite bound: a bounded search then times, and the plan lists, only the passes
+        it times on any engine (T_v(1), the first x it visits, the sets it reports). Which
+        other x it times depends on the times it finds, so the run times those itself
+        (docs/reproduction.md, "Planning")."""
+        return math.inf
 
     @property
     def plan(self) -> list[PassKey]:

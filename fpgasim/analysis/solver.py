@@ -352,11 +352,12 @@ def best_set(timer: Timer, curve: AatCurve, objective: str = "throughput") -> Be
 
 
 def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_THRESHOLD) -> dict:
-    """The columns of `solve_curve`'s summary that its best, original and naive sets give
-    (inputs, AD, best, ori, naive, decision, the AAT fit), float for float, with the best
-    set found by `best_set`: on an engine with lower bounds only the x that can be best are
-    timed (Fig. 4 on V80: 106 passes instead of 1,826 for its 34 curves). The per-x curve,
-    the roofline and the energy columns are not computed (NaN in `SUMMARY_COLUMNS`)."""
+    """The columns of `solve_curve(..., roofline=False)`'s summary that its best, original
+    and naive sets give (inputs, AD, best, ori, naive, decision, the AAT fit, the empty
+    regime), float for float, with the best set found by `best_set`: on an engine with
+    lower bounds only the x that can be best are timed (Fig. 4 on V80: 106 passes instead
+    of 1,826 for its 34 curves). The columns that need every x (the energy optimum, alpha,
+    the ideal speedups) are not computed (NaN in `SUMMARY_COLUMNS`)."""
     context = curve.context
     best = best_set(timer, curve)
     p1 = 1.0 / timer.verify_s(1, context)
@@ -392,6 +393,14 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
         "naive_speedup": naive_p_eff / p1,
         "naive_threshold": naive_threshold,
         "decision": best.decision,
+        "regime": "",  # no roofline, as solve_curve's without one
+        "regime_reason": "roofline not computed",
+        "x_ridge": None,
+        "p_max_tokens_per_s": math.nan,
+        "p_gain": math.nan,
+        "roofline_a": math.nan,
+        "roofline_b": math.nan,
+        "roofline_r2": math.nan,
         "aat_a": curve.fit.a,
         "aat_b": curve.fit.b,
         "aat_c": curve.fit.c,

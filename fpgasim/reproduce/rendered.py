@@ -98,14 +98,13 @@ def solved_workloads(
 def best_of_workloads(
     exp: Experiment, ctx: RunContext
 ) -> Iterator[tuple[Board, TargetModel, Algorithm, pd.DataFrame]]:
-    """(board, model, algorithm, summary) of every `each_workload` item, for reports of the
-    best, original and naive sets: where the run computes no roofline (the simulator's
-    side), `solve_best`'s (only the x that can be best timed), else `solve`'s (its regime
-    and x_ridge need T_v at every x). Both give the same values in the columns they share."""
-    if ctx.roofline:
-        for board, model, algorithm, sol in solved_workloads(exp, ctx):
-            yield board, model, algorithm, sol.summary
-        return
+    """(board, model, algorithm, summary) of every `each_workload` item, as
+    `solved_workloads` for reports of the best, original and naive sets alone (no regime,
+    no per-x curve: `solve_best`, which times only the x that can be best on an engine
+    with lower bounds). Fig. 4 on V80: 106 simulator passes instead of 1,826. Table I and
+    Table IV were measured slower this way: their passes are shared with other experiments
+    or cheap when prefetched together, and a bounded search's bounds and x run on a cold
+    experiment worker."""
     for w, board, model, algorithm in each_workload(exp):
         cs = curves(exp, ctx, algorithm, model, w.contexts, tasks_of(w, ctx))
         yield board, model, algorithm, solve_best(exp, ctx, board, model, algorithm, cs)

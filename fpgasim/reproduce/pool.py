@@ -55,14 +55,21 @@ def simulator(name: str) -> Engine:
     return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
 
 
+def preload_planning() -> None:
+    """Load in this process, before the planning workers are forked, what each of them
+    would otherwise load for itself: scipy's optimiser (the AAT fits, `analysis.aat_model`;
+    0.24 s to import, once instead of once per worker)."""
+    import_module("scipy.optimize")
+
+
 def preload(sim: Engine | None, draw: bool) -> None:
     """Load in this process what every worker of the run would otherwise load for itself:
-    the fast engine's numba kernels (`warm_kernels`: compiled once, cached on disk), scipy's
-    optimiser (the AAT fits, `analysis.aat_model`) and, when figures are drawn, matplotlib.
-    Workers forked afterwards inherit them (cold, each worker compiled the kernels itself)."""
+    the fast engine's numba kernels (`warm_kernels`: compiled once, cached on disk), what
+    planning needs (`preload_planning`) and, when figures are drawn, matplotlib. Workers
+    forked afterwards inherit them (cold, each worker compiled the kernels itself)."""
     if isinstance(sim, FastEngine):
         warm_kernels()
-    import_module("scipy.optimize")
+    preload_planning()
     if draw:
         load_matplotlib()
 
@@ -118,6 +125,8 @@ def run_experiments(
     try:
         if prefetch:
             assert ctx.sim is not None
+            if forked:
+                preload_planning()
             with pool() as planners, alongside(lambda: preload(ctx.sim, draw)):
                 # each worker dry-runs some experiments (`simulator_passes`)
                 planned = sorted(planners.map_unordered(_plan_one, order))

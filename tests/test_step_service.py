@@ -173,6 +173,31 @@ def test_the_planner_lists_each_distinct_pass_and_answers_with_its_engine() -> N
     assert set(engine.asked) == {pass_key(*k) for k in plan}
 
 
+def test_a_planner_for_a_bounded_engine_plans_a_best_set_search_by_its_sure_passes() -> None:
+    """Planning for an engine with lower bounds, the planner answers a bounded search with
+    the same floors (sizes alone) and no finite bound: the search then times only the passes
+    it times on any engine, T_v(1) and the first x it visits, and the plan lists those."""
+    from fpgasim.analysis.aat_curves import embedded_curves
+    from fpgasim.analysis.solver import Timer, best_set
+
+    fast = get_engine("fast", window=True)
+    planner = Planner(get_engine("analytic"), plan_for=fast)
+    assert planner.has_bounds(V80) and not Planner(get_engine("analytic")).has_bounds(V80)
+    spec = verify_spec(8, 1024)
+    assert planner.bound_s(spec, V80, LLAMA) == float("inf")
+    assert planner.floor_s(spec, V80, LLAMA) == service_for(fast).floor_s(spec, V80, LLAMA) > 0
+    (curve,) = embedded_curves(LONGSPEC, [1024])
+    best_set(Timer(planner, V80, LLAMA, LONGSPEC), curve)
+    planned = {(k[0].kind, k[0].tokens) for k in planner.plan}
+    real = Timer(fast, V80, LLAMA, LONGSPEC)
+    best_set(real, curve)
+    timed = {(k[0].kind, k[0].tokens) for k in service_for(fast)._memo.items}
+    assert ("target", 1) in planned and planned <= timed  # nothing planned in vain
+    unbounded = Planner(get_engine("analytic"))  # for an engine without bounds: every x
+    best_set(Timer(unbounded, V80, LLAMA, LONGSPEC), curve)
+    assert len({k[0].tokens for k in unbounded.plan}) == len(curve.points) + 1 > len(planned)
+
+
 def test_an_engine_that_takes_no_attributes_gets_one_service_too() -> None:
     from dataclasses import dataclass
 

@@ -351,6 +351,33 @@ def best_set(timer: Timer, curve: AatCurve, objective: str = "throughput") -> Be
                    decision_of(speedup), tpj, ad_tpj)
 
 
+def _curve_inputs(timer: Timer, curve: AatCurve) -> dict:
+    """The input columns of a solved curve's rows and summary."""
+    return {
+        "board": timer.board.name,
+        "model": timer.model.id,
+        "algorithm": timer.algorithm.id,
+        "task": curve.task,
+        "context": curve.context,
+        "batch": timer.batch,
+        "engine": timer.engine.name,
+        "aat_source": curve.aat_source,
+    }
+
+
+def _fit_columns(curve: AatCurve) -> dict:
+    """The summary columns of the curve's AAT fit."""
+    return {
+        "aat_a": curve.fit.a,
+        "aat_b": curve.fit.b,
+        "aat_c": curve.fit.c,
+        "aat_r2_fit": curve.fit.r2_fit,
+        "aat_r2_all": curve.fit.r2_all,
+        "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
+        "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+    }
+
+
 def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_THRESHOLD) -> dict:
     """The columns of `solve_curve(..., roofline=False)`'s summary that its best, original
     and naive sets give (inputs, AD, best, ori, naive, decision, the AAT fit, the empty
@@ -368,14 +395,7 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
     naive_verify_s = timer.verify_s(x_naive, context, naive_tree)
     naive_p_eff = naive_aat / (naive_verify_s + naive_draft_s)  # `roofline.effective`'s
     return {
-        "board": timer.board.name,
-        "model": timer.model.id,
-        "algorithm": timer.algorithm.id,
-        "task": curve.task,
-        "context": context,
-        "batch": timer.batch,
-        "engine": timer.engine.name,
-        "aat_source": curve.aat_source,
+        **_curve_inputs(timer, curve),
         "aat_file": curve.aat_file,
         "aat_basis": curve.basis,
         "aat_note": curve.note,
@@ -401,13 +421,7 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
         "roofline_a": math.nan,
         "roofline_b": math.nan,
         "roofline_r2": math.nan,
-        "aat_a": curve.fit.a,
-        "aat_b": curve.fit.b,
-        "aat_c": curve.fit.c,
-        "aat_r2_fit": curve.fit.r2_fit,
-        "aat_r2_all": curve.fit.r2_all,
-        "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
-        "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+        **_fit_columns(curve),
         "objective": "throughput",
     }
 
@@ -530,16 +544,7 @@ def solve_curve(
     """
     board, model, algorithm = timer.board, timer.model, timer.algorithm
     context = curve.context
-    inputs = {
-        "board": board.name,
-        "model": model.id,
-        "algorithm": algorithm.id,
-        "task": curve.task,
-        "context": context,
-        "batch": timer.batch,
-        "engine": timer.engine.name,
-        "aat_source": curve.aat_source,
-    }
+    inputs = _curve_inputs(timer, curve)
     pts = curve.points
     xs = [int(x) for x in pts["verify_len"]]
     x_top = max(xs + ([curve.ori.verify_len] if curve.ori else []))
@@ -639,13 +644,7 @@ def solve_curve(
         "param_ratio": float(best["alpha"]) / max(1, int(best["draft_passes"])),
         "ideal_speedup_below_ridge": s1,
         "ideal_speedup_above_ridge": s2,
-        "aat_a": curve.fit.a,
-        "aat_b": curve.fit.b,
-        "aat_c": curve.fit.c,
-        "aat_r2_fit": curve.fit.r2_fit,
-        "aat_r2_all": curve.fit.r2_all,
-        "aat_fit_points": ",".join(map(str, curve.fit.fit_verify_lens)),
-        "aat_n_fit_points": len(curve.fit.fit_verify_lens),
+        **_fit_columns(curve),
         "objective": objective,
         "ad_tokens_per_j": ad_tpj,
         "best_tokens_per_j": float(best["tokens_per_j"]),

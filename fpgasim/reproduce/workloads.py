@@ -288,10 +288,8 @@ def solve(
     aat_curves: Sequence[AatCurve],
 ) -> Solution:
     """The analysis solver on the curves with the run's engine."""
-    if ctx.engine is None:
-        raise InputError("engine", None, "an engine (this experiment is timed)")
     return solve_curves(
-        ctx.engine,
+        _timed_by(ctx),
         board,
         model,
         algorithm,
@@ -313,10 +311,15 @@ def solve_best(
 ) -> pd.DataFrame:
     """The best, original and naive sets of each curve with the run's engine (`solve`'s
     summary for those columns, with only the x that can be best timed)."""
+    return solve_best_curves(_timed_by(ctx), board, model, algorithm, list(aat_curves),
+                             naive_threshold=exp.naive_threshold)
+
+
+def _timed_by(ctx: RunContext) -> Engine:
+    """The run's engine, which a timed experiment needs."""
     if ctx.engine is None:
         raise InputError("engine", None, "an engine (this experiment is timed)")
-    return solve_best_curves(ctx.engine, board, model, algorithm, list(aat_curves),
-                             naive_threshold=exp.naive_threshold)
+    return ctx.engine
 
 
 def with_ad_point(curve: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:

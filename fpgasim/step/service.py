@@ -426,7 +426,7 @@ class Planner(PassService):
         """No finite bound: a bounded search then times, and the plan lists, only the passes
         it times on any engine (T_v(1), the first x it visits, the sets it reports). Which
         other x it times depends on the times it finds, so the run times those itself
-        (docs/reproduction.md, "Planning")."""
+        (docs/method.md, "Finding the best x by bounds")."""
         return math.inf
 
     @property

@@ -222,16 +222,16 @@ def _kernel():
 
 
 def warm_kernels() -> None:
-    """Compile (or load from numba's disk cache) both kernels for the one signature the
-    engine calls them with (`run_loop` and `full_makespan` pass C-contiguous int64 arrays
-    and, to `_expand`, four int64 counts). numba compiles on first call otherwise, in every
-    process that makes one: a run that forks workers calls this first, so they inherit the
-    compiled code (1.0 s and 0.5 s of compilation, measured cold)."""
+    """Compile (or load from numba's disk cache) the loop kernel for the one signature the
+    engine calls it with (`run_loop` passes C-contiguous int64 arrays). numba compiles on
+    first call otherwise, in every process that makes one: a run that forks workers calls
+    this first, so they inherit the compiled code (1.0 s of compilation, measured cold).
+    `_expand` (0.5 s cold) is left to its first call: only a template whose window proves
+    nothing is expanded (`full_makespan`), and no pass of `reproduce all` has one."""
     from numba import types
 
     row, table = types.int64[::1], types.int64[:, ::1]
     _kernel().compile((row,) * 7 + (table, row))
-    _compiled(_expand).compile((types.int64,) * 4 + (row,) * 6 + (table,))
 
 
 #: the instruction columns the loop reads

@@ -391,9 +391,7 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
     points = curve_points(curve)
     x_naive = naive_verify_len(curve.fit, [x for x, _, _ in points], naive_threshold)
     _, naive_aat, naive_tree = next(p for p in points if p[0] == x_naive)
-    naive_draft_s = timer.draft(naive_tree, accepted_from_aat(naive_aat), context)[0]
-    naive_verify_s = timer.verify_s(x_naive, context, naive_tree)
-    naive_p_eff = naive_aat / (naive_verify_s + naive_draft_s)  # `roofline.effective`'s
+    naive_p_eff = _point_tokens_per_s(timer, x_naive, naive_aat, naive_tree, context)
     return {
         **_curve_inputs(timer, curve),
         "aat_file": curve.aat_file,
@@ -438,11 +436,16 @@ def solve_best_curves(
 ) -> pd.DataFrame:
     """`best_summary` of every curve, as `solve_curves`' summary frame (`SUMMARY_COLUMNS`,
     the columns it does not compute NaN): for reports of the best x alone."""
-    if naive_threshold <= 0 or not math.isfinite(naive_threshold):
-        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
+    check_naive_threshold(naive_threshold)
     timer = Timer(engine, board, model, algorithm, batch)
     return pd.DataFrame([best_summary(timer, c, naive_threshold) for c in curves],
                         columns=SUMMARY_COLUMNS)
+
+
+def check_naive_threshold(naive_threshold: float) -> None:
+    """InputError unless the naive set's slope threshold is a positive finite number."""
+    if naive_threshold <= 0 or not math.isfinite(naive_threshold):
+        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
 
 
 def check_objective(objective: str) -> None:
@@ -669,6 +672,14 @@ def energy_verdict(sd_tokens_per_j: float, ad_tokens_per_j: float) -> str:
     return "AD uses less energy per token"
 
 
+def _point_tokens_per_s(timer: Timer, verify_len: int, aat: float, tree: TokenTree,
+                        context: int) -> float:
+    """P_eff of one set timed alone: AAT / (T_v + T_d), as `roofline.effective` computes it."""
+    verify_s = timer.verify_s(verify_len, context, tree)
+    draft_s = timer.draft(tree, accepted_from_aat(aat), context)[0]
+    return aat / (verify_s + draft_s)
+
+
 def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
     if curve.ori is None:
         return {
@@ -680,9 +691,7 @@ def _ori_summary(timer: Timer, curve: AatCurve, p1: float) -> dict:
             "ori_speedup": math.nan,
         }
     ori = curve.ori
-    tv = timer.verify_s(ori.verify_len, curve.context, ori.tree)
-    td, _, _ = timer.draft(ori.tree, accepted_from_aat(ori.aat), curve.context)
-    tokens_per_s = ori.aat / (tv + td)
+    tokens_per_s = _point_tokens_per_s(timer, ori.verify_len, ori.aat, ori.tree, curve.context)
     return {
         "ori_verify_len": ori.verify_len,
         "ori_tree": ori.tree.describe(),
@@ -732,8 +741,7 @@ def solve_curves(
     many requests together (docs/batching.md); objective: what the best x maximises,
     tokens/s (throughput) or tokens/J (energy).
     """
-    if naive_threshold <= 0 or not math.isfinite(naive_threshold):
-        raise InputError("naive_threshold", naive_threshold, "a positive number of tokens")
+    check_naive_threshold(naive_threshold)
     check_objective(objective)
     timer = Timer(engine, board, model, algorithm, batch)
     solved = [solve_curve(timer, c, naive_threshold, roofline, objective) for c in curves]

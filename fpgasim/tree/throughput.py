@@ -252,15 +252,12 @@ class _Search:
         if key not in self._patterns:
             prev = np.ones(1) if j == 1 else self.level_pattern(s, j - 1)
             row = self.rows[min(s + j, len(self.rows)) - 1]
-            self._patterns[key] = np.sort(np.outer(prev, row).ravel())[::-1][: self.x_max]
+            self._patterns[key] = _largest_products(prev, row, self.x_max)
         return self._patterns[key]
 
     def candidates(self, frontier: np.ndarray, level: int, cap: int) -> np.ndarray:
         """Path probabilities of the next level's cap best slots (zeros past the ranks)."""
-        row = self.rows[level - 1]
-        products = (frontier[:, None] * row).ravel()  # np.outer's products, one call less
-        products.sort()
-        cand = products[::-1][:cap]
+        cand = _largest_products(frontier, self.rows[level - 1], cap)
         if cand.size < cap:
             cand = np.concatenate([cand, np.zeros(cap - cand.size)])
         return cand
@@ -380,10 +377,7 @@ class _Search:
             # at most cap nodes at level `level + m`, each no better than the cap best
             # descendants of the frontier exactly m levels down
             cap = min(caps[level + m - 1], budget)
-            pat = self.level_pattern(level, m)[:cap]
-            products = (frontier[:, None] * pat).ravel()  # np.outer's, one call less
-            products.sort()
-            vals = products[::-1][:cap]
+            vals = _largest_products(frontier, self.level_pattern(level, m)[:cap], cap)
             per_level.append(vals)
             # r nodes fit only while r <= the caps of these m levels (one level: its values,
             # already in descending order and at most `budget` of them, are the gains)
@@ -402,6 +396,14 @@ class _Search:
             if (upper[m - 1:] / low[m - 1:] > beat[m - 1:n_r]).any():
                 return True
         return False
+
+
+def _largest_products(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """The k largest products a_i * b_j, largest first (np.outer's products, sorted, one
+    call less: the search asks this some 250,000 times on short arrays)."""
+    products = (a[:, None] * b).ravel()
+    products.sort()
+    return products[::-1][:k]
 
 
 def count_shapes(space: ShapeSpace) -> int:

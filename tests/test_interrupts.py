@@ -134,14 +134,28 @@ def test_a_pool_interrupted_while_a_worker_sends_a_large_result_does_not_hang() 
     assert out.strip() == "stopped" and proc.returncode == 0
 
 
+def run_length_s(args: list[str], cache: Path, out: Path) -> float:
+    """Wall seconds of `fpgasim ARGS --out OUT` run to its end (from its start, as
+    `interrupt_at` counts), its numba cache `cache` empty as given."""
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "fpgasim", *args, "--out", str(out)],
+                          capture_output=True, text=True, env=env_with(cache), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-600:]
+    return time.monotonic() - start
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_at_random_moments(tmp_path: Path, workers: str) -> None:
-    """Seeded moments from 0.2 s to 2.5 s into a `generate` of about 3.7 s (idle 2-core
-    machine) whose numba cache starts empty (the first compilation takes the first
-    second or two), on one process and on a pool of two. A moment after the run ended is fine
-    (exit 0, the file written): test_ctrl_c_once_the_output_is_written_changes_nothing."""
+    """Seeded moments from 5% to 70% into a `generate` (2.7-2.9 s on the idle 2-core
+    machine; 3.7 s before the program's collector settings) whose numba cache starts empty
+    (the first compilation takes the first second or so), on one process and on a pool of
+    two, the run's length measured first: with moments fixed in seconds, a faster run
+    ended before two of them. A moment after the run ended is fine (exit 0, the file
+    written): test_ctrl_c_once_the_output_is_written_changes_nothing."""
+    length = run_length_s([*GENERATE, "--workers", workers], tmp_path / "cache",
+                          tmp_path / "whole.csv")
     rng = random.Random(f"ctrl-c {workers}")
-    moments = sorted(rng.uniform(0.2, 2.5) for _ in range(3))
+    moments = sorted(rng.uniform(0.05, 0.7) * length for _ in range(3))
     interrupted = 0
     for i, moment in enumerate(moments):
         out = tmp_path / f"steps{i}.csv"

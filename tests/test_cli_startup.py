@@ -98,24 +98,26 @@ def test_version_is_the_package_version(capsys) -> None:
 
 
 def test_the_program_collects_old_objects_rarely_and_a_caller_keeps_its_collector() -> None:
-    """`fpgasim` itself sets `cli.GC_THRESHOLDS` (its pool workers inherit them); a caller's
+    """`fpgasim` itself sets `cli.GC_THRESHOLDS` (its pool workers inherit them) and, its
+    outcome decided, freezes what it built so the shutdown does not collect it; a caller's
     in-process `main(argv)` leaves the caller's collector as it was."""
     probe = (
         "import gc, sys\n"
         "from fpgasim.cli import GC_THRESHOLDS, main\n"
-        "before = gc.get_threshold()\n"
+        "before = gc.get_threshold(), gc.get_freeze_count()\n"
         "try:\n"
         "    main(['--version'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "in_process = gc.get_threshold()\n"
+        "in_process = gc.get_threshold(), gc.get_freeze_count()\n"
         "sys.argv = ['fpgasim', '--version']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(before == in_process, gc.get_threshold() == GC_THRESHOLDS, GC_THRESHOLDS)\n"
+        "print(before == in_process, before[1] == 0, gc.get_freeze_count() > 0,\n"
+        "      gc.get_threshold() == GC_THRESHOLDS, GC_THRESHOLDS)\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120)
-    assert proc.stdout.splitlines()[-1] == "True True (700, 10, 100)", proc.stderr[-400:]
+    assert proc.stdout.splitlines()[-1] == "True True True True (700, 10, 100)", proc.stderr[-400:]

@@ -87,6 +87,41 @@ def test_brute_force_random_costs(seed: int) -> None:
     assert found.best.tokens_per_s == max(d.tokens_per_s for d in found.by_verify_len.values())
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_last_level_children_bounded_together_as_one_at_a_time(seed: int) -> None:
+    """`_last_level_bounds` (every child's bound at once) gives what `_bound_ok` gives for
+    each child, at random prefixes and incumbents, per x and for the best alone."""
+    from fpgasim.tree.throughput import _Search
+
+    rng = np.random.default_rng(100 + seed)
+    model = _random_model(rng)
+    caps = tuple(int(c) for c in rng.integers(2, 10, size=3 + seed % 3))
+    x_max = int(rng.integers(12, 40))
+    agree = refused = 0
+    for per_size in (True, False):
+        search = _Search(model, _step_costs(rng, 1 + seed % 3), ShapeSpace(caps, x_max), per_size)
+        search._seed()  # the greedy and breadth-first incumbents; some x left at -inf
+        level = search.depth_max - 1  # the children's level: one level left below them
+        for _ in range(40):
+            search.best_ratio[rng.random(x_max + 1) < 0.2] *= rng.uniform(0.5, 1.5)
+            nodes = int(rng.integers(level - 1, x_max - 2))  # the parent's prefix
+            widest = x_max - nodes - 2
+            if widest < 1:
+                continue
+            frontier = np.sort(rng.random(int(rng.integers(1, 6))))[::-1]
+            cap = min(caps[level - 1], x_max - 1 - nodes)
+            cand = search.candidates(frontier, level, cap)[: min(cap, widest)]
+            aats = 1.0 + rng.uniform(0, level) + cand.cumsum()
+            fixed = float(rng.integers(0, 5000))
+            got = search._last_level_bounds(level, cand, aats, nodes, fixed)
+            alone = [search._bound_ok(level, cand[:w], float(aats[w - 1]), nodes + w, fixed,
+                                      (), w) for w in range(1, len(cand) + 1)]  # fmt: skip
+            assert got.tolist() == alone, (seed, per_size, nodes)
+            agree += len(alone)
+            refused += alone.count(False)
+    assert agree >= 40 and 0 < refused < agree  # both answers are exercised
+
+
 def test_brute_force_finds_non_greedy_optima() -> None:
     """The brute-force cases are not trivial: the throughput tree often is not AAT-optimal."""
     differ = 0

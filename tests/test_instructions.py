@@ -178,7 +178,8 @@ def test_visibility_and_tiles() -> None:
 
 def test_emitter_runs_of_blocks_equal_the_rows_one_by_one() -> None:
     """The one emitter: rows appended as tuples, finished arrays appended and repeated, and
-    runs of the same array all read back in order; `rows` hands out a copy."""
+    runs of the same array all read back in order; `rows` hands out an array no one else
+    holds."""
     from fpgasim.dataflow.emitter import Emitter
 
     class Pairs(Emitter):
@@ -202,3 +203,9 @@ def test_emitter_runs_of_blocks_equal_the_rows_one_by_one() -> None:
     rows["a"] = -1
     assert e.rows()["a"].tolist() == [0, 1, 2, 1, 2, 1, 2, 3, 1, 2]
     assert done["a"].tolist() == [1, 2]
+    alone = Pairs()  # one block appended once: its rows are someone else's, so copied
+    alone.extend(done)
+    alone.rows()["a"] = -1
+    again = block.rows()  # `done` was handed out: a second call copies
+    again["a"] = -1
+    assert done["a"].tolist() == [1, 2] and block.rows()["a"].tolist() == [1, 2]

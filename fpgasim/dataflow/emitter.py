@@ -50,6 +50,8 @@ class Emitter:
         #: rows of the largest templatable run beyond its first two copies: a lowering keeps
         #: such a run as a two-copy template, so they are never held (the budget's discount)
         self.template_saving = 0
+        #: ids of row arrays this emitter made (`_flush`) and no one else holds yet
+        self._own: set[int] = set()
 
     def __len__(self) -> int:
         return self.count
@@ -64,7 +66,9 @@ class Emitter:
 
     def _flush(self) -> None:
         if self.pending:
-            self.chunks.append((np.array(self.pending, self.ROW), 1))
+            rows = np.array(self.pending, self.ROW)
+            self.chunks.append((rows, 1))
+            self._own.add(id(rows))
             self.pending = []
 
     def extend(self, rows: np.ndarray, times: int = 1, templatable: bool = False) -> None:
@@ -85,16 +89,22 @@ class Emitter:
         check_program_rows(self.count - self.template_saving)
 
     def rows(self) -> np.ndarray:
-        """Every row so far as one array of `ROW` (a copy: the caller may change it)."""
+        """Every row so far as one array of `ROW` that no one else holds: the caller may
+        change it. Copied only when it would be an array someone else holds (rows appended
+        with `extend`, or handed out before): a part's rows are read once (0.4 s of copies
+        in `reproduce all`'s passes)."""
         self._flush()
         if not self.chunks:
             return np.zeros(0, self.ROW)
         # rows are tiled, joined and copied as raw bytes: NumPy copies those with memcpy but
         # structured rows field by field (and promotes their dtypes in Python to join them)
         raw = np.dtype((np.void, self.ROW.itemsize))
-        if len(self.chunks) > 1 or self.chunks[0][1] > 1:
-            joined = np.concatenate(
+        (only, times), *more = self.chunks
+        if more or times > 1:
+            return np.concatenate(
                 [np.tile(c.view(raw), n) if n > 1 else c.view(raw) for c, n in self.chunks]
-            )
-            self.chunks = [(joined.view(self.ROW), 1)]
-        return self.chunks[0][0].view(raw).copy().view(self.ROW)
+            ).view(self.ROW)
+        if id(only) in self._own:
+            self._own.discard(id(only))  # handed out: a later call copies it
+            return only
+        return only.view(raw).copy().view(self.ROW)

@@ -11,6 +11,7 @@ from fpgasim.analysis.aat import (
     AAT_COLUMNS,
     load_aat_tables,
     ori_row,
+    pick_file,
     select_curve,
     table_tree,
     tree_of_row,
@@ -181,3 +182,17 @@ def test_eagle3_trees_from_rows() -> None:
     chain = {"tree_shape": "1 1 1", "draft_depth": None, "draft_top_k": None}
     assert tree_of_row(chain, EAGLE3) == TokenTree.dynamic(3, 1)
     assert tree_of_row({"tree_shape": ""}, LONGSPEC) is None
+
+
+def test_pick_file_prefers_requested_tasks_then_rows_then_name() -> None:
+    """A curve's file: the one holding most of the requested tasks, then the most rows,
+    then the first name."""
+    rows = pd.DataFrame({
+        "file": ["b.csv", "b.csv", "b.csv", "a.csv", "a.csv", "c.csv", "c.csv", "c.csv"],
+        "task": ["t1", "t1", "t9", "t1", "t2", "t1", "t2", "t9"],
+        "aat": [2.0] * 8,
+    })  # fmt: skip
+    assert pick_file(rows, ["t1", "t2"]) == "c.csv"  # both tasks: c (3 rows) over a (2)
+    assert pick_file(rows, ["t1"]) == "b.csv"  # one task each: b and c have 3 rows, b first
+    assert pick_file(rows, ["t7"]) == "b.csv"  # no task anywhere: rows, then name
+    assert pick_file(rows[rows["file"] == "a.csv"], ["t9"]) == "a.csv"

@@ -381,14 +381,18 @@ def curve_method(rows: pd.DataFrame, method: str | None) -> str:
 
 
 def pick_file(rows: pd.DataFrame, tasks: Sequence[str]) -> str:
-    """The file a curve is read from: most requested tasks, then most points, then name."""
-    score = (
-        rows.groupby("file")
-        .agg(tasks=("task", lambda s: len(set(s) & set(tasks))), points=("aat", "size"))
-        .reset_index()
-    )
-    score = score.sort_values(["tasks", "points", "file"], ascending=[False, False, True])
-    return str(score.iloc[0]["file"])
+    """The file a curve is read from: most requested tasks, then most points (rows), then
+    name. Counted over plain lists: a pandas groupby per curve cost 11 ms, a third of
+    reading `reproduce all`'s curves."""
+    wanted = set(tasks)
+    points: dict[str, int] = {}
+    found: dict[str, set[str]] = {}
+    for file, task in zip(rows["file"].tolist(), rows["task"].tolist(), strict=True):
+        points[file] = points.get(file, 0) + 1
+        hits = found.setdefault(file, set())
+        if task in wanted:
+            hits.add(task)
+    return str(min(points, key=lambda f: (-len(found[f]), -points[f], f)))
 
 
 def select_curve(

@@ -110,3 +110,15 @@ def test_external_experiment_runs() -> None:
     assert "dovetail1" in experiment_names()
     result = run_experiment("dovetail1", engine=None)
     assert list(result.table.columns[:2]) == ["method", "device"]
+
+
+def test_the_run_starts_the_costliest_experiments_first() -> None:
+    """`reproduce.pool._cost` orders the workers' experiments: a throughput tree search
+    and fig4's 34 solved curves before the tables of a few curves; an AAT-only kind solves
+    no curve and costs only its figure."""
+    from fpgasim.cli.reproduce_cmd import _experiments
+    from fpgasim.reproduce.pool import FIGURE_CURVES, _cost
+
+    cost = {e.name: _cost(e) for e in _experiments(["all"])}
+    assert cost["fig5"] == cost["fig6"] == FIGURE_CURVES  # AAT only, drawn
+    assert min(cost["fig4"], cost["table3"]) > max(cost["table1"], cost["table2"], cost["fig1"])

@@ -22,10 +22,12 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, warm_kernels
+from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.loader import AnyExperiment
 from fpgasim.reproduce.output import figure_png
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.runner import ExperimentResult, run_experiment
+from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.simulate import fits_memory
 from fpgasim.step import service_for
@@ -184,18 +186,27 @@ def _plan_one(index: int) -> tuple[list[tuple], tuple[dict, dict]]:
 
 
 #: what one throughput tree search (a costed tree method, `tree.throughput.search_shapes`)
-#: costs, in solved (board, model, context) curves: table3's search on V80 takes about
-#: 2.5 s on the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.5 s)
-SEARCH_CURVES = 50
+#: costs, in solved (board, model, context) curves: table3's searches on V80 take about
+#: 1.3 s on the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.5 s)
+SEARCH_CURVES = 30
+#: what drawing a figure costs, in solved curves (fig2's eight panels 0.5 s, fig6's 0.1 s)
+FIGURE_CURVES = 8
 
 
 def _cost(exp: AnyExperiment) -> int:
-    """A rough cost of an experiment, in solved curves: (board, model, context)
-    combinations per tree method, a throughput search counting `SEARCH_CURVES`."""
+    """A rough cost of an experiment, in solved curves: for a timed kind, (board, model,
+    context) combinations per tree method, a throughput search counting `SEARCH_CURVES`
+    (an AAT-only kind solves none); `FIGURE_CURVES` for a figure drawn. It orders the
+    experiments, costliest first, so the last to finish are short ones."""
+    kind = experiment_kind(exp.kind) if isinstance(exp, Experiment) else None
+    drawn = FIGURE_CURVES if getattr(exp, "figure", False) else 0
+    if kind is not None and not kind.timed:
+        return drawn
     workloads = getattr(exp, "workloads", None) or []
     methods = getattr(exp, "tree_methods", None) or [None]
     per_combo = sum(SEARCH_CURVES if m in COSTED_TREE_METHODS else 1 for m in methods)
-    return per_combo * sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
+    combos = sum(len(w.boards) * len(w.models) * len(w.contexts) for w in workloads)
+    return per_combo * combos + drawn
 
 
 def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:

@@ -88,38 +88,55 @@ def test_brute_force_random_costs(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_last_level_children_bounded_together_as_one_at_a_time(seed: int) -> None:
-    """`_last_level_bounds` (every child's bound at once) gives what `_bound_ok` gives for
-    each child, at random prefixes and incumbents, per x and for the best alone."""
+def test_last_children_are_bounded_and_expanded_as_one_at_a_time(seed: int) -> None:
+    """`_Search._last_children` (every child's bound and leaves at once) leaves the search
+    as bounding each child with `_bound_ok` at its turn and expanding it with `_expand`
+    does: the same incumbents, shapes, states and leaves, at random prefixes and
+    incumbents, per x and for the best alone."""
+    import copy
+
     from fpgasim.tree.throughput import _Search
 
     rng = np.random.default_rng(100 + seed)
     model = _random_model(rng)
-    caps = tuple(int(c) for c in rng.integers(2, 10, size=3 + seed % 3))
+    caps = tuple(int(c) for c in rng.integers(1, 10, size=3 + seed % 3))
+    if seed % 2:  # one node at the children's level, more leaves below than products
+        caps = (*caps[:-2], 1, 9)
     x_max = int(rng.integers(12, 40))
-    agree = refused = 0
+    expanded = refused = 0
     for per_size in (True, False):
-        search = _Search(model, _step_costs(rng, 1 + seed % 3), ShapeSpace(caps, x_max), per_size)
+        costs = _step_costs(rng, 1 + seed % 3, first_per_token=int(rng.integers(20, 200)))
+        search = _Search(model, costs, ShapeSpace(caps, x_max), per_size)
         search._seed()  # the greedy and breadth-first incumbents; some x left at -inf
-        level = search.depth_max - 1  # the children's level: one level left below them
+        level = search.depth_max - 1  # the children's level: their children are leaves
         for _ in range(40):
-            search.best_ratio[rng.random(x_max + 1) < 0.2] *= rng.uniform(0.5, 1.5)
-            nodes = int(rng.integers(level - 1, x_max - 2))  # the parent's prefix
+            search.best_ratio[rng.random(x_max + 1) < 0.3] *= rng.uniform(0.3, 1.0)
+            shape = tuple(int(w) for w in rng.integers(1, 4, size=level))
+            nodes = sum(shape)
             widest = x_max - nodes - 2
             if widest < 1:
                 continue
-            frontier = np.sort(rng.random(int(rng.integers(1, 6))))[::-1]
             cap = min(caps[level - 1], x_max - 1 - nodes)
+            frontier = np.sort(rng.random(int(rng.integers(1, 6))))[::-1]
             cand = search.candidates(frontier, level, cap)[: min(cap, widest)]
             aats = 1.0 + rng.uniform(0, level) + cand.cumsum()
             fixed = float(rng.integers(0, 5000))
-            got = search._last_level_bounds(level, cand, aats, nodes, fixed)
-            alone = [search._bound_ok(level, cand[:w], float(aats[w - 1]), nodes + w, fixed,
-                                      (), w) for w in range(1, len(cand) + 1)]  # fmt: skip
-            assert got.tolist() == alone, (seed, per_size, nodes)
-            agree += len(alone)
-            refused += alone.count(False)
-    assert agree >= 40 and 0 < refused < agree  # both answers are exercised
+            order = rng.permutation(cap).tolist()
+            alone = copy.deepcopy(search)
+            search._last_children(level, cand, aats, nodes, fixed, shape, order)
+            for i in order:
+                w = i + 1
+                if w <= widest and alone._bound_ok(level, cand[:w], float(aats[i]), nodes + w,
+                                                   fixed, shape, w):  # fmt: skip
+                    alone._expand(level, cand[:w], float(aats[i]), nodes + w, fixed, (*shape, w))
+                    expanded += 1
+                else:
+                    refused += 1
+            assert search.best_ratio.tolist() == alone.best_ratio.tolist(), (seed, nodes)
+            assert search.best_shape == alone.best_shape and search.best_aat.tolist() == (
+                alone.best_aat.tolist())
+            assert (search.states, search.leaves) == (alone.states, alone.leaves)
+    assert expanded >= 20 and refused >= 20  # both answers are exercised
 
 
 def test_brute_force_finds_non_greedy_optima() -> None:

@@ -296,6 +296,14 @@ class _Search:
         if ratio > self.best_ratio[x]:
             self.best_ratio[x], self.best_shape[x], self.best_aat[x] = ratio, shape, aat
 
+    def _too_many_states(self) -> None:
+        raise InputError(
+            "size",
+            self.x_max,
+            f"a smaller search: more than {MAX_STATES} branch-and-bound states; lower "
+            "`size` or the maximal tree",
+        )
+
     def _expand(
         self,
         level: int,
@@ -308,12 +316,7 @@ class _Search:
         """Try every width of level+1 below a prefix of `level` levels."""
         self.states += 1
         if self.states > MAX_STATES:
-            raise InputError(
-                "size",
-                self.x_max,
-                f"a smaller search: more than {MAX_STATES} branch-and-bound states; lower "
-                "`size` or the maximal tree",
-            )
+            self._too_many_states()
         k = self.k
         nxt = level + 1
         if level >= k and level % k == 0:  # going below `level` feeds the block ending there
@@ -325,14 +328,15 @@ class _Search:
         aats = aat + cand.cumsum()
         # width w = i + 1 ends at x = nodes + 1 + w: the widths' xs are one slice
         xs = slice(nodes + 2, nodes + 2 + cap)
-        accepted = np.floor(aats).astype(np.int64)  # accepted_of, at most a_max
-        np.maximum(accepted, 1, out=accepted)
+        # accepted_of, at most a_max: aats >= 1 (the root's 1 plus products >= 0), so the
+        # cast's truncation is the floor and the floor is at least 1
+        accepted = aats.astype(np.int64)
         np.minimum(accepted, self.a_max, out=accepted)
         cycles = self.verify[xs] + self.first[accepted] + fixed
         ratios = aats / cycles
         self.leaves += cap
         better = ratios > self.best_ratio[xs]
-        for i in np.flatnonzero(better).tolist():
+        for i in better.nonzero()[0].tolist():
             x = nodes + 2 + i
             self.best_ratio[x] = ratios[i]
             self.best_shape[x] = (*shape, i + 1)
@@ -342,59 +346,103 @@ class _Search:
             return
         aat_of = aats.tolist()
         widest = self.x_max - nodes - 2  # a child of width w needs nodes + w + 1 < x_max
-        # one level left below the children (nine checks in ten): every child's bound at
-        # once against the incumbents as they are now. The incumbents only rise, so a child
-        # refused now is refused at its turn; one accepted is checked again at its turn only
-        # if an incumbent has improved since (same decisions as checking each at its turn)
-        ahead = None
-        if self.depth_max - nxt == 1 and widest >= 1:
-            ahead = self._last_level_bounds(nxt, cand[: min(cap, widest)], aats, nodes, fixed)
-            seen = self.improvements
-        for i in np.argsort(-ratios, kind="stable").tolist():
+        order = (-ratios).argsort(kind="stable").tolist()
+        if self.depth_max - nxt == 1:  # the children's children are leaves (nine in ten)
+            if widest >= 1:
+                self._last_children(nxt, cand[: min(cap, widest)], aats, nodes, fixed, shape,
+                                    order)  # fmt: skip
+            return
+        for i in order:
             w = i + 1
-            if w > widest:
-                continue
-            if ahead is not None and (not ahead[i] or self.improvements == seen):
-                ok = bool(ahead[i])
-            else:
-                ok = self._bound_ok(nxt, cand[:w], aat_of[i], nodes + w, fixed, shape, w)
-            if ok:
+            if w <= widest and self._bound_ok(nxt, cand[:w], aat_of[i], nodes + w, fixed, shape, w):
                 self._expand(nxt, cand[:w], aat_of[i], nodes + w, fixed, (*shape, w))
 
-    def _last_level_bounds(
-        self, level: int, cand: np.ndarray, aats: np.ndarray, nodes: int, fixed: float
-    ) -> np.ndarray:
-        """`_bound_ok` of the children of widths 1..len(cand) below a prefix of `nodes`
-        nodes, as one array, where one level is left below `level` (`_bound_ok`'s first
-        pass over m alone, the same operations in the same order: the same decisions)."""
-        widths = np.arange(1, len(cand) + 1)
+    def _last_children(
+        self,
+        level: int,
+        cand: np.ndarray,
+        aats: np.ndarray,
+        nodes: int,
+        fixed: float,
+        shape: tuple[int, ...],
+        order: list[int],
+    ) -> None:
+        """Bound and expand, in `order`, the children of widths 1..len(cand) at `level`,
+        whose own children are the last level: what `_bound_ok` and `_expand` do child by
+        child, with every child's products, bound and leaves computed at once (the same
+        operations in the same order: the same decisions, trees, states and leaves).
+
+        The bounds are taken against the incumbents as they are before the first child.
+        The incumbents only rise, so a child refused then is refused at its turn; one
+        accepted is checked again (`_bound_ok`) at its turn if an incumbent improved since.
+        """
+        n = len(cand)
+        widths = np.arange(1, n + 1)
         budget = self.x_max - 1 - (nodes + widths)  # >= 1: w <= widest
+        # a child's level holds cap_w nodes at most, and as many leaves below it (its budget)
         caps = np.minimum(self.space.level_caps[level], budget)
-        pattern = self.level_pattern(level, 1)[: int(caps.max())]
-        # child w's products: frontier cand[:w] x pattern[:cap_w], the rest masked below
-        # every product (products are >= 0), each row sorted, largest first
-        products = cand[:, None] * pattern
-        inside = (np.arange(len(cand))[None, :, None] < widths[:, None, None]) & (
+        top = int(caps.max())
+        pattern = self.level_pattern(level, 1)[:top]
+        # child w's leaf candidates: the cap_w largest products of its frontier cand[:w]
+        # with the next level's ranks (only the first cap_w ranks can be among them), the
+        # rest masked below every product (products >= 0); each row sorted, largest first
+        inside = (np.arange(n)[None, :, None] < widths[:, None, None]) & (
             np.arange(len(pattern))[None, None, :] < caps[:, None, None]
         )
-        grid = np.where(inside, products[None], -1.0).reshape(len(cand), -1)
+        grid = np.where(inside, (cand[:, None] * pattern)[None], -1.0).reshape(n, -1)
+        if grid.shape[1] < top:  # fewer products than leaves: `candidates` pads with zeros
+            grid = np.pad(grid, ((0, 0), (0, top - grid.shape[1])), constant_values=-1.0)
         grid.sort(axis=1)
-        n_r = np.minimum(caps, widths * np.minimum(caps, len(pattern)))
-        depth = int(n_r.max())
-        gains = grid[:, ::-1][:, :depth]
-        accepted = np.floor(aats[: len(cand)]).astype(np.int64)
+        real = np.minimum(caps, widths * np.minimum(caps, len(pattern)))  # products taken
+        column = np.arange(top)
+        # `candidates`' zeros past the products: gains of the bound and the leaves alike
+        gains = np.where(column < real[:, None], grid[:, ::-1][:, :top], 0.0)
+        reach = aats[:n, None] + gains.cumsum(axis=1)  # the leaves' AATs, the bound's upper
+        at = np.minimum(nodes + widths[:, None] + 2 + column, self.x_max)  # leaves' x
+        accepted = np.floor(aats[:n]).astype(np.int64)  # `_bound_ok`: accepted_of(aat)
         np.maximum(accepted, 1, out=accepted)
         np.minimum(accepted, self.a_max, out=accepted)
         base = fixed + self.first_min_from[accepted]
-        upper = aats[: len(cand), None] + gains.cumsum(axis=1)
-        at = np.minimum(nodes + widths[:, None] + 2 + np.arange(depth), self.x_max)
         low = base[:, None] + self.verify[at] + self.passes_lb(level, 1) * self.pass_min
         if self.per_size:
             beat = self.best_ratio[at] * (1 + 1e-12)
         else:
             beat = np.full(at.shape, self.best_ratio.max() * (1 + 1e-12))
-        valid = np.arange(depth) < n_r[:, None]
-        return ((upper / low > beat) & valid).any(axis=1)
+        ahead = ((reach / low > beat) & (column < real[:, None])).any(axis=1)
+        if not ahead.any():
+            return
+        seen = self.improvements
+        # the leaves of every child that may be expanded: `_expand` one level down
+        k = self.k
+        fed = level >= k and level % k == 0  # going below `level` feeds a block
+        fixed_of = np.full(n, float(fixed))
+        if fed:
+            for i in np.flatnonzero(ahead).tolist():
+                fixed_of[i] = fixed + self.costs.block_cycles((*shape, i + 1)[level - k : level])
+        leaf_accepted = reach.astype(np.int64)  # reach >= 1: truncation is the floor
+        np.minimum(leaf_accepted, self.a_max, out=leaf_accepted)
+        ratios = reach / (self.verify[at] + self.first[leaf_accepted] + fixed_of[:, None])
+        aat_of = aats.tolist()
+        for i in order:
+            w = i + 1
+            if w > n or not ahead[i]:
+                continue
+            if self.improvements != seen and not self._bound_ok(
+                level, cand[:w], aat_of[i], nodes + w, fixed, shape, w
+            ):
+                continue
+            self.states += 1
+            if self.states > MAX_STATES:
+                self._too_many_states()
+            cap = int(caps[i])
+            self.leaves += cap
+            x0 = nodes + w + 2
+            better = ratios[i, :cap] > self.best_ratio[x0 : x0 + cap]
+            for j in better.nonzero()[0].tolist():
+                self.best_ratio[x0 + j] = ratios[i, j]
+                self.best_shape[x0 + j] = (*shape, w, j + 1)
+                self.best_aat[x0 + j] = reach[i, j]
+                self.improvements += 1
 
     def _bound_ok(
         self,

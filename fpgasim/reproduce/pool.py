@@ -187,8 +187,8 @@ def _plan_one(index: int) -> tuple[list[tuple], tuple[dict, dict]]:
 
 #: what one throughput tree search (a costed tree method, `tree.throughput.search_shapes`)
 #: costs, in solved (board, model, context) curves: table3's searches on V80 take about
-#: 1.3 s on the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.5 s)
-SEARCH_CURVES = 30
+#: 0.9 s on the simulator's costs, a solved curve about 0.04 s (fig4: 34 curves in 1.5 s)
+SEARCH_CURVES = 23
 #: what drawing a figure costs, in solved curves (fig2's eight panels 0.5 s, fig6's 0.1 s)
 FIGURE_CURVES = 8
 

@@ -26,7 +26,13 @@ docs/engines.md, "Where the time goes"). The 10 s issue 28 asks for is not reach
 Then (fig4 on the bounded search, the collector's thresholds, prefetch chunks cut between
 token counts, the tree search's array calls): default cold 10.8 s wall / 19.7 s CPU, again
 10.2 s / 18.7 s, `--engine analytic` 3.5 s / 5.5 s, `--engine event` 27.4 s / 51.2 s; cold
-still misses the 10 s by about 0.8 s.
+still missed the 10 s by about 0.8 s. Then (the numba kernel's arrays allocated by its
+caller, the heap frozen before the exit, the tree search's last-level children bounded
+together, AAT lookups without pandas filters, experiments ordered by their cost with
+their figures): default cold 9.4 s wall / 17.6 s CPU, again 9.3 s / 17.3 s, `--engine
+analytic` 3.0 s / 4.8 s, `--engine event` 27.2 s / 50.2 s; alternating cold runs against
+the commit before 9.0-9.5 s against 10.1-11.2 s (10.7-10.9 s against 12.5-12.6 s while the
+host ran slower).
 """
 
 from __future__ import annotations

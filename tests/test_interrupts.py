@@ -98,6 +98,43 @@ def test_ctrl_c_inside_numba_compilation_is_honoured(tmp_path: Path) -> None:
     assert "Exception ignored" not in proc.stderr and not out.exists()
 
 
+def test_ctrl_c_while_the_pool_forks_its_workers_is_honoured(tmp_path: Path) -> None:
+    """Python handles a Ctrl-C that arrives during `os.fork` (milliseconds for a large
+    process) at its next bytecode: inside the at-fork hooks it runs in the parent
+    (logging's `_releaseLock`), which print the KeyboardInterrupt as "Exception ignored"
+    and drop it; the run went on to exit 0 with its outputs written (seen once in
+    test_ctrl_c_at_random_moments). Here the interrupt is sent from such a hook, at the
+    first fork of the run's pool."""
+    hook = (
+        "import os, signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "sent = []\n"
+        "def once():\n"
+        "    if not sent:\n"
+        "        sent.append(1)\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "os.register_at_fork(after_in_parent=once)\n"
+        "from fpgasim.cli import main\n"
+        "main()\n"
+    )
+    out = tmp_path / "steps.csv"
+    proc = subprocess.Popen([sys.executable, "-c", hook, *GENERATE, "--workers", "2", "--out",
+                             str(out)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            text=True, env=env_with(tmp_path / "cache"), start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err[-600:]
+    assert err.splitlines()[-1] == "fpgasim: interrupted"
+    assert "Exception ignored" not in err and not out.exists()
+    deadline = time.monotonic() + 10  # pool workers die with their parent
+    while group_processes(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert group_processes(proc.pid) == []
+
+
 def test_a_pool_interrupted_while_a_worker_sends_a_large_result_does_not_hang() -> None:
     """The pool's result reader, mid-way through a large result when its worker was killed,
     waited for the rest for ever (the parent holds the pipe's write end): the interrupted

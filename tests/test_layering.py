@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "bounded": 0,  # the bounded least-recently-used cache of the lowerings and engines
     "lists": 0,  # the comma-list splitter every list option uses
     "datafiles": 0,  # data tables (CSV, Parquet) read within stated limits
+    "interrupts": 0,  # Ctrl-C held over code that must not be interrupted half-way
     "config": 1,  # schemas and loaders of boards, models, algorithms
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs
     "engine": 3,  # analytic / event / fast: a pass -> Timing

@@ -9,11 +9,7 @@ random configurations). numba is imported and the kernel compiled on first use.
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +32,7 @@ from fpgasim.engine.cycle import (
     check_time_range,
     least_cycles,
 )
+from fpgasim.interrupts import interrupts_deferred
 
 #: the loop's "no finish yet" sentinel for the earliest next finish (np.iinfo(np.int64).max)
 INT64_MAX = 9223372036854775807
@@ -181,31 +178,6 @@ def _compiled(fn):
         return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return numba.njit(nogil=True)(fn)
-
-
-@contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Ctrl-C held while numba runs (and on a first call compiles, or loads from its cache),
-    then raised as KeyboardInterrupt once it returns.
-
-    LLVM calls back into Python while it compiles (ctypes callbacks); a KeyboardInterrupt
-    raised inside one is printed ("Exception ignored on calling ctypes callback function")
-    and dropped, and the run went on to exit 0 with its outputs written. Inside this block
-    the interrupt is only recorded. In the main thread with Python's own handler only (a
-    pool worker ignores Ctrl-C; other threads cannot take signals).
-    """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        yield
-        return
-    caught: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if caught:
-        raise KeyboardInterrupt
 
 
 def _writable_folder(folder: Path) -> bool:

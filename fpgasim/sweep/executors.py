@@ -24,6 +24,7 @@ from concurrent.futures import (
 from typing import Any, ClassVar, Self
 
 from fpgasim.errors import InputError
+from fpgasim.interrupts import interrupts_deferred
 from fpgasim.step.executor import Executor
 
 DEFAULT_EXECUTOR = "process"
@@ -140,7 +141,15 @@ class ProcessExecutor:
             mp_context=multiprocessing.get_context(method),
             initializer=_worker_init,
         )
-        self._pool.submit(_noop).result()  # start every worker now
+        try:
+            # every worker is forked now; a Ctrl-C meanwhile is raised once they run
+            # (`interrupts_deferred`: in the fork's hooks it was printed and dropped)
+            with interrupts_deferred():
+                started = self._pool.submit(_noop)
+            started.result()
+        except BaseException:
+            self.__exit__(*sys.exc_info())  # the workers already forked are stopped
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

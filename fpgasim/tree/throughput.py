@@ -27,7 +27,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 import numpy as np
 
@@ -296,7 +296,8 @@ class _Search:
         if ratio > self.best_ratio[x]:
             self.best_ratio[x], self.best_shape[x], self.best_aat[x] = ratio, shape, aat
 
-    def _too_many_states(self) -> None:
+    def _too_many_states(self) -> NoReturn:
+        """Refuse a search past MAX_STATES states (one line, like every limit)."""
         raise InputError(
             "size",
             self.x_max,

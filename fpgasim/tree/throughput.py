@@ -27,7 +27,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -296,14 +296,38 @@ class _Search:
         if ratio > self.best_ratio[x]:
             self.best_ratio[x], self.best_shape[x], self.best_aat[x] = ratio, shape, aat
 
-    def _too_many_states(self) -> NoReturn:
-        """Refuse a search past MAX_STATES states (one line, like every limit)."""
-        raise InputError(
-            "size",
-            self.x_max,
-            f"a smaller search: more than {MAX_STATES} branch-and-bound states; lower "
-            "`size` or the maximal tree",
-        )
+    def _new_state(self) -> None:
+        """Count one more prefix expanded; refuse a search past MAX_STATES (one line)."""
+        self.states += 1
+        if self.states > MAX_STATES:
+            raise InputError(
+                "size",
+                self.x_max,
+                f"a smaller search: more than {MAX_STATES} branch-and-bound states; lower "
+                "`size` or the maximal tree",
+            )
+
+    def _feeds(self, level: int) -> bool:
+        """Whether going below `level` feeds the draft block of levels ending there."""
+        return level >= self.k and level % self.k == 0
+
+    def _accepted(self, aats: np.ndarray) -> np.ndarray:
+        """`accepted_of` each AAT, at most a_max. An AAT here is >= 1 (the root's 1 plus
+        products >= 0), so the cast's truncation is the floor and the floor is >= 1."""
+        accepted = aats.astype(np.int64)
+        np.minimum(accepted, self.a_max, out=accepted)
+        return accepted
+
+    def _offer_leaves(self, x0: int, ratios: np.ndarray, aats: np.ndarray,
+                      shape: tuple[int, ...]) -> None:
+        """The last level's widths 1..len(ratios) below `shape` (ending at x = x0, x0 + 1,
+        ...) as incumbents where their ratio beats the best of their x."""
+        better = ratios > self.best_ratio[x0 : x0 + len(ratios)]
+        for j in better.nonzero()[0].tolist():
+            self.best_ratio[x0 + j] = ratios[j]
+            self.best_shape[x0 + j] = (*shape, j + 1)
+            self.best_aat[x0 + j] = aats[j]
+            self.improvements += 1
 
     def _expand(
         self,
@@ -315,12 +339,10 @@ class _Search:
         shape: tuple[int, ...],
     ) -> None:
         """Try every width of level+1 below a prefix of `level` levels."""
-        self.states += 1
-        if self.states > MAX_STATES:
-            self._too_many_states()
+        self._new_state()
         k = self.k
         nxt = level + 1
-        if level >= k and level % k == 0:  # going below `level` feeds the block ending there
+        if self._feeds(level):
             fixed = fixed + self.costs.block_cycles(shape[level - k : level])
         cap = min(self.space.level_caps[level], self.x_max - 1 - nodes)
         if cap < 1:
@@ -329,20 +351,9 @@ class _Search:
         aats = aat + cand.cumsum()
         # width w = i + 1 ends at x = nodes + 1 + w: the widths' xs are one slice
         xs = slice(nodes + 2, nodes + 2 + cap)
-        # accepted_of, at most a_max: aats >= 1 (the root's 1 plus products >= 0), so the
-        # cast's truncation is the floor and the floor is at least 1
-        accepted = aats.astype(np.int64)
-        np.minimum(accepted, self.a_max, out=accepted)
-        cycles = self.verify[xs] + self.first[accepted] + fixed
-        ratios = aats / cycles
+        ratios = aats / (self.verify[xs] + self.first[self._accepted(aats)] + fixed)
         self.leaves += cap
-        better = ratios > self.best_ratio[xs]
-        for i in better.nonzero()[0].tolist():
-            x = nodes + 2 + i
-            self.best_ratio[x] = ratios[i]
-            self.best_shape[x] = (*shape, i + 1)
-            self.best_aat[x] = aats[i]
-            self.improvements += 1
+        self._offer_leaves(nodes + 2, ratios, aats, shape)
         if nxt >= self.depth_max:
             return
         aat_of = aats.tolist()
@@ -400,10 +411,7 @@ class _Search:
         gains = np.where(column < real[:, None], grid[:, ::-1][:, :top], 0.0)
         reach = aats[:n, None] + gains.cumsum(axis=1)  # the leaves' AATs, the bound's upper
         at = np.minimum(nodes + widths[:, None] + 2 + column, self.x_max)  # leaves' x
-        accepted = np.floor(aats[:n]).astype(np.int64)  # `_bound_ok`: accepted_of(aat)
-        np.maximum(accepted, 1, out=accepted)
-        np.minimum(accepted, self.a_max, out=accepted)
-        base = fixed + self.first_min_from[accepted]
+        base = fixed + self.first_min_from[self._accepted(aats[:n])]  # as `_bound_ok`
         low = base[:, None] + self.verify[at] + self.passes_lb(level, 1) * self.pass_min
         if self.per_size:
             beat = self.best_ratio[at] * (1 + 1e-12)
@@ -415,14 +423,11 @@ class _Search:
         seen = self.improvements
         # the leaves of every child that may be expanded: `_expand` one level down
         k = self.k
-        fed = level >= k and level % k == 0  # going below `level` feeds a block
         fixed_of = np.full(n, float(fixed))
-        if fed:
+        if self._feeds(level):
             for i in np.flatnonzero(ahead).tolist():
                 fixed_of[i] = fixed + self.costs.block_cycles((*shape, i + 1)[level - k : level])
-        leaf_accepted = reach.astype(np.int64)  # reach >= 1: truncation is the floor
-        np.minimum(leaf_accepted, self.a_max, out=leaf_accepted)
-        ratios = reach / (self.verify[at] + self.first[leaf_accepted] + fixed_of[:, None])
+        ratios = reach / (self.verify[at] + self.first[self._accepted(reach)] + fixed_of[:, None])
         aat_of = aats.tolist()
         for i in order:
             w = i + 1
@@ -432,18 +437,10 @@ class _Search:
                 level, cand[:w], aat_of[i], nodes + w, fixed, shape, w
             ):
                 continue
-            self.states += 1
-            if self.states > MAX_STATES:
-                self._too_many_states()
+            self._new_state()
             cap = int(caps[i])
             self.leaves += cap
-            x0 = nodes + w + 2
-            better = ratios[i, :cap] > self.best_ratio[x0 : x0 + cap]
-            for j in better.nonzero()[0].tolist():
-                self.best_ratio[x0 + j] = ratios[i, j]
-                self.best_shape[x0 + j] = (*shape, w, j + 1)
-                self.best_aat[x0 + j] = reach[i, j]
-                self.improvements += 1
+            self._offer_leaves(nodes + w + 2, ratios[i, :cap], reach[i, :cap], (*shape, w))
 
     def _bound_ok(
         self,

@@ -357,12 +357,6 @@ def _matched_algorithm(tables: AatTables, algorithm_id: str, kind: str) -> str:
     return algorithm_id if algorithm_id in tables.by_algorithm else kind
 
 
-def _match_algorithm(tables: AatTables, algorithm_id: str, kind: str) -> pd.DataFrame:
-    """The rows of `algorithm_id`, else of the drafter kind `kind`, else none."""
-    hit = tables.by_algorithm.get(_matched_algorithm(tables, algorithm_id, kind))
-    return hit if hit is not None else tables.rows.iloc[:0]
-
-
 def pair_rows(tables: AatTables, algorithm: Algorithm, model: str) -> pd.DataFrame:
     """The rows of one (algorithm, target model), possibly none; the algorithm matches by
     id, else by drafter kind (as `workload_rows`, which refuses an absent pair)."""
@@ -373,12 +367,13 @@ def pair_rows(tables: AatTables, algorithm: Algorithm, model: str) -> pd.DataFra
 
 def workload_rows(tables: AatTables, algorithm_id: str, kind: str, model: str) -> pd.DataFrame:
     """All rows of one (algorithm, model); the algorithm matches by id, else by drafter kind."""
-    rows = _match_algorithm(tables, algorithm_id, kind)
-    if rows.empty:
+    name = _matched_algorithm(tables, algorithm_id, kind)
+    rows = tables.by_algorithm.get(name)  # a group is never empty
+    if rows is None:
         have = ", ".join(sorted(tables.rows["algorithm"].unique()))
         raise InputError("algorithm", algorithm_id, f"the AAT tables hold: {have}")
-    out = tables.by_pair.get((_matched_algorithm(tables, algorithm_id, kind), model), rows.iloc[:0])
-    if out.empty:
+    out = tables.by_pair.get((name, model))
+    if out is None:
         have = ", ".join(sorted(rows["model"].unique()))
         raise InputError("model", model, f"the AAT tables for {algorithm_id} hold: {have}")
     return out

@@ -1,9 +1,10 @@
 """An FPGA part's data sheet (`fpgas/*.yaml`): facts only, each with its source.
 
 What an accelerator design is fitted to (docs/hardware.md, "FPGAs and designs"): DSP slices
-and their kind, logic and on-chip RAM, super logic regions, and the off-chip memory the
-accelerator streams from. Nothing here is a design choice; a field the sources do not give
-is null, and a fit that needs it says so.
+and their kind, logic and on-chip RAM, super logic regions, the off-chip memory the
+accelerator streams from, and the network ports a cluster of cards links through. Nothing
+here is a design choice; a field the sources do not give is null, and a fit that needs it
+says so.
 """
 
 from __future__ import annotations
@@ -95,6 +96,61 @@ class FpgaPower(Strict):
         return value
 
 
+class FpgaNetwork(Strict):
+    """The card's network ports, what links to other cards are built from (docs/hardware.md,
+    "Network ports"). Facts of the card; the link layer a cluster runs over them (Aurora,
+    Ethernet), its framing and its hop latency are the cluster's (docs/multi-fpga.md, "Links
+    and their latency"). A field the sources do not give is null."""
+
+    ports: int | None = Field(
+        None, ge=0, le=64,
+        description="network ports (cages) on the card, 0: none (null: not in the sources read)",
+    )
+    connector: str | None = Field(
+        None, min_length=1, max_length=32, description="the ports' form factor, e.g. QSFP28",
+    )
+    lanes_per_port: PosInt | None = Field(
+        None, le=16, description="serial transceiver lanes wired to each port",
+    )
+    lane_gbit_s: float | None = Field(
+        None, gt=0, le=1000, allow_inf_nan=False,
+        description="line rate of one lane at the port's rated speed, coded bits, Gb/s",
+    )
+    port_gbit_s: float | None = Field(
+        None, gt=0, le=10_000, allow_inf_nan=False,
+        description="the port's rated data rate (after line coding and FEC), Gb/s; at most "
+        "lanes_per_port x lane_gbit_s",
+    )
+    coding: str | None = Field(
+        None, min_length=1, max_length=64,
+        description="line code (and FEC) that turns the lanes' rate into the port's",
+    )
+
+    @field_validator("port_gbit_s")
+    @classmethod
+    def _within_lanes(cls, value: float | None, info: ValidationInfo) -> float | None:
+        lanes, lane = info.data.get("lanes_per_port"), info.data.get("lane_gbit_s")
+        if value is not None and lanes is not None and lane is not None and value > lanes * lane:
+            raise ValueError(
+                f"above lanes_per_port x lane_gbit_s = {lanes * lane:g} Gb/s: a port carries at "
+                f"most what its lanes signal (0 to {lanes * lane:g} Gb/s)"
+            )
+        return value
+
+    @property
+    def coding_overhead(self) -> float | None:
+        """Share of the lanes' line rate the line code and FEC take (64b/66b: 2/66); None when
+        a rate is unknown."""
+        if self.port_gbit_s is None or self.lanes_per_port is None or self.lane_gbit_s is None:
+            return None
+        return 1 - self.port_gbit_s / (self.lanes_per_port * self.lane_gbit_s)
+
+    @property
+    def port_bytes_per_s(self) -> float | None:
+        """One port's rated data rate, bytes per second, one direction (None: unknown)."""
+        return None if self.port_gbit_s is None else self.port_gbit_s * 1e9 / 8
+
+
 class Citation(Strict):
     """One document a data sheet's facts come from."""
 
@@ -118,6 +174,7 @@ class Fpga(Strict):
     bram36: int | None = Field(None, ge=0, le=10**6, description="36 Kb block RAMs")
     uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
     slrs: PosInt | None = Field(None, le=16, description="super logic regions (dies)")
+    network: FpgaNetwork = FpgaNetwork()
     memory: FpgaMemory
     power: FpgaPower = FpgaPower()
     sources: tuple[Citation, ...] = Field(

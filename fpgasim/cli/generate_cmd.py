@@ -20,6 +20,7 @@ from fpgasim.analysis.plot import plot_generation
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     RichProgress,
+    csv_text,
     dumps_json,
     err_console,
     json_records,
@@ -29,7 +30,7 @@ from fpgasim.cli.common import (
     wide_console,
 )
 from fpgasim.cli.options import (
-    JsonTable,
+    OutputFormat,
     aat_dir_option,
     algorithm_option,
     board_from,
@@ -105,7 +106,7 @@ def generate_cmd(
         "of passes).",
         default=BULK_ENGINE,
     ),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json (the summary and the steps by context) or csv (the summary as one row)."),
     steps_out: Path | None = out_option(
         None, "Also write one CSV row per decode step to this file (docs/formats.md)."
     ),
@@ -188,7 +189,7 @@ def generate_cmd(
 
 def _print(
     result: Generation,
-    output_format: JsonTable,
+    output_format: OutputFormat,
     steps_out: Path | None,
     lowering: str,
     plot: Path | None = None,
@@ -201,8 +202,11 @@ def _print(
         s[k] = v
         if k == "engine":
             s["lowering"] = lowering
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([json_row(s)]), end="")
         return
     title = (
         f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"

@@ -11,7 +11,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fpgasim.analysis.cross_check import ACCOUNTING
-from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
+from fpgasim.cli.common import (
+    dumps_json,
+    err_console,
+    json_records,
+    json_value,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     TableMdCsv,
     aat_dir_option,
@@ -74,7 +82,8 @@ def reproduce(
     ),
     output_format: TableMdCsv = format_option(
         TableMdCsv.table,
-        "What stdout shows: table (rich), md (Markdown) or csv (the CSV only, one experiment).",
+        "What stdout shows: table (rich), json (each experiment's name, title, rows and "
+        "notes), csv (the CSV only, one experiment) or md (Markdown).",
     ),
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
@@ -109,6 +118,10 @@ def reproduce(
     if csv_stdout:
         print(csv_text(results[0][0]), end="")
         return
+    if output_format is TableMdCsv.json:
+        print(dumps_json([{"name": r.name, "title": r.title, "available": r.available,
+                           "aat_source": r.aat_source, "engine": r.engine, "rows": json_records(r.table), "notes": list(r.notes)}
+                          for r, _ in results]))
     for result, _ in results:
         if output_format is TableMdCsv.md:
             print(markdown(result), end="\n")

@@ -11,10 +11,10 @@ import typer
 from fpgasim.analysis.aat import aat_path
 from fpgasim.analysis.plot import plot_method_curves
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
-from fpgasim.cli.common import console, dumps_json, report_written, rich_table
+from fpgasim.cli.common import console, csv_text, dumps_json, report_written, rich_table
 from fpgasim.cli.options import (
-    JsonTable,
     JsonTableMarkdown,
+    OutputFormat,
     aat_dir_option,
     algorithm_option,
     board_from,
@@ -36,6 +36,7 @@ from fpgasim.errors import InputError
 from fpgasim.fileio import (
     check_input_path,
     check_out_path,
+    json_text,
     write_frame,
 )
 from fpgasim.lists import split_items
@@ -202,7 +203,7 @@ def optimal(
         "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
     ),
     engine: str = engine_option("Engine costing T_v and T_d (--objective throughput)."),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """The tree of N nodes with the highest expected AAT, or of highest tokens/s on a board.
 
@@ -248,8 +249,11 @@ def optimal(
             "ranks": t.ranks.tolist(),
         }
         title = f"optimal tree, N={size}"
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(row))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([row]), end="")
         return
     shown = [
         {"quantity": k, "value": " ".join(map(str, v)) if isinstance(v, list) else v}
@@ -339,7 +343,7 @@ def compare(
     ),
     plot: Path | None = plot_option("Also draw the curves to this PNG."),
     out: Path | None = out_option(None, "Also write the long table (.csv or .parquet)."),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """AAT curves of prior-score, width, depth and optimal trees under the embedded model.
 
@@ -364,8 +368,11 @@ def compare(
     wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
     wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
     rows = wide.to_dict("records")
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(rows))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text(rows), end="")
         return
     console.print(rich_table(rows, title=f"expected AAT by tree method ({algo.id})"))
 
@@ -434,7 +441,9 @@ def calibrate(
         "Measured AAT tables (builtin: the ones shipped with fpgasim): refit the context decay and report R² per context."
     ),
     output_format: JsonTableMarkdown = format_option(
-        JsonTableMarkdown.table, "Output: json, table, or markdown (the blocks of docs/trees.md)."
+        JsonTableMarkdown.table, "Output: table, json, csv (the calibration as one row; the "
+        "agreement table with --aat-dir: json or table) or markdown (the blocks of "
+        "docs/trees.md)."
     ),
 ) -> None:
     """Recompute an embedded acceptance model from the published figures and compare it.
@@ -475,6 +484,10 @@ def calibrate(
         and (aat_dir is None or shipped.context_decay == acc.context_decay),
     }
     frame = agreement_tables(algo, aat_dir) if aat_dir is not None else None
+    if output_format is JsonTableMarkdown.csv:
+        print(csv_text([{**result, "probabilities": json_text(acc.probabilities, compact=True)}]),
+              end="")
+        return
     if output_format is JsonTableMarkdown.json:
         if frame is not None:
             result["agreement"] = frame.to_dict("records")

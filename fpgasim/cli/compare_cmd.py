@@ -118,7 +118,7 @@ def _print(result) -> None:
             "speedup": r["best_speedup"],
             "best x": r["best_verify_len"],
             "tree": r["best_tree"],
-            "depth": r["tree_depth"],
+            "levels": r["tree_levels"],
             "passes": r["draft_passes"],
             "AAT": r["best_aat"],
             "T_v ms": r["verify_ms"],

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.decision import rests_on
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
@@ -184,7 +185,7 @@ def generate_cmd(
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
     if plot is not None:
         plot_generation(result, plot)
-    _print(result, output_format, steps_out, b.lowering, plot)
+    _print(result, output_format, steps_out, b.lowering, plot, b.fit.fits_dsps)
 
 
 def _print(
@@ -193,6 +194,7 @@ def _print(
     steps_out: Path | None,
     lowering: str,
     plot: Path | None = None,
+    fits_dsps: bool | None = None,
 ) -> None:
     """The summary (with the board's lowering beside the engine: provenance; the AD
     baseline and SD's speedup over it) and the decode steps by context, each with its
@@ -202,6 +204,7 @@ def _print(
         s[k] = v
         if k == "engine":
             s["lowering"] = lowering
+    s["fits_dsps"] = fits_dsps
     if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
         return
@@ -243,6 +246,7 @@ def _print(
         )
         out_console.print(f"  AAT {s['aat_basis']}: {s['aat_note']}", highlight=False,
                           soft_wrap=True)
+        out_console.print(f"  decisions: {rests_on(s)}", highlight=False, soft_wrap=True)
     for path, line in (
         (steps_out, f"wrote {len(result.steps)} steps to {steps_out}"),
         (plot, f"wrote figure to {plot}"),

@@ -8,16 +8,14 @@ import typer
 from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
 from fpgasim.cli.options import OutputFormat, format_option, json_option, resolve_format
 from fpgasim.config import available, load_model
-from fpgasim.config.loader import hf_models
+from fpgasim.config.loader import hf_models, resolve
+from fpgasim.config.loader import source_shown as shown
 from fpgasim.config.schema import TargetModel
 from fpgasim.simulate import target_weight_count
 
 
 def source_shown(name: str) -> str:
     """The shipped file a model name reads, relative to the data folder."""
-    from fpgasim.config.loader import resolve
-    from fpgasim.config.loader import source_shown as shown
-
     return shown(str(resolve("model", name)))
 
 
@@ -48,8 +46,10 @@ def models(
     chosen: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
     as_json: bool = json_option(),
 ) -> None:
-    """List the shipped target models (workloads/models and the Hugging Face configs shipped
-    in workloads/models/hf, each usable as --model by the name listed), or read one file.
+    """List the shipped target models (workloads/models), or read one model file.
+
+    The list holds the YAML models and the Hugging Face configs shipped in
+    workloads/models/hf, each usable as --model by the name listed.
 
     params_b is counted from the architecture (embeddings, every projection, norms, the LM
     head unless tied, Qwen2's q/k/v biases) and shown beside the published count. A Hugging

@@ -27,6 +27,7 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
+from fpgasim.config.loader import did_you_mean
 from fpgasim.engine import BULK_ENGINE, ENGINES, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_output_path
@@ -149,9 +150,14 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     shipped = experiment_names()
     out = []
     given: dict[str, str] = {}  # experiment name -> the argument that named it
+    by_case = {n.casefold(): n for n in shipped}
+    wanted = [by_case.get(n.casefold(), n) for n in wanted]  # names are case-insensitive
     for name in dict.fromkeys(wanted):
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
-            raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
+            meant = did_you_mean(name, shipped)
+            hint = f"did you mean {' or '.join(meant)}? " if meant else ""
+            raise InputError("NAME", name, f"{hint}one of all, everything, "
+                             f"{', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
         first = given.setdefault(exp.name, name)
         if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder

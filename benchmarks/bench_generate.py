@@ -9,7 +9,7 @@ reference machine. The solver asks a lower bound of each verify pass (on the poo
 times only the x the bounds leave, one per context (docs/method.md, "Finding the best x by
 bounds"); the main process reads the 32 contexts' AAT curves and fits them. Measured
 2026-11-27 on a quiet host: 1.6-1.8 s on every board of RUNS (u280 2.3 s at the previous
-commit of issue 28's speed work, docs/engines.md, "Where the time goes"); while the host
+commit of issue 28's speed work, docs/benchmarks.md, "Where the time went"); while the host
 ran slower, 2.5-2.6 s on u280 and v80 against 3.6 s at that commit. CPU time (this
 process's children) is reported beside the wall time: on a shared machine the wall time is
 pessimistic, the CPU time is not. The numba kernel is loaded from its on-disk cache

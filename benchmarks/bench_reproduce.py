@@ -22,7 +22,7 @@ Llama-3.1-8B up to 16K tokens): default cold 15.9 s wall / 29.9 s CPU, again 15.
 28.7 s, `--engine analytic` 4.0-4.2 s / 6.1 s, `--engine event` 54 s / 105 s (24.3 s
 and 20.3 s wall for the first two before the window proof without a repeating state, the
 key tiles compiled once, numba loaded once and the costliest experiments started first:
-docs/engines.md, "Where the time goes"). The 10 s issue 28 asks for is not reached.
+docs/benchmarks.md, "Where the time went"). The 10 s issue 28 asks for is not reached.
 Then (fig4 on the bounded search, the collector's thresholds, prefetch chunks cut between
 token counts, the tree search's array calls): default cold 10.8 s wall / 19.7 s CPU, again
 10.2 s / 18.7 s, `--engine analytic` 3.5 s / 5.5 s, `--engine event` 27.4 s / 51.2 s; cold

@@ -477,6 +477,7 @@ def _prefill_row(
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
     row.update(memory_columns(board, model, aligned, 0))
+    row.update(dsps_used=board.fit.dsps_used, fits_dsps=board.fit.fits_dsps)
     row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
     return row, (t, units)
 

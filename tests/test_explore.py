@@ -216,7 +216,7 @@ def test_two_mv_lanes_make_sd_pay_at_no_dsp_cost() -> None:
     assert by.loc[1, "dsps_used"] == by.loc[2, "dsps_used"] == 6144  # 4 x 1,536 DSP58
     assert by.loc[2, "mv_macs_per_cycle"] == 2 * by.loc[1, "mv_macs_per_cycle"]
     assert by.loc[1, "ad_tokens_per_s"] == by.loc[2, "ad_tokens_per_s"]  # AD uses one lane
-    assert by.loc[1, "changes"] == "design.mv_lanes=1"
+    assert by.loc[1, "changes"] == "none (the base)"  # the base has one lane
     assert by["pareto"].tolist() == [False, True]
     # the accounting has no MV limit: it says SD on both, and the disagreement is a line
     assert (by["decision_accounting"] == "use SD").all()

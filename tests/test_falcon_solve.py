@@ -16,7 +16,7 @@ from fpgasim.analysis.algorithm_comparison import (
     COMPARE_COLUMNS,
     WINNER_COLUMNS,
     compare_algorithms,
-    tree_depth,
+    drafted_levels,
 )
 from fpgasim.analysis.solver import solve_curves
 from fpgasim.config import load_algorithm, load_board, load_model
@@ -56,7 +56,7 @@ def test_solve_on_every_engine() -> None:
 def test_curves_show_passes_shrinking_by_k() -> None:
     sol = small_solution("analytic", "v80", x_max=40)
     c = sol.curves
-    depth = c["tree"].map(tree_depth)
+    depth = c["tree"].map(drafted_levels)
     assert (c["draft_passes"] == (depth / 2).map(math.ceil)).all()
     assert depth.max() > c["draft_passes"].max()
     # alpha(x) is the draft passes times one pass's weight share
@@ -98,7 +98,7 @@ def test_compare_library() -> None:
             top["best_tokens_per_s"] / second["best_tokens_per_s"], rel=1e-9
         )
     falcon = cmp.table[cmp.table["algorithm"] == "falcon"]
-    assert (falcon["draft_passes"] == (falcon["tree_depth"] / 2).map(math.ceil)).all()
+    assert (falcon["draft_passes"] == (falcon["tree_levels"] / 2).map(math.ceil)).all()
     assert (cmp.table.loc[cmp.table["algorithm"] == "longspec", "tokens_per_pass"] == 1).all()
 
 

@@ -34,7 +34,7 @@ def test_optimal_json_subprocess() -> None:
     )
     assert res.code == 0, res.err
     data = json.loads(res.out)
-    assert data["size"] == 16 and data["method"] == "dp" and data["depth"] <= 9
+    assert data["size"] == 16 and data["method"] == "dp" and data["levels"] <= 9
     assert len(data["parents"]) == 16 and data["parents"][0] == -1
     assert sum(int(w) for w in data["tree_shape"].split()) == 15
     assert 1 < data["expected_aat"] < 16

@@ -68,7 +68,7 @@ def test_examples_run(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     (bash,) = code_blocks("bash")
     commands = [line for line in bash.splitlines() if line.startswith("fpgasim tree")]
-    assert len(commands) == 6
+    assert len(commands) == 7
     for line in commands:
         res = run_cli(capsys, *shlex.split(line)[1:])
         assert res.code == 0, (line, res.err)

@@ -41,7 +41,7 @@ COMPARE_COLUMNS = [
     "decision",
     "best_verify_len",
     "best_tree",
-    "tree_depth",
+    "tree_levels",
     "draft_passes",
     "best_aat",
     "verify_ms",
@@ -87,8 +87,11 @@ class Comparison:
     curves: pd.DataFrame
 
 
-def tree_depth(tree: str) -> int:
-    """Levels below the root of a curve's tree string ('4 16 16' or 'depth=6 top_k=10')."""
+def drafted_levels(tree: str) -> int:
+    """Levels below the root a curve's tree drafts ('4 16 16': 3, '1 0': 2; EAGLE-3's
+    'depth=6 top_k=10': 7, its first pass and `depth` expansions). One word per count:
+    outputs call this `levels`; `depth` is only EAGLE-3's own parameter (docs/formats.md,
+    "Tree notation")."""
     text = str(tree).strip()
     if text.startswith("depth="):
         return int(text.split()[0].split("=", 1)[1]) + 1  # EAGLE-3: depth passes after the first
@@ -115,7 +118,7 @@ def _rows(solution: Solution, algorithm: Algorithm) -> list[dict]:
                 "decision": s["decision"],
                 "best_verify_len": int(s["best_verify_len"]),
                 "best_tree": s["best_tree"],
-                "tree_depth": tree_depth(s["best_tree"]),
+                "tree_levels": drafted_levels(s["best_tree"]),
                 "draft_passes": int(hit["draft_passes"]),
                 "best_aat": s["best_aat"],
                 "verify_ms": float(hit["verify_s"]) * 1e3,
@@ -265,7 +268,7 @@ def acceptance_label(table: pd.DataFrame) -> str:
 def comparison_markdown(comparison: Comparison) -> str:
     """The ranking table and the per-context reasons as Markdown (docs/falcon.md's blocks)."""
     lines = [
-        "| L | rank | algorithm | k | decision | speedup | best x | tree | depth / passes | AAT "
+        "| L | rank | algorithm | k | decision | speedup | best x | tree | levels / passes | AAT "
         "| T_v ms | T_d ms | alpha | Ori speedup |",
         "| ---: | ---: | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
         "| ---: |",
@@ -274,7 +277,7 @@ def comparison_markdown(comparison: Comparison) -> str:
         lines.append(
             f"| {r['context']} | {r['rank']} | {r['algorithm']} | {r['tokens_per_pass']} "
             f"| {r['decision']} | {r['best_speedup']:.2f} "
-            f"| {r['best_verify_len']} | {r['best_tree']} | {r['tree_depth']} / "
+            f"| {r['best_verify_len']} | {r['best_tree']} | {r['tree_levels']} / "
             f"{r['draft_passes']} | {r['best_aat']:.2f} | {r['verify_ms']:.1f} "
             f"| {r['draft_ms']:.1f} | {r['alpha']:.3f} | {r['ori_speedup']:.2f} |"
         )

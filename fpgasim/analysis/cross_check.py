@@ -35,6 +35,7 @@ from typing import Any
 import pandas as pd
 
 from fpgasim.analysis.solver import BatchSolution, Solution, solve, solve_batches
+from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
@@ -263,9 +264,11 @@ def solve_checked(
     **inputs: Any,
 ) -> CheckedSolution:
     """`solver.solve` under `engine` and, for a simulator, the accounting's cross-check
-    (`solution_disagreements`); `inputs` are `solve`'s keyword arguments."""
-    solution = solve(board, model, algorithm, contexts, engine=engine, **inputs)
-    lines = solution_disagreements(solution, (board, model, algorithm), contexts, engine, inputs)
+    (`solution_disagreements`); `inputs` are `solve`'s keyword arguments. One engine
+    instance serves the solve and the reasons, so no pass is timed twice."""
+    sim = get_engine(engine)
+    solution = solve(board, model, algorithm, contexts, engine=sim, **inputs)
+    lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, inputs)
     return CheckedSolution(solution, lines)
 
 
@@ -273,16 +276,22 @@ def solution_disagreements(
     solution: Solution,
     workload: tuple[Board, TargetModel, Algorithm],
     contexts: Sequence[int],
-    engine: str,
+    engine: str | Engine,
     inputs: dict[str, Any],
 ) -> list[str]:
     """With a simulator engine: solve the same inputs with the study's accounting and return
     one line per (task, context) where the two decide SD-or-AD differently, with the
-    simulator's reason at the accounting's point (`point_reason`)."""
+    simulator's reason at the accounting's point (`point_reason`, on `engine` itself when
+    it is an instance, whose remembered passes it reuses)."""
     board, model, algorithm = workload
-    if engine == ACCOUNTING:
+    sim = get_engine(engine) if isinstance(engine, str) else engine
+    if sim.name == ACCOUNTING:
         return []
-    account = solve(board, model, algorithm, contexts, engine=ACCOUNTING, **inputs)
+    accounting = get_engine(ACCOUNTING)
+    shared = {}  # the same curves, unless their trees were designed on the simulator's costs
+    if inputs.get("curve_method") not in COSTED_TREE_METHODS:
+        shared["curves"] = list(solution.aat_curves)
+    account = solve(board, model, algorithm, contexts, engine=accounting, **inputs, **shared)
     ours = solution.summary.set_index(["task", "context", "batch"])
     multi = solution.summary["task"].nunique() > 1
     batched = solution.summary["batch"].nunique() > 1
@@ -292,8 +301,8 @@ def solution_disagreements(
         if s["decision"] == r["decision"]:
             continue
         reason = point_reason(
-            get_engine(ACCOUNTING),
-            get_engine(engine),
+            accounting,
+            sim,
             workload,
             x=int(r["best_verify_len"]),
             tree_text=str(r["best_tree"] or ""),
@@ -309,7 +318,7 @@ def solution_disagreements(
             decision_sim=s["decision"],
             speedup_sim=float(s["best_speedup"]),
             x_sim=int(s["best_verify_len"]),
-            sim_name=engine,
+            sim_name=sim.name,
             reason=reason,
         )
         label = f"{r['task']}, L={r['context']}" if multi else f"L={r['context']}"

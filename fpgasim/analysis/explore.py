@@ -24,7 +24,7 @@ from fpgasim.analysis.aat import pair_rows
 from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, max_verify_len
 from fpgasim.analysis.acceptance import tables_for
 from fpgasim.analysis.cross_check import disagreement_line
-from fpgasim.analysis.decision import USE_SD, decision_of
+from fpgasim.analysis.decision import USE_SD, decision_of, rests_on
 from fpgasim.analysis.solver import energy_verdict
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
@@ -336,7 +336,10 @@ def explore(
             cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task, batches=batches,
         )
     axes = tuple(path for path, _ in variation.axes)
-    summary = summarise(frame, boards, combos, axes, engine, sources, accounting_frame)
+    base_board = base.build()
+    base_values = {path: field_value(base_board, path) for path in axes}
+    summary = summarise(frame, boards, combos, axes, engine, sources, accounting_frame,
+                        base_values)
     return ExploreResult(summary, frame, stats, axes)
 
 
@@ -348,9 +351,12 @@ def summarise(
     engine: str,
     aat_basis: dict[tuple[str, int], str],
     accounting: pd.DataFrame | None = None,
+    base_values: dict[str, object] | None = None,
 ) -> pd.DataFrame:
     """Best x and delivered rate per (board, drafter, context), the board's resources, the
-    accounting's decision beside it, and the Pareto flag."""
+    accounting's decision beside it, and the Pareto flag. `changes` lists the fields whose
+    value differs from the base board's (`base_values`), so a variant at the base's value
+    of a field does not count it as a change ("fewest changes", `cheapest_paying`)."""
     of = {b.name: (b, dict(c)) for b, c in zip(boards, combos, strict=True)}
     account = {}
     if accounting is not None:
@@ -367,7 +373,7 @@ def summarise(
                 "fpga": board.fpga.name,
                 "design": board.design.name,
                 **{path: changes.get(path) for path in axes},
-                "changes": "; ".join(f"{p}={v}" for p, v in changes.items()) or "none (the base)",
+                "changes": changes_text(changes, base_values or {}),
                 "pipelines": f.pipelines,
                 "mm_macs_per_cycle": f.mm_macs_per_cycle,
                 "mv_macs_per_cycle": f.mv_macs_per_cycle,
@@ -392,6 +398,39 @@ def summarise(
     summary["pareto_energy"] = pareto_energy_flags(summary)
     head = ["board", "fpga", "design", *axes]
     return summary[head + [c for c in RESULT_COLUMNS if c not in head]]
+
+
+def field_value(board: Board, path: str) -> object:
+    """The value a board's files hold at a `--vary` path ('design.mv_lanes',
+    'fpga.memory.bandwidth_gb_s'; field names or their aliases, as the path is written); a
+    design field left to the fit (null, e.g. the study's `mm_cols`, listed per part) reads
+    as the fitted value of that name."""
+    head, *rest = path.split(".")
+    node: object = board.fpga if head == "fpga" else board.design
+    for part in rest:
+        fields = type(node).model_fields
+        name = next((n for n, f in fields.items() if part in (n, f.alias)), part)
+        node = getattr(node, name, None)
+        if node is None:
+            break
+    if node is None and head == "design" and len(rest) == 1:
+        return getattr(board.fit, rest[0], None)
+    return node
+
+
+def changes_text(changes: dict[str, object], base_values: dict[str, object]) -> str:
+    """'design.mv_lanes=4; fpga.memory.bandwidth_gb_s=460': the varied fields whose value is
+    not the base board's, in the order varied; 'none (the base)' when every one is."""
+    changed = [f"{p}={v}" for p, v in changes.items()
+               if p not in base_values or not _same(v, base_values[p])]
+    return "; ".join(changed) or "none (the base)"
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether a varied value is the base's (460 and 460.0 are one number)."""
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return float(a) == float(b)
+    return a == b
 
 
 def pareto_flags(summary: pd.DataFrame) -> list[bool]:
@@ -457,7 +496,7 @@ def cheapest_lines(summary: pd.DataFrame) -> list[str]:
         else:
             lines.append(f"{head}: cheapest fitting board where SD pays: "
                          f"{row['changes']} ({row['dsps_used']:,} DSPs, {row['speedup']:.2f}x "
-                         f"at x={row['best_verify_len']})")
+                         f"at x={row['best_verify_len']}); {rests_on(row)}")
     return lines
 
 
@@ -505,7 +544,7 @@ def verdict(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
                 which = a if gains[0] > gains[1] else b
                 line += (f"; one step up the diagonal: {a} x{gains[0]:.2f} vs {b} "
                          f"x{gains[1]:.2f} -> more {which}")
-        lines.append(line)
+        lines.append(f"{line}; {rests_on(dict(top))}")
     for row in summary.to_dict("records"):
         acc = row.get("decision_accounting")
         if acc is not None and acc != row["decision"]:

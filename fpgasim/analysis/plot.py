@@ -281,9 +281,11 @@ def plot_generation(generation: Generation, path: Path) -> None:
 
 
 def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
-    """Write a PNG of `solve --batch`: SD's best speedup over AD against the batch size, one
-    line per (board, task, context), with the break-even line; right, the batch's tokens/s
-    against the batch size (docs/batching.md)."""
+    """Write a PNG of `solve --batch`: SD's best speedup over AD at each batch size solved,
+    one series of points per (board, task, context), with the break-even line; right, the
+    batch's tokens/s at each (docs/batching.md). Points only, no line between them: a
+    batch between two solved ones was not solved, and a line would draw a crossover no
+    one computed. The title names the board(s)."""
     plt = load_matplotlib()
 
     if Path(path).suffix.lower() != ".png":
@@ -296,8 +298,9 @@ def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
         g = g.sort_values("batch")
         label = f"L={context}" + (f", {task}" if multi_task else "") + \
             (f", {board}" if multi_board else "")
-        line, = ax_s.plot(g["batch"], g["best_speedup"], marker="o", lw=1.6, label=label)
-        ax_t.plot(g["batch"], g["batch_tokens_per_s"], marker="o", lw=1.6,
+        line, = ax_s.plot(g["batch"], g["best_speedup"], marker="o", ls="none", ms=7,
+                          label=label)
+        ax_t.plot(g["batch"], g["batch_tokens_per_s"], marker="o", ls="none", ms=7,
                   color=line.get_color(), label=label)
     ax_s.axhline(1.0, color="tab:red", ls=":", lw=1, label="SD = AD")
     for ax in (ax_s, ax_t):
@@ -306,12 +309,14 @@ def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=9)
     ax_s.set_ylabel("SD's best speedup over AD")
-    ax_s.set_title("Where SD stops paying as the batch grows")
+    ax_s.set_title("SD's speedup at each batch solved")
     ax_t.set_ylabel("the batch's tokens/s (decision taken)")
     ax_t.set_title("Throughput of the whole batch")
     first = summary.iloc[0]
-    fig.suptitle(f"SD under batching: {first['algorithm']} on {first['model']}, "
-                 f"{first['engine']} engine", fontsize=12)
+    boards = ", ".join(dict.fromkeys(summary["board"]))
+    fig.suptitle(f"SD under batching on {boards}: {first['algorithm']} on {first['model']}, "
+                 f"{first['engine']} engine (the batches solved: "
+                 f"{', '.join(map(str, sorted(summary['batch'].unique())))})", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     write_figure(fig, Path(path))
 
@@ -321,17 +326,26 @@ def plot_batch_speedups(summary: pd.DataFrame, path: Path) -> None:
 
 def plot_explore(result: ExploreResult, path: str | Path) -> None:
     """Top row: per drafter, the Pareto front of delivered tokens/s against DSPs used (one
-    line per context; non-fitting boards hollow). Below, over the first two varied fields
-    (or the first against the contexts): heat maps of delivered tokens/s and of the speedup,
-    cells where AD wins grey, hatched and labelled 'AD' with AD's rate."""
+    line per context; non-fitting boards hollow; where every variant uses the same DSPs the
+    axis is that one count, said in the title). Below, over the first two varied fields,
+    one pair of heat maps per context (over the first field against the contexts when one
+    field is varied): delivered tokens/s, and SD's speedup on a colour scale centred on 1.0
+    (break-even: green pays, red does not), cells where AD wins grey, hatched and labelled
+    'AD' with AD's rate. The title is wrapped and given its own room."""
     plt = load_matplotlib()
     from matplotlib.patches import Patch
 
     summary, axes = result.summary, result.axes
     algorithms = list(dict.fromkeys(summary["algorithm"]))
     contexts = sorted(summary["context"].unique())
-    fig, grid = plt.subplots(3, len(algorithms), squeeze=False,
-                             figsize=(4.8 * len(algorithms) + 0.8, 12.0))
+    x_axis = axes[0] if axes else None
+    y_axis = axes[1] if len(axes) >= 2 else "context"
+    # (rows of the frame, suffix of the titles) of each pair of heat maps
+    panels = ([(None, "")] if y_axis == "context" else
+              [(c, f", L = {c:,}") for c in contexts])
+    n_rows = 1 + 2 * len(panels)
+    fig, grid = plt.subplots(n_rows, len(algorithms), squeeze=False,
+                             figsize=(4.8 * len(algorithms) + 0.8, 4.0 * n_rows))
     colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(contexts)))
     for j, algorithm in enumerate(algorithms):
         mine = summary[summary["algorithm"] == algorithm]
@@ -347,44 +361,68 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
                     marker="o", ms=3, label=f"L = {context:,}")
         ax.set_xlabel("DSP slices used (all pipelines)", fontsize=8)
         ax.set_ylabel("delivered tokens/s (best of SD and AD)", fontsize=8)
-        ax.set_title(f"{algorithm}: Pareto front", fontsize=10)
+        dsps = sorted(mine["dsps_used"].unique())
+        if len(dsps) == 1:  # one count: an axis of that count, not a span matplotlib invents
+            ax.set_xlim(dsps[0] * 0.9, dsps[0] * 1.1)
+            ax.set_xticks([dsps[0]], [f"{int(dsps[0]):,}"])
+            ax.set_title(f"{algorithm}: Pareto front (every variant: {int(dsps[0]):,} DSPs)",
+                         fontsize=10)
+        else:
+            ax.set_title(f"{algorithm}: Pareto front", fontsize=10)
         ax.legend(fontsize=7)
-        x_axis = axes[0] if axes else None
-        y_axis = axes[1] if len(axes) >= 2 else "context"
-        last = mine if y_axis == "context" else mine[mine["context"] == contexts[-1]]
-        for row, (value, label, cmap, fmt) in enumerate(
-            (("tokens_per_s", "delivered tokens/s", "viridis", "{:.3g}"),
-             ("speedup", "SD speedup over AD (x)", "RdYlGn", "{:.2f}")), start=1):
-            ax = grid[row][j]
-            if x_axis is None:
-                ax.set_axis_off()
-                continue
-            _heat(ax, last, x_axis, y_axis, value, cmap, fmt)
-            where = "" if y_axis == "context" else f", L = {contexts[-1]:,}"
-            ax.set_title(f"{algorithm}: {label}{where}", fontsize=9)
+        for k, (context, where) in enumerate(panels):
+            frame = mine if context is None else mine[mine["context"] == context]
+            for row, (value, label, fmt) in enumerate(
+                (("tokens_per_s", "delivered tokens/s", "{:.3g}"),
+                 ("speedup", "SD speedup over AD (x)", "{:.2f}")), start=1 + 2 * k):
+                ax = grid[row][j]
+                if x_axis is None:
+                    ax.set_axis_off()
+                    continue
+                _heat(ax, frame, x_axis, y_axis, value, fmt)
+                ax.set_title(f"{algorithm}: {label}{where}", fontsize=9)
     first = summary.iloc[0]
-    fig.suptitle(textwrap.fill(
+    title = textwrap.fill(
         f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
-        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})", 100),
-        fontsize=11)
+        f"(engine {first['engine']}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})",
+        int(22 * len(algorithms) + 20))
+    lines = title.count("\n") + 1
+    fig.suptitle(title, fontsize=11)
     fig.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.55",
                               label="use AD: SD's best speedup <= 1 (the cell shows AD's rate)")],
                loc="lower center", fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    height = fig.get_figheight()
+    top = 1 - (0.25 + 0.22 * lines) / height  # inches for the title's lines
+    fig.tight_layout(rect=(0, 0.25 / height, 1, top))
     write_figure(fig, path)
 
 
-def _heat(ax, frame: pd.DataFrame, x_axis: str, y_axis: str, value: str, cmap: str,
-          fmt: str) -> None:
-    """One heat map of `value` over (x_axis, y_axis); AD cells grey and hatched."""
+#: The speedup heat map's colours: red below break-even, green above, centred on 1.0.
+SPEEDUP_CMAP = "RdYlGn"
+
+
+def _heat(ax, frame: pd.DataFrame, x_axis: str, y_axis: str, value: str, fmt: str) -> None:
+    """One heat map of `value` over (x_axis, y_axis); AD cells grey and hatched. Delivered
+    tokens/s on viridis; the speedup on `SPEEDUP_CMAP` with its centre at 1.0 (break-even)
+    and a range symmetric about it, so a cell's colour says whether SD pays, whatever the
+    spread of the values."""
     import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
 
     table = frame.pivot_table(index=y_axis, columns=x_axis, values=value, aggfunc="first")
     use_ad = (frame.assign(ad=frame["decision"] != USE_SD)
               .pivot_table(index=y_axis, columns=x_axis, values="ad", aggfunc="first")
               .reindex_like(table).fillna(False).to_numpy(bool))
     values = table.to_numpy(float)
-    image = ax.imshow(np.where(use_ad, np.nan, values), origin="lower", cmap=cmap,
+    if value == "speedup":
+        finite = values[np.isfinite(values)]
+        half = max([0.05, *(abs(finite - 1.0).tolist())])
+        # symmetric about break-even, but no speedup is below 0
+        low = max(1.0 - half, 0.0)
+        norm, cmap = TwoSlopeNorm(vcenter=1.0, vmin=low, vmax=1.0 + half), SPEEDUP_CMAP
+    else:
+        norm, cmap = None, "viridis"
+    image = ax.imshow(np.where(use_ad, np.nan, values), origin="lower", cmap=cmap, norm=norm,
                       aspect="auto")
     for (i, k), v in np.ndenumerate(values):
         if not np.isfinite(v):
@@ -399,7 +437,9 @@ def _heat(ax, frame: pd.DataFrame, x_axis: str, y_axis: str, value: str, cmap: s
     ax.set_yticks(range(table.shape[0]), [str(r) for r in table.index], fontsize=7)
     ax.set_xlabel(x_axis, fontsize=8)
     ax.set_ylabel(y_axis, fontsize=8)
-    plt.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    bar = plt.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    if value == "speedup":
+        bar.set_label("1.0 = break-even", fontsize=7)
 
 
 # --------------------------------------------------------------------------- compare

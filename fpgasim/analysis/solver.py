@@ -4,9 +4,16 @@ Best set: argmax over the curve's x of P_eff(x) = AAT(x)/(T_v(x)+T_d(x)), the dr
 x costed with accepted = floor(AAT(x)). Naive set: the slope rule of
 `aat_model.naive_verify_len`. Speedups are over AD, P(1) = 1/T_v(1). Decision: "use SD"
 when the best speedup exceeds 1, else "use AD".
-Regime: compute-bound when P_max/P(1) < COMPUTE_BOUND_GAIN (verifying x tokens costs about
-x AD steps); memory-bound when the roofline has no ridge up to the Naive x (x_R > x_naive);
-mixed otherwise.
+Regime (`classify_regime`): from the engine's own verify passes at the x the summary reports
+(AD, the best, Naive and Ori x): memory-bound when each is bound by its loads or stores,
+compute-bound when each by its compute, mixed otherwise; the reason gives T_v(x)/T_v(1)
+there, so the text never claims what the engine's passes contradict.
+
+Every x or the bounded search: `solve_curve` times every x of a curve (the per-x curve, the
+primary roofline and its ridge x_R, the ideal speedups); with `every_x=False` it finds the
+same best sets by `best_set`/`best_energy_set` (only the x that can be best are timed, float
+for float the same) and leaves the columns that need every x empty: `fpgasim solve`'s
+default, so one context is answered in about a second (benchmarks/bench_solve.py).
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.engine import Engine, get_engine
+from fpgasim.engine import Engine, Timing, get_engine
 from fpgasim.engine.energy import Energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
@@ -95,8 +102,13 @@ SUMMARY_COLUMNS = [
     "batch_tokens_per_s",
     "tpot_s",
     "fits_memory",
+    "fits_dsps",
     "regime",
     "regime_reason",
+    "ad_bound",
+    "best_bound",
+    "best_verify_ratio",
+    "every_x",
     "x_ridge",
     "p_max_tokens_per_s",
     "p_gain",
@@ -216,6 +228,17 @@ class Timer:
             energy = energy + pass_energy(t, self.board, self.engine.name,
                                           self.energy_constants)
         return energy.energy_j / self.batch
+
+    def verify_pass(self, verify_len: int, context: int) -> Timing:
+        """The engine's verify pass of x tokens at `context` (its bound, bytes and time), as
+        `verify_s` times it: the regime reads its bound (`classify_regime`)."""
+        return verify_timing(self.engine, self.board, self.model, verify_len, context,
+                             batch=self.batch)
+
+    def static_w(self) -> float:
+        """The card's static power, W: every step's energy is at least this times its
+        seconds (docs/energy.md), the floor `best_energy_set` bounds tokens/J with."""
+        return self.energy_constants.static_w.value
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
@@ -380,15 +403,18 @@ def _fit_columns(curve: AatCurve) -> dict:
 
 def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_THRESHOLD) -> dict:
     """The columns of `solve_curve(..., roofline=False)`'s summary that its best, original
-    and naive sets give (inputs, AD, best, ori, naive, decision, the AAT fit, the empty
-    regime), float for float, with the best set found by `best_set`: on an engine with
-    lower bounds only the x that can be best are timed (Fig. 4 on V80: 106 passes instead
-    of 1,826 for its 34 curves). The columns that need every x (the energy optimum, alpha,
-    the ideal speedups) are not computed (NaN in `SUMMARY_COLUMNS`)."""
+    and naive sets give (inputs, AD, best, ori, naive, decision, the AAT fit, alpha at the
+    best x and the regime from their passes), float for float, with the best set found by
+    `best_set`: on an engine with lower bounds only the x that can be best are timed (Fig. 4
+    on V80: 106 passes instead of 1,826 for its 34 curves). The columns that need every x
+    or the tokens/J search (the roofline, the energy optimum, the ideal speedups) are not
+    computed (NaN in `SUMMARY_COLUMNS`); `solve_bounded` computes those but the roofline."""
     context = curve.context
     best = best_set(timer, curve)
     p1 = 1.0 / timer.verify_s(1, context)
     points = curve_points(curve)
+    best_tree = next(t for x, _, t in points if x == best.verify_len)
+    _, passes, alpha = timer.draft(best_tree, accepted_from_aat(best.aat), context)
     x_naive = naive_verify_len(curve.fit, [x for x, _, _ in points], naive_threshold)
     _, naive_aat, naive_tree = next(p for p in points if p[0] == x_naive)
     naive_p_eff = _point_tokens_per_s(timer, x_naive, naive_aat, naive_tree, context)
@@ -411,8 +437,10 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
         "naive_speedup": naive_p_eff / p1,
         "naive_threshold": naive_threshold,
         "decision": best.decision,
-        "regime": "",  # no roofline, as solve_curve's without one
-        "regime_reason": "roofline not computed",
+        **_regime_columns(timer, curve, {"verify_len": best.verify_len, "alpha": alpha,
+                                         "aat": best.aat, "speedup": best.speedup}, x_naive),
+        "alpha_best": alpha,
+        "param_ratio": alpha / max(1, passes),
         "x_ridge": None,
         "p_max_tokens_per_s": math.nan,
         "p_gain": math.nan,
@@ -454,20 +482,48 @@ def check_objective(objective: str) -> None:
         raise InputError("objective", objective, f"one of {', '.join(OBJECTIVES)}")
 
 
-def best_energy_set(timer: Timer, curve: AatCurve) -> BestSet:
+def best_energy_set(timer: Timer, curve: AatCurve, first: int | None = None) -> BestSet:
     """The x of most tokens per joule, AAT(x) / E_step(x) (docs/energy.md), first maximum on
-    ties; its decision is SD when it uses less energy per token than AD. Every x is timed:
-    the lower bounds of T_v bound tokens/s, not tokens/J."""
+    ties; its decision is SD when it uses less energy per token than AD.
+
+    Bounded as `best_set` is: a step's energy is its static power over its seconds plus
+    dynamic energy >= 0, so E_step(x) >= P_static x B(x) / batch for any lower bound B(x)
+    of T_v(x), and tokens/J(x) <= AAT(x) / that (IEEE multiplication, addition and division
+    are monotone: the inequality holds for the computed floats). The x are visited by that
+    ceiling, largest first, until the next is below the best tokens/J found; ties go to the
+    smaller x. Without bounds (or no static power) every x is timed. `first`: an x timed
+    first (e.g. the fastest, already timed), whose tokens/J then prunes from the start. The
+    result is the exhaustive search's, float for float (tests/test_best_set.py)."""
     context = curve.context
     points = curve_points(curve)
     if not points:
         raise ValueError(f"the AAT curve at context {context} has no point")
     p1 = 1.0 / timer.verify_s(1, context)
     ad_tpj = 1.0 / timer.ad_energy_j(context)
+    static_w, batch = timer.static_w(), timer.batch
+
+    def ceiling(aat: float, bound_s: float) -> float:
+        """The most tokens/J an x of this AAT and this lower bound of T_v can have."""
+        floor_j = static_w * bound_s / batch
+        return aat / floor_j if floor_j > 0 else math.inf
+
+    bounded = timer.bounded
+    floors = [ceiling(aat, timer.verify_floor_s(x, context) if bounded else 0.0)
+              for x, aat, _ in points]
     best: tuple[float, int] | None = None
-    for i, (x, aat, tree) in enumerate(points):
+    order = sorted(range(len(points)), key=lambda i: (-floors[i], i))
+    if first is not None:
+        seed = [i for i in order if points[i][0] == first]
+        order = seed + [i for i in order if i not in seed[:1]]
+    for i in order:  # after the seed, by ceiling
+        if best is not None and floors[i] < best[0]:
+            break  # no x left can reach the best tokens/J
+        x, aat, tree = points[i]
+        if bounded and best is not None and \
+                ceiling(aat, timer.verify_bound_s(x, context, tree)) < best[0]:
+            continue
         tpj = aat / timer.step_energy_j(x, tree, accepted_from_aat(aat), context)
-        if best is None or tpj > best[0]:
+        if best is None or tpj > best[0] or (tpj == best[0] and i < best[1]):
             best = (tpj, i)
     assert best is not None
     tpj, i = best
@@ -489,29 +545,64 @@ class ContextSolution:
     roofline_fit: RooflineFit | None
 
 
-def classify_regime(
-    p1_tokens_per_s: float, roof: RooflineFit, x_naive: int, alpha_best: float
-) -> tuple[str, str]:
-    """(regime, the numbers that decide it) per docs/method.md's three regimes."""
-    gain = roof.p_max_tokens_per_s / p1_tokens_per_s
-    if gain < COMPUTE_BOUND_GAIN:
-        return "compute-bound", (
-            f"P_max/P(1) = {gain:.2f} < {COMPUTE_BOUND_GAIN}: verifying x tokens costs about "
-            f"x AD steps, so AAT(x) < x makes SD lose"
-        )
-    if roof.x_ridge is None or roof.x_ridge > x_naive:
-        ridge = "none in range" if roof.x_ridge is None else str(roof.x_ridge)
-        guarantee = (  # docs/method.md: the guarantee assumes a flat T_v (x tokens at 1 cost)
-            " < 1/2: SD wins wherever T_v(x) stays at T_v(1)" if alpha_best < 0.5 else ""
-        )
-        return "memory-bound", (
-            f"x_R = {ridge} > x_naive = {x_naive}: P(x) still rises where AAT saturates; "
-            f"alpha(x_best) = {alpha_best:.2f}{guarantee}"
-        )
-    return "mixed", (
-        f"x_R = {roof.x_ridge} <= x_naive = {x_naive}: memory-bound below x_R, "
-        f"compute-bound above; P_max/P(1) = {gain:.1f}, alpha(x_best) = {alpha_best:.2f}"
-    )
+#: T_v(x)/T_v(1) up to which verifying x tokens counts as free (the memory-bound premise
+#: of docs/method.md, "T_v(x) = T_v(1)"): within the 10% of COMPUTE_BOUND_GAIN
+FLAT_VERIFY_RATIO = COMPUTE_BOUND_GAIN
+#: The engine's bounds (`Timing.bound`) that are the memory's: loads and stores.
+MEMORY_BOUNDS = ("load", "store")
+
+
+@dataclass(frozen=True)
+class Regime:
+    """The regime of one (task, context) and what decides it (`classify_regime`)."""
+
+    regime: str
+    reason: str
+    ad_bound: str
+    best_bound: str
+    best_verify_ratio: float
+
+
+def classify_regime(timer: Timer, context: int, sets: dict[str, int | None],
+                    best: dict) -> Regime:
+    """docs/method.md's regimes, from the engine's own verify passes at the x the summary
+    reports (`sets`: AD's 1 and the best x first, then the Naive and Ori x): memory-bound
+    when every one of them is bound by its loads or stores (`Timing.bound`), compute-bound
+    when every one by its compute, mixed otherwise. The reason gives each pass's bound and
+    T_v(x)/T_v(1), then what decides at the best x (`best`: its verify_len, aat, speedup,
+    alpha): the step's cost in AD steps against the tokens it accepts, which is the
+    decision itself. It claims no guarantee (the study's "alpha < 1/2 wins" assumes T_v
+    flat and AAT large) and nothing the engine's passes (`fpgasim simulate`'s `bound`)
+    contradict; the same x, and so the same regime, whether every x was timed or not."""
+    xs = {name: int(x) for name, x in sets.items() if x is not None}
+    timings = {x: timer.verify_pass(x, context) for x in sorted(set(xs.values()))}
+    t1 = timings[1].seconds
+    bounds = {x: t.bound for x, t in timings.items()}
+    memory = {x for x, b in bounds.items() if b in MEMORY_BOUNDS}
+    regime = ("memory-bound" if len(memory) == len(bounds) else
+              "compute-bound" if not memory else "mixed")
+    x_best = xs["best"]
+    ratio = timings[x_best].seconds / t1
+
+    def at(name: str, x: int) -> str:
+        here = "x = 1" if name == "AD" else f"{name} x = {x}"
+        if x == 1:
+            return f"{bounds[x]}-bound at {here}"
+        return f"{bounds[x]}-bound at {here} (T_v = {timings[x].seconds / t1:.3g}·T_v(1))"
+
+    reason = "the engine's verify pass is " + ", ".join(
+        dict.fromkeys(at(n, x) for n, x in xs.items()))
+    if regime == "memory-bound" and ratio > FLAT_VERIFY_RATIO:
+        grown = timings[x_best].weight_bytes / max(1, timings[1].weight_bytes)
+        why = (f"the weights streamed {grown:.3g} times as often" if grown > FLAT_VERIFY_RATIO
+               else "its loads and stores grow with x")
+        reason += f"; T_v grows with x all the same ({why})"
+    aat, speedup = float(best["aat"]), float(best["speedup"])
+    cost = aat / speedup if speedup > 0 else math.inf
+    reason += (f"; at the best x = {x_best} a step costs {cost:.3g} AD steps (alpha = "
+               f"{float(best['alpha']):.2f}) and accepts {aat:.3g} tokens: "
+               f"{'SD pays' if speedup > 1 else 'AD is faster'}")
+    return Regime(regime, reason, bounds[1], bounds[x_best], ratio)
 
 
 def _ideal_speedups(curve: pd.DataFrame, x_ridge: int | None) -> tuple[float, float]:
@@ -530,22 +621,60 @@ def _ideal_speedups(curve: pd.DataFrame, x_ridge: int | None) -> tuple[float, fl
     return s1, s2
 
 
+def _curve_row(timer: Timer, curve: AatCurve, inputs: dict, x: int, aat: float,
+               tree: TokenTree, source: str) -> dict:
+    """One x of a solved curve (CURVE_COLUMNS before the rooflines' columns)."""
+    context = curve.context
+    accepted = accepted_from_aat(aat)
+    draft_s, passes, alpha = timer.draft(tree, accepted, context)
+    return {
+        **inputs,
+        "verify_len": int(x),
+        "tree": tree.describe(),
+        "tree_source": source,
+        "aat": float(aat),
+        "aat_fit": float(curve.fit.predict(x)),
+        "accepted": accepted,
+        "verify_s": timer.verify_s(int(x), context, tree),
+        "draft_s": draft_s,
+        "draft_passes": passes,
+        "alpha": alpha,
+        "energy_j": timer.step_energy_j(int(x), tree, accepted, context),
+    }
+
+
+def _curve_frame(rows: list[dict], p1: float) -> pd.DataFrame:
+    """Curve rows with P, P_disc, AR, P_eff, the speedup and tokens/J (CURVE_COLUMNS)."""
+    frame = pd.DataFrame(rows)
+    perf = effective(frame["verify_len"], frame["verify_s"], frame["draft_s"], frame["aat"])
+    frame = pd.concat([frame, perf], axis=1)
+    frame["speedup"] = frame["p_eff_tokens_per_s"] / p1
+    frame["tokens_per_j"] = frame["aat"] / frame["energy_j"]
+    return frame[CURVE_COLUMNS].reset_index(drop=True)
+
+
 def solve_curve(
     timer: Timer,
     curve: AatCurve,
     naive_threshold: float = NAIVE_THRESHOLD,
     roofline: bool = True,
     objective: str = "throughput",
+    every_x: bool = True,
 ) -> ContextSolution:
     """Solve one (task, context) curve: P_eff and tokens/J at every x, best/ori/naive,
     regime. The best x maximises the `objective`: tokens/s (P_eff) or tokens/J; the summary
     gives both optima and which of SD and AD uses less energy per token.
 
     roofline=False skips the primary roofline (T_v at every x up to the largest): the
-    regime, x_ridge and roofline columns are then empty. The best/ori/naive sets do not
-    depend on it; `fpgasim reproduce` uses it for the simulator shown beside the accounting.
+    x_ridge and roofline columns are then empty. The best/ori/naive sets and the regime do
+    not depend on it; `fpgasim reproduce` uses it for the simulator shown beside the
+    accounting. every_x=False: `solve_bounded`, the same sets timing only the x that can be
+    best (no roofline, no ideal speedups).
     """
-    board, model, algorithm = timer.board, timer.model, timer.algorithm
+    check_objective(objective)
+    if not every_x:
+        return solve_bounded(timer, curve, naive_threshold, objective)
+    board, model = timer.board, timer.model
     context = curve.context
     inputs = _curve_inputs(timer, curve)
     pts = curve.points
@@ -564,54 +693,57 @@ def solve_curve(
         roof.insert(0, k, inputs[k])
     p1 = 1.0 / timer.verify_s(1, context)
 
-    rows = []
-    for x, aat, tree, src in pts[["verify_len", "aat", "tree", "tree_source"]].itertuples(
-        index=False
-    ):
-        accepted = accepted_from_aat(aat)
-        draft_s, passes, alpha = timer.draft(tree, accepted, context)
-        rows.append(
-            {
-                **inputs,
-                "verify_len": int(x),
-                "tree": tree.describe(),
-                "tree_source": src,
-                "aat": float(aat),
-                "aat_fit": float(curve.fit.predict(x)),
-                "accepted": accepted,
-                "verify_s": timer.verify_s(int(x), context, tree),
-                "draft_s": draft_s,
-                "draft_passes": passes,
-                "alpha": alpha,
-                "energy_j": timer.step_energy_j(int(x), tree, accepted, context),
-            }
-        )
-    frame = pd.DataFrame(rows)
-    perf = effective(frame["verify_len"], frame["verify_s"], frame["draft_s"], frame["aat"])
-    frame = pd.concat([frame, perf], axis=1)
-    frame["speedup"] = frame["p_eff_tokens_per_s"] / p1
-    frame["tokens_per_j"] = frame["aat"] / frame["energy_j"]
-    frame = frame[CURVE_COLUMNS]
+    rows = [_curve_row(timer, curve, inputs, int(x), float(aat), tree, src)
+            for x, aat, tree, src in pts[["verify_len", "aat", "tree", "tree_source"]]
+            .itertuples(index=False)]
+    frame = _curve_frame(rows, p1)
     ad_tpj = 1.0 / timer.ad_energy_j(context)
 
-    check_objective(objective)
     fastest = frame.loc[frame["p_eff_tokens_per_s"].idxmax()]  # first max: the smaller x
     thriftiest = frame.loc[frame["tokens_per_j"].idxmax()]
     best = thriftiest if objective == "energy" else fastest
-    decision = decision_of(float(best["tokens_per_j"]) / ad_tpj if objective == "energy"
-                           else float(best["speedup"]))
     x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
     naive = frame.loc[frame["verify_len"] == x_naive].iloc[0]
     if roof_fit is not None:
-        regime, reason = classify_regime(p1, roof_fit, x_naive, float(best["alpha"]))
         x_ridge, p_max = roof_fit.x_ridge, roof_fit.p_max_tokens_per_s
         roof_abr = (roof_fit.a, roof_fit.b, roof_fit.r2)
     else:
-        regime, reason, x_ridge, p_max = "", "roofline not computed", None, math.nan
+        x_ridge, p_max = None, math.nan
         roof_abr = (math.nan, math.nan, math.nan)
     s1, s2 = _ideal_speedups(frame, x_ridge)
     summary = {
-        **inputs,
+        **_summary_head(timer, curve, p1, best, fastest, thriftiest, ad_tpj, objective),
+        "naive_verify_len": x_naive,
+        "naive_tree": naive["tree"],
+        "naive_aat": float(naive["aat"]),
+        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
+        "naive_speedup": float(naive["speedup"]),
+        "naive_threshold": naive_threshold,
+        **_regime_columns(timer, curve, best, x_naive),
+        "every_x": True,
+        "x_ridge": x_ridge,
+        "p_max_tokens_per_s": p_max,
+        "p_gain": p_max / p1,
+        "roofline_a": roof_abr[0],
+        "roofline_b": roof_abr[1],
+        "roofline_r2": roof_abr[2],
+        "ideal_speedup_below_ridge": s1,
+        "ideal_speedup_above_ridge": s2,
+    }
+    return ContextSolution(_ordered(summary), frame, roof, roof_fit)
+
+
+def _summary_head(timer: Timer, curve: AatCurve, p1: float, best: pd.Series,
+                  fastest: pd.Series, thriftiest: pd.Series, ad_tpj: float,
+                  objective: str) -> dict:
+    """The summary columns of the inputs, the AAT, AD, the best set (`best`: the row of the
+    objective's optimum), its decision, both optima and the Ori set."""
+    board, model, algorithm = timer.board, timer.model, timer.algorithm
+    decision = decision_of(float(best["tokens_per_j"]) / ad_tpj if objective == "energy"
+                           else float(best["speedup"]))
+    delivered = float(best["p_eff_tokens_per_s"]) if decision == USE_SD else p1
+    return {
+        **_curve_inputs(timer, curve),
         "aat_file": curve.aat_file,
         "aat_basis": curve.basis,
         "aat_note": curve.note,
@@ -622,31 +754,15 @@ def solve_curve(
         "best_tokens_per_s": float(best["p_eff_tokens_per_s"]),
         "best_speedup": float(best["speedup"]),
         **_ori_summary(timer, curve, p1),
-        "naive_verify_len": x_naive,
-        "naive_tree": naive["tree"],
-        "naive_aat": float(naive["aat"]),
-        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
-        "naive_speedup": float(naive["speedup"]),
-        "naive_threshold": naive_threshold,
         "decision": decision,
         # what the batch delivers with the decision taken (SD's chosen set, or AD)
-        "batch_tokens_per_s": timer.batch * (float(best["p_eff_tokens_per_s"])
-                                             if decision == USE_SD else p1),
-        "tpot_s": 1.0 / (float(best["p_eff_tokens_per_s"]) if decision == USE_SD else p1),
-        "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
+        "batch_tokens_per_s": timer.batch * delivered,
+        "tpot_s": 1.0 / delivered,
+        "fits_memory": fits_memory(board, model, curve.context, int(best["verify_len"]),
                                    algorithm.drafter, timer.batch),
-        "regime": regime,
-        "regime_reason": reason,
-        "x_ridge": x_ridge,
-        "p_max_tokens_per_s": p_max,
-        "p_gain": p_max / p1,
-        "roofline_a": roof_abr[0],
-        "roofline_b": roof_abr[1],
-        "roofline_r2": roof_abr[2],
+        "fits_dsps": board.fit.fits_dsps,
         "alpha_best": float(best["alpha"]),
         "param_ratio": float(best["alpha"]) / max(1, int(best["draft_passes"])),
-        "ideal_speedup_below_ridge": s1,
-        "ideal_speedup_above_ridge": s2,
         **_fit_columns(curve),
         "objective": objective,
         "ad_tokens_per_j": ad_tpj,
@@ -660,7 +776,79 @@ def solve_curve(
         "energy_best_tokens_per_s": float(thriftiest["p_eff_tokens_per_s"]),
         "energy_best_tokens_per_j": float(thriftiest["tokens_per_j"]),
     }
-    return ContextSolution(summary, frame.reset_index(drop=True), roof, roof_fit)
+
+
+def _regime_columns(timer: Timer, curve: AatCurve, best: pd.Series | dict,
+                    x_naive: int) -> dict:
+    """regime, regime_reason and the bounds behind them (`classify_regime`) at the x the
+    summary reports: AD, the best, the Naive and the Ori x."""
+    sets = {"AD": 1, "best": int(best["verify_len"]), "Naive": x_naive,
+            "Ori": curve.ori.verify_len if curve.ori is not None else None}
+    r = classify_regime(timer, curve.context, sets, best)
+    return {"regime": r.regime, "regime_reason": r.reason, "ad_bound": r.ad_bound,
+            "best_bound": r.best_bound, "best_verify_ratio": r.best_verify_ratio}
+
+
+def _ordered(summary: dict) -> dict:
+    """A summary row in SUMMARY_COLUMNS' order (every column present)."""
+    missing = [c for c in SUMMARY_COLUMNS if c not in summary]
+    if missing:
+        raise AssertionError(f"summary columns not computed: {missing}")
+    return {c: summary[c] for c in SUMMARY_COLUMNS}
+
+
+def solve_bounded(
+    timer: Timer,
+    curve: AatCurve,
+    naive_threshold: float = NAIVE_THRESHOLD,
+    objective: str = "throughput",
+) -> ContextSolution:
+    """`solve_curve`'s summary with the best sets found by the bounded searches (`best_set`
+    for tokens/s, `best_energy_set` for tokens/J: only the x that can be best are timed),
+    the Naive and Ori x timed alone, and the regime from the same passes: every column
+    `solve_curve` fills from the reported x holds the same value, float for float
+    (tests/test_best_set.py); those that need every x (x_ridge, the roofline fit, the ideal
+    speedups) are empty and `every_x` is False. The curve frame holds the reported x only
+    (best for tokens/s and for tokens/J, Naive), the roofline frame none."""
+    check_objective(objective)
+    context = curve.context
+    inputs = _curve_inputs(timer, curve)
+    points = {x: (aat, tree, src) for x, aat, tree, src in
+              curve.points[["verify_len", "aat", "tree", "tree_source"]].itertuples(index=False)}
+    xs = sorted(int(x) for x in points)
+    x_naive = naive_verify_len(curve.fit, xs, naive_threshold)
+    fast_x = best_set(timer, curve).verify_len
+    thrifty_x = best_energy_set(timer, curve, first=fast_x).verify_len
+    p1 = 1.0 / timer.verify_s(1, context)
+    reported = sorted({fast_x, thrifty_x, x_naive})
+    rows = [_curve_row(timer, curve, inputs, x, float(points[x][0]), points[x][1], points[x][2])
+            for x in reported]
+    frame = _curve_frame(rows, p1)
+    by_x = frame.set_index("verify_len", drop=False)
+    fastest, thriftiest, naive = by_x.loc[fast_x], by_x.loc[thrifty_x], by_x.loc[x_naive]
+    best = thriftiest if objective == "energy" else fastest
+    ad_tpj = 1.0 / timer.ad_energy_j(context)
+    summary = {
+        **_summary_head(timer, curve, p1, best, fastest, thriftiest, ad_tpj, objective),
+        "naive_verify_len": x_naive,
+        "naive_tree": naive["tree"],
+        "naive_aat": float(naive["aat"]),
+        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
+        "naive_speedup": float(naive["speedup"]),
+        "naive_threshold": naive_threshold,
+        **_regime_columns(timer, curve, best, x_naive),
+        "every_x": False,
+        "x_ridge": None,
+        "p_max_tokens_per_s": math.nan,
+        "p_gain": math.nan,
+        "roofline_a": math.nan,
+        "roofline_b": math.nan,
+        "roofline_r2": math.nan,
+        "ideal_speedup_below_ridge": math.nan,
+        "ideal_speedup_above_ridge": math.nan,
+    }
+    empty = pd.DataFrame(columns=ROOFLINE_COLUMNS)
+    return ContextSolution(_ordered(summary), frame, empty, None)
 
 
 def energy_verdict(sd_tokens_per_j: float, ad_tokens_per_j: float) -> str:
@@ -711,6 +899,7 @@ class Solution:
     unified: with >= 2 tasks, one row per (context, task): best vs unified x (else empty).
     unified_summary: the solution of the mean curve per context (else empty).
     schedule: context ranges -> (x, tree) (see analysis.dynamic_schedule).
+    aat_curves: the AAT curves solved (`solve_curves_for`'s), one per (task, context).
     """
 
     summary: pd.DataFrame
@@ -719,6 +908,7 @@ class Solution:
     unified: pd.DataFrame = field(default_factory=pd.DataFrame)
     unified_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     schedule: pd.DataFrame = field(default_factory=pd.DataFrame)
+    aat_curves: tuple[AatCurve, ...] = ()
 
 
 def solve_curves(
@@ -734,17 +924,20 @@ def solve_curves(
     roofline: bool = True,
     batch: int = 1,
     objective: str = "throughput",
+    every_x: bool = True,
 ) -> Solution:
     """Solve every curve; with several tasks also the unified x; then the schedule.
 
     roofline=False: no primary roofline (see `solve_curve`); batch: every step decodes that
     many requests together (docs/batching.md); objective: what the best x maximises,
-    tokens/s (throughput) or tokens/J (energy).
+    tokens/s (throughput) or tokens/J (energy); every_x=False: the bounded search
+    (`solve_bounded`: the same sets, no per-x curve or roofline).
     """
     check_naive_threshold(naive_threshold)
     check_objective(objective)
     timer = Timer(engine, board, model, algorithm, batch)
-    solved = [solve_curve(timer, c, naive_threshold, roofline, objective) for c in curves]
+    solved = [solve_curve(timer, c, naive_threshold, roofline, objective, every_x)
+              for c in curves]
     summary = pd.DataFrame([s.summary for s in solved], columns=SUMMARY_COLUMNS)
     curve_frame = pd.concat([s.curve for s in solved], ignore_index=True)
     rooflines = (
@@ -759,13 +952,42 @@ def solve_curves(
         for context in sorted({c.context for c in curves}):
             group = [c for c in curves if c.context == context]
             mean_c = mean_curve(group, mean, fit_points)
-            means.append(solve_curve(timer, mean_c, naive_threshold, roofline, objective))
+            means.append(solve_curve(timer, mean_c, naive_threshold, roofline, objective,
+                                     every_x))
         unified_summary = pd.DataFrame([m.summary for m in means], columns=SUMMARY_COLUMNS)
+        if not every_x:  # each task's curve at its context's unified x, where not yet timed
+            curve_frame = _with_unified_x(timer, curves, curve_frame, unified_summary)
         unified = unified_table(summary, curve_frame, unified_summary)
         schedule = build_schedule(unified_summary)
     else:
         schedule = build_schedule(summary)
-    return Solution(summary, curve_frame, rooflines, unified, unified_summary, schedule)
+    return Solution(summary, curve_frame, rooflines, unified, unified_summary, schedule,
+                    tuple(curves))
+
+
+def _with_unified_x(timer: Timer, curves: Sequence[AatCurve], frame: pd.DataFrame,
+                    unified_summary: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (a bounded solve's reported x) with each task's row at its context's unified
+    x added where the task's curve has that x and the frame does not hold it yet."""
+    unified_x = dict(zip(unified_summary["context"], unified_summary["best_verify_len"],
+                         strict=True))
+    have = set(zip(frame["task"], frame["context"], frame["verify_len"], strict=True))
+    rows = []
+    for c in curves:
+        x_u = int(unified_x[c.context])
+        if (c.task, c.context, x_u) in have:
+            continue
+        hit = c.points[c.points["verify_len"] == x_u]
+        if hit.empty:
+            continue
+        p = hit.iloc[0]
+        p1 = 1.0 / timer.verify_s(1, c.context)
+        row = _curve_row(timer, c, _curve_inputs(timer, c), x_u, float(p["aat"]), p["tree"],
+                         p["tree_source"])
+        rows.append(_curve_frame([row], p1))
+    if not rows:
+        return frame
+    return pd.concat([frame, *rows], ignore_index=True)
 
 
 def solve(
@@ -785,6 +1007,8 @@ def solve(
     beyond_window: bool = False,
     batch: int = 1,
     objective: str = "throughput",
+    every_x: bool = True,
+    curves: Sequence[AatCurve] | None = None,
 ) -> Solution:
     """Solve a workload at each context, its AAT chosen by the acceptance rule
     (`analysis.acceptance`): measured tables (`aat_dir`; None: the shipped ones) where they
@@ -799,19 +1023,25 @@ def solve(
     batch: every step decodes that many requests together (docs/batching.md);
     `solve_batches` answers several batch sizes at once.
     objective: the best x maximises tokens/s (throughput) or tokens/J (energy,
-    docs/energy.md).
+    docs/energy.md). every_x=False: the bounded search (`solve_bounded`: only the x that
+    can be best are timed; `fpgasim solve`'s default). curves: the curves
+    `solve_curves_for` gives for these inputs, when the caller has them already (a
+    cross-check solving the same curves on another engine).
     """
     check_objective(objective)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     check_batch(batch)
-    curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
-                              aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
-                              curve_method=curve_method, beyond_window=beyond_window)
+    if curves is None:
+        curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
+                                  aat_dir=aat_dir, aat_source=aat_source,
+                                  fit_points=fit_points, curve_method=curve_method,
+                                  beyond_window=beyond_window)
     for curve in curves:  # the batch's caches must fit (before any pass is timed)
         x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
         check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, batch)
     return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
-                        mean=mean, fit_points=fit_points, batch=batch, objective=objective)
+                        mean=mean, fit_points=fit_points, batch=batch, objective=objective,
+                        every_x=every_x)
 
 
 def solve_curves_for(
@@ -874,24 +1104,25 @@ def solve_curves_for(
     return curves
 
 
-#: Columns of `solve_batches`' summary: the inputs, then per (task, context, batch) the
-#: best set (bounded search, as `generate`), the decision and what the batch delivers.
-BATCH_COLUMNS = [
-    "board", "model", "algorithm", "task", "context", "batch", "engine", "aat_basis",
-    "ad_tokens_per_s", "decision", "best_verify_len", "best_tree", "best_aat",
-    "best_tokens_per_s", "best_speedup", "verify_s", "draft_s", "batch_tokens_per_s",
-    "ad_batch_tokens_per_s", "tpot_s", "tokens_per_j", "ad_tokens_per_j", "memory_bytes",
-    "fits_memory",
-]
+#: Columns `solve_batches` adds to each batch's summary row (SUMMARY_COLUMNS): the best
+#: set's T_v and T_d (the batch's passes), AD's tokens/s over the whole batch, the tokens/J
+#: with the decision taken, and the off-chip bytes the best set needs (`fits_memory`'s).
+BATCH_EXTRA_COLUMNS = ["verify_s", "draft_s", "ad_batch_tokens_per_s", "tokens_per_j",
+                       "memory_bytes"]
+#: Columns of `solve_batches`' summary: a plain solve's summary per (task, context, batch),
+#: then BATCH_EXTRA_COLUMNS.
+BATCH_COLUMNS = [*SUMMARY_COLUMNS, *BATCH_EXTRA_COLUMNS]
 
 
 @dataclass(frozen=True)
 class BatchSolution:
-    """`solve_batches`: one summary row per (task, context, batch) (BATCH_COLUMNS) and per
-    (task, context) the crossover (BATCH_CROSSOVER_COLUMNS)."""
+    """`solve_batches`: one summary row per (task, context, batch) (BATCH_COLUMNS), per
+    (task, context) the crossover (BATCH_CROSSOVER_COLUMNS), and with several tasks the
+    unified x of every batch (the plain solve's `unified`, a `batch` column in it)."""
 
     summary: pd.DataFrame
     crossover: pd.DataFrame
+    unified: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def solve_batches(
@@ -907,11 +1138,18 @@ def solve_batches(
     aat_source: str | None = None,
     curve_method: str | None = None,
     beyond_window: bool = False,
+    fit_points: Sequence[int] | None = None,
+    naive_threshold: float = NAIVE_THRESHOLD,
+    mean: str = "geometric",
+    objective: str = "throughput",
+    every_x: bool = False,
 ) -> BatchSolution:
-    """SD against AD at each batch size and context (docs/batching.md): per batch the best
-    set by `best_set` (the bounded search: the same best x and speedup `solve` finds), the
-    decision, the batch's tokens/s with that decision and each request's TPOT; per context
-    the largest batch at which SD still pays (`batch_crossover`)."""
+    """SD against AD at each batch size and context (docs/batching.md): at every batch the
+    plain solve of the same curves (`solve_curves`: every option it takes means the same
+    here; `every_x` False: the bounded searches), its summary row with what the batch
+    delivers, and per context the largest batch at which SD still pays (`batch_crossover`)."""
+    check_objective(objective)
+    check_naive_threshold(naive_threshold)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     batches = sorted({int(b) for b in batches})
     if not batches:
@@ -919,38 +1157,46 @@ def solve_batches(
     for b in batches:
         check_batch(b)
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
-                              aat_dir=aat_dir, aat_source=aat_source,
+                              aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
                               curve_method=curve_method, beyond_window=beyond_window)
     for b in batches:  # every batch's caches must fit, before any pass is timed
         for curve in curves:
             x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
             check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b)
-    rows = []
+    frames, unified = [], []
     for b in batches:
-        timer = Timer(eng, board, model, algorithm, b)
-        for curve in curves:
-            best = best_set(timer, curve)
-            ad = best.p_eff_tokens_per_s / best.speedup
-            delivered = max(best.p_eff_tokens_per_s, ad)
-            x = best.verify_len if best.decision == USE_SD else 1
-            rows.append({
-                "board": board.name, "model": model.id, "algorithm": algorithm.id,
-                "task": curve.task, "context": curve.context, "batch": b,
-                "engine": eng.name, "aat_basis": curve.basis,
-                "ad_tokens_per_s": ad, "decision": best.decision,
-                "best_verify_len": best.verify_len, "best_tree": best.tree,
-                "best_aat": best.aat, "best_tokens_per_s": best.p_eff_tokens_per_s,
-                "best_speedup": best.speedup, "verify_s": best.verify_s,
-                "draft_s": best.draft_s, "batch_tokens_per_s": b * delivered,
-                "ad_batch_tokens_per_s": b * ad, "tpot_s": 1.0 / delivered,
-                # the batch's tokens per joule with the decision taken (docs/energy.md)
-                "tokens_per_j": best.tokens_per_j if x > 1 else best.ad_tokens_per_j,
-                "ad_tokens_per_j": best.ad_tokens_per_j,
-                **memory_columns(board, model, curve.context, x,
-                                 algorithm.drafter if x > 1 else None, b),
-            })
-    summary = pd.DataFrame(rows, columns=BATCH_COLUMNS)
-    return BatchSolution(summary, batch_crossover(summary))
+        sol = solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
+                           mean=mean, fit_points=fit_points, batch=b, objective=objective,
+                           every_x=every_x)
+        frames.append(_with_batch_columns(sol, board, model, algorithm, b))
+        if not sol.unified.empty:
+            unified.append(sol.unified.assign(batch=b))
+    summary = pd.concat(frames, ignore_index=True)[BATCH_COLUMNS]
+    return BatchSolution(summary, batch_crossover(summary),
+                         pd.concat(unified, ignore_index=True) if unified else pd.DataFrame())
+
+
+def _with_batch_columns(sol: Solution, board: Board, model: TargetModel,
+                        algorithm: Algorithm, batch: int) -> pd.DataFrame:
+    """A batch's summary with BATCH_EXTRA_COLUMNS (from its curve rows at the best x)."""
+    curves = sol.curves.set_index(["task", "context", "verify_len"])
+    rows = []
+    for s in sol.summary.to_dict("records"):
+        x = int(s["best_verify_len"])
+        at = curves.loc[(s["task"], s["context"], x)]
+        at = at.iloc[0] if isinstance(at, pd.DataFrame) else at
+        sd = s["decision"] == USE_SD
+        rows.append({
+            **s,
+            "verify_s": float(at["verify_s"]),
+            "draft_s": float(at["draft_s"]),
+            "ad_batch_tokens_per_s": batch * s["ad_tokens_per_s"],
+            # the batch's tokens per joule with the decision taken (docs/energy.md)
+            "tokens_per_j": s["best_tokens_per_j"] if sd else s["ad_tokens_per_j"],
+            "memory_bytes": memory_columns(board, model, s["context"], x,
+                                           algorithm.drafter, batch)["memory_bytes"],
+        })
+    return pd.DataFrame(rows, columns=BATCH_COLUMNS)
 
 
 def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
@@ -979,24 +1225,46 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=BATCH_CROSSOVER_COLUMNS)
 
 
-def crossover_lines(crossover: pd.DataFrame) -> list[str]:
-    """One line per (task, context) of `batch_crossover`: up to which batch SD pays, from
-    which it does not, and where it pays again (the task named when there are several)."""
+def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None) -> list[str]:
+    """One line per (task, context) of `batch_crossover`: at which of the batches solved SD
+    pays and at which it does not, each with SD's best speedup there (`summary`: the rows
+    the speedups come from; without it, those `batch_crossover` keeps), the task named when
+    there are several. Only what was solved: no batch between two solved ones is claimed."""
     multi = crossover["task"].nunique() > 1
     lines = []
     for c in crossover.to_dict("records"):
         label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
-        if c["largest_sd_batch"] is None:
-            line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
-                   f"{c['first_ad_batch']})"
-        elif c["first_ad_batch"] is None:
-            line = (f"SD pays at every batch solved, up to {c['largest_sd_batch']} "
-                    f"({c['speedup_there']:.3g}x there)")
+        batches = [int(b) for b in str(c["batches"]).split(",")]
+        if summary is not None:
+            group = summary[(summary["task"] == c["task"]) &
+                            (summary["context"] == c["context"])].set_index("batch")
+            speedup = {b: float(group.loc[b, "best_speedup"]) for b in batches}
+            pays = {b: group.loc[b, "decision"] == USE_SD for b in batches}
         else:
-            line = (f"SD pays up to batch {c['largest_sd_batch']} ({c['speedup_there']:.3g}x), "
-                    f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
-        if c["pays_again_at"]:
-            line += f"; pays again at {c['pays_again_at']}"
+            speedup = {}
+            pays = {b: False for b in batches}
+            if c["largest_sd_batch"] is not None:
+                for b in batches[: batches.index(int(c["largest_sd_batch"])) + 1]:
+                    pays[b] = True
+            for b in (c["pays_again_at"].split(",") if c["pays_again_at"] else []):
+                pays[int(b)] = True
+
+        def at(bs: list[int], speedup: dict[int, float] = speedup) -> str:
+            shown = [f"{b} ({speedup[b]:.3g}x)" if b in speedup else str(b) for b in bs]
+            return ", ".join(shown)
+
+        yes = [b for b in batches if pays[b]]
+        no = [b for b in batches if not pays[b]]
+        solved = f"batches solved: {','.join(map(str, batches))}"
+        if not yes:
+            line = f"SD pays at no batch solved; AD at B = {at(no)} ({solved})"
+        elif not no:
+            line = f"SD pays at every batch solved: B = {at(yes)}"
+        elif c["pays_again_at"] == "" and c["largest_sd_batch"] is not None:
+            line = (f"SD pays up to batch {int(c['largest_sd_batch'])} and not from "
+                    f"{int(c['first_ad_batch'])} on: SD at B = {at(yes)}; AD at B = {at(no)}")
+        else:
+            line = f"SD pays at B = {at(yes)}; AD at B = {at(no)} ({solved})"
         lines.append(f"  {label}: {line}")
     return lines
 

@@ -13,10 +13,12 @@ skipped; tested), and a chain is the densest mask, so the search never under-cos
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
@@ -35,8 +37,10 @@ from fpgasim.step import service_for, target_spec
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
+from fpgasim.tree.optimal import greedy_parents
 from fpgasim.tree.throughput import (
     MAX_PER_SIZE_SHAPES,
+    MAX_SEARCH_VERIFY_LEN,
     TREE_COSTS,
     Design,
     SearchResult,
@@ -232,15 +236,123 @@ def aat_optimal_design(model: PositionalModel, costs: EngineTreeCosts, verify_le
     return design_of(costs, pick.shape, pick.aat)
 
 
+class _LowerVerify:
+    """TreeCosts whose T_v is exact at the x of `exact` and a lower bound elsewhere (the x
+    whose ceiling is below a tree already costed: `_candidate_verify_lens`), every other
+    cost the wrapped one's."""
+
+    def __init__(self, costs: EngineTreeCosts, exact: set[int], lower: dict[int, float]) -> None:
+        self.costs, self.exact, self.lower = costs, exact, lower
+        self.levels_per_pass = costs.levels_per_pass
+        self.algorithm = costs.algorithm
+
+    def verify_cycles(self, verify_len: int) -> float:
+        """T_v(x) at a candidate x, its lower bound at any other."""
+        if verify_len in self.exact:
+            return self.costs.verify_cycles(verify_len)
+        return self.lower[verify_len]
+
+    def first_cycles(self, accepted: int) -> float:
+        """The wrapped costs' first draft pass."""
+        return self.costs.first_cycles(accepted)
+
+    def block_cycles(self, widths: tuple[int, ...]) -> float:
+        """The wrapped costs' fed draft pass."""
+        return self.costs.block_cycles(widths)
+
+    def clock_hz(self) -> float:
+        """The wrapped costs' clock."""
+        return self.costs.clock_hz()
+
+
+def check_size(algorithm: Algorithm, max_verify_len: int | None) -> None:
+    """InputError unless `max_verify_len` (None: the default) is an x the drafter's trees
+    can reach, as the search checks it: within a static drafter's maximal tree, at least 2
+    and at most MAX_SEARCH_VERIFY_LEN for a dynamic one; checked before any work, whatever
+    acceptance then decides the trees."""
+    if max_verify_len is None:
+        return
+    if algorithm.dynamic_tree:
+        if not 2 <= max_verify_len <= MAX_SEARCH_VERIFY_LEN:
+            raise InputError("size", max_verify_len,
+                             f"a largest x between 2 and {MAX_SEARCH_VERIFY_LEN}")
+        return
+    search_space(algorithm, max_verify_len).check()
+
+
+def _search_top(costs: EngineTreeCosts, max_verify_len: int | None) -> int:
+    """The largest x `design_trees` searches (as it sizes its space)."""
+    algorithm = costs.algorithm
+    if algorithm.dynamic_tree:
+        return max_verify_len or curve_max(algorithm)
+    return search_space(algorithm, max_verify_len).max_verify_len
+
+
+def _candidate_verify_lens(
+    model: PositionalModel, costs: EngineTreeCosts, max_verify_len: int | None
+) -> tuple[set[int], dict[int, float]] | None:
+    """The x that can hold the throughput-optimal tree, and a lower bound of T_v (cycles) at
+    every other, or None when the engine gives no bounds (then every x is costed).
+
+    Any tree of x nodes has an expected AAT of at most the greedy tree's of x nodes, unbounded
+    (optimal at every size for p non-increasing in rank, docs/trees.md), and its step takes at
+    least T_v(x) >= B(x), the engine's lower bound (docs/method.md, "Finding the best x by
+    bounds"): tokens/s <= AAT_greedy(x) / B(x). The AAT-optimal drafter tree at the x of the
+    largest such ceilings is costed exactly; every x whose ceiling is below the best of them
+    cannot hold the optimum, and the search sees its bound, under which any of its trees
+    stays below that real tree: the search's answer is the one it gives with every x costed
+    (tests/test_tree_throughput.py)."""
+    service = costs.passes
+    if not service.has_bounds(costs.board) or not model.is_monotone():
+        return None  # no bound to prune by (the greedy bound needs p non-increasing in rank)
+    top = _search_top(costs, max_verify_len)
+    parents = greedy_parents(model, top)
+    probs = np.sort(model.path_probabilities(TokenTree.from_parents(parents))[1:])[::-1]
+    aat_ub = {x: 1.0 + float(probs[: x - 1].sum()) for x in range(2, top + 1)}
+    clock = costs.clock_hz()
+    scale = clock * (1 - 1e-9)  # seconds -> cycles, kept below the pass's own count
+
+    def lower_cycles(x: int, tight: bool) -> float:
+        chain = tuple(range(-1, x - 1))
+        spec = target_spec(x, costs.context, chain)
+        if tight:
+            seconds = service.bound_s(spec, costs.board, costs.model)
+        else:
+            seconds = service.floor_s(spec, costs.board, costs.model)
+        return seconds * scale
+
+    floors = {x: lower_cycles(x, False) for x in aat_ub}
+    ceiling = {x: aat_ub[x] * clock / floors[x] if floors[x] > 0 else math.inf for x in aat_ub}
+    by_ceiling = sorted(aat_ub, key=lambda x: (-ceiling[x], x))
+    real = max(aat_optimal_design(model, costs, x).tokens_per_s for x in by_ceiling[:3])
+    exact, lower = {1}, {}  # T_v(1): AD, and the clock's first pass
+    margin = real * (1 - 1e-9)  # the ceilings' sums and the search's in another order
+    for x in aat_ub:
+        if ceiling[x] >= margin:
+            tight = lower_cycles(x, True)
+            if tight <= 0 or aat_ub[x] * clock / tight >= margin:
+                exact.add(x)
+                continue
+            floors[x] = tight
+        lower[x] = floors[x]
+    return exact, lower
+
+
 def design_tree(
     model: PositionalModel,
     costs: EngineTreeCosts,
     max_verify_len: int | None = None,
 ) -> TreeDesignResult:
-    """The tree of highest tokens/s over every x, and the AAT-optimal tree of that x."""
+    """The tree of highest tokens/s over every x, and the AAT-optimal tree of that x. On an
+    engine with lower bounds only the x that can hold it are costed exactly
+    (`_candidate_verify_lens`); the answer is the same."""
     t0 = time.perf_counter()
-    result = design_trees(model, costs, max_verify_len, per_size=False)
+    pruned = _candidate_verify_lens(model, costs, max_verify_len)
+    search_costs = costs if pruned is None else _LowerVerify(costs, *pruned)
+    result = design_trees(model, search_costs, max_verify_len, per_size=False)
     best = result.best
+    if pruned is not None:  # the best is at a candidate x: its numbers are exact
+        assert best.verify_len in pruned[0]
     aat_design = aat_optimal_design(model, costs, best.verify_len)
     best_tree, aat_tree = tree_of(model, best), tree_of(model, aat_design)
     return TreeDesignResult(

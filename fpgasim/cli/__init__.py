@@ -122,7 +122,7 @@ def _collect_old_objects_rarely() -> None:
     """Collect the oldest generation ten times more rarely than Python does by default. A
     run holds a large heap of long-lived objects (compiled parts, pass results, tables)
     and each full collection walks all of it: `reproduce all` spent about a tenth of its
-    CPU there (docs/engines.md, "Where the time goes"). Young garbage is collected as
+    CPU there (docs/benchmarks.md, "Where the time went"). Young garbage is collected as
     before; forked pool workers inherit the setting. Only the program itself: a caller's
     in-process `main(argv)` keeps its own collector."""
     import gc
@@ -134,8 +134,8 @@ def _no_collection_at_exit() -> None:
     """Spare the interpreter's shutdown its collections of everything the run built
     (`gc.freeze`: the objects alive now are never examined again). CPython collects before
     it frees the modules; after `reproduce all`, whose heap of compiled parts and results
-    is about 1 GB, that took 0.4 of the 0.5 s the program spent ending (docs/engines.md,
-    "Where the time goes"). Exit handlers, stream flushes and the exit status are as
+    is about 1 GB, that took 0.4 of the 0.5 s the program spent ending (docs/benchmarks.md,
+    "Where the time went"). Exit handlers, stream flushes and the exit status are as
     before."""
     import gc
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.cli.common import console, dumps_json, rich_table
-from fpgasim.cli.options import json_option
+from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
+from fpgasim.cli.options import OutputFormat, format_option, json_option, resolve_format
 from fpgasim.config import available, load_board, load_design, load_fpga
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import fit_matrix
@@ -74,7 +74,10 @@ def boards(
     file: str | None = typer.Argument(
         None, help="Show one board, FPGA or design file (a name or a YAML path) instead."
     ),
-    as_json: bool = json_option("Print JSON instead of tables."),
+    chosen: OutputFormat = format_option(
+        OutputFormat.table, "Output: table, json (every table) or csv (the named boards; with "
+        "FILE its fields as one row)."),
+    as_json: bool = json_option(),
 ) -> None:
     """List the shipped FPGAs, designs and named boards, and which design fits which FPGA.
 
@@ -87,10 +90,14 @@ def boards(
     arrays need against the part's. With FILE: that file's fields (and, for a board, its
     fit).
     """
+    fmt = resolve_format(chosen, as_json)
     if file is not None:
         shown = describe_file(file)
-        if as_json:
+        if fmt is OutputFormat.json:
             print(dumps_json(shown))
+            return
+        if fmt is OutputFormat.csv:
+            print(csv_text([shown]), end="")
             return
         rows = [{"field": k, "value": v} for k, v in shown.items()]
         console.print(rich_table(rows, title=f"{shown['kind']} {shown['name']}"))
@@ -110,8 +117,11 @@ def boards(
         "designs": [design_row(name) for name in designs],
         "fits": fit_matrix(fpgas, designs),
     }
-    if as_json:
+    if fmt is OutputFormat.json:
         print(dumps_json(tables))
+        return
+    if fmt is OutputFormat.csv:
+        print(csv_text(tables["boards"]), end="")
         return
     console.print(rich_table(tables["boards"], title="named boards (FPGA + design, fitted)"))
     console.print(rich_table(tables["fpgas"], title="FPGA data sheets (fpgas/)"))

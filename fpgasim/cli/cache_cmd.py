@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json
-from fpgasim.cli.options import json_option
+from fpgasim.cli.common import console, csv_text, dumps_json
+from fpgasim.cli.options import OutputFormat, format_option, json_option, resolve_format
 from fpgasim.cli.sweep_options import cache_dir_option, cache_limit_option
 from fpgasim.sweep import SweepCache
 
@@ -25,28 +25,31 @@ CACHE_DIR_HELP = "Cache folder (default: $FPGASIM_CACHE_DIR, else ~/.cache/fpgas
 def info(
     cache_dir: Path | None = cache_dir_option(CACHE_DIR_HELP),
     cache_limit_mb: int | None = cache_limit_option(),
-    as_json: bool = json_option("Print JSON instead of text."),
+    chosen: OutputFormat = format_option(OutputFormat.table, "Output: table (text), json or "
+                                         "csv (one row; points per engine as JSON)."),
+    as_json: bool = json_option(),
 ) -> None:
     """Where the cache is, its rows (per engine), size on disk, size limit and eviction policy."""
+    fmt = resolve_format(chosen, as_json)
     cache = SweepCache(cache_dir, cache_limit_mb)
     try:
         facts = cache.info()
     finally:
         cache.close()
-    if as_json:
-        print(
-            dumps_json(
-                {
-                    "path": str(facts.path),
-                    "points": facts.points,
-                    "size_bytes": facts.size_bytes,
-                    "row_bytes": facts.row_bytes,
-                    "limit_bytes": facts.limit_bytes,
-                    "policy": facts.policy,
-                    "by_engine": facts.by_engine,
-                }
-            )
-        )
+    row = {
+        "path": str(facts.path),
+        "points": facts.points,
+        "size_bytes": facts.size_bytes,
+        "row_bytes": facts.row_bytes,
+        "limit_bytes": facts.limit_bytes,
+        "policy": facts.policy,
+        "by_engine": facts.by_engine,
+    }
+    if fmt is OutputFormat.json:
+        print(dumps_json(row))
+        return
+    if fmt is OutputFormat.csv:
+        print(csv_text([row]), end="")
         return
     engines = ", ".join(f"{k}: {v}" for k, v in facts.by_engine.items()) or "none"
     lines = [

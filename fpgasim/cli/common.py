@@ -111,6 +111,33 @@ def dumps_json(obj: object) -> str:
     return json_text(obj)
 
 
+def csv_text(rows: list[dict], columns: list[str] | None = None) -> str:
+    """Rows as CSV text, a header of `columns` (default: every key, in first-seen order):
+    None as an empty cell, a list as its items joined by spaces (a tree's parents), a
+    mapping as JSON. The one CSV writer of the commands that print rows without a frame."""
+    import csv
+    import io
+
+    if columns is None:
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow([_csv_cell(r.get(c)) for c in columns])
+    return out.getvalue()
+
+
+def _csv_cell(v: object) -> object:
+    if v is None:
+        return ""
+    if isinstance(v, list | tuple):
+        return " ".join(map(str, v))
+    if isinstance(v, dict):
+        return json_text(v, compact=True)
+    return v
+
+
 def json_value(v: object) -> object:
     """A cell with NaN, pd.NA and None as None (valid JSON, an empty rich_table cell)."""
     import pandas as pd  # loaded already by whoever built the cell's frame

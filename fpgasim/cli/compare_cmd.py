@@ -11,7 +11,7 @@ from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_
 from fpgasim.analysis.plot import plot_comparison
 from fpgasim.cli.common import dumps_json, json_records, report_written, rich_table, wide_console
 from fpgasim.cli.options import (
-    TableCsvJson,
+    OutputFormat,
     aat_dir_option,
     board_from,
     board_option,
@@ -58,8 +58,8 @@ def compare_algorithms(
     plot: Path | None = plot_option(
         "Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG."
     ),
-    output_format: TableCsvJson = format_option(
-        TableCsvJson.table,
+    output_format: OutputFormat = format_option(
+        OutputFormat.table,
         "Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
     ),
 ) -> None:
@@ -90,9 +90,9 @@ def compare_algorithms(
     )
     if plot is not None:
         plot_comparison(result, plot)
-    if output_format is TableCsvJson.csv:
+    if output_format is OutputFormat.csv:
         print(result.table.to_csv(index=False), end="")
-    elif output_format is TableCsvJson.json:
+    elif output_format is OutputFormat.json:
         print(
             dumps_json(
                 {"table": json_records(result.table), "winners": json_records(result.winners)}
@@ -118,7 +118,7 @@ def _print(result) -> None:
             "speedup": r["best_speedup"],
             "best x": r["best_verify_len"],
             "tree": r["best_tree"],
-            "depth": r["tree_depth"],
+            "levels": r["tree_levels"],
             "passes": r["draft_passes"],
             "AAT": r["best_aat"],
             "T_v ms": r["verify_ms"],

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json, rich_table
-from fpgasim.cli.options import JsonTable, board_from, format_option, vary_option
+from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
+from fpgasim.cli.options import OutputFormat, board_from, format_option, vary_option
 from fpgasim.sweep.space import parse_vary
 
 design_app = typer.Typer(
@@ -29,7 +29,7 @@ def fit_cmd(
         "Change one field first, e.g. fpga.dsps=18048 or design.mv_lanes=4 (one value each; "
         "repeatable)."
     ),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """Fit a design to an FPGA and print the result: pipelines, channels, arrays and DSPs.
 
@@ -46,8 +46,11 @@ def fit_cmd(
         raise typer.BadParameter("one value per --vary field (explore varies over several)",
                                  param_hint="--vary")
     report = board_from(None, fpga, design, combos[0]).fit_report()
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(report))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([report]), end="")
         return
     rows = [{"field": k, "value": v} for k, v in report.items()]
     console.print(rich_table(rows, title=f"design {report['design']} fitted to "

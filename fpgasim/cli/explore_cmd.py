@@ -14,18 +14,22 @@ from fpgasim.analysis.plot import plot_explore
 from fpgasim.cli.common import (
     RichProgress,
     console,
+    dumps_json,
     err_console,
+    json_records,
     report_written,
     rich_table,
     wide_console,
 )
 from fpgasim.cli.options import (
+    OutputFormat,
     aat_dir_option,
     board_option,
     check_png,
     contexts_option,
     design_option,
     engine_option,
+    format_option,
     fpga_option,
     model_option,
     out_option,
@@ -99,6 +103,10 @@ def explore_cmd(
     cache_dir: Path | None = cache_dir_option("Result cache folder."),
     no_cache: bool = no_cache_option(),
     cache_limit_mb: int | None = cache_limit_option(),
+    output_format: OutputFormat = format_option(
+        OutputFormat.table, "What stdout shows: table (the summary's main columns and the "
+        "verdict lines), json (every summary column, the verdict and cheapest-board lines) "
+        "or csv (every summary column; the lines on stderr). --out is written either way."),
 ) -> None:
     """Explore a design space: a board varied over any field of its FPGA or design file.
 
@@ -146,6 +154,17 @@ def explore_cmd(
     plot_explore(result, png)
     stats_line = result.stats.summary()
     after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
+    lines = [*verdict(summary, result.axes), *cheapest_lines(summary)]
+    if output_format is OutputFormat.json:
+        print(dumps_json({"summary": json_records(summary), "lines": lines}))
+        report_written(f"wrote {out} and {png}", err_console)
+        return
+    if output_format is OutputFormat.csv:
+        print(summary.to_csv(index=False), end="")
+        for line in lines:
+            err_console.print(line, highlight=False, soft_wrap=True)
+        report_written(f"wrote {out} and {png}", err_console)
+        return
     batched = len(batches) > 1 or batches[0] > 1
     shown = summary[["algorithm", *(["batch"] if batched else []), "context",
                      *result.axes, "decision", "best_verify_len",
@@ -160,8 +179,6 @@ def explore_cmd(
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
-    for line in verdict(summary, result.axes):
+    for line in lines:
         console.print(line, highlight=False, soft_wrap=True)
-    for row in cheapest_lines(summary):
-        console.print(row, highlight=False, soft_wrap=True)
     report_written(f"wrote {out} and {png}")

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.decision import rests_on
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
@@ -20,6 +21,7 @@ from fpgasim.analysis.plot import plot_generation
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     RichProgress,
+    csv_text,
     dumps_json,
     err_console,
     json_records,
@@ -29,7 +31,7 @@ from fpgasim.cli.common import (
     wide_console,
 )
 from fpgasim.cli.options import (
-    JsonTable,
+    OutputFormat,
     aat_dir_option,
     algorithm_option,
     board_from,
@@ -105,7 +107,7 @@ def generate_cmd(
         "of passes).",
         default=BULK_ENGINE,
     ),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json (the summary and the steps by context) or csv (the summary as one row)."),
     steps_out: Path | None = out_option(
         None, "Also write one CSV row per decode step to this file (docs/formats.md)."
     ),
@@ -183,15 +185,16 @@ def generate_cmd(
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
     if plot is not None:
         plot_generation(result, plot)
-    _print(result, output_format, steps_out, b.lowering, plot)
+    _print(result, output_format, steps_out, b.lowering, plot, b.fit.fits_dsps)
 
 
 def _print(
     result: Generation,
-    output_format: JsonTable,
+    output_format: OutputFormat,
     steps_out: Path | None,
     lowering: str,
     plot: Path | None = None,
+    fits_dsps: bool | None = None,
 ) -> None:
     """The summary (with the board's lowering beside the engine: provenance; the AD
     baseline and SD's speedup over it) and the decode steps by context, each with its
@@ -201,8 +204,12 @@ def _print(
         s[k] = v
         if k == "engine":
             s["lowering"] = lowering
-    if output_format is JsonTable.json:
+    s["fits_dsps"] = fits_dsps
+    if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([json_row(s)]), end="")
         return
     title = (
         f"{s['board']} / {s['model']} / P={s['prompt_len']} D={s['decode_len']}"
@@ -239,6 +246,7 @@ def _print(
         )
         out_console.print(f"  AAT {s['aat_basis']}: {s['aat_note']}", highlight=False,
                           soft_wrap=True)
+        out_console.print(f"  decisions: {rests_on(s)}", highlight=False, soft_wrap=True)
     for path, line in (
         (steps_out, f"wrote {len(result.steps)} steps to {steps_out}"),
         (plot, f"wrote figure to {plot}"),

@@ -28,43 +28,34 @@ MAX_CONTEXT = 10_000_000
 # ---------------------------------------------------------------- output formats
 
 
-class JsonTable(StrEnum):
-    """--format json|table."""
-
-    json = "json"
-    table = "table"
-
-
 class TableJsonCsv(StrEnum):
-    """--format table|json|csv."""
+    """--format table|json|csv: every command that prints a result takes these three."""
 
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class TableCsvJson(StrEnum):
-    """--format table|csv|json."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
+#: The one name of the three formats every result-printing command takes.
+OutputFormat = TableJsonCsv
 
 
 class JsonTableMarkdown(StrEnum):
-    """--format json|table|markdown."""
+    """--format table|json|csv|markdown (`tree calibrate`: also docs/trees.md's blocks)."""
 
-    json = "json"
     table = "table"
+    json = "json"
+    csv = "csv"
     markdown = "markdown"
 
 
 class TableMdCsv(StrEnum):
-    """--format table|md|csv."""
+    """--format table|json|csv|md (`reproduce`: also Markdown)."""
 
     table = "table"
-    md = "md"
+    json = "json"
     csv = "csv"
+    md = "md"
 
 
 def format_option(default: StrEnum, help_text: str) -> Any:
@@ -72,9 +63,21 @@ def format_option(default: StrEnum, help_text: str) -> Any:
     return typer.Option(default, "--format", "-f", help=help_text)
 
 
-def json_option(help_text: str) -> Any:
-    """--json: a flag that prints JSON instead of the human-readable output."""
-    return typer.Option(False, "--json", help=help_text)
+def json_option(help_text: str = "Same as --format json (kept for scripts that use it).") -> Any:
+    """--json: the older spelling of `--format json` (hidden from --help; `output_format`
+    resolves the two)."""
+    return typer.Option(False, "--json", help=help_text, hidden=True)
+
+
+def resolve_format(chosen: StrEnum, as_json: bool) -> StrEnum:
+    """The format a command prints: `--format`, or json for the older `--json` (refused
+    beside another --format than the default table)."""
+    if not as_json:
+        return chosen
+    if chosen.value not in ("table", "json"):
+        raise InputError("--json", True, f"not with --format {chosen.value} (--json is --format "
+                         "json)")
+    return type(chosen)("json")
 
 
 # ---------------------------------------------------------------- lists

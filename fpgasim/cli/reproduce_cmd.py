@@ -11,7 +11,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fpgasim.analysis.cross_check import ACCOUNTING
-from fpgasim.cli.common import err_console, json_value, report_written, rich_table, wide_console
+from fpgasim.cli.common import (
+    dumps_json,
+    err_console,
+    json_records,
+    json_value,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     TableMdCsv,
     aat_dir_option,
@@ -19,6 +27,7 @@ from fpgasim.cli.options import (
     out_option,
     workers_option,
 )
+from fpgasim.config.loader import did_you_mean
 from fpgasim.engine import BULK_ENGINE, ENGINES, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_output_path
@@ -74,7 +83,8 @@ def reproduce(
     ),
     output_format: TableMdCsv = format_option(
         TableMdCsv.table,
-        "What stdout shows: table (rich), md (Markdown) or csv (the CSV only, one experiment).",
+        "What stdout shows: table (rich), json (each experiment's name, title, rows and "
+        "notes), csv (the CSV only, one experiment) or md (Markdown).",
     ),
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
@@ -109,6 +119,10 @@ def reproduce(
     if csv_stdout:
         print(csv_text(results[0][0]), end="")
         return
+    if output_format is TableMdCsv.json:
+        print(dumps_json([{"name": r.name, "title": r.title, "available": r.available,
+                           "aat_source": r.aat_source, "engine": r.engine, "rows": json_records(r.table), "notes": list(r.notes)}
+                          for r, _ in results]))
     for result, _ in results:
         if output_format is TableMdCsv.md:
             print(markdown(result), end="\n")
@@ -136,9 +150,14 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     shipped = experiment_names()
     out = []
     given: dict[str, str] = {}  # experiment name -> the argument that named it
+    by_case = {n.casefold(): n for n in shipped}
+    wanted = [by_case.get(n.casefold(), n) for n in wanted]  # names are case-insensitive
     for name in dict.fromkeys(wanted):
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
-            raise InputError("NAME", name, f"one of all, everything, {', '.join(shipped)} (or a YAML path)")
+            meant = did_you_mean(name, shipped)
+            hint = f"did you mean {' or '.join(meant)}? " if meant else ""
+            raise InputError("NAME", name, f"{hint}one of all, everything, "
+                             f"{', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
         first = given.setdefault(exp.name, name)
         if first != name:  # both would write NAME.csv, NAME.md (NAME.png) in one folder

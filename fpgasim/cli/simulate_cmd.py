@@ -8,9 +8,9 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json, err_console, rich_table
+from fpgasim.cli.common import console, csv_text, dumps_json, err_console, rich_table
 from fpgasim.cli.options import (
-    JsonTable,
+    OutputFormat,
     accepted_option,
     algorithm_option,
     board_from,
@@ -170,7 +170,7 @@ def simulate(
     prompt_len: int | None = prompt_len_option(
         None, "Prompt tokens P of the prefill (with --phase prefill)."
     ),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv (the result's row; the table adds the per-unit utilisation)."),
     trace: Path | None = typer.Option(
         None,
         "--trace",
@@ -191,8 +191,9 @@ def simulate(
 
     Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
-    if dump_graph and output_format is JsonTable.json:
-        raise InputError("--format", "json", "table with --dump-graph (the graph dump is text)")
+    if dump_graph and output_format is not OutputFormat.table:
+        raise InputError("--format", output_format.value,
+                         "table with --dump-graph (the graph dump is text)")
     if phase is Phase.prefill:
         decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
                        "--batch": (batch != 1, batch),
@@ -300,11 +301,14 @@ def warn_dsps(board: Board) -> None:
         )
 
 
-def _show(result: PointResult, output_format: JsonTable, title: str, pass_name: str) -> None:
+def _show(result: PointResult, output_format: OutputFormat, title: str, pass_name: str) -> None:
     """Print a result's row as JSON, or as a table followed by its per-unit utilisation."""
     row = result.row
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(row))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([row]), end="")
         return
     table = rich_table(
         [
@@ -331,7 +335,7 @@ def _prefill(
     algorithm: str | None,
     engine: str,
     prompt_len: int | None,
-    output_format: JsonTable,
+    output_format: OutputFormat,
     trace: Path | None,
 ) -> None:
     """--phase prefill: time the prompt's prefill pass and print it."""

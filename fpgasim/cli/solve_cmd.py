@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from fpgasim.analysis.algorithm_comparison import tree_depth
+from fpgasim.analysis.algorithm_comparison import drafted_levels
 from fpgasim.analysis.cross_check import CheckedBatches, solve_batches_checked, solve_checked
+from fpgasim.analysis.decision import rests_on
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
@@ -46,6 +47,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.engine import BULK_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.simulate import MAX_BATCH
@@ -97,7 +99,16 @@ def solve(
         "--fit-points",
         help="Measured x values the AAT model A+B·ln(x−C) is fitted on, e.g. 2,5,13,33 (>= 3). Default: every x of the curve. R² is reported on these and on all measured points.",
     ),
-    engine: str = engine_option("Engine: analytic (the study's accounting), event, fast."),
+    engine: str = engine_option(
+        "Engine: fast (the simulator, event's cycles in numba; default: solve times tens of "
+        "passes), event (the reference simulator, the same cycles, slower) or analytic (the "
+        "study's accounting).", BULK_ENGINE),
+    every_x: bool = typer.Option(
+        False, "--every-x",
+        help="Time every x of the curves, not only those that can be best: adds the primary "
+        "roofline's ridge x_R, P_max/P(1) and the ideal speedups (slower: tens of seconds on "
+        "some boards; --plot implies it). The decisions, best sets and regime are the same "
+        "either way."),
     naive_threshold: float = typer.Option(
         NAIVE_THRESHOLD,
         "--naive-threshold",
@@ -171,6 +182,7 @@ def solve(
         "curve_method": curve_method,
         "mean": mean.value,
         "objective": objective.value,
+        "every_x": every_x or plot is not None,
     }
     ctxs = parse_contexts(contexts)
     batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
@@ -178,8 +190,7 @@ def solve(
         if schedule_out is not None:
             raise InputError("--schedule-out", str(schedule_out),
                              "one --batch (a schedule is for one batch size)")
-        light = {k: inputs[k] for k in ("tasks", "aat_dir", "aat_source", "curve_method")}
-        checked = solve_batches_checked(b, m, a, ctxs, batches, engine=engine, **light)
+        checked = solve_batches_checked(b, m, a, ctxs, batches, engine=engine, **inputs)
         _batch_output(checked, b, output_format, plot)
         return
     inputs["batch"] = batches[0]
@@ -219,16 +230,18 @@ def solve(
 
 def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJsonCsv,
                   plot: Path | None) -> None:
-    """`solve --batch` with several batch sizes: per (context, batch) the decision, best x,
-    speedup, the batch's tokens/s and TPOT, the accounting's decision beside; per context
+    """`solve --batch` with several batch sizes: per (task, context, batch) the plain
+    solve's summary (the same columns, decision, best set, tree, tokens/J, regime, AAT
+    basis) with what the batch delivers and the accounting's decision beside; per context
     the crossover (docs/batching.md)."""
     result, summary, differs = checked.result, checked.summary.copy(), checked.disagreements
-    summary.insert(summary.columns.get_loc("engine") + 1, "lowering", board.lowering)
+    summary = summary_out(summary, board)
     if plot is not None:
         plot_batch_speedups(result.summary, plot)
     if output_format is TableJsonCsv.json:
         print(dumps_json({"summary": json_records(summary),
                           "crossover": json_records(result.crossover),
+                          "unified": json_records(result.unified),
                           "disagreements": differs}))
         return
     if output_format is TableJsonCsv.csv:
@@ -244,21 +257,42 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
         row = {"task": s["task"]} if multi else {}
         row.update({"context": s["context"], "batch": s["batch"], "decision": s["decision"],
                     "speedup": s["best_speedup"], "best x": _x(s["best_verify_len"]),
+                    "best tree": s["best_tree"],
                     "batch tok/s": s["batch_tokens_per_s"], "TPOT ms": s["tpot_s"] * 1e3,
-                    "AD batch tok/s": s["ad_batch_tokens_per_s"]})
+                    "AD batch tok/s": s["ad_batch_tokens_per_s"],
+                    "tok/J": s["tokens_per_j"], "AD tok/J": s["ad_tokens_per_j"],
+                    "regime": s["regime"]})
         if "decision_accounting" in s:
             row["accounting"] = f"{s['decision_accounting']} ({s['speedup_accounting']:.3g}x)"
         row["fits_memory"] = bool(s["fits_memory"])
         rows.append(row)
+    files = ", ".join(sorted({f for f in summary["aat_file"] if f}))
     out.print(rich_table(rows, floatfmt="{:.3g}", title=(
-        f"SD under batching: {first['board']} / {first['model']} / {first['algorithm']} / "
-        f"engine {first['engine']}, lowering {board.lowering} / AAT {first['aat_basis']}")))
-    for line in crossover_lines(result.crossover):
+        f"SD under batching ({first['objective']}): {first['board']} / {first['model']} / "
+        f"{first['algorithm']} / engine {first['engine']}, lowering {board.lowering} / AAT "
+        f"{'/'.join(sorted(set(summary['aat_basis'])))}" + (f" ({files})" if files else ""))))
+    for line in (*decision_lines(summary), *crossover_lines(result.crossover, result.summary)):
         out.print(line, highlight=False, soft_wrap=True)
+    _print_aat_lines(Solution(summary.drop_duplicates(["task", "context"]), pd.DataFrame(),
+                              pd.DataFrame()))
     for line in differs:
         out.print(line, highlight=False, soft_wrap=True)
     if plot is not None:
         report_written(f"wrote figure to {plot}")
+
+
+def decision_lines(summary: pd.DataFrame) -> list[str]:
+    """One line per (task, context[, batch]): the decision, the best set it is taken on and
+    what it rests on (`decision.rests_on`: the acceptance, the fit, the validation)."""
+    multi = summary["task"].nunique() > 1
+    batched = summary["batch"].nunique() > 1
+    lines = []
+    for s in summary.to_dict("records"):
+        label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
+        label += f", B={s['batch']}" if batched else ""
+        lines.append(f"  {label}: {s['decision']} (best x = {_x(s['best_verify_len'])}, tree "
+                     f"{s['best_tree']}: {s['best_speedup']:.3g}x AD); {rests_on(s)}")
+    return lines
 
 
 def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
@@ -324,13 +358,17 @@ def _print_draft_lines(solution: Solution, algorithm: Algorithm) -> None:
         if hit.empty:
             continue
         r = hit.iloc[0]
-        depth = tree_depth(str(r["tree"]))
-        ar = f" (an autoregressive drafter: {depth})" if k > 1 else ""
+        tree = str(r["tree"])
+        levels = drafted_levels(tree)
+        ar = f" (an autoregressive drafter: {levels})" if k > 1 else ""
+        eagle = (f": the first pass, then {tree.split()[0]} expansions"
+                 if tree.startswith("depth=") else "")
         label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"
         out.print(
-            f"  {label}: draft at best x = {int(r['verify_len'])}: depth {depth} in "
-            f"{_passes(int(r['draft_passes']))}{ar}, T_d = {r['draft_s'] * 1e3:.3g} ms, "
-            f"T_v = {r['verify_s'] * 1e3:.3g} ms, alpha = {r['alpha']:.3f}",
+            f"  {label}: draft at best x = {int(r['verify_len'])}, tree {tree}: {levels} "
+            f"levels in {_passes(int(r['draft_passes']))}{ar}{eagle}, T_d = "
+            f"{r['draft_s'] * 1e3:.3g} ms, T_v = {r['verify_s'] * 1e3:.3g} ms, alpha = "
+            f"{r['alpha']:.3f}",
             highlight=False,
         )
 
@@ -356,13 +394,23 @@ def _passes(n: int) -> str:
 
 #: Printed under the regime table, one line each: the symbols it uses (docs/glossary.md defines them all).
 LEGEND = (
-    "x_R: the x where this engine's measured roofline P(x) = x/T_v(x) turns flat",
+    "regime: from the engine's verify passes at the x reported (AD, best, Naive, Ori): "
+    "memory-bound where each is load- or store-bound, compute-bound where each is "
+    "compute-bound, else mixed; bound: the unit with the most work (as `fpgasim simulate` "
+    "reports it)",
     "ridge_tokens: the board sheet's ridge, peak MAC/cycle over weights streamed per cycle "
     "(as in `fpgasim boards`)",
     "alpha: the draft cost relative to AD, weight bytes of all draft passes over those of "
-    "one AD pass (memory-bound: alpha < 1/2 guarantees SD wins)",
+    "one AD pass; a step's cost in AD steps is (T_v + T_d) / T_v(1), SD pays where the "
+    "tokens it accepts exceed it",
+)
+#: The legend lines of the columns that need every x timed (--every-x).
+EVERY_X_LEGEND = (
+    "x_R: the x where this engine's measured roofline P(x) = x/T_v(x) turns flat; "
     "P_max/P(1): the roofline's ceiling over AD; every symbol: docs/glossary.md",
 )
+NOT_EVERY_X = ("x_R and P_max/P(1) (the primary roofline over every x): with --every-x; "
+               "every symbol: docs/glossary.md")
 
 
 def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> None:
@@ -404,8 +452,11 @@ def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> N
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets ({first['objective']}): {head}",
                          floatfmt="{:.3g}"))
+    for line in decision_lines(summ):
+        out.print(line, highlight=False, soft_wrap=True)
     _print_energy_lines(summ, multi)
     model_rows = []
+    every = bool(summ["every_x"].all())
     for s in summ.to_dict("records"):
         row = {"task": s["task"]} if multi else {}
         row.update(
@@ -413,9 +464,17 @@ def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> N
                 "context": s["context"],
                 "decision": s["decision"],
                 "regime": s["regime"],
-                "x_R": _x(s["x_ridge"]) if _x(s["x_ridge"]) != "" else "none",
+                "AD bound": s["ad_bound"],
+                "best bound": s["best_bound"],
+                "T_v(best)/T_v(1)": s["best_verify_ratio"],
+            }
+        )
+        if every:
+            row.update({"x_R": _x(s["x_ridge"]) if _x(s["x_ridge"]) != "" else "none",
+                        "P_max/P(1)": s["p_gain"]})
+        row.update(
+            {
                 "ridge_tokens": ridge,
-                "P_max/P(1)": s["p_gain"],
                 "alpha(best)": s["alpha_best"],
                 "best tree": s["best_tree"],
                 "AAT A": s["aat_a"],
@@ -430,7 +489,7 @@ def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> N
         )
         model_rows.append(row)
     out.print(rich_table(model_rows, title="Regime, roofline ridge and AAT fit", floatfmt="{:.3g}"))
-    for line in LEGEND:
+    for line in (*LEGEND, *(EVERY_X_LEGEND if every else (NOT_EVERY_X,))):
         out.print(f"  {line}", highlight=False, soft_wrap=True)
     for s in summ.to_dict("records"):
         label = f"{s['task']}, L={s['context']}" if multi else f"L={s['context']}"

@@ -9,12 +9,13 @@ import numpy as np
 import typer
 
 from fpgasim.analysis.aat import aat_path
+from fpgasim.analysis.board_tree import board_tree
+from fpgasim.analysis.decision import USE_SD, rests_on
 from fpgasim.analysis.plot import plot_method_curves
-from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
-from fpgasim.cli.common import console, dumps_json, report_written, rich_table
+from fpgasim.cli.common import console, csv_text, dumps_json, report_written, rich_table
 from fpgasim.cli.options import (
-    JsonTable,
     JsonTableMarkdown,
+    OutputFormat,
     aat_dir_option,
     algorithm_option,
     board_from,
@@ -31,14 +32,16 @@ from fpgasim.cli.options import (
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.engine import get_engine
+from fpgasim.engine import BULK_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import (
     check_input_path,
     check_out_path,
+    json_text,
     write_frame,
 )
 from fpgasim.lists import split_items
+from fpgasim.simulate import fits_memory
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
@@ -81,6 +84,11 @@ def parse_vector(text: str, argument: str = "--acceptance-vector") -> list[list[
             raise InputError(argument, text, "probabilities between 0 and 1")
         rows.append(row)
     return rows
+
+
+class TreeAatSource(StrEnum):
+    measured = "measured"
+    embedded = "embedded"
 
 
 class Objective(StrEnum):
@@ -201,10 +209,30 @@ def optimal(
     model_name: str = typer.Option(
         "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
     ),
-    engine: str = engine_option("Engine costing T_v and T_d (--objective throughput)."),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    engine: str = engine_option(
+        "Engine costing T_v and T_d (--objective throughput): fast (default; event's cycles), "
+        "event or analytic.", BULK_ENGINE),
+    aat_dir: Path | None = aat_dir_option(
+        "--objective throughput: measured AAT tables (default: the shipped ones). Where they "
+        "hold the algorithm and model the candidate trees are their curve's, with their "
+        "measured AAT, as `fpgasim solve` uses them; elsewhere the embedded model's search."
+    ),
+    aat_source: TreeAatSource | None = typer.Option(
+        None, "--aat-source",
+        help="--objective throughput: measured (the tables' curve; the default where they hold "
+        "the pair) or embedded (search every tree under the embedded model, even there)."),
+    task: str | None = typer.Option(
+        None, "--task", help="--objective throughput: the measured table's task (default: "
+        "the first of the tasks `solve` solves by default, read as `solve` reads them)."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """The tree of N nodes with the highest expected AAT, or of highest tokens/s on a board.
+
+    --objective throughput takes its acceptance by the rule `solve` uses (docs/analysis.md,
+    "Where the AAT comes from"): the measured curve's trees where tables hold the algorithm
+    and model, every tree the drafter can build under the embedded model elsewhere (or
+    under an acceptance given with -p, --iid-rate, --marginal-rate or --aat); the best tree
+    is compared with AD, and the decision says when no tree beats it.
 
     Example (Sequoia's published vector):
     fpgasim tree optimal -p .6342,.1079,.0570,.0225,.0195,.0150,.0045,.0030,.0120 --size 64 --max-depth 9
@@ -220,14 +248,28 @@ def optimal(
             algorithm,
             "one acceptance model for --objective aat: a vector or rate, or an algorithm",
         )
-    model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm, context)
+    given_inputs = {"--acceptance-vector": acceptance_vector, "--iid-rate": iid_rate,
+                    "--marginal-rate": marginal_rate, "--aat": aat}
+    lines: list[str] = []
     if objective is Objective.throughput:
         if method is not SolveMethod.auto:
             raise InputError("--method", method.value, "only with --objective aat")
-        row = _throughput_row(model, (board, fpga, design), model_name, algorithm, context, size,
-                              max_depth, engine)
+        named = [k for k, v in given_inputs.items() if v is not None]
+        given = (acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
+                                  context) if named else None)
+        note = f"{named[0]} {given_inputs[named[0]]}" if named else ""
+        row = _throughput_row(given, note, (board, fpga, design), model_name, algorithm,
+                              context, size, max_depth, engine,
+                              (aat_dir, aat_source.value if aat_source else None, task))
         title = f"throughput-optimal tree on {row['board']}, L={context}"
+        lines = throughput_lines(row)
     else:
+        for flag, value in (("--aat-dir", aat_dir), ("--aat-source", aat_source),
+                            ("--task", task)):
+            if value is not None:
+                raise InputError(flag, str(value), "only with --objective throughput")
+        model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
+                                 context)
         if size is None:
             raise InputError("--size", None, "a tree size N for --objective aat")
         for flag, value in (("--board", board), ("--fpga", fpga), ("--design", design)):
@@ -240,7 +282,7 @@ def optimal(
             "expected_aat": result.expected_aat,
             "size": t.size,
             "max_depth": max_depth,
-            "depth": t.depth,
+            "levels": t.depth,
             "method": result.method,
             "monotone": model.is_monotone(),
             "tree_shape": t.shape_str(),
@@ -248,18 +290,24 @@ def optimal(
             "ranks": t.ranks.tolist(),
         }
         title = f"optimal tree, N={size}"
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(row))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text([row]), end="")
         return
     shown = [
         {"quantity": k, "value": " ".join(map(str, v)) if isinstance(v, list) else v}
         for k, v in row.items()
     ]
     console.print(rich_table(shown, title=title, floatfmt="{:.6g}"))
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _throughput_row(
-    model: PositionalModel,
+    given: PositionalModel | None,
+    given_note: str,
     board: tuple[str | None, str | None, str | None],
     model_name: str,
     algorithm: str | None,
@@ -267,8 +315,10 @@ def _throughput_row(
     size: int | None,
     max_depth: int | None,
     engine: str,
+    tables: tuple[Path | None, str | None, str | None],
 ) -> dict:
-    """`tree optimal --objective throughput`: the best tree and the AAT-optimal one of its x."""
+    """`tree optimal --objective throughput`: the best tree on the board by the acceptance
+    `solve` uses (`analysis.board_tree`), AD beside it, and the AAT-optimal tree of its x."""
     for name, value in (("--algorithm", algorithm), ("--context", context)):
         if value is None:
             raise InputError(name, None, "required with --objective throughput")
@@ -276,47 +326,72 @@ def _throughput_row(
         raise InputError(
             "--max-depth",
             max_depth,
-            "not with --objective throughput (the drafter's maximal tree bounds the depth)",
+            "not with --objective throughput (the drafter's maximal tree bounds the levels)",
         )
     assert algorithm is not None and context is not None
+    aat_dir, aat_source, task = tables
+    check_input_path(aat_dir, "--aat-dir")
     eng = get_engine(engine)
-    b, a = board_from(*board), load_algorithm(algorithm)
+    b, a, m = board_from(*board), load_algorithm(algorithm), load_model(model_name)
     check_drafter(b, a)
-    costs = EngineTreeCosts(eng, b, load_model(model_name), a, context)
-    result = design_tree(model, costs, size)
-    clock = costs.clock_hz()
+    found = board_tree(eng, b, m, a, context, max_verify_len=size, given=given,
+                       given_note=given_note, aat_dir=aat_dir, aat_source=aat_source,
+                       task=task)
     row: dict = {
         "objective": "throughput",
         "board": b.name,
         "fpga": b.fpga.name,
         "design": b.design.name,
-        "model": model_name,
-        "algorithm": algorithm,
+        "model": m.id,
+        "algorithm": a.id,
         "context": context,
         "engine": eng.name,
+        "aat_basis": found.aat_basis,
+        "aat_note": found.aat_note,
+        "task": found.task,
+        "trees_from": found.trees_from,
+        "decision": found.decision,
+        "speedup": found.speedup,
+        "ad_tokens_per_s": found.ad_tokens_per_s,
+        "fits_memory": fits_memory(b, m, context, found.best.verify_len, a.drafter),
+        "fits_dsps": b.fit.fits_dsps,
     }
-    for prefix, d, tree in (
-        ("", result.best, result.best_tree),
-        ("aat_optimal_", result.aat_optimal, result.aat_optimal_tree),
-    ):
+    for prefix, d in (("", found.best), ("aat_optimal_", found.aat_optimal)):
         row |= {
             f"{prefix}verify_len": d.verify_len,
-            f"{prefix}tree_shape": tree.shape_str(),
+            f"{prefix}tree": d.drafted,
+            f"{prefix}tree_shape": d.tree.shape_str() if d.tree is not None else "",
+            f"{prefix}levels": d.tree.depth if d.tree is not None else None,
             f"{prefix}expected_aat": d.aat,
             f"{prefix}accepted": d.accepted,
-            f"{prefix}verify_s": d.verify_cycles / clock,
-            f"{prefix}draft_s": d.draft_cycles / clock,
+            f"{prefix}verify_s": d.verify_s,
+            f"{prefix}draft_s": d.draft_s,
             f"{prefix}tokens_per_s": d.tokens_per_s,
+            f"{prefix}parents": list(d.tree.parents) if d.tree is not None else [],
+            f"{prefix}ranks": d.tree.ranks.tolist() if d.tree is not None else [],
         }
-        if d.draft_depth is not None:
-            row |= {f"{prefix}draft_depth": d.draft_depth, f"{prefix}draft_top_k": d.draft_top_k}
-        row |= {f"{prefix}parents": list(tree.parents), f"{prefix}ranks": tree.ranks.tolist()}
-    row["gain_vs_aat_optimal"] = result.best.tokens_per_s / result.aat_optimal.tokens_per_s
-    row["search_states"] = result.search.states
-    row["search_trees"] = result.search.leaves
-    row["engine_passes"] = result.engine_calls
-    row["search_s"] = result.seconds
+    row["gain_vs_aat_optimal"] = found.best.tokens_per_s / found.aat_optimal.tokens_per_s
+    row["search_states"] = found.search_states
+    row["search_trees"] = found.search_trees
+    row["engine_passes"] = found.engine_passes
+    row["search_s"] = found.seconds
     return row
+
+
+def throughput_lines(row: dict) -> list[str]:
+    """The lines under `tree optimal --objective throughput`'s table: the decision against
+    AD (saying when no tree beats it) and the acceptance it rests on."""
+    where = f"{row['board']} at L={row['context']}"
+    best = (f"the best tree '{row['tree']}' (x = {row['verify_len']}, AAT "
+            f"{row['expected_aat']:.3g}) {row['tokens_per_s']:.3g} tok/s")
+    if row["decision"] == USE_SD:
+        head = (f"{row['decision']}: on {where} {best}, {row['speedup']:.3g}x AD's "
+                f"{row['ad_tokens_per_s']:.3g} tok/s")
+    else:
+        head = (f"{row['decision']}: no tree beats AD on {where} (AD "
+                f"{row['ad_tokens_per_s']:.3g} tok/s; {best}, {row['speedup']:.3g}x)")
+    return [f"  {head}; {rests_on(row)}", f"  AAT {row['aat_basis']}: {row['aat_note']}",
+            f"  trees: {row['trees_from']}"]
 
 
 @tree_app.command("compare")
@@ -339,7 +414,7 @@ def compare(
     ),
     plot: Path | None = plot_option("Also draw the curves to this PNG."),
     out: Path | None = out_option(None, "Also write the long table (.csv or .parquet)."),
-    output_format: JsonTable = format_option(JsonTable.table, "Output: json or table."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """AAT curves of prior-score, width, depth and optimal trees under the embedded model.
 
@@ -364,8 +439,11 @@ def compare(
     wide = frame.pivot(index="verify_len", columns="method", values="aat").reset_index()
     wide = wide[["verify_len", "prior_score", "width", "depth", "optimal"]]
     rows = wide.to_dict("records")
-    if output_format is JsonTable.json:
+    if output_format is OutputFormat.json:
         print(dumps_json(rows))
+        return
+    if output_format is OutputFormat.csv:
+        print(csv_text(rows), end="")
         return
     console.print(rich_table(rows, title=f"expected AAT by tree method ({algo.id})"))
 
@@ -434,7 +512,9 @@ def calibrate(
         "Measured AAT tables (builtin: the ones shipped with fpgasim): refit the context decay and report R² per context."
     ),
     output_format: JsonTableMarkdown = format_option(
-        JsonTableMarkdown.table, "Output: json, table, or markdown (the blocks of docs/trees.md)."
+        JsonTableMarkdown.table, "Output: table, json, csv (the calibration as one row; the "
+        "agreement table with --aat-dir: json or table) or markdown (the blocks of "
+        "docs/trees.md)."
     ),
 ) -> None:
     """Recompute an embedded acceptance model from the published figures and compare it.
@@ -475,6 +555,10 @@ def calibrate(
         and (aat_dir is None or shipped.context_decay == acc.context_decay),
     }
     frame = agreement_tables(algo, aat_dir) if aat_dir is not None else None
+    if output_format is JsonTableMarkdown.csv:
+        print(csv_text([{**result, "probabilities": json_text(acc.probabilities, compact=True)}]),
+              end="")
+        return
     if output_format is JsonTableMarkdown.json:
         if frame is not None:
             result["agreement"] = frame.to_dict("records")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fpgasim.config.board_loader import load_board, load_design, load_fpga
-from fpgasim.config.loader import available, read_yaml_mapping, resolve
+from fpgasim.config.loader import available, did_you_mean, read_yaml_mapping, resolve, shipped_name
 from fpgasim.errors import ConfigError
 
 #: kinds `describe_file` shows, in the order a shipped name is looked up
@@ -40,12 +40,14 @@ def describe_file(name_or_path: str) -> dict:
     if path.suffix in (".yaml", ".yml") or "/" in text:
         kind = kind_of(resolve("board", text))
     else:
-        kinds = [k for k in KINDS if text in available(k)]
+        kinds = [k for k in KINDS if shipped_name(k, text) is not None]
         if not kinds:
             names = {k: available(k) for k in KINDS}
             listed = "; ".join(f"{k}s: {', '.join(v)}" for k, v in names.items())
-            raise ConfigError("", "name", text, f"a board, FPGA or design name ({listed})",
-                              "file")
+            meant = did_you_mean(text, [n for v in names.values() for n in v])
+            hint = f"did you mean {' or '.join(meant)}? " if meant else ""
+            raise ConfigError("", "name", text,
+                              f"{hint}a board, FPGA or design name ({listed})", "file")
         kind = kinds[0]
     if kind == "board":
         board = load_board(text)

@@ -69,14 +69,98 @@ KIND_DIRS: dict[str, str] = {
 }
 
 
+#: Shipped Hugging Face configs (`config.json` files) a model name may also name, by file stem.
+HF_MODEL_DIR = "workloads/models/hf"
+
+
+def shipped_files(kind: str) -> dict[str, Path]:
+    """The shipped files of one kind a name may name, by name (the file's stem): the YAML
+    files of its folder and, for models, the Hugging Face configs shipped beside them
+    (`hf_models`)."""
+    files = {p.stem: p for p in sorted((data_root() / KIND_DIRS[kind]).glob("*.yaml"))}
+    if kind == "model":
+        for name, p in hf_models().items():
+            files.setdefault(name, p)
+    return files
+
+
+def hf_models() -> dict[str, Path]:
+    """The shipped Hugging Face configs (`HF_MODEL_DIR`) by name, as `fpgasim models`
+    lists them and `--model` takes them (e.g. `Qwen2-7B-Instruct`)."""
+    return {p.stem: p for p in sorted((data_root() / HF_MODEL_DIR).glob("*.json"))}
+
+
 def available(kind: str) -> list[str]:
-    """Names of the shipped files of one kind (board, model, algorithm, experiment)."""
-    folder = data_root() / KIND_DIRS[kind]
-    return sorted(p.stem for p in folder.glob("*.yaml"))
+    """Names of the shipped YAML files of one kind (board, model, algorithm, experiment);
+    the shipped Hugging Face configs a model name may also name are `hf_models`."""
+    return sorted(p.stem for p in (data_root() / KIND_DIRS[kind]).glob("*.yaml"))
+
+
+def shipped_name(kind: str, text: str) -> Path | None:
+    """The shipped file a name names: exactly, else case-insensitively (`U55C` is `u55c`)
+    when one name matches; None when none does."""
+    files = shipped_files(kind)
+    if text in files:
+        return files[text]
+    folded = [p for name, p in files.items() if name.casefold() == text.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def did_you_mean(text: str, names: Sequence[str], n: int = 3) -> list[str]:
+    """The names closest to `text`, case ignored: those it begins or that begin with it
+    first (`Qwen2-7B` -> `Qwen2-7B-Instruct`), then difflib's close matches."""
+    low = text.casefold()
+    by_low = {name.casefold(): name for name in names}
+    prefixed = [by_low[k] for k in by_low if low and (k.startswith(low) or low.startswith(k))]
+    close = [by_low[k] for k in difflib.get_close_matches(low, list(by_low), n=n, cutoff=0.6)]
+    return list(dict.fromkeys(prefixed + close))[:n]
+
+
+#: Other kinds a name given as one kind may be (a part's name given as a board).
+_OTHER_KINDS = {"board": ("fpga", "design"), "fpga": ("board", "design"),
+                "design": ("board", "fpga"), "model": (), "algorithm": ()}
+
+
+def _unknown_name(kind: str, text: str) -> ConfigError:
+    """The one-line error of a name no shipped file of `kind` has: what it is instead (an
+    FPGA given as a board answers with the `fpga`/`design` form), or the names it may
+    mean, then every name."""
+    names = list(shipped_files(kind))
+    listed = ", ".join(available(kind)) or f"none in {data_root() / KIND_DIRS[kind]}"
+    if kind == "model":
+        listed += f"; Hugging Face configs: {', '.join(hf_models())}"
+    for other in _OTHER_KINDS.get(kind, ()):
+        hit = shipped_name(other, text)
+        if hit is None:
+            continue
+        if kind == "board" and other == "fpga":
+            designs = ", ".join(available("design"))
+            return ConfigError("", "name", text, (
+                f"{hit.stem} is an FPGA data sheet, not a named board: give it as `fpga` "
+                f"{hit.stem} `design` D, a design fitted to it (D one of {designs}); named "
+                f"boards: {listed}"), kind)
+        if kind == "board" and other == "design":
+            fpgas = ", ".join(available("fpga"))
+            return ConfigError("", "name", text, (
+                f"{hit.stem} is an accelerator design, not a named board: give it as "
+                f"`design` {hit.stem} `fpga` F (F one of {fpgas}); named boards: {listed}"),
+                kind)
+        return ConfigError("", "name", text, (
+            f"{hit.stem} is {_an(other)} name, not {_an(kind)} name; {kind}s: {listed}"), kind)
+    meant = did_you_mean(text, names)
+    hint = ""
+    if meant:
+        files = shipped_files(kind)
+        shown = [f"{m} ({source_shown(str(files[m]))})" if files[m].suffix == ".json" else m
+                 for m in meant]
+        hint = f"did you mean {' or '.join(shown)}? "
+    return ConfigError("", "name", text, f"unknown {kind}; {hint}choose one of: {listed}", kind)
 
 
 def resolve(kind: str, name_or_path: str) -> Path:
-    """A shipped name (`u280`) or a path to a YAML file -> the file's path."""
+    """A shipped name (`u280`, any case; for models also a shipped Hugging Face config's
+    name, `Qwen2-7B-Instruct`) or a path to a YAML (or config.json) file -> the file's
+    path. An unknown name says what it may have meant (`_unknown_name`)."""
     text = str(name_or_path).strip()
     if len(text) > MAX_PATH_CHARS or any(
         len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in Path(text).parts
@@ -97,13 +181,12 @@ def resolve(kind: str, name_or_path: str) -> Path:
             if candidate.is_file():
                 return candidate
             raise ConfigError(text, kind, text, "file not found")
-        shipped = data_root() / KIND_DIRS[kind] / f"{text}.yaml"
-        if text and shipped.is_file():
+        shipped = shipped_name(kind, text) if text else None
+        if shipped is not None:
             return shipped
     except OSError as exc:
         raise ConfigError(text, kind, text, f"a readable file ({exc.strerror})") from None
-    names = ", ".join(available(kind)) or f"none in {data_root() / KIND_DIRS[kind]}"
-    raise ConfigError("", "name", text, f"unknown {kind}; choose one of: {names}", kind)
+    raise _unknown_name(kind, text)
 
 
 def check_file_size(path: Path, limit: int) -> None:

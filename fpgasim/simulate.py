@@ -119,17 +119,20 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     the drafter's weights and its own KV cache when a drafter is given; a batch holds one
     set of weights and a KV cache (target's and drafter's) per request.
 
-    At the design's recipe: weights as stored (weight_bits), the KV cache at kv_bits.
+    At the design's recipe: the target's weights as its weight loads move them
+    (`TargetArithmetic.stored_bytes`: weight_bits x each projection's sparse ratio, the
+    biases at bias_bits; the one weight size), the drafter's dense at weight_bits, the KV
+    cache at kv_bits; whole bytes, rounded up.
     """
-    weight_bits, kv_bits = board.recipe.weight_bits, board.recipe.kv_bits
+    recipe = board.recipe
     arithmetic = target_arithmetic(model)
-    weight_count = arithmetic.weight_count
+    weights = arithmetic.stored_bytes(recipe, model.attention_bias)
     kv_elements = arithmetic.kv_elements(context + verify_len)
     if drafter is not None:  # the drafter's one layer of cache, at the target's KV width
-        weight_count += drafter_weight_count(model, drafter)
+        weights += recipe.weight_bytes(drafter_weight_count(model, drafter))
         kv_elements += arithmetic.layer_kv_per_token * drafter_kv_tokens(drafter, context,
                                                                         verify_len)
-    return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
+    return math.ceil(weights) + batch * kv_elements * recipe.kv_bits // 8
 
 
 def capacity_bytes(board: Board) -> float:

@@ -35,20 +35,20 @@ from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, prim
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, get_engine
 from fpgasim.engine.energy import Energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
+    FitPoint,
     check_batch,
-    check_batch_memory,
     check_window,
     draft_timing,
     errors_name_the_file,
+    fit_columns,
     fits_memory,
-    memory_columns,
     verify_timing,
 )
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
@@ -95,6 +95,7 @@ SUMMARY_COLUMNS = [
     "batch_tokens_per_s",
     "tpot_s",
     "fits_memory",
+    "fits_dsps",
     "regime",
     "regime_reason",
     "x_ridge",
@@ -635,6 +636,7 @@ def solve_curve(
         "tpot_s": 1.0 / (float(best["p_eff_tokens_per_s"]) if decision == USE_SD else p1),
         "fits_memory": fits_memory(board, model, context, int(best["verify_len"]),
                                    algorithm.drafter, timer.batch),
+        "fits_dsps": board.fit.fits_dsps,
         "regime": regime,
         "regime_reason": reason,
         "x_ridge": x_ridge,
@@ -807,9 +809,6 @@ def solve(
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
                               aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
                               curve_method=curve_method, beyond_window=beyond_window)
-    for curve in curves:  # the batch's caches must fit (before any pass is timed)
-        x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
-        check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, batch)
     return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
                         mean=mean, fit_points=fit_points, batch=batch, objective=objective)
 
@@ -881,7 +880,7 @@ BATCH_COLUMNS = [
     "ad_tokens_per_s", "decision", "best_verify_len", "best_tree", "best_aat",
     "best_tokens_per_s", "best_speedup", "verify_s", "draft_s", "batch_tokens_per_s",
     "ad_batch_tokens_per_s", "tpot_s", "tokens_per_j", "ad_tokens_per_j", "memory_bytes",
-    "fits_memory",
+    "fits_memory", "fits_dsps",
 ]
 
 
@@ -921,10 +920,6 @@ def solve_batches(
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
                               aat_dir=aat_dir, aat_source=aat_source,
                               curve_method=curve_method, beyond_window=beyond_window)
-    for b in batches:  # every batch's caches must fit, before any pass is timed
-        for curve in curves:
-            x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
-            check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b)
     rows = []
     for b in batches:
         timer = Timer(eng, board, model, algorithm, b)
@@ -946,8 +941,8 @@ def solve_batches(
                 # the batch's tokens per joule with the decision taken (docs/energy.md)
                 "tokens_per_j": best.tokens_per_j if x > 1 else best.ad_tokens_per_j,
                 "ad_tokens_per_j": best.ad_tokens_per_j,
-                **memory_columns(board, model, curve.context, x,
-                                 algorithm.drafter if x > 1 else None, b),
+                **fit_columns(board, model, curve.context, x,
+                              algorithm.drafter if x > 1 else None, b),
             })
     summary = pd.DataFrame(rows, columns=BATCH_COLUMNS)
     return BatchSolution(summary, batch_crossover(summary))
@@ -957,10 +952,14 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
     """Per (task, context): the largest batch up to which SD pays at every batch solved
     (None: not even at the smallest), the first batch from which it does not (None: it pays
     at every batch solved), SD's best speedup at both, and any larger batch at which SD
-    pays again (`pays_again_at`)."""
+    pays again (`pays_again_at`). Only batches whose KV caches fit the memory rank; the
+    others were timed as if they fit and are listed (`unfit_batches`)."""
     rows = []
     for (task, context), group in summary.groupby(["task", "context"], sort=True):
         group = group.sort_values("batch")
+        fit = group["fits_memory"].astype(bool) if "fits_memory" in group else True
+        unfit = [int(b) for b in group.loc[~fit, "batch"]] if "fits_memory" in group else []
+        group = group.loc[fit] if "fits_memory" in group else group
         batches = [int(b) for b in group["batch"]]
         pays = [d == USE_SD for d in group["decision"]]
         speedups = [float(v) for v in group["best_speedup"]]
@@ -975,8 +974,25 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
             "pays_again_at": ",".join(str(b) for b, p in zip(batches[run:], pays[run:],
                                                              strict=True) if p),
             "batches": ",".join(map(str, batches)),
+            "unfit_batches": ",".join(map(str, unfit)),
         })
     return pd.DataFrame(rows, columns=BATCH_CROSSOVER_COLUMNS)
+
+
+def marked_points(summary: pd.DataFrame, drafter: DrafterSchema | None,
+               decision_taken: bool = False) -> list[FitPoint]:
+    """The points whose marks (`fits_memory`) a solve's summary carries, for
+    `simulate.fit_warnings`: per row its context, batch, and the x (with the drafter when
+    x > 1) of its memory mark: the best x (`solve`), or with `decision_taken` the x of the
+    decision taken, 1 for AD (`solve_batches`)."""
+    points = []
+    for s in summary.to_dict("records"):
+        x = int(s["best_verify_len"])
+        if decision_taken and s["decision"] != USE_SD:
+            x = 1
+        points.append((int(s["context"]), x, drafter if x > 1 else None,
+                       int(s.get("batch", 1))))
+    return points
 
 
 def crossover_lines(crossover: pd.DataFrame) -> list[str]:
@@ -986,6 +1002,10 @@ def crossover_lines(crossover: pd.DataFrame) -> list[str]:
     lines = []
     for c in crossover.to_dict("records"):
         label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
+        if not c["batches"]:
+            lines.append(f"  {label}: no batch solved fits the memory ({c['unfit_batches']}: "
+                         "timed as if they did, fits_memory = False; not ranked)")
+            continue
         if c["largest_sd_batch"] is None:
             line = f"SD pays at no batch solved ({c['batches']}; {c['speedup_from']:.3g}x at " \
                    f"{c['first_ad_batch']})"
@@ -997,10 +1017,14 @@ def crossover_lines(crossover: pd.DataFrame) -> list[str]:
                     f"not from {c['first_ad_batch']} ({c['speedup_from']:.3g}x)")
         if c["pays_again_at"]:
             line += f"; pays again at {c['pays_again_at']}"
+        if c.get("unfit_batches"):
+            line += (f"; batches {c['unfit_batches']} do not fit the memory (timed as if they "
+                     "did, fits_memory = False; not ranked)")
         lines.append(f"  {label}: {line}")
     return lines
 
 
 #: Columns of `batch_crossover`.
 BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
-                           "first_ad_batch", "speedup_from", "pays_again_at", "batches"]
+                           "first_ad_batch", "speedup_from", "pays_again_at", "batches",
+                           "unfit_batches"]

@@ -11,7 +11,7 @@ import typer
 from fpgasim.analysis.aat import aat_path
 from fpgasim.analysis.plot import plot_method_curves
 from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree
-from fpgasim.cli.common import console, dumps_json, report_written, rich_table
+from fpgasim.cli.common import console, dumps_json, err_console, report_written, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     JsonTableMarkdown,
@@ -39,6 +39,7 @@ from fpgasim.fileio import (
     write_frame,
 )
 from fpgasim.lists import split_items
+from fpgasim.simulate import fit_columns, fit_warnings
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
@@ -316,6 +317,11 @@ def _throughput_row(
     row["search_trees"] = result.search.leaves
     row["engine_passes"] = result.engine_calls
     row["search_s"] = result.seconds
+    # the marks every speed carries, and their warnings (docs/hardware.md, "What does not fit")
+    target = load_model(model_name)
+    row |= fit_columns(b, target, context, result.best.verify_len, a.drafter)
+    for line in fit_warnings(b, target, [(context, result.best.verify_len, a.drafter, 1)]):
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
     return row
 
 

@@ -56,7 +56,12 @@ def main() -> None:
                                        engine="fast")
                 at = result.summary.set_index("batch")
                 c = result.crossover.iloc[0].to_dict()
-                fitting = [b for b in tried if bool(at.loc[b, "fits_memory"])]
+                # a batch's speedup is SD's at its best x: shown where that point fits
+                # (weights, drafter and every request's caches), as the crossover ranks
+                fitting = [b for b in tried if bool(at.loc[b, "fits_memory"])
+                           and fits_memory(board, model, context,
+                                           int(at.loc[b, "best_verify_len"]),
+                                           algorithm.drafter, b)]
                 rows.append({"board": label, "model": model.id, "algorithm": drafter, **c,
                              **marks,
                              **{f"speedup_b{b}": round(float(at.loc[b, "best_speedup"]), 3)

@@ -95,5 +95,5 @@ def test_the_batching_table_marks_the_oversized_arrays() -> None:
     beyond = set(frame.loc[frame["fits_dsps"] == False, "board"])  # noqa: E712
     assert beyond == {"vhk158 (study)", "v80 (study)", "u250 (study)"}
     table = [line for line in (docs / "batching.md").read_text().splitlines()
-             if line.startswith("| ") and "(study)" in line]
+             if line.startswith("| ") and "(study" in line]
     assert table and all(("beyond its DSPs" in line) == ("u280" not in line) for line in table)

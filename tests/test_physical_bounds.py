@@ -15,7 +15,8 @@ Two bounds, from the part's data sheet alone, not from the compiler:
 
 Swept over every shipped design on every shipped part the fit builds, for models with and
 without grouped-query attention and passes from one decode token to 128 verified tokens,
-batches, draft passes and a prefill (`fast` engine).
+batches, draft passes and a prefill (`fast` engine; the `analytic` engine's verify passes,
+the study's accounting, too).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pytest
 from fpgasim.config import available, load_algorithm, load_model
 from fpgasim.config.board_loader import board_of
 from fpgasim.config.fit import DesignDoesNotFit, dsp_rule
+from fpgasim.engine.analytic import AnalyticEngine
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import Point, draft_timing, prefill_timing, simulate_point, verify_timing
@@ -50,6 +52,11 @@ def board(fpga: str, design: str):
 PAIRS = [(f, d) for d in available("design") for f in available("fpga")]
 
 
+@cache
+def analytic() -> AnalyticEngine:
+    return AnalyticEngine()
+
+
 def check(b, t, what: str) -> None:
     """The two bounds on one timed pass (or passes) of board `b`."""
     seconds = t.seconds
@@ -59,9 +66,10 @@ def check(b, t, what: str) -> None:
         f"{b.name} {what}: {moved / 1e9:.3f} GB in {seconds * 1e3:.3f} ms is "
         f"{moved / seconds / peak:.3f}x the data sheet's {b.fpga.memory.bandwidth_gb_s} GB/s")
     rule = dsp_rule(b.fpga.dsp_kind, b.recipe)
-    if t.macs and b.fit.dsps_available is not None:
+    macs = t.macs or t.compute_cycles * b.peak_macs_per_cycle  # the analytic engine's MACs
+    if macs and b.fit.dsps_available is not None:
         allowed = b.fit.dsps_available * rule.macs_per_slice * b.clock_hz
-        rate = t.macs / seconds
+        rate = macs / seconds
         assert rate <= allowed or b.fit.fits_dsps is False, (
             f"{b.name} {what}: {rate / 1e12:.3f} TMAC/s on {b.fit.dsps_available} "
             f"{b.fpga.dsp_kind} at {b.clock_mhz} MHz ({allowed / 1e12:.3f} allowed), unmarked")
@@ -78,6 +86,8 @@ def test_passes_stay_within_the_part(fpga: str, design: str) -> None:
                                   (128, 127, 1), (2, 511, 4)):
             t = verify_timing(engine(), b, m, x, context, batch=batch)
             check(b, t, f"{model_name} verify x={x} L={context} B={batch}")
+            t = verify_timing(analytic(), b, m, x, context, batch=batch)
+            check(b, t, f"{model_name} verify x={x} L={context} B={batch} (analytic)")
         algorithm = load_algorithm("eagle3")
         t = draft_timing(engine(), b, m, algorithm, default_tree(algorithm), 2, 511)
         check(b, t, f"{model_name} eagle3 draft")

@@ -16,8 +16,7 @@ import pandas as pd
 from fpgasim.analysis.solver import solve_batches
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
-from fpgasim.errors import FpgasimError
-from fpgasim.simulate import check_batch_memory
+from fpgasim.simulate import fits_memory
 
 BATCHES = (1, 2, 4, 8, 16, 32)
 DRAFTERS = ("longspec", "eagle3", "falcon")
@@ -37,42 +36,34 @@ CASES = (
 )
 
 
-def fits(board, model, algorithm, context: int, batch: int) -> bool:
-    """Whether `batch` requests' caches fit at this context (with the curve's largest x)."""
-    try:
-        check_batch_memory(board, model, context, 85, algorithm.drafter, batch)
-    except FpgasimError:
-        return False
-    return True
-
-
 def main() -> None:
     rows = []
     for label, make, model_name, contexts in CASES:
         board, model = make(), load_model(model_name)
+        marks = {"fits_dsps": board.fit.fits_dsps}
         for drafter in DRAFTERS:
             algorithm = load_algorithm(drafter)
             for context in contexts:
                 print(f"{label} {drafter} L={context}", file=sys.stderr)
-                fitting = [b for b in BATCHES if fits(board, model, algorithm, context, b)]
-                if fitting[-1:] == [1] or not fitting:
+                # batches whose AD pass already outgrows the memory are not solved at all
+                tried = [b for b in BATCHES if fits_memory(board, model, context, 1, None, b)]
+                if tried[-1:] == [1] or not tried:
                     rows.append({"board": label, "model": model.id, "algorithm": drafter,
-                                 "context": context, "note": "no batch > 1 fits the memory"})
+                                 "context": context, **marks,
+                                 "note": "no batch > 1 fits the memory"})
                     continue
-                result = None
-                while len(fitting) > 1 and result is None:  # the curve's x may exceed 85
-                    try:
-                        result = solve_batches(board, model, algorithm, [context], fitting,
-                                               engine="fast")
-                    except FpgasimError:
-                        fitting = fitting[:-1]
-                if result is None:
-                    rows.append({"board": label, "model": model.id, "algorithm": drafter,
-                                 "context": context, "note": "no batch > 1 fits the memory"})
-                    continue
+                result = solve_batches(board, model, algorithm, [context], tried,
+                                       engine="fast")
                 at = result.summary.set_index("batch")
                 c = result.crossover.iloc[0].to_dict()
+                # a batch's speedup is SD's at its best x: shown where that point fits
+                # (weights, drafter and every request's caches), as the crossover ranks
+                fitting = [b for b in tried if bool(at.loc[b, "fits_memory"])
+                           and fits_memory(board, model, context,
+                                           int(at.loc[b, "best_verify_len"]),
+                                           algorithm.drafter, b)]
                 rows.append({"board": label, "model": model.id, "algorithm": drafter, **c,
+                             **marks,
                              **{f"speedup_b{b}": round(float(at.loc[b, "best_speedup"]), 3)
                                 for b in fitting},
                              **{f"x_b{b}": int(at.loc[b, "best_verify_len"]) for b in fitting},
@@ -81,7 +72,35 @@ def main() -> None:
     frame = pd.DataFrame(rows)
     out = Path(__file__).resolve().parents[1] / "docs" / "batch_crossover.csv"
     frame.to_csv(out, index=False)
-    print(frame.to_string(index=False))
+    print(markdown(frame))
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """docs/batching.md's table: per (design, drafter, context) SD's best speedup at each
+    batch (bold where SD pays, a dash where the batch's KV caches do not fit the memory) and
+    the batches at which it pays; a design whose arrays exceed the part's DSPs says so."""
+    head = ("| design (model) | drafter | L | " + " | ".join(f"B={b}" for b in BATCHES)
+            + " | SD pays at |")
+    lines = [head, "|---|---|---:|" + "---:|" * len(BATCHES) + "---|"]
+    for r in frame.to_dict("records"):
+        if r.get("note") == "no batch > 1 fits the memory":
+            continue
+        label = r["board"]
+        if r["fits_dsps"] is False or r["fits_dsps"] == "False":
+            label = label.replace(")", ", beyond its DSPs)") if label.endswith(")") else \
+                f"{label} (beyond its DSPs)"
+        cells, pays = [], []
+        for b in BATCHES:
+            v = r.get(f"speedup_b{b}")
+            if v is None or pd.isna(v):
+                cells.append("-")
+                continue
+            cells.append(f"**{v:.2f}**" if v > 1 else f"{v:.2f}")
+            if v > 1:
+                pays.append(str(b))
+        lines.append(f"| {label} ({r['model']}) | {r['algorithm']} | {r['context']} | "
+                     + " | ".join(cells) + f" | {', '.join(pays) or 'none'} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

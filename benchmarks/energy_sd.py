@@ -55,6 +55,7 @@ def table() -> pd.DataFrame:
             for s in sol.summary.to_dict("records"):
                 rows.append({
                     "board": label, "drafter": name, "context": s["context"],
+                    "fits_dsps": board.fit.fits_dsps, "fits_memory": bool(s["fits_memory"]),
                     "ad_tokens_per_s": s["ad_tokens_per_s"],
                     "ad_tokens_per_j": s["ad_tokens_per_j"],
                     "time_x": s["speed_best_verify_len"],
@@ -72,14 +73,19 @@ def table() -> pd.DataFrame:
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """The table as docs/energy-sd.md shows it."""
+    """The table as docs/energy-sd.md shows it: a board whose arrays exceed the part's DSPs
+    says so, a context whose weights and KV caches outgrow the memory is marked."""
     head = ("| board | drafter | L | AD tok/s | AD tok/J | time-opt x | tok/s | tok/J | "
             "energy-opt x | tok/s | tok/J | faster | fewer J/token |")
     lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in frame.to_dict("records"):
         part = " (parts)" if r["time_x"] != r["energy_x"] else ""
+        board = r["board"]
+        if r["fits_dsps"] is False:
+            board = board.replace(")", ", beyond its DSPs)")
+        context = f"{r['context']}" + ("" if r["fits_memory"] else " (does not fit)")
         lines.append(
-            f"| {r['board']} | {r['drafter']} | {r['context']} | {r['ad_tokens_per_s']:.3g} | "
+            f"| {board} | {r['drafter']} | {context} | {r['ad_tokens_per_s']:.3g} | "
             f"{r['ad_tokens_per_j']:.3g} | {r['time_x']} | {r['time_tokens_per_s']:.3g} | "
             f"{r['time_tokens_per_j']:.3g} | {r['energy_x']}{part} | "
             f"{r['energy_tokens_per_s']:.3g} | {r['energy_tokens_per_j']:.3g} | "

@@ -4,7 +4,7 @@ or the prefill of a prompt."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -50,8 +50,9 @@ class Point:
     batch: int = 1
 
     def check(self) -> None:
-        """InputError unless context, x and accepted are >= 1, accepted <= x for SD,
-        context + x fits the model's window and the batch's KV caches fit the memory."""
+        """InputError unless context, x and accepted are >= 1, accepted <= x for SD and
+        context + x fits the model's window. A point whose weights and KV caches outgrow the
+        board's memory is timed and marked (`fits_memory`, `fit_warnings`), at any batch."""
         check_batch(self.batch)
         if self.context < 1:
             raise InputError("context", self.context, "at least 1 token")
@@ -67,9 +68,6 @@ class Point:
                 "accepts at most the x tokens it verifies)",
             )
         check_window(self.model, self.context, self.verify_len)
-        drafter = self.algorithm.drafter if self.algorithm else None
-        check_batch_memory(self.board, self.model, self.context, self.verify_len, drafter,
-                           self.batch)
 
 
 #: the largest batch a command takes (docs/batching.md): far past any batch whose KV caches
@@ -83,29 +81,16 @@ def check_batch(batch: int, argument: str = "batch") -> None:
         raise InputError(argument, batch, f"a whole number of requests from 1 to {MAX_BATCH}")
 
 
-def check_batch_memory(board: Board, model: TargetModel, context: int, verify_len: int,
-                       drafter: DrafterSchema | None, batch: int,
-                       argument: str = "batch") -> None:
-    """Refuse a batch of more than one request whose KV caches outgrow the board's memory
-    (by how much, and the largest batch that fits). One request that does not fit is the
-    memory warning every command shows (the timing assumes it fits)."""
-    if batch == 1:
-        return
+def largest_batch(board: Board, model: TargetModel, context: int, verify_len: int,
+                  drafter: DrafterSchema | None = None) -> int:
+    """The most requests whose weights and KV caches fit the board's memory at this point
+    (0: not even one)."""
     capacity = capacity_bytes(board)
-    need = memory_bytes(board, model, context, verify_len, drafter, batch)
-    if need <= capacity:
-        return
     one = memory_bytes(board, model, context, verify_len, drafter, 1)
     if one > capacity:
-        raise InputError(argument, batch, f"1 only: {model.id} does not fit {board.name}'s "
-                         f"{board.fpga.memory.capacity_gib:g} GiB even for one request")
+        return 0
     per = memory_bytes(board, model, context, verify_len, drafter, 2) - one
-    largest = 1 + int((capacity - one) // per)
-    raise InputError(argument, batch,
-                     f"at most {largest} at context {context}: {batch} requests need "
-                     f"{need / 2**30:.2f} GiB (weights + a KV cache each), "
-                     f"{(need - capacity) / 2**30:.2f} GiB more than {board.name}'s "
-                     f"{board.fpga.memory.capacity_gib:g} GiB")
+    return MAX_BATCH if per <= 0 else 1 + int((capacity - one) // per)
 
 
 def target_weight_count(model: TargetModel) -> int:
@@ -119,17 +104,20 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     the drafter's weights and its own KV cache when a drafter is given; a batch holds one
     set of weights and a KV cache (target's and drafter's) per request.
 
-    At the design's recipe: weights as stored (weight_bits), the KV cache at kv_bits.
+    At the design's recipe: the target's weights as its weight loads move them
+    (`TargetArithmetic.stored_bytes`: weight_bits x each projection's sparse ratio, the
+    biases at bias_bits; the one weight size), the drafter's dense at weight_bits, the KV
+    cache at kv_bits; whole bytes, rounded up.
     """
-    weight_bits, kv_bits = board.recipe.weight_bits, board.recipe.kv_bits
+    recipe = board.recipe
     arithmetic = target_arithmetic(model)
-    weight_count = arithmetic.weight_count
+    weights = arithmetic.stored_bytes(recipe, model.attention_bias)
     kv_elements = arithmetic.kv_elements(context + verify_len)
     if drafter is not None:  # the drafter's one layer of cache, at the target's KV width
-        weight_count += drafter_weight_count(model, drafter)
+        weights += recipe.weight_bytes(drafter_weight_count(model, drafter))
         kv_elements += arithmetic.layer_kv_per_token * drafter_kv_tokens(drafter, context,
                                                                         verify_len)
-    return weight_count * weight_bits // 8 + batch * kv_elements * kv_bits // 8
+    return math.ceil(weights) + batch * kv_elements * recipe.kv_bits // 8
 
 
 def capacity_bytes(board: Board) -> float:
@@ -144,18 +132,67 @@ def fits_memory(board: Board, model: TargetModel, context: int, verify_len: int,
 
 
 def memory_warning(board: Board, model: TargetModel, context: int, verify_len: int,
-                   drafter: DrafterSchema | None = None) -> str | None:
-    """The warning every command shows when weights + KV caches outgrow the board (else None)."""
-    need = memory_bytes(board, model, context, verify_len, drafter)
+                   drafter: DrafterSchema | None = None, batch: int = 1) -> str | None:
+    """The line every command shows when weights + the batch's KV caches outgrow the board
+    (else None): the point is timed as if they fit and marked `fits_memory = False`."""
+    need = memory_bytes(board, model, context, verify_len, drafter, batch)
     if need <= capacity_bytes(board):
         return None
-    need_gib = need / 2**30
     with_drafter = ", drafter included" if drafter is not None else ""
+    requests = f" for {batch} requests" if batch > 1 else ""
+    largest = largest_batch(board, model, context, verify_len, drafter) if batch > 1 else 0
+    hint = f"; at most {largest} requests fit at L={context}" if largest else ""
     return (
-        f"{model.id} needs {need_gib:.2f} GiB (weights + KV caches at L={context}"
-        f"{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
-        "(memory.capacity_gib); the timing assumes it fits"
+        f"{model.id} needs {need / 2**30:.2f} GiB{requests} (weights + KV caches at "
+        f"L={context}{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
+        f"(memory.capacity_gib){hint}; timed as if it fit, marked fits_memory = False"
     )
+
+
+def dsp_warning(board: Board) -> str | None:
+    """The line every command shows when the board's arrays need more DSP slices than the
+    part gives a design (else None): timed as if they fit, marked `fits_dsps = False`."""
+    f = board.fit
+    if f.fits_dsps is not False:
+        return None
+    return (
+        f"{board.name}'s MM/MV arrays need {f.dsps_used:,} {board.fpga.dsp_kind} slices "
+        f"({f.pipelines_built} pipeline(s) x max(MM {f.mm_dsps:,}, MV {f.mv_dsps:,})) but "
+        f"{board.fpga.name} gives a design {f.dsps_available:,}; beyond the part: timed as "
+        "if they fit, marked fits_dsps = False"
+    )
+
+
+#: a point `fit_warnings` checks: (context, verify_len, drafter or None, batch)
+FitPoint = tuple[int, int, "DrafterSchema | None", int]
+
+
+def fit_warnings(board: Board, model: TargetModel, points: Sequence[FitPoint]) -> list[str]:
+    """What every command prints (stderr) beside results whose points do not fit: the
+    board's arrays beyond the part's DSPs, and the largest of the points whose weights and
+    KV caches outgrow its memory, naming the contexts and batches of the others. Capacity
+    and DSPs decide the same way everywhere: timed and marked in every row, never refused
+    (docs/hardware.md, "What does not fit")."""
+    lines = [w for w in (dsp_warning(board),) if w]
+    unfit = sorted({p for p in points if not fits_memory(board, model, p[0], p[1], p[2], p[3])},
+                   key=lambda p: (p[0], p[3], p[1]))
+    if unfit:
+        context, verify_len, drafter, batch = unfit[-1]
+        line = memory_warning(board, model, context, verify_len, drafter, batch)
+        others = sorted({(c, b) for c, _, _, b in unfit[:-1]} - {(context, batch)})
+        if others:
+            shown = ", ".join(f"L={c}" + (f" batch {b}" if b > 1 else "") for c, b in others)
+            line += f" (also at {shown})"
+        lines.append(line)
+    return lines
+
+
+def fit_columns(board: Board, model: TargetModel, context: int, verify_len: int,
+                drafter: DrafterSchema | None = None, batch: int = 1) -> dict:
+    """The marks every row that shows a speed carries: `memory_bytes`, `fits_memory` and
+    `fits_dsps` (None: the part's DSP count is unknown)."""
+    return {**memory_columns(board, model, context, verify_len, drafter, batch),
+            "fits_dsps": board.fit.fits_dsps}
 
 
 def check_finite_row(row: dict, point: Point) -> None:
@@ -476,8 +513,8 @@ def _prefill_row(
     }
     for unit, cycles in t.unit_busy_cycles.items():
         row[f"busy_{unit.lower()}_cycles"] = cycles
-    row.update(memory_columns(board, model, aligned, 0))
-    row.update(dsps_used=board.fit.dsps_used, fits_dsps=board.fit.fits_dsps)
+    row.update(fit_columns(board, model, aligned, 0))
+    row.update(dsps_used=board.fit.dsps_used)
     row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
     return row, (t, units)
 

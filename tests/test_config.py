@@ -166,8 +166,8 @@ def test_bad_design_file_names_the_field(tmp_path: Path, repo: Path, mutate, fie
     (lambda d: d["recipe"].update(kv_bits=4), "recipe.kv_bits = 4 has no path in this design; "
      "datapath.kv_bits allows 8"),
     (lambda d: d.update(mm_cols=40), "mm_cols = 40 is not a multiple of block = 16"),
-    (lambda d: d["recipe"].update(weight_timed_bits=16),
-     "weight_timed_bits = 16 exceeds weight_bits = 8"),
+    (lambda d: d["recipe"].update(weight_timed_bits=4),
+     "weight_timed_bits was retired: weight_bits is the width weights are stored and moved at"),
     (lambda d: d.update(mm_rows=96), "MM array rows = 96 are not a multiple of "
      "compiler.mask_block = 64"),
 ])
@@ -333,7 +333,8 @@ def test_many_changes_name_the_board(capsys) -> None:
                ("design.memory.same_channel_efficiency", 0.5),
                ("design.memory.cross_channel_efficiency", 0.3), ("design.mm_rows", 64),
                ("design.mm_cols", 32), ("design.mv_macs_per_lane", 512),
-               ("design.recipe.weight_bits", 8), ("design.recipe.weight_timed_bits", 8),
+               ("design.recipe.weight_bits", 8), ("design.recipe.bias_bits", 16),
+               ("design.recipe.q.sparse_ratio", 0.5),
                ("design.recipe.activation_bits", 8), ("design.recipe.kv_bits", 8)]
     board = board_of("u280", "study", changes)
     assert board.name == "study@u280 " + " ".join(
@@ -442,8 +443,8 @@ def test_dsp_rules_are_the_cited_rules(kind: str, design: str, precision: str, m
 
 
 def test_int4_weights_multiply_as_int8() -> None:
-    recipe = load_design("flightllm").recipe.model_copy(update={"weight_bits": 4,
-                                                                "weight_timed_bits": 4})
+    recipe = load_design("flightllm").recipe
+    assert recipe.weight_bits == 4 and recipe.operand_bits == 8
     assert precision_of(recipe) == "int8"
 
 

@@ -238,7 +238,6 @@ def extreme_board(c: dict):
                ("design.mm_rows", rows), ("design.mm_cols", cols),
                ("design.mv_macs_per_lane", min(rows * cols // 4, 10**7)),
                ("design.recipe.weight_bits", c["weight_bits"]),
-               ("design.recipe.weight_timed_bits", c["weight_bits"]),
                ("design.recipe.activation_bits", c["activation_bits"]),
                ("design.recipe.kv_bits", c["kv_bits"])]
     return board_of(EXTREME_FPGA, EXTREME_DESIGN, changes)

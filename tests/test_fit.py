@@ -136,12 +136,26 @@ def test_a_one_pipeline_design_scales_the_closest_listed_part() -> None:
 
 def test_a_ddr_part_shares_its_channels() -> None:
     """U250: 4 DDR4 channels < the 10 ports of one FlightLLM pipeline: one effective
-    pipeline, each port at the memory's bandwidth / 10 (FlightLLM reads GB/s as GiB/s)."""
+    pipeline, each port at the memory's bandwidth / 10 (FlightLLM reads GB/s as GiB/s), and
+    one built: before, four were built (12,288 of 12,288 DSPs) and three idled."""
     f = board_of("u250", "flightllm").fit
     assert (f.pipelines, f.binding_resource, f.ports_per_pipeline) == (1.0, "memory channels", 10)
     assert f.port_bytes_per_s == pytest.approx(77 * GIB * 1e9 / 10, rel=1e-12)
-    # a per_slr fit sizes the array to one SLR's share: 12288 / 4 = 3072 -> N = 3
-    assert (f.mm_cols, f.mm_dsps) == (48, 64 * 3 * 16)
+    assert f.pipelines_built == 1
+    # the array fits what the platform leaves in an SLR (2,877 of 3,072): N = 2, not 3
+    assert (f.slr_dsps, f.mm_cols, f.mm_dsps) == (2877, 32, 64 * 2 * 16)
+    assert (f.dsps_used, f.dsps_available, f.platform_dsps) == (2048, 4 * 2877, 780)
+
+
+def test_the_platform_share_is_not_fitted_to() -> None:
+    """A design may use what the card's platform leaves (docs/hardware.md): the study's
+    one-pipeline array is checked against 11,508 DSPs on the U250, not 12,288; a per-SLR
+    design's chain against its SLR's share. A part without platform figures keeps its own
+    count (the U280's shell keeps 4 DSPs by a third-party resource file, not used)."""
+    assert board_of("u250", "study").fit.dsps_available == 11508
+    changed = board_of("u250", "flightllm", [("design.mm_cols", 48)])
+    assert changed.fit.mm_dsps == 3072 and changed.fit.fits_dsps is False  # 3072 > 2877
+    assert board_of("u280", "flightllm").fit.dsps_available == 9024
 
 
 def test_unpublished_dsp_count_gives_no_verdict() -> None:
@@ -170,7 +184,8 @@ def test_too_few_dsps_for_one_pipeline_is_refused(tmp_path: Path, repo: Path) ->
         board_of(part, "flightllm")
     text = str(info.value)
     assert info.value.field == "dsps" and "= 3000" in text
-    assert "at least 3072 (1024 per SLR" in text and "\n" not in text
+    assert "at least 1024 per SLR a design may use" in text and "leaves 1000" in text
+    assert "\n" not in text
 
 
 def test_too_little_onchip_ram(tmp_path: Path, repo: Path) -> None:

@@ -1,8 +1,10 @@
 """One compiler for every model, context and board (docs/validation.md, "One compiler").
 
 Each check is independent of the compiler's code: the passes of a model without grouped-query
-attention are the ones the compiler gave before it was generalised (tests/data/flightllm);
-weight bytes per decode pass are the model's linear parameters at the recipe's width, plus
+attention are the ones the compiler gave before it was generalised (tests/data/flightllm:
+their cycles; their weight bytes, recorded at the int8 operand width the instructions carry,
+map to the int4 bytes the loads move, docs/hardware.md "One weight size"); weight bytes per
+decode pass are the model's linear parameters at the recipe's width and sparse ratios, plus
 FlightLLM's 512-column padding and biases, computed here from the shapes; KV bytes per added
 token are 2 x layers x kv_heads x head_dim x bytes; time is monotone across a key tile.
 """
@@ -36,8 +38,9 @@ BEFORE = json.loads((Path(__file__).parent / "data" / "flightllm" /
                      "before_one_compiler.json").read_text())
 #: FlightLLM's recipe written as overrides of the study design (the old -flc boards ran it)
 FLIGHTLLM_RECIPE = [
-    ("design.recipe.name", "flightllm"), ("design.recipe.weight_bits", 8),
-    ("design.recipe.weight_timed_bits", 4), ("design.recipe.activation_bits", 8),
+    ("design.datapath.weight_bits", [16, 8, 4]),  # the stored int4 weights have a path
+    ("design.recipe.name", "flightllm"), ("design.recipe.weight_bits", 4),
+    ("design.recipe.activation_bits", 8),
     ("design.recipe.kv_bits", 8), ("design.recipe.q.sparse_ratio", 0.7),
     ("design.recipe.q.bias", True), ("design.recipe.k.sparse_ratio", 0.7),
     ("design.recipe.k.bias", True), ("design.recipe.v.bias", True),
@@ -49,6 +52,33 @@ FLIGHTLLM_RECIPE = [
 @cache
 def engine() -> FastEngine:
     return FastEngine()
+
+
+def moved_weight_bytes(recorded: int, draft: bool) -> tuple[float, float]:
+    """The weight bytes a pass of llama2-7b-flightllm under FlightLLM's recipe moves, from
+    the bytes recorded before (at the int8 operand width), within +- its rounding: a
+    draft pass's dense weights move half their operand bytes; a verify pass streams its
+    projections (q and k at 0.35 of their operand bytes, the rest 0.5) S times each and its
+    int32 biases once per layer, where S = (recorded - biases) / one stream's operand bytes is
+    a whole number (one form for every layer); otherwise it lies between 0.35 and 0.5 of
+    what the weights took. Each load rounds to whole bytes (at most 0.5 off, and a load
+    carries at least 4 KiB)."""
+    slack = 0.5 * recorded / 4096
+    if draft:
+        return recorded / 2, slack
+    m = load_model("llama2-7b-flightllm")
+    h, i, pad = m.hidden, m.intermediate, 512
+    n_pad = math.ceil(i / pad) * pad
+    qk = 2 * h * h
+    rest = 2 * h * h + 2 * h * n_pad + i * h
+    stream = m.layers * (qk + rest) + h * math.ceil(m.vocab / pad) * pad
+    moved = m.layers * (qk * 0.35 + rest * 0.5) + h * math.ceil(m.vocab / pad) * pad * 0.5
+    biases = m.layers * 4 * h * 4
+    streams, left = divmod(recorded - biases, stream)
+    if left == 0:
+        return streams * moved + biases, slack
+    weights = recorded - biases
+    return (0.35 + 0.5) / 2 * weights + biases, (0.5 - 0.35) / 2 * weights + slack
 
 
 @pytest.mark.parametrize("row", BEFORE["flightllm"],
@@ -64,7 +94,9 @@ def test_passes_without_gqa_are_unchanged(row: dict) -> None:
         algorithm = load_algorithm(row["pass"].split()[1])
         t = draft_timing(engine(), board, model, algorithm, default_tree(algorithm), 3,
                          row["context"])
-    assert (t.cycles, t.weight_bytes) == (row["cycles"], row["weight_bytes"])
+    assert t.cycles == row["cycles"]
+    expect, slack = moved_weight_bytes(row["weight_bytes"], row["pass"] != "verify")
+    assert abs(t.weight_bytes - expect) <= slack, (t.weight_bytes, expect)
 
 
 @pytest.mark.parametrize("row", BEFORE["flc"],
@@ -73,7 +105,9 @@ def test_the_study_design_with_flightllm_recipe_is_the_old_flc_board(row: dict) 
     board = load_board(row["board"].removesuffix("-flc"), FLIGHTLLM_RECIPE)
     t = verify_timing(engine(), board, load_model("llama2-7b-flightllm"), row["verify_len"],
                       row["context"])
-    assert (t.cycles, t.weight_bytes) == (row["cycles"], row["weight_bytes"])
+    assert t.cycles == row["cycles"]
+    expect, slack = moved_weight_bytes(row["weight_bytes"], False)
+    assert abs(t.weight_bytes - expect) <= slack, (t.weight_bytes, expect)
 
 
 def linear_shapes(m) -> list[tuple[str, int, int]]:
@@ -87,17 +121,29 @@ def linear_shapes(m) -> list[tuple[str, int, int]]:
 @pytest.mark.parametrize("board_name", ["u280", "flightllm-vhk158"])
 @pytest.mark.parametrize("model_name", available("model"))
 def test_weight_bytes_per_decode_pass_are_the_parameters(board_name: str, model_name: str):
-    """K x N per projection at the recipe's stored width, N padded to the 512-output MV group
-    (docs/flightllm-model.md §4.2: padded columns are loaded), plus the recipe's biases."""
+    """K x N per projection at the recipe's stored width and sparse ratio, N padded to the
+    512-output MV group (docs/flightllm-model.md §4.2: padded columns are loaded), plus the
+    recipe's biases: the bytes a decode pass moves are the weights as the memory holds them
+    (within each load's rounding to whole bytes)."""
     board, m = load_board(board_name), load_model(model_name)
     r, group = board.recipe, board.compiler.mv_group_outputs
     params = sum(k * n for _, k, n in linear_shapes(m))
     assert params == m.layers * (2 * m.hidden**2 + 2 * m.hidden * m.kv_heads * m.head_dim
                                  + 3 * m.hidden * m.intermediate) + m.hidden * m.vocab
-    padding = sum(k * (math.ceil(n / group) * group - n) for _, k, n in linear_shapes(m))
+    stored = sum(k * math.ceil(n / group) * group * r.weight_bits / 8 * r.linear(p).sparse_ratio
+                 for p, k, n in linear_shapes(m))
     biases = sum(n for p, _, n in linear_shapes(m) if r.linear(p).bias) * r.bias_bits // 8
     t = verify_timing(engine(), board, m, 1, 511)
-    assert t.weight_bytes == (params + padding) * r.weight_bits // 8 + biases
+    dense = all(r.linear(p).sparse_ratio == 1 for p, _, _ in linear_shapes(m))
+    slack = 0 if dense else 0.5 * stored / 4096
+    assert abs(t.weight_bytes - (stored + biases)) <= slack
+    # ... and the capacity check holds the same weights (no padding, no LM-head bias)
+    unpadded = sum(k * n * r.weight_bits / 8 * r.linear(p).sparse_ratio
+                   for p, k, n in linear_shapes(m))
+    embedding = 0 if m.tied_embeddings else m.hidden * m.vocab * r.weight_bits / 8
+    model_bias = m.layers * (m.hidden + 2 * m.kv_heads * m.head_dim) if m.attention_bias else 0
+    qkv_bias = model_bias * r.bias_bits // 8 if not r.linear("q").bias else 0
+    assert memory_bytes(board, m, 0, 0) == math.ceil(unpadded + biases + qkv_bias + embedding)
 
 
 @pytest.mark.parametrize("model_name", available("model"))

@@ -196,5 +196,5 @@ def test_table4_ridges_are_named_apart() -> None:
         weight_bytes = bytes_per_cycle * mem["same_channel_efficiency"]  # all channels
         [array] = [a for a in design["mm_by_fpga"] if a["fpga"] == pair["fpga"]]
         macs = array["rows"] * array["cols"]
-        expect = macs / (weight_bytes / (design["recipe"]["weight_timed_bits"] / 8))
+        expect = macs / (weight_bytes / (design["recipe"]["weight_bits"] / 8))
         assert ridge == pytest.approx(expect, rel=1e-9), board

@@ -47,9 +47,8 @@ from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
     check_batch,
-    check_batch_memory,
     check_window,
-    memory_columns,
+    fit_columns,
     prefill_specs,
     prefill_timing,
     verify_timing,
@@ -386,9 +385,6 @@ def generate(
     per-request rates stay per request, `batch_decode_tokens_per_s` counts the batch."""
     _check(model, prompt_len, decode_len)
     check_batch(batch)
-    check_batch_memory(board, model, decode_context(prompt_len, decode_len - 1,
-                                                    board.padding.decode_multiple),
-                       1, None, batch)
     prefill = prefill_timing(engine, board, model, prompt_len)
     prefill_s = batch * prefill.seconds
     ad = pd.DataFrame(
@@ -448,8 +444,8 @@ def generate(
         "energy_decision": energy_verdict(decode_len / decode_j, decode_len / ad_decode_j)
         if algorithm else "",
         # weights and KV at the last step's context (the largest)
-        **memory_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
-                         algorithm.drafter if algorithm else None, batch),
+        **fit_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
+                      algorithm.drafter if algorithm else None, batch),
     }
     return Generation(frame, summary, ad)
 

@@ -33,7 +33,7 @@ def ridge_tokens(board: Board) -> float:
     (docs/glossary.md, "ridge")."""
     weight_bytes_per_cycle = (board.bandwidth_bytes_per_s / board.clock_hz
                               * WEIGHT_SHARE * WEIGHT_EFFICIENCY)
-    elems_per_cycle = weight_bytes_per_cycle / (board.recipe.weight_timed_bits / 8)
+    elems_per_cycle = weight_bytes_per_cycle / (board.recipe.weight_bits / 8)
     return board.peak_macs_per_cycle / elems_per_cycle
 
 

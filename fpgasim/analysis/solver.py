@@ -42,20 +42,20 @@ from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, prim
 from fpgasim.analysis.tasks import unified_table
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
 from fpgasim.engine.energy import Energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
+    FitPoint,
     check_batch,
-    check_batch_memory,
     check_window,
     draft_timing,
     errors_name_the_file,
+    fit_columns,
     fits_memory,
-    memory_columns,
     verify_timing,
 )
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
@@ -1036,9 +1036,6 @@ def solve(
                                   aat_dir=aat_dir, aat_source=aat_source,
                                   fit_points=fit_points, curve_method=curve_method,
                                   beyond_window=beyond_window)
-    for curve in curves:  # the batch's caches must fit (before any pass is timed)
-        x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
-        check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, batch)
     return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
                         mean=mean, fit_points=fit_points, batch=batch, objective=objective,
                         every_x=every_x)
@@ -1159,10 +1156,6 @@ def solve_batches(
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
                               aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
                               curve_method=curve_method, beyond_window=beyond_window)
-    for b in batches:  # every batch's caches must fit, before any pass is timed
-        for curve in curves:
-            x_max = int(curve.points["verify_len"].max()) if len(curve.points) else 1
-            check_batch_memory(board, model, curve.context, x_max, algorithm.drafter, b)
     frames, unified = [], []
     for b in batches:
         sol = solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
@@ -1193,8 +1186,9 @@ def _with_batch_columns(sol: Solution, board: Board, model: TargetModel,
             "ad_batch_tokens_per_s": batch * s["ad_tokens_per_s"],
             # the batch's tokens per joule with the decision taken (docs/energy.md)
             "tokens_per_j": s["best_tokens_per_j"] if sd else s["ad_tokens_per_j"],
-            "memory_bytes": memory_columns(board, model, s["context"], x,
-                                           algorithm.drafter, batch)["memory_bytes"],
+            # the marks of the decision taken (SD's best x, or AD's one token)
+            **fit_columns(board, model, s["context"], x if sd else 1,
+                          algorithm.drafter if sd else None, batch),
         })
     return pd.DataFrame(rows, columns=BATCH_COLUMNS)
 
@@ -1203,10 +1197,14 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
     """Per (task, context): the largest batch up to which SD pays at every batch solved
     (None: not even at the smallest), the first batch from which it does not (None: it pays
     at every batch solved), SD's best speedup at both, and any larger batch at which SD
-    pays again (`pays_again_at`)."""
+    pays again (`pays_again_at`). Only batches whose KV caches fit the memory rank; the
+    others were timed as if they fit and are listed (`unfit_batches`)."""
     rows = []
     for (task, context), group in summary.groupby(["task", "context"], sort=True):
         group = group.sort_values("batch")
+        fit = group["fits_memory"].astype(bool) if "fits_memory" in group else True
+        unfit = [int(b) for b in group.loc[~fit, "batch"]] if "fits_memory" in group else []
+        group = group.loc[fit] if "fits_memory" in group else group
         batches = [int(b) for b in group["batch"]]
         pays = [d == USE_SD for d in group["decision"]]
         speedups = [float(v) for v in group["best_speedup"]]
@@ -1221,8 +1219,25 @@ def batch_crossover(summary: pd.DataFrame) -> pd.DataFrame:
             "pays_again_at": ",".join(str(b) for b, p in zip(batches[run:], pays[run:],
                                                              strict=True) if p),
             "batches": ",".join(map(str, batches)),
+            "unfit_batches": ",".join(map(str, unfit)),
         })
     return pd.DataFrame(rows, columns=BATCH_CROSSOVER_COLUMNS)
+
+
+def marked_points(summary: pd.DataFrame, drafter: DrafterSchema | None,
+               decision_taken: bool = False) -> list[FitPoint]:
+    """The points whose marks (`fits_memory`) a solve's summary carries, for
+    `simulate.fit_warnings`: per row its context, batch, and the x (with the drafter when
+    x > 1) of its memory mark: the best x (`solve`), or with `decision_taken` the x of the
+    decision taken, 1 for AD (`solve_batches`)."""
+    points = []
+    for s in summary.to_dict("records"):
+        x = int(s["best_verify_len"])
+        if decision_taken and s["decision"] != USE_SD:
+            x = 1
+        points.append((int(s["context"]), x, drafter if x > 1 else None,
+                       int(s.get("batch", 1))))
+    return points
 
 
 def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None) -> list[str]:
@@ -1234,6 +1249,10 @@ def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None
     lines = []
     for c in crossover.to_dict("records"):
         label = f"{c['task']}, L={c['context']}" if multi else f"L={c['context']}"
+        if not c["batches"]:
+            lines.append(f"  {label}: no batch solved fits the memory ({c['unfit_batches']}: "
+                         "timed as if they did, fits_memory = False; not ranked)")
+            continue
         batches = [int(b) for b in str(c["batches"]).split(",")]
         if summary is not None:
             group = summary[(summary["task"] == c["task"]) &
@@ -1265,10 +1284,14 @@ def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None
                     f"{int(c['first_ad_batch'])} on: SD at B = {at(yes)}; AD at B = {at(no)}")
         else:
             line = f"SD pays at B = {at(yes)}; AD at B = {at(no)} ({solved})"
+        if c.get("unfit_batches"):
+            line += (f"; batches {c['unfit_batches']} do not fit the memory (timed as if they "
+                     "did, fits_memory = False; not ranked)")
         lines.append(f"  {label}: {line}")
     return lines
 
 
 #: Columns of `batch_crossover`.
 BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
-                           "first_ad_batch", "speedup_from", "pays_again_at", "batches"]
+                           "first_ad_batch", "speedup_from", "pays_again_at", "batches",
+                           "unfit_batches"]

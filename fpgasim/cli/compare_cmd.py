@@ -9,7 +9,14 @@ import typer
 from fpgasim.analysis.algorithm_comparison import acceptance_label
 from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
 from fpgasim.analysis.plot import plot_comparison
-from fpgasim.cli.common import dumps_json, json_records, report_written, rich_table, wide_console
+from fpgasim.cli.common import (
+    dumps_json,
+    err_console,
+    json_records,
+    report_written,
+    rich_table,
+    wide_console,
+)
 from fpgasim.cli.options import (
     OutputFormat,
     aat_dir_option,
@@ -30,6 +37,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path
+from fpgasim.simulate import fit_warnings
 
 
 def compare_algorithms(
@@ -102,6 +110,10 @@ def compare_algorithms(
         _print(result)
         if plot is not None:
             report_written(f"wrote figure to {plot}")
+    points = [(int(r["context"]), int(r["best_verify_len"]), a.drafter, 1)
+              for a in algos for r in result.table.to_dict("records") if r["algorithm"] == a.id]
+    for line in fit_warnings(b, m, points):  # every row carries fits_memory and fits_dsps
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
 
 
 def _print(result) -> None:
@@ -126,6 +138,7 @@ def _print(result) -> None:
             "alpha": r["alpha"],
             "tok/s": r["best_tokens_per_s"],
             "ori speedup": r["ori_speedup"],
+            "fits": bool(r["fits_memory"]) and r["fits_dsps"] is not False,
         }
         for r in t.to_dict("records")
     ]

@@ -13,7 +13,6 @@ from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,
     Generation,
     acceptance_curve_at,
-    decode_context,
     generate,
     prefetch_generation,
 )
@@ -53,7 +52,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, get_engine
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path
-from fpgasim.simulate import MAX_BATCH, check_batch_memory, memory_warning
+from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.sweep.executors import default_workers
 
 
@@ -148,12 +147,6 @@ def generate_cmd(
         )
     b, m = board_from(board, fpga, design), load_model(model)
     eng = get_engine(engine)
-    last_context = decode_context(prompt_len, decode_len - 1, b.padding.decode_multiple)
-    if 1 <= decode_len <= MAX_DECODE_LEN:
-        check_batch_memory(b, m, last_context, 1, None, batch, "--batch")
-    warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
-    if warning is not None:  # as `simulate` warns, before the work
-        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
     curve_at, run_task = None, ""
@@ -186,6 +179,11 @@ def generate_cmd(
     if plot is not None:
         plot_generation(result, plot)
     _print(result, output_format, steps_out, b.lowering, plot, b.fit.fits_dsps)
+    # as the summary's marks: the largest context and x (weights + every request's caches)
+    drafter = algo.drafter if algo else None
+    last = (int(result.steps["context"].max()), int(result.steps["verify_len"].max()))
+    for line in fit_warnings(b, m, [(*last, drafter, batch)]):
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
 
 
 def _print(

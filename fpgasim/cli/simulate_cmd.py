@@ -24,7 +24,6 @@ from fpgasim.cli.options import (
     prompt_len_option,
 )
 from fpgasim.config import load_algorithm, load_model
-from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
@@ -36,7 +35,7 @@ from fpgasim.simulate import (
     MAX_BATCH,
     Point,
     PointResult,
-    memory_warning,
+    fit_warnings,
     point_graphs,
     point_result,
     prefill_result,
@@ -247,11 +246,8 @@ def simulate(
         eng.check_timeline(step_passes(verify_len, context, algo, draft_tree, accepted).verify,
                            b, m)
     result = point_result(eng, point)
-    warn_dsps(b)
     drafter = algo.drafter if algo is not None else None
-    warning = memory_warning(b, m, context, verify_len, drafter)
-    if warning is not None:
-        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
+    warn(fit_warnings(b, m, [(context, verify_len, drafter, batch)]))
     if trace is not None:
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
@@ -287,18 +283,10 @@ def seconds_rule(result: PointResult, pass_name: str) -> str:
     )
 
 
-def warn_dsps(board: Board) -> None:
-    """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
-    f = board.fit
-    if f.fits_dsps is False:
-        err_console.print(
-            f"fpgasim: warning: {board.name}'s MM/MV arrays need {f.dsps_used:,} "
-            f"{board.fpga.dsp_kind} slices ({f.pipelines_built} pipeline(s) x max(MM "
-            f"{f.mm_dsps:,}, MV {f.mv_dsps:,})) but {board.fpga.name} has "
-            f"{f.dsps_available:,} (dsps); the timing assumes they fit",
-            highlight=False,
-            soft_wrap=True,
-        )
+def warn(lines: list[str]) -> None:
+    """Print each line of `fit_warnings` as a warning (stderr)."""
+    for line in lines:
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
 
 
 def _show(result: PointResult, output_format: OutputFormat, title: str, pass_name: str) -> None:
@@ -353,7 +341,7 @@ def _prefill(
     m = load_model(model)
     eng = get_engine(engine)
     result = prefill_result(eng, b, m, prompt_len)
-    warn_dsps(b)
     aligned = result.row["prompt_len_aligned"]
+    warn(fit_warnings(b, m, [(aligned, 0, None, 1)]))
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {aligned})"
     _show(result, output_format, title, "prefill")

@@ -15,7 +15,7 @@ from fpgasim.analysis.decision import rests_on
 from fpgasim.analysis.dynamic_schedule import schedule_yaml
 from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
 from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution, crossover_lines
+from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution, crossover_lines, marked_points
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     dumps_json,
@@ -50,7 +50,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
-from fpgasim.simulate import MAX_BATCH
+from fpgasim.simulate import MAX_BATCH, fit_warnings
 
 
 class AatSource(StrEnum):
@@ -192,6 +192,7 @@ def solve(
                              "one --batch (a schedule is for one batch size)")
         checked = solve_batches_checked(b, m, a, ctxs, batches, engine=engine, **inputs)
         _batch_output(checked, b, output_format, plot)
+        _warn_fit(b, m, marked_points(checked.result.summary, a.drafter, decision_taken=True))
         return
     inputs["batch"] = batches[0]
     solved = solve_checked(b, m, a, ctxs, engine=engine, **inputs)
@@ -226,6 +227,14 @@ def solve(
     for path, what in ((plot, "figure"), (schedule_out, "schedule")):
         if path is not None and output_format is TableJsonCsv.table:
             report_written(f"wrote {what} to {path}")
+    _warn_fit(b, m, marked_points(solution.summary, a.drafter))
+
+
+def _warn_fit(board: Board, model, points) -> None:
+    """The lines `simulate.fit_warnings` gives for the rows' points, as warnings (stderr):
+    every row carries its marks (fits_memory, fits_dsps), these say what they mean."""
+    for line in fit_warnings(board, model, points):
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
 
 
 def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJsonCsv,
@@ -265,6 +274,7 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
         if "decision_accounting" in s:
             row["accounting"] = f"{s['decision_accounting']} ({s['speedup_accounting']:.3g}x)"
         row["fits_memory"] = bool(s["fits_memory"])
+        row["fits_dsps"] = s["fits_dsps"]
         rows.append(row)
     files = ", ".join(sorted({f for f in summary["aat_file"] if f}))
     out.print(rich_table(rows, floatfmt="{:.3g}", title=(
@@ -449,6 +459,7 @@ def _print_tables(solution: Solution, board: Board, show_fit: bool = False) -> N
         )
         if show_fit:
             row["fits_memory"] = bool(s["fits_memory"])
+            row["fits_dsps"] = s["fits_dsps"]
         rows.append(row)
     out.print(rich_table(rows, title=f"Best / Ori / Naive sets ({first['objective']}): {head}",
                          floatfmt="{:.3g}"))

@@ -43,7 +43,7 @@ from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.fileio import after_commit, check_out_path, write_frame
-from fpgasim.simulate import MAX_BATCH
+from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
@@ -131,7 +131,7 @@ def sweep(
         batches=parse_int_list(batch, "--batch", 1, MAX_BATCH),
     )
     for point in grid.points() if len(grid.batches) > 1 or grid.batches[0] > 1 else ():
-        point.check()  # a batch whose caches do not fit: refused before any work
+        point.check()  # a batch's inputs, before any work (what does not fit is marked)
     progress = RichProgress(f"sweep ({engine}, {executor})")
     with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
         result = run_sweep(
@@ -155,3 +155,10 @@ def sweep(
     summary = result.stats.summary()
     after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
     report_written(f"wrote {len(frame)} rows to {out}")
+    by_name = {b.name: b for b in boards}
+    for name, rows in frame.groupby("board", sort=False):  # every row carries its marks
+        points = [(int(r.context), int(r.verify_len), algo.drafter if algo and r.verify_len > 1
+                   else None, int(r.batch)) for r in rows.itertuples()]
+        for line in fit_warnings(by_name[name], m, points):
+            after_commit(functools.partial(err_console.print, f"fpgasim: warning: {line}",
+                                           highlight=False, soft_wrap=True))

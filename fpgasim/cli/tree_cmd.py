@@ -12,7 +12,14 @@ from fpgasim.analysis.aat import aat_path
 from fpgasim.analysis.board_tree import board_tree
 from fpgasim.analysis.decision import USE_SD, rests_on
 from fpgasim.analysis.plot import plot_method_curves
-from fpgasim.cli.common import console, csv_text, dumps_json, report_written, rich_table
+from fpgasim.cli.common import (
+    console,
+    csv_text,
+    dumps_json,
+    err_console,
+    report_written,
+    rich_table,
+)
 from fpgasim.cli.options import (
     JsonTableMarkdown,
     OutputFormat,
@@ -41,7 +48,7 @@ from fpgasim.fileio import (
     write_frame,
 )
 from fpgasim.lists import split_items
-from fpgasim.simulate import fits_memory
+from fpgasim.simulate import fit_columns, fit_warnings
 from fpgasim.tree import semantics
 from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
@@ -353,8 +360,6 @@ def _throughput_row(
         "decision": found.decision,
         "speedup": found.speedup,
         "ad_tokens_per_s": found.ad_tokens_per_s,
-        "fits_memory": fits_memory(b, m, context, found.best.verify_len, a.drafter),
-        "fits_dsps": b.fit.fits_dsps,
     }
     for prefix, d in (("", found.best), ("aat_optimal_", found.aat_optimal)):
         row |= {
@@ -375,6 +380,10 @@ def _throughput_row(
     row["search_trees"] = found.search_trees
     row["engine_passes"] = found.engine_passes
     row["search_s"] = found.seconds
+    # the marks every speed carries, and their warnings (docs/hardware.md, "What does not fit")
+    row |= fit_columns(b, m, context, found.best.verify_len, a.drafter)
+    for line in fit_warnings(b, m, [(context, found.best.verify_len, a.drafter, 1)]):
+        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
     return row
 
 

@@ -175,6 +175,8 @@ class Board(Strict):
             "mv_dsps": f.mv_dsps,
             "dsps_used": f.dsps_used,
             "dsps_available": f.dsps_available,
+            "platform_dsps": f.platform_dsps,
+            "slr_dsps": f.slr_dsps,
             "fits_dsps": f.fits_dsps,
             "buffer_mb": f.buffer_mb,
             "onchip_mb_used": f.onchip_mb_used,

@@ -21,24 +21,38 @@ Bits = Literal[4, 8, 16]
 PROJECTIONS = ("q", "k", "v", "o", "gate", "up", "down", "lm_head")
 
 
+def load_ratio(operand_ratio: float, sparse_ratio: float) -> float:
+    """A weight load's bandwidth ratio: the operand-width bytes its instruction carries over
+    the bytes it moves, for weights `operand_ratio` narrower than their operands at a
+    structured-sparse ratio (FlightLLM's 2 / sparse_ratio, docs/flightllm-model.md §6)."""
+    return operand_ratio / sparse_ratio
+
+
 class Linear(Strict):
     """How the recipe runs one projection: its structured-sparse ratio and bias."""
 
     sparse_ratio: float = Field(
         1.0, gt=0, le=1, allow_inf_nan=False,
-        description="structured-sparse ratio: compute and weight-load time x ratio (1 = dense)",
+        description="structured-sparse ratio: the weights' stored bytes, their load time and "
+        "compute x ratio (1 = dense)",
     )
     bias: bool = Field(False, description="a bias vector is loaded (bias_bits wide)")
 
 
 class Recipe(Strict):
-    """Precision and compression the design applies to any target model (docs/models.md)."""
+    """Precision and compression the design applies to any target model (docs/models.md).
+
+    One weight size per (model, recipe): a projection's weights are stored, moved and
+    counted at `weight_bits` x its `sparse_ratio` (`weight_bytes`); the arrays multiply them
+    at `operand_bits`, the width the compiler lays its on-chip blocks out in, so a weight
+    load's instruction carries operand-width bytes and runs `load_ratio` times faster than
+    they would (docs/hardware.md, "One weight size").
+    """
 
     name: str = Field(min_length=1, max_length=64, description="short id, e.g. flightllm, fp16")
-    weight_bits: Bits = Field(description="weight element width as stored (byte counts, MACs)")
-    weight_timed_bits: Bits = Field(
-        description="weight width the load time is charged for (FlightLLM: int8 stored, timed "
-        "as int4)"
+    weight_bits: Bits = Field(
+        description="weight element width as stored in off-chip memory and moved by every "
+        "weight load (FlightLLM: int4); the arrays multiply it at max(8, weight_bits)"
     )
     activation_bits: Literal[8, 16] = Field(description="activations and probabilities")
     kv_bits: Bits = Field(description="KV-cache element width")
@@ -56,19 +70,45 @@ class Recipe(Strict):
         description="block-sparse prefill attention: 'causal' or a workloads/masks table",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_fields(cls, data: object) -> object:
+        """A recipe of an earlier release names `weight_timed_bits`: one line saying what
+        replaced it (one weight size: `weight_bits` is stored, moved and timed)."""
+        if isinstance(data, dict) and "weight_timed_bits" in data:
+            raise ValueError(
+                "weight_timed_bits was retired: weight_bits is the width weights are stored "
+                "and moved at (FlightLLM's recipe: weight_bits: 4), the arrays multiply them "
+                "at max(8, weight_bits) (docs/hardware.md, \"One weight size\")"
+            )
+        return data
+
     def linear(self, name: str) -> Linear:
         """The recipe for projection `name` (one of PROJECTIONS)."""
         return getattr(self, name)
 
-    @model_validator(mode="after")
-    def _timed_not_wider(self) -> Recipe:
-        if self.weight_timed_bits > self.weight_bits:
-            raise ValueError(
-                f"weight_timed_bits = {self.weight_timed_bits} exceeds weight_bits = "
-                f"{self.weight_bits}; a load is timed at most at the stored width"
-            )
-        return self
+    @property
+    def operand_bits(self) -> int:
+        """Width the arrays multiply a weight at and the compiler lays its on-chip blocks
+        out in: int4 weights are multiplied as int8 (no AMD packing rule for int4 is
+        published, config/fit.py), wider ones as stored."""
+        return max(8, self.weight_bits)
 
+    @property
+    def operand_ratio(self) -> float:
+        """Operand bits over stored bits: how much smaller a dense weight load moves than
+        the operand-width bytes its instruction carries (FlightLLM: 8 / 4 = 2)."""
+        return self.operand_bits / self.weight_bits
+
+    def load_ratio(self, sparse_ratio: float) -> float:
+        """A weight load's bandwidth ratio for a projection of this sparse ratio
+        (`load_ratio`)."""
+        return load_ratio(self.operand_ratio, sparse_ratio)
+
+    def weight_bytes(self, elements: int, sparse_ratio: float = 1.0) -> float:
+        """Bytes `elements` weights of this sparse ratio take in memory, and move when
+        loaded: weight_bits / 8 x sparse_ratio each (the one weight size)."""
+        return elements * self.weight_bits / 8 * sparse_ratio
 
 class Datapath(Strict):
     """Element widths the design's arrays and buffers have a path for (a recipe must fit)."""

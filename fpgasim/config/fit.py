@@ -15,11 +15,16 @@ docs/hardware.md, "Fitting a design to a part", states the rule and its sources.
   the ratio of DSP counts. The MV array is `mv_lanes` x `mv_macs_per_lane` (null: a quarter
   of the MM array, FlightLLM's 1024 of 4096).
 - **Pipelines.** `per_slr`: one pipeline per SLR, fewer if the on-chip RAM cannot hold their
-  buffers; they run side by side, each on its share of every layer, so every duration is
-  divided by the pipelines the memory channels can feed: min(built, ports / ports per
-  pipeline) (docs/validation.md, "FlightLLM on U280", hypothesis H1: 3.2 on VHK158, 3 on
-  U280). A part with fewer channels than one pipeline's ports shares them: one pipeline, each
-  port at bandwidth / ports per pipeline. `one`: a single pipeline over every port.
+  buffers or the memory channels cannot feed them (ceil(ports / ports per pipeline): a
+  pipeline no channel feeds is not built); they run side by side, each on its share of
+  every layer, so every duration is divided by the pipelines the memory channels can feed:
+  min(built, ports / ports per pipeline) (docs/validation.md, "FlightLLM on U280",
+  hypothesis H1: 3.2 on VHK158, 3 on U280). A part with fewer channels than one pipeline's
+  ports shares them: one pipeline, each port at bandwidth / ports per pipeline. `one`: a
+  single pipeline over every port.
+- **The platform's share.** A card's platform (its static region, the shell) keeps some DSP
+  slices; a design is fitted to what it leaves (`Fpga.platform_dsps`, per SLR), and its
+  pipelines go to the SLRs with the most (the array fits the smallest of those).
 
 A design that cannot place one pipeline (too few DSPs for the smallest fitted array, too
 little on-chip RAM) raises `DesignDoesNotFit`, naming the resource, the need and the part's
@@ -125,7 +130,13 @@ class Fit(Strict):
     mm_dsps: int = Field(description="DSPs of one pipeline's MM array")
     mv_dsps: int = Field(description="DSPs of one pipeline's MV array")
     dsps_used: int
-    dsps_available: int | None
+    dsps_available: int | None = Field(description="DSPs a design may use: the part's, less "
+                                       "its platform's share where the sources give it")
+    slr_dsps: int | None = Field(None, description="DSPs each per-SLR pipeline may use (the "
+                                 "smallest share of the SLRs it is built in; None: one "
+                                 "pipeline over the part, or unknown)")
+    platform_dsps: int | None = Field(None, description="DSPs the card's platform keeps "
+                                      "(None: not in the sources)")
     buffer_mb: float = Field(description="on-chip buffers of one pipeline, Mb")
     onchip_mb_used: float
     onchip_mb_available: float | None
@@ -142,8 +153,13 @@ class Fit(Strict):
 
     @property
     def fits_dsps(self) -> bool | None:
-        """Whether the built pipelines' DSPs fit the part (None: its count is unknown)."""
-        return None if self.dsps_available is None else self.dsps_used <= self.dsps_available
+        """Whether the built pipelines' DSPs fit what the part leaves a design, each per-SLR
+        pipeline within its SLR's share (None: a count is unknown)."""
+        if self.dsps_available is None:
+            return None
+        chain = max(self.mm_dsps, self.mv_dsps)
+        return self.dsps_used <= self.dsps_available and (
+            self.slr_dsps is None or chain <= self.slr_dsps)
 
     @property
     def fits_onchip(self) -> bool | None:
@@ -179,9 +195,10 @@ def _chain_dsps(rule: DspRule, design: Design, rows: int, cols: int) -> tuple[in
     return mm, mv, per_lane
 
 
-def _mm_array(fpga: Fpga, design: Design, rule: DspRule,
-              named: Callable[[str], Fpga]) -> tuple[int, int, str]:
-    """(rows, cols, where they come from) of the MM array on this part."""
+def _mm_array(fpga: Fpga, design: Design, rule: DspRule, named: Callable[[str], Fpga],
+              built: int) -> tuple[int, int, str]:
+    """(rows, cols, where they come from) of the MM array on this part, for `built`
+    pipelines (a `per_slr` design fits the smallest share of the SLRs they go to)."""
     for entry in design.mm_by_fpga:
         if entry.fpga == fpga.name:
             return entry.rows, entry.cols, f"design table for {fpga.name}"
@@ -193,10 +210,11 @@ def _mm_array(fpga: Fpga, design: Design, rule: DspRule,
                           f"a DSP count: design {design.name} sizes its MM array from the part's "
                           "DSPs (give mm_cols to fix the array instead)")
     if design.pipelines == "per_slr":
-        if fpga.slrs is None:
+        shares = fpga.slr_dsps
+        if shares is None:
             raise ConfigError(f"fpga {fpga.name}", "slrs", None,
                               f"an SLR count: design {design.name} builds one pipeline per SLR")
-        budget = fpga.dsps // fpga.slrs
+        budget = shares[built - 1]
         best = 0
         for n in range(1, MAX_N_BLOCKS + 1):
             mm, mv, _ = _chain_dsps(rule, design, design.mm_rows, n * k)
@@ -207,34 +225,35 @@ def _mm_array(fpga: Fpga, design: Design, rule: DspRule,
             mm, mv, _ = _chain_dsps(rule, design, design.mm_rows, k)
             raise DesignDoesNotFit(
                 f"fpga {fpga.name}", "dsps", fpga.dsps,
-                f"at least {max(mm, mv) * fpga.slrs} ({max(mm, mv)} per SLR for the smallest "
-                f"{design.mm_rows}x{k} array of design {design.name}, {rule.kind} "
-                f"{rule.precision})")
+                f"at least {max(mm, mv)} per SLR a design may use for the smallest "
+                f"{design.mm_rows}x{k} array of design {design.name} ({rule.kind} "
+                f"{rule.precision}); {fpga.name} leaves {budget}")
+        where = "per SLR" if fpga.platform_dsps is None else "in an SLR the platform leaves"
         return design.mm_rows, best * k, f"fitted: the largest array whose chain fits {budget} " \
-            f"{rule.kind} per SLR"
+            f"{rule.kind} {where}"
     refs = [(named(e.fpga), e) for e in design.mm_by_fpga]
-    refs = [(f, e) for f, e in refs if f.dsp_kind == fpga.dsp_kind and f.dsps]
+    refs = [(f, e) for f, e in refs if f.dsp_kind == fpga.dsp_kind and f.design_dsps]
     if not refs:
         raise ConfigError(f"design {design.name}", "mm_cols", None,
                           f"an MM array for {fpga.name} ({fpga.dsp_kind}): no listed part of that "
                           "DSP kind to scale from")
-    ref, entry = min(refs, key=lambda fe: abs(math.log(fe[0].dsps / fpga.dsps)))
-    cols = max(k, int(entry.cols * fpga.dsps / ref.dsps) // k * k)
+    mine = fpga.design_dsps
+    ref, entry = min(refs, key=lambda fe: abs(math.log(fe[0].design_dsps / mine)))
+    cols = max(k, int(entry.cols * mine / ref.design_dsps) // k * k)
     return entry.rows, cols, f"scaled from {ref.name}'s {entry.rows}x{entry.cols} by DSPs " \
-        f"({fpga.dsps} / {ref.dsps})"
+        f"({mine} / {ref.design_dsps})"
 
 
 def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
     """Fit `design` to `fpga` (module docstring); `named` loads a shipped part by name."""
     rule = dsp_rule(fpga.dsp_kind, design.recipe)
-    rows, cols, source = _mm_array(fpga, design, rule, named)
-    mm_dsps, mv_dsps, per_lane = _chain_dsps(rule, design, rows, cols)
     mem = design.memory
     ports = mem.ports or fpga.memory.channels
     channels_a = mem.channels_a or ports
     per_pipe = mem.ports_per_pipeline or ports
     buffer_mb = buffer_bytes(design, channels_a) * 8 / 2**20
     onchip = fpga.onchip_mb
+    feed = ports / per_pipe
     limits: dict[str, float] = {}
     if design.pipelines == "per_slr":
         if fpga.slrs is None:
@@ -249,10 +268,13 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
                     f"at least {buffer_mb:.1f} Mb of on-chip RAM for one pipeline's buffers "
                     f"(design {design.name})")
             limits["on-chip RAM"] = by_ram
+        # no more pipelines than the channels feed: a pipeline no channel feeds is not built
+        built = int(min(*limits.values(), max(1, math.ceil(feed))))
     else:
         limits["one pipeline (design)"] = 1
-    built = int(min(limits.values()))
-    feed = ports / per_pipe
+        built = 1
+    rows, cols, source = _mm_array(fpga, design, rule, named, built)
+    mm_dsps, mv_dsps, per_lane = _chain_dsps(rule, design, rows, cols)
     scale = 1.024**3 if mem.bandwidth_reading == "gib" else 1.0
     bandwidth = fpga.memory.bandwidth_gb_s * scale * 1e9  # in this order, as FlightLLM's model
     if feed >= 1:
@@ -266,6 +288,10 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
     binding = min(limits, key=lambda k: (limits[k], k == "memory channels"))
     if feed < 1:
         binding = "memory channels"
+    shares = fpga.slr_dsps
+    slr_dsps = shares[built - 1] if design.pipelines == "per_slr" and shares else None
+    platform = (fpga.dsps - fpga.design_dsps
+                if fpga.platform_dsps is not None and fpga.dsps is not None else None)
     return Fit(
         pipelines=float(pipelines),
         pipelines_built=built,
@@ -284,7 +310,9 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
         mm_dsps=mm_dsps,
         mv_dsps=mv_dsps,
         dsps_used=built * max(mm_dsps, mv_dsps),
-        dsps_available=fpga.dsps,
+        dsps_available=fpga.design_dsps,
+        slr_dsps=slr_dsps,
+        platform_dsps=platform,
         buffer_mb=buffer_mb,
         onchip_mb_used=built * buffer_mb,
         onchip_mb_available=onchip,

@@ -175,11 +175,45 @@ class Fpga(Strict):
     uram: int | None = Field(None, ge=0, le=10**6, description="288 Kb UltraRAMs")
     slrs: PosInt | None = Field(None, le=16, description="super logic regions (dies)")
     network: FpgaNetwork = FpgaNetwork()
+    platform_dsps: tuple[int, ...] | None = Field(
+        None, strict=False, min_length=1, max_length=16,
+        description="DSP slices per SLR (SLR0 first) the card's platform leaves a design, its "
+        "static region (shell) taking the rest (null: not in the sources; the whole part)",
+    )
     memory: FpgaMemory
     power: FpgaPower = FpgaPower()
     sources: tuple[Citation, ...] = Field(
         default=(), strict=False, max_length=32, description="documents the facts come from"
     )
+
+    @field_validator("platform_dsps")
+    @classmethod
+    def _platform_within_part(cls, value: tuple[int, ...] | None,
+                              info: ValidationInfo) -> tuple[int, ...] | None:
+        if value is None:
+            return value
+        dsps, slrs = info.data.get("dsps"), info.data.get("slrs")
+        if slrs is not None and len(value) != slrs:
+            raise ValueError(f"one count per SLR: {len(value)} given, slrs = {slrs}")
+        if any(v < 0 for v in value) or (dsps is not None and sum(value) > dsps):
+            raise ValueError(f"counts from 0 summing to at most dsps = {dsps}")
+        return value
+
+    @property
+    def design_dsps(self) -> int | None:
+        """DSP slices a design may use: the platform's per-SLR share summed, else the
+        part's (None: unknown)."""
+        return sum(self.platform_dsps) if self.platform_dsps is not None else self.dsps
+
+    @property
+    def slr_dsps(self) -> tuple[int, ...] | None:
+        """DSP slices a design may use in each SLR, largest first: the platform's shares,
+        else the part's split evenly (None: a count is unknown)."""
+        if self.platform_dsps is not None:
+            return tuple(sorted(self.platform_dsps, reverse=True))
+        if self.dsps is None or self.slrs is None:
+            return None
+        return (self.dsps // self.slrs,) * self.slrs
 
     @property
     def onchip_mb(self) -> float | None:

@@ -5,6 +5,13 @@ Its readers: `simulate.memory_bytes` (the off-chip bytes of a point), `fpgasim m
 (the parameter count beside the published one) and the heterogeneous GPU+FPGA model. The
 `analytic` engine keeps the study's closed forms (docs/accounting.md): they are its
 accounting, and the tests hold them against these counts.
+
+`TargetArithmetic.stored_bytes(recipe)` is the one weight size of a (model, recipe): every
+weight at the recipe's `weight_bits` x its projection's sparse ratio (`Recipe.weight_bytes`),
+the biases the recipe or the architecture loads at `bias_bits`. The capacity check reads it,
+FlightLLM's weight loads move it (their bytes over `Recipe.load_ratio`), the energy counts
+what the loads move, and the analytic engine streams `streamed_bytes` per weight read
+(docs/hardware.md, "One weight size").
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.bounded import memoised
+from fpgasim.config.design import Recipe
 from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.passes import target_pass
 
@@ -28,6 +36,7 @@ class TargetArithmetic:
     lm_head_weights       hidden x vocab
     embedding_weights     the embedding table (looked up, not streamed): the LM head's shape
     layer_kv_per_token    K and V elements one token adds to one layer's cache
+    layer_projections     (recipe projection name, inputs, outputs) of each linear of a layer
     """
 
     layers: int
@@ -39,6 +48,7 @@ class TargetArithmetic:
     embedding_weights: int
     layer_kv_per_token: int
     tied_embeddings: bool
+    layer_projections: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def weight_count(self) -> int:
@@ -48,6 +58,44 @@ class TargetArithmetic:
         layers = self.layers * (self.layer_linear_weights + self.layer_bias_weights)
         tables = 0 if self.tied_embeddings else self.embedding_weights
         return layers + self.lm_head_weights + tables
+
+    def streamed_bytes(self, recipe: Recipe) -> float:
+        """Bytes one read of every streamed weight moves (each decoder layer's projections
+        and the LM head, no biases) at the recipe's width and sparse ratios: the analytic
+        engine's weight stream."""
+        layer = sum(recipe.weight_bytes(k * n, recipe.linear(name).sparse_ratio)
+                    for name, k, n in self.layer_projections)
+        head = recipe.weight_bytes(self.lm_head_weights, recipe.lm_head.sparse_ratio)
+        return self.layers * layer + head
+
+    def sparse_share(self, recipe: Recipe) -> float:
+        """The streamed weights' bytes under the recipe's sparse ratios over their dense
+        bytes (exactly 1.0 for a dense recipe)."""
+        names = [name for name, _, _ in self.layer_projections] + ["lm_head"]
+        if all(recipe.linear(name).sparse_ratio == 1.0 for name in names):
+            return 1.0
+        dense = (self.layers * sum(k * n for _, k, n in self.layer_projections)
+                 + self.lm_head_weights)
+        return self.streamed_bytes(recipe) / recipe.weight_bytes(dense)
+
+    def stored_bytes(self, recipe: Recipe, model_bias: bool) -> float:
+        """Off-chip bytes of the target's weights under the recipe (the one weight size):
+        the streamed weights (`streamed_bytes`), each projection's bias where the recipe or
+        the architecture (`model_bias`: Qwen2's q/k/v) has one, at `bias_bits`, and the
+        embedding table unless tied to the LM head, at the recipe's width (looked up, never
+        streamed). Norm gains are left out (`weight_count`)."""
+        biased = {"q", "k", "v"} if model_bias else set()
+        layer_bias = sum(n for name, _, n in self.layer_projections
+                         if recipe.linear(name).bias or name in biased)
+        head_bias = self.lm_head_weights // self.hidden if recipe.lm_head.bias else 0
+        tables = 0 if self.tied_embeddings else recipe.weight_bytes(self.embedding_weights)
+        return (self.streamed_bytes(recipe)
+                + (self.layers * layer_bias + head_bias) * recipe.bias_bits / 8 + tables)
+
+    @property
+    def hidden(self) -> int:
+        """The model's hidden size (the LM head's input width)."""
+        return self.layer_projections[0][1]
 
     def kv_elements(self, tokens: int) -> int:
         """K and V elements of `tokens` positions in every layer's cache."""
@@ -66,6 +114,8 @@ def target_arithmetic(model: TargetModel) -> TargetArithmetic:
     norms = sum(op.act_elems for op in layer if op.kind == "norm")  # one row: its width
     qkv = sum(op.out_dim for op in layer if op.kind == "linear" and op.name in ("q", "k", "v"))
     head = sum(op.in_dim * op.out_dim for op in tail if op.kind == "lm_head")
+    projections = tuple((op.name.removeprefix("mlp."), op.in_dim, op.out_dim)
+                        for op in layer if op.kind == "linear")
     return TargetArithmetic(
         layers=ops.layers,
         layer_linear_weights=linear,
@@ -76,4 +126,5 @@ def target_arithmetic(model: TargetModel) -> TargetArithmetic:
         embedding_weights=head,
         layer_kv_per_token=sum(op.kv_elems for op in layer),  # at one cached position
         tied_embeddings=model.tied_embeddings,
+        layer_projections=projections,
     )

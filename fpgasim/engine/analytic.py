@@ -18,6 +18,7 @@ import numpy as np
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
+from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
 
@@ -65,14 +66,22 @@ def target_counts(
     }
 
 
-def unit_cycles(counts: Counts, board: Board) -> dict[str, np.ndarray]:
-    """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth)."""
+def unit_cycles(counts: Counts, board: Board, sparse_share: float = 1.0
+                ) -> dict[str, np.ndarray]:
+    """Fractional LD/ST/compute cycles from element counts (docs/accounting.md, Bandwidth).
+
+    Weights at the recipe's one weight size (docs/hardware.md, "One weight size"):
+    weight_bits each, times `sparse_share`, the streamed weights' bytes under the recipe's
+    sparse ratios over their dense bytes (1 for a dense recipe and for a drafter's)."""
     recipe = board.recipe
     per_cycle = board.bandwidth_bytes_per_s / board.clock_hz
     w_rate = per_cycle * WEIGHT_SHARE * WEIGHT_EFFICIENCY
     a_rate = per_cycle * ACT_SHARE * ACT_LOAD_EFFICIENCY
     s_rate = per_cycle * ACT_SHARE * STORE_EFFICIENCY
-    weight_bytes = element_bytes(counts["weight"], recipe.weight_timed_bits)
+    weight_bytes = element_bytes(counts["weight"], recipe.weight_bits)
+    if sparse_share != 1.0:
+        weight_bytes = weight_bytes * (sparse_share if isinstance(weight_bytes, np.ndarray)
+                                       else Fraction(sparse_share))
     kv_bytes = element_bytes(counts["kv"], recipe.kv_bits)
     act_bytes = element_bytes(counts["act"], recipe.activation_bits) + kv_bytes
     store_bytes = element_bytes(counts["store"], recipe.activation_bits)
@@ -99,6 +108,14 @@ def pass_cycles(counts: Counts, board: Board) -> np.ndarray:
     """Integer cycles of a pass: ceil(max(LD, ST, COMP)) (vectorised)."""
     u = unit_cycles(counts, board)
     return np.ceil(np.maximum(np.maximum(u["ld"], u["st"]), u["compute"])).astype(np.int64)
+
+
+def sparse_share(spec: PassSpec, board: Board, model: TargetModel) -> float:
+    """`unit_cycles`' sparse share of a pass: the target's streamed weights under the
+    recipe's sparse ratios (`TargetArithmetic.sparse_share`); a drafter's are dense."""
+    if spec.kind != "target":
+        return 1.0
+    return target_arithmetic(model).sparse_share(board.recipe)
 
 
 def counts_for(
@@ -137,7 +154,8 @@ class AnalyticEngine:
         return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:
-        u = unit_cycles(counts_for(spec, board, model, drafter), board)
+        u = unit_cycles(counts_for(spec, board, model, drafter), board,
+                        sparse_share(spec, board, model))
         ld, st, comp = (float(u[k]) for k in ("ld", "st", "compute"))
         return Timing(
             cycles=whole_count("cycles", max(ld, st, comp)),

@@ -552,8 +552,9 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
     """Timing and per-unit rows of a pass, every total taken by unit role.
 
     Tick-based programs (ticks_per_cycle > 1, FlightLLM's) report fractional cycles: ticks /
-    ticks_per_cycle, exact binary fractions. Bytes are the instructions' byte counts
-    (FlightLLM: int8 weights, although their loads are timed as int4).
+    ticks_per_cycle, exact binary fractions. Bytes are the bytes the rows move (FlightLLM's
+    weight loads: the recipe's one weight size, int4 with q and k at 0.7, where the
+    instructions carry int8 operand bytes; docs/hardware.md, "One weight size").
     """
     tot = executable_totals(prog)
     tpc = prog.ticks_per_cycle

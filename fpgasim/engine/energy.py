@@ -3,7 +3,7 @@ energy of the activity the engines count (docs/energy.md has the formula and eve
 
     E = P_static x t + (E_mem + E_mac + E_sram + E_sfu + E_clock) / eta
 
-    E_mem   = 8 x (weight bytes at their timed width + activation/KV loads + stores) x pJ/bit
+    E_mem   = 8 x (weight bytes as stored and moved + activation/KV loads + stores) x pJ/bit
               of the memory kind
     E_mac   = MACs x pJ per MAC (DSP kind and the recipe's MAC precision)
     E_sram  = 2 x the same off-chip bytes x 8 x pJ/bit of a BRAM/URAM (each byte written into
@@ -260,17 +260,11 @@ class Energy:
                       self.clock_j + other.clock_j, self.regulator_efficiency)
 
 
-def offchip_bytes(timing: Timing, board: Board, weights_as_stored: bool) -> float:
-    """Bytes the off-chip memory moves in the pass: weights at their timed width (FlightLLM's
-    int8-stored, int4-timed weights move as int4), activation and KV loads, stores.
-
-    `weights_as_stored`: the timing counts weight bytes at the stored width (the cycle
-    engines: the instructions' byte counts), not at the timed width (the analytic engine)."""
-    recipe = board.recipe
-    weights = float(timing.weight_bytes)
-    if weights_as_stored:
-        weights *= recipe.weight_timed_bits / recipe.weight_bits
-    return weights + timing.act_load_bytes + timing.act_store_bytes
+def offchip_bytes(timing: Timing) -> float:
+    """Bytes the off-chip memory moves in the pass: weight loads (every engine counts them at
+    the recipe's one weight size, docs/hardware.md "One weight size": FlightLLM's int4,
+    q and k at 0.7 of it), activation and KV loads, stores."""
+    return float(timing.weight_bytes) + timing.act_load_bytes + timing.act_store_bytes
 
 
 def pass_energy(timing: Timing, board: Board, engine_name: str,
@@ -279,11 +273,11 @@ def pass_energy(timing: Timing, board: Board, engine_name: str,
 
     MACs: the engine's count (event/fast); the analytic engine, which does not count them,
     gives compute cycles x the board's peak MACs per cycle (its compute time is exactly that
-    quotient). `engine_name` says how the timing counts weight bytes (`offchip_bytes`)."""
+    quotient); `engine_name` says which."""
     c = constants or energy_constants(board)
     analytic = engine_name == "analytic"
     macs = timing.compute_cycles * board.peak_macs_per_cycle if analytic else timing.macs
-    offchip = offchip_bytes(timing, board, weights_as_stored=not analytic)
+    offchip = offchip_bytes(timing)
     sfu_elements = timing.sfu_cycles * board.sfu.elements_per_cycle
     sram_bits = 2 * offchip * 8 + sfu_elements * 2 * board.recipe.activation_bits
     seconds = timing.seconds

@@ -60,7 +60,8 @@ class Timing:
                       times instructions in ticks of 2**-24 cycle, its durations fractional)
     ld_cycles         load-unit cycles (weights + activations/KV), st_cycles store-unit cycles,
                       compute_cycles MPE cycles, sfu_cycles SFU cycles (0 where not charged)
-    weight_bytes      bytes streamed over the weight channel group
+    weight_bytes      weight bytes the pass's loads move: the recipe's one weight size
+                      (docs/hardware.md), what the memory holds and the energy counts
     act_load_bytes    activation + KV bytes loaded (not weights)
     kv_bytes          the part of act_load_bytes that reads the KV cache
     act_store_bytes   bytes stored over the activation group

@@ -106,7 +106,7 @@ def run_experiments(
     workers: int | None = None,
     progress: RunProgress | None = None,
 ) -> list[tuple[ExperimentResult, bytes | None]]:
-    """Each experiment's result (with `flag_memory`'s note) and, with `draw`, its figure as
+    """Each experiment's result (with `flag_fit`'s notes) and, with `draw`, its figure as
     PNG bytes, in the order given, run on `workers` processes (default: every core) in
     three phases, each on workers forked when it starts: the simulator's passes of the
     whole run planned (while this process `preload`s), then each distinct pass timed once,
@@ -171,7 +171,7 @@ def _run_one(index: int) -> tuple[ExperimentResult, bytes | None]:
     assert _JOB is not None
     experiments, ctx, draw = _JOB
     exp = experiments[index]
-    result = flag_memory(exp, run_experiment(exp, ctx=ctx))
+    result = flag_fit(exp, run_experiment(exp, ctx=ctx))
     return result, (figure_png(result) if draw and result.figure else None)
 
 
@@ -209,14 +209,20 @@ def _cost(exp: AnyExperiment) -> int:
     return per_combo * combos + drawn
 
 
-def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
-    """Add a note naming the experiment's (board, model, contexts) whose target and drafter
-    weights + KV caches exceed the board's memory; the study simulates them anyway and so
+def flag_fit(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResult:
+    """Add the notes that mark what the experiment's rows rest on but does not fit: the
+    (board, model, contexts) whose target and drafter weights + KV caches exceed the
+    board's memory, and the boards whose arrays need more DSP slices than the part leaves a
+    design (docs/hardware.md, "What does not fit"); the study simulates them anyway and so
     does reproduce."""
-    unfit = []
+    unfit, beyond = [], {}
     for workload in getattr(exp, "workloads", None) or []:
         for board_name in workload.boards:
             board = load_board(board_name)
+            if board.fit.fits_dsps is False:
+                f = board.fit
+                beyond[board.name] = (f"{board.name} ({f.dsps_used:,} {board.fpga.dsp_kind} "
+                                      f"for {f.dsps_available:,})")
             for model_name in workload.models:
                 model = load_model(model_name)
                 drafter = load_algorithm(workload.algorithm).drafter
@@ -227,11 +233,16 @@ def flag_memory(exp: AnyExperiment, result: ExperimentResult) -> ExperimentResul
                         f"{model.id} on {board.name} ({board.memory.capacity_gib:g} GiB) at "
                         f"L = {', '.join(map(str, over))}"
                     )
-    if not unfit:
-        return result
-    note = (
-        "does not fit the board's memory (target and drafter weights + KV caches, "
-        "fits_memory = False), "
-        f"simulated anyway as in the study: {'; '.join(unfit)}"
-    )
-    return dataclasses.replace(result, notes=(*result.notes, note))
+    notes = []
+    if unfit:
+        notes.append(
+            "does not fit the board's memory (target and drafter weights + KV caches, "
+            "fits_memory = False), "
+            f"simulated anyway as in the study: {'; '.join(unfit)}"
+        )
+    if beyond:
+        notes.append(
+            "arrays beyond the part's DSPs (the study's arrays as it scaled them, fits_dsps = "
+            f"False), simulated anyway as in the study: {'; '.join(beyond.values())}"
+        )
+    return dataclasses.replace(result, notes=(*result.notes, *notes)) if notes else result

@@ -31,12 +31,18 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     MVs of 512; x tokens run as row groups of MV_START_M_NUM tokens (an extension).
 
     Each row group is §4.4's layer body over its tokens: their query (or probability) rows
-    into B, the K (or V) cache streamed once per KV head, one MV per query head of the KV
-    head's group (grouped-query attention: the g query heads share the stream, each MV
-    charged for MV_START_M_NUM rows; g = 1 without GQA), one softmax over the group's rows
-    per KV head, and the group's store. The group's last MV releases LD for the next group's
-    row load. The tree mask is applied inside the softmax: an MV spans 512 keys, so no mask
-    block can drop one (decode attention is dense, §7.6).
+    into B, the K (or V) cache streamed once per KV head, the MVs of the KV head's query
+    rows on each chunk just loaded, one softmax over the group's rows per KV head, and the
+    group's store. The group's last MV releases LD for the next group's row load. The tree
+    mask is applied inside the softmax: an MV spans 512 keys, so no mask block can drop one
+    (decode attention is dense, §7.6).
+
+    Grouped-query attention on MV lanes: the t tokens of a row group have t x g query rows
+    per KV head (g query heads share its K and V; g = 1 without GQA), and an MV's lanes take
+    any rows that share its stream, so each chunk takes ceil(t x g / MV_START_M_NUM) MVs,
+    each charged for MV_START_M_NUM rows (docs/flightllm-sd.md, "GQA on MV lanes"). One lane
+    gives g MVs per chunk (one per query head) and a model without GQA one per row group:
+    both as before lanes were shared.
     """
     r = e.r
     b = r.block
@@ -57,6 +63,7 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     group = L.group
 
     def head(sub: FlightLLMEmitter, last_head: bool, rows: int, more_rows: bool) -> None:
+        mvs = math.ceil(rows * group / r.mv_start_rows)  # the KV head's query rows over the lanes
         for j in range(1, n_mv + 1):
             for n_ld, size in enumerate(sizes):
                 wait = mask_of(MV) if (n_ld == 0 and j > dep) else 0
@@ -70,8 +77,8 @@ def attention_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
                     rel |= mask_of(ST)
                 if last_head and more_rows:
                     rel |= mask_of(LD)
-            for q in range(group):  # the group's query heads on the chunk just loaded
-                sub.mv(kb, wait=mask_of(LD) if q == 0 else 0, rel=rel if q == group - 1 else 0)
+            for q in range(mvs):  # the KV head's query rows on the chunk just loaded
+                sub.mv(kb, wait=mask_of(LD) if q == 0 else 0, rel=rel if q == mvs - 1 else 0)
         if qk:
             sub.misc("softmax", nb * rows * group, wait=mask_of(MV),
                      rel=mask_of(ST) if last_head else 0)

@@ -91,8 +91,8 @@ class Rates:
     misc_passes: tuple[tuple[str, int], ...]
     act_bytes: float
     kv_bytes: float  # KV-cache element bytes (the recipe's kv_bits)
-    weight_bytes: float
-    weight_ratio: float  # stored bits / timed bits (FlightLLM: 8 / 4 = 2)
+    weight_bytes: float  # bytes of one weight as the arrays take it (Recipe.operand_bits)
+    weight_ratio: float  # operand bits / stored bits (Recipe.operand_ratio; FlightLLM: 8 / 4)
     bias_bytes: float
     kv_append: str  # "reread": FlightLLM's concat; "store": the new rows' K and V stored
 
@@ -138,8 +138,8 @@ class Rates:
             misc_passes=tuple(passes.items()),
             act_bytes=recipe.activation_bits / 8,
             kv_bytes=recipe.kv_bits / 8,
-            weight_bytes=recipe.weight_bits / 8,
-            weight_ratio=recipe.weight_bits / recipe.weight_timed_bits,
+            weight_bytes=recipe.operand_bits / 8,
+            weight_ratio=recipe.operand_ratio,
             bias_bytes=recipe.bias_bits / 8,
             kv_append=comp.kv_append,
         )
@@ -265,10 +265,16 @@ class FlightLLMEmitter(Emitter):
 
     def ld(self, nbytes: float, *, cross: bool = False, par: int = 1, ratio: float = 1.0,
            traffic: int = TRAFFIC_ACT, wait: int = 0, rel: int = 0) -> int:
-        """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels)."""
+        """LD: bytes / (channel rate x efficiency x bandwidth_ratio x parallel channels).
+
+        `nbytes` are the instruction's (operand-width) bytes, which its duration is priced
+        from as FlightLLM's profiler does; the row records the bytes the load moves,
+        nbytes / bandwidth_ratio (a weight load's, `Recipe.load_ratio`: the one weight size
+        the memory holds, docs/hardware.md "One weight size")."""
+        moved = nbytes / ratio
         if cross:
-            return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, CROSS_CHANNEL, ratio))
-        return self.row((LD, nbytes, nbytes, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par))
+            return self.row((LD, nbytes, moved, 0, traffic, wait, rel, CROSS_CHANNEL, ratio))
+        return self.row((LD, nbytes, moved, 0, traffic, wait, rel, SAME_CHANNEL, ratio * par))
 
     def zero_fill(self, nbytes: float, par: int, wait: int = 0, rel: int = 0) -> int:
         """Zero-fill LD: bytes / (zero-fill bytes per cycle x parallel channels)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from fpgasim.config.design import load_ratio
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
 from fpgasim.dataflow.lowerings.flightllm.emitter import (
@@ -114,7 +115,7 @@ def linear_mv(e: FlightLLMEmitter, L: HwLayer) -> None:
     pieces, chunk, s, dep = _weight_ring(
         r, kb, r.mv_k_chunk, "a", r.depth_a, A_ROWS_PER_K_BLOCK_MV, L.name
     )
-    ratio = r.weight_ratio / L.sparse_ratio
+    ratio = load_ratio(r.weight_ratio, L.sparse_ratio)
     fused = bool(L.misc)
     sizes_of = {}
     for kc in set(pieces):
@@ -217,7 +218,7 @@ def linear_mm(e: FlightLLMEmitter, L: HwLayer) -> None:
     )
     dout = need_credit(r.depth_global // 1, "buffers.global", r.depth_global,
                  "the output credit")
-    ratio = r.weight_ratio / L.sparse_ratio
+    ratio = load_ratio(r.weight_ratio, L.sparse_ratio)
     fused = bool(L.misc)
     if L.bias:
         e.ld(L.n * r.bias_bytes, traffic=TRAFFIC_WEIGHT)

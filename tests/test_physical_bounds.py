@@ -107,6 +107,7 @@ def test_the_issue_case_moves_half_the_hbm_peak() -> None:
 
 def test_only_the_u50_pairs_are_left_out() -> None:
     """The pairs the bounds test leaves out are the ones the fit refuses: every design on
-    the U50 (no design's pipeline fits its one SLR share: tests/test_fit.py), no other."""
+    the U50, whose data sheet gives no DSP count to size an array from (tests/test_fit.py),
+    no other."""
     left_out = sorted(set(ALL_PAIRS) - set(PAIRS))
     assert left_out == sorted((f, d) for f, d in ALL_PAIRS if f == "u50"), left_out

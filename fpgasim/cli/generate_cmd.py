@@ -53,6 +53,7 @@ from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path
 from fpgasim.simulate import MAX_BATCH, check_batch_memory, memory_warning
 from fpgasim.sweep.executors import default_workers
+from fpgasim.validation import validation_line, validation_of
 
 
 class GenerateSource(StrEnum):
@@ -183,7 +184,8 @@ def generate_cmd(
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
     if plot is not None:
         plot_generation(result, plot)
-    _print(result, output_format, steps_out, b.lowering, plot)
+    _print(result, output_format, steps_out, b.lowering, plot,
+           validation=validation_of(b, engine).text)
 
 
 def _print(
@@ -192,6 +194,7 @@ def _print(
     steps_out: Path | None,
     lowering: str,
     plot: Path | None = None,
+    validation: str = "",
 ) -> None:
     """The summary (with the board's lowering beside the engine: provenance; the AD
     baseline and SD's speedup over it) and the decode steps by context, each with its
@@ -201,6 +204,8 @@ def _print(
         s[k] = v
         if k == "engine":
             s["lowering"] = lowering
+    if validation:  # the silicon check of its absolute figures (fpgasim/validation.py)
+        s["validation"] = validation
     if output_format is JsonTable.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
         return
@@ -212,9 +217,12 @@ def _print(
     out_console = wide_console()
     out_console.print(
         rich_table(
-            [{"quantity": k, "value": v} for k, v in s.items()], title=title, floatfmt="{:.6g}"
+            [{"quantity": k, "value": v} for k, v in s.items() if k != "validation"],
+            title=title, floatfmt="{:.6g}"
         )
     )
+    for line in validation_line([validation] if validation else []):
+        out_console.print(f"  {line}", highlight=False, soft_wrap=True)
     out_console.print(
         rich_table(
             json_records(result.groups()), title="decode steps by context", floatfmt="{:.4g}"

@@ -49,6 +49,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.simulate import MAX_BATCH
+from fpgasim.validation import validation_line, validation_of
 
 
 class AatSource(StrEnum):
@@ -208,6 +209,7 @@ def solve(
             err_console.print(line, highlight=False, soft_wrap=True)
     else:
         _print_tables(solution, b, show_fit=True)
+        _print_validation(summary)
         _print_draft_lines(solution, a)
         _print_aat_lines(solution)
         for line in differs:
@@ -224,6 +226,7 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
     the crossover (docs/batching.md)."""
     result, summary, differs = checked.result, checked.summary.copy(), checked.disagreements
     summary.insert(summary.columns.get_loc("engine") + 1, "lowering", board.lowering)
+    summary = with_validation(summary, board)
     if plot is not None:
         plot_batch_speedups(result.summary, plot)
     if output_format is TableJsonCsv.json:
@@ -253,6 +256,7 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
     out.print(rich_table(rows, floatfmt="{:.3g}", title=(
         f"SD under batching: {first['board']} / {first['model']} / {first['algorithm']} / "
         f"engine {first['engine']}, lowering {board.lowering} / AAT {first['aat_basis']}")))
+    _print_validation(summary)
     for line in crossover_lines(result.crossover):
         out.print(line, highlight=False, soft_wrap=True)
     for line in differs:
@@ -269,7 +273,21 @@ def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
     out.insert(out.columns.get_loc("x_ridge") + 1, "ridge_tokens", ridge_tokens(board))
     decision = out.pop("decision")
     out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return with_validation(out, board)
+
+
+def with_validation(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
+    """The summary with each row's `validation` of its tokens/s and tokens/J (the board's
+    silicon check on the row's engine; fpgasim/validation.py)."""
+    out = summary.copy()
+    out["validation"] = [validation_of(board, e).text for e in out["engine"]]
     return out
+
+
+def _print_validation(summary: pd.DataFrame) -> None:
+    """The validation of a table's absolute figures, once under it."""
+    for line in validation_line(list(summary["validation"])):
+        wide_console().print(f"  {line}", highlight=False, soft_wrap=True)
 
 
 def _print_energy_lines(summary: pd.DataFrame, multi: bool) -> None:

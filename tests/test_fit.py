@@ -136,10 +136,11 @@ def test_a_one_pipeline_design_scales_the_closest_listed_part() -> None:
 
 def test_a_ddr_part_shares_its_channels() -> None:
     """U250: 4 DDR4 channels < the 10 ports of one FlightLLM pipeline: one effective
-    pipeline, each port at the memory's bandwidth / 10 (FlightLLM reads GB/s as GiB/s)."""
+    pipeline, each port at the memory's bandwidth / 10 (the data sheet's decimal GB/s)."""
     f = board_of("u250", "flightllm").fit
     assert (f.pipelines, f.binding_resource, f.ports_per_pipeline) == (1.0, "memory channels", 10)
-    assert f.port_bytes_per_s == pytest.approx(77 * GIB * 1e9 / 10, rel=1e-12)
+    assert f.port_bytes_per_s == pytest.approx(77 * 1e9 / 10, rel=1e-12)
+    assert (f.bandwidth_reading, f.transfer_basis) == ("decimal", "assumed")
     # a per_slr fit sizes the array to one SLR's share: 12288 / 4 = 3072 -> N = 3
     assert (f.mm_cols, f.mm_dsps) == (48, 64 * 3 * 16)
 

@@ -100,3 +100,13 @@ def test_solve_carries_and_prints_it(capsys) -> None:
     assert table.out.count("validation: FlightLLM on U280 against silicon") == 1
     data = json.loads(run_cli(capsys, *args, "--format", "json").out)
     assert all(r["validation"].startswith("FlightLLM on U280") for r in data["summary"])
+
+
+def test_generate_carries_and_prints_it(capsys) -> None:
+    args = ["generate", "--board", "flightllm-u280", "--model", "llama2-7b-flightllm", "-P",
+            "16", "-D", "2", "--engine", "fast", "--workers", "1"]
+    table = run_cli(capsys, *args)
+    assert table.code == 0, table.err
+    assert table.out.count("validation: FlightLLM on U280 against silicon") == 1
+    summary = json.loads(run_cli(capsys, *args, "--format", "json").out)["summary"]
+    assert summary["validation"].startswith("FlightLLM on U280 against silicon")

@@ -110,3 +110,17 @@ def test_generate_carries_and_prints_it(capsys) -> None:
     assert table.out.count("validation: FlightLLM on U280 against silicon") == 1
     summary = json.loads(run_cli(capsys, *args, "--format", "json").out)["summary"]
     assert summary["validation"].startswith("FlightLLM on U280 against silicon")
+
+
+def test_a_board_read_as_gib_says_so_in_boards() -> None:
+    """Issue 42, one bandwidth: the one pair that reads its part's GB/s as GiB/s (FlightLLM's
+    VHK158 configuration) says so beside the bandwidth `fpgasim boards` prints."""
+    from fpgasim.cli.boards_cmd import board_row
+    rows = {name: board_row(load_board(name)) for name in
+            ("flightllm-vhk158", "flightllm-u280", "u280", "v80", "vhk158", "u250")}
+    assert rows["flightllm-vhk158"]["reading"] == "gib"
+    assert rows["flightllm-vhk158"]["bandwidth_gb_s"] == pytest.approx(819.2 * 1.024**3)
+    for name in ("flightllm-u280", "u280", "v80", "vhk158", "u250"):
+        row = rows[name]
+        assert row["reading"] == "decimal"
+        assert row["bandwidth_gb_s"] == pytest.approx(load_board(name).fpga.memory.bandwidth_gb_s)

@@ -6,6 +6,10 @@ T = 128 and 512 (`--context 127` and `511`, one token), prefill of 128 tokens an
 hypothesis (the fit's effective pipelines replaced) and each HBM-efficiency reading (design
 fields changed and the board re-fitted). Markdown on stdout, about 30 s.
 
+The tables are the round-1 prediction, a record: the board as derived then, with FlightLLM's
+constant transfer efficiencies (`ROUND1`); the round-2 model (the U280's measured HBM access
+model) is benchmarks/flightllm_u280_round2.py.
+
 Usage: python benchmarks/flightllm_u280.py
 """
 
@@ -34,12 +38,14 @@ WIDE_CHANNELS = ("one pipeline, 8 channels of 4 pseudo-channels", (
 #: same-channel efficiency readings (cross-channel = half, FlightLLM's ratio)
 EFFICIENCIES = (0.5, 0.6, 0.7, 0.8, 0.9)
 BOARD = "flightllm-u280"
+#: the board as round 1 derived it: FlightLLM's constant efficiencies (0.7 / 0.35)
+ROUND1 = (("design.memory.transfer_model", "design_constants"),)
 
 
 def variant(changes: tuple = (), divisor: float | None = None) -> Board:
     """The board with design fields changed (re-fitted), and its duration divisor (the fit's
     effective pipelines) replaced when `divisor` is given."""
-    board = load_board(BOARD, changes)
+    board = load_board(BOARD, (*ROUND1, *changes))
     if divisor is None:
         return board
     fit = board.fit.model_copy(update={"pipelines": divisor})

@@ -9,6 +9,9 @@ and the SD-or-AD verdicts of docs/flightllm-sd.md (LongSpec, EAGLE-3, Falcon at 
 1024, MV lanes 1, 2 and 4) under it. `fast` engine, embedded AAT curves. Markdown on
 stdout, a few minutes.
 
+The tables are round 1's, a record: the board as derived then, with FlightLLM's constant
+transfer efficiencies (`ROUND1`).
+
 Usage: python benchmarks/flightllm_u280_candidates.py
 """
 
@@ -27,6 +30,8 @@ from fpgasim.engine.energy import pass_energy
 from fpgasim.simulate import verify_timing
 
 BOARD, MODEL = "flightllm-u280", "llama2-7b-flightllm"
+#: the board as round 1 derived it: FlightLLM's constant efficiencies (0.7 / 0.35)
+ROUND1 = [("design.memory.transfer_model", "design_constants")]
 MEASURED = 55.0
 DRAFTERS = ("longspec", "eagle3", "falcon")
 CONTEXTS = (256, 1024)
@@ -58,7 +63,8 @@ class Candidate:
 
 
 def _board(changes: list[tuple[str, float]], lanes: int) -> Board:
-    return load_board(BOARD, [*changes, ("design.mv_lanes", lanes)] if lanes != 1 else changes)
+    lanes_changed = [("design.mv_lanes", lanes)] if lanes != 1 else []
+    return load_board(BOARD, [*ROUND1, *changes, *lanes_changed])
 
 
 CANDIDATES = (

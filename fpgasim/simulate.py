@@ -34,6 +34,7 @@ from fpgasim.step import (
     verify_spec,
 )
 from fpgasim.step.service import Timed
+from fpgasim.validation import validation_of
 
 
 @dataclass(frozen=True)
@@ -377,8 +378,10 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
 
 
 def _result(row: dict, board: Board, timing: Timing, units: list[dict]) -> PointResult:
-    """The shown result of a row timed by `timing` on `board`."""
+    """The shown result of a row timed by `timing` on `board`, with the validation of its
+    absolute figures (fpgasim/validation.py)."""
     shown = with_lowering(row, board.lowering)
+    shown["validation"] = validation_of(board, row["engine"]).text
     shown.update(board_details(board))
     return PointResult(shown, tuple(units), timing.clock_hz, timing.duration_divisor)
 
@@ -395,12 +398,17 @@ def with_lowering(row: dict, lowering: str) -> dict:
 
 
 def board_details(board: Board) -> dict:
-    """What a shown row adds about its board: clock and divisor (the seconds rule), the
-    fitted arrays and pipelines, and the resources they use."""
+    """What a shown row adds about its board: clock and divisor (the seconds rule), how the
+    design reads the part's bandwidth and what its transfer efficiencies rest on, the fitted
+    arrays and pipelines, and the resources they use."""
     f = board.fit
     return {
         "clock_mhz": board.clock_mhz,
         "duration_divisor": board.duration_divisor,
+        "bandwidth_reading": f.bandwidth_reading,
+        "transfer_basis": f.transfer_basis,
+        "same_channel_efficiency": f.same_channel_efficiency,
+        "cross_channel_efficiency": f.cross_channel_efficiency,
         "pipelines_built": f.pipelines_built,
         "binding_resource": f.binding_resource,
         "mm_macs_per_cycle": f.mm_macs_per_cycle,

@@ -78,8 +78,10 @@ def test_json_and_csv(capsys, folder) -> None:
     res = run_cli(capsys, *BASE, "--contexts", "128,4096", "--aat-dir", str(folder), "-f", "csv")
     assert res.code == 0, res.err
     frame = pd.read_csv(io.StringIO(res.out))
-    # the solver's columns plus provenance (lowering) and the sheet's ridge; decision first
-    assert sorted(frame.columns) == sorted([*SUMMARY_COLUMNS, "lowering", "ridge_tokens"])
+    # the solver's columns plus provenance (lowering), the sheet's ridge and the validation of
+    # the absolute figures; decision first
+    assert sorted(frame.columns) == sorted([*SUMMARY_COLUMNS, "lowering", "ridge_tokens",
+                                            "validation"])
     assert len(frame) == 2 and (frame["lowering"] == "flightllm").all()
     cols = list(frame.columns)
     assert cols.index("decision") == cols.index("best_verify_len") - 1

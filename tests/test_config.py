@@ -29,6 +29,7 @@ from fpgasim.config.design import Design
 from fpgasim.config.fit import dsp_rule, precision_of
 from fpgasim.config.fpga import Fpga
 from fpgasim.config.schema import TargetModel
+from fpgasim.engine.analytic import study_bandwidth_bytes_per_s
 from fpgasim.errors import ConfigError
 from tests.cli_helpers import run_cli
 
@@ -56,7 +57,8 @@ def test_every_shipped_file_validates() -> None:
 
 
 @pytest.mark.parametrize(("name", "rows", "cols", "gb_s"), [
-    # the study's board table: R x C fp16 MAC/cycle, its bandwidth figures read as GiB/s
+    # the study's board table: R x C fp16 MAC/cycle; the simulator reads each part's bandwidth
+    # as its data sheet states it (the study's GiB/s reading is its accounting's, `analytic`)
     ("u280", 64, 48, 460), ("vhk158", 128, 64, 819.2), ("v80", 128, 128, 819.2),
     ("u250", 128, 128, 77),
 ])
@@ -69,12 +71,14 @@ def test_study_boards_are_the_study_table(name: str, rows: int, cols: int, gb_s:
     # one-lane MV array at a quarter of the MM array (FlightLLM's 1024 of 4096)
     assert board.mv_macs_per_cycle == rows * cols // 4
     assert board.fpga.memory.bandwidth_gb_s == gb_s
-    assert board.bandwidth_bytes_per_s == pytest.approx(gb_s * GIB * 1e9, rel=1e-12)
+    assert board.bandwidth_bytes_per_s == pytest.approx(gb_s * 1e9, rel=1e-12)
+    assert study_bandwidth_bytes_per_s(board) == pytest.approx(gb_s * GIB * 1e9, rel=1e-12)
     assert board.lowering == "flightllm"
 
 
 @pytest.mark.parametrize(("name", "divisor", "gb_s"), [
-    # min(4 SLRs, 32 channels / 10 per pipeline) = 3.2; U280: 3 SLRs bind; decimal GB/s on U280
+    # min(4 SLRs, 32 channels / 10 per pipeline) = 3.2; U280: 3 SLRs bind; GiB/s is FlightLLM's
+    # VHK158 configuration's reading, every other pair reads the data sheet's decimal GB/s
     ("flightllm-vhk158", 3.2, 819.2 * GIB), ("flightllm-u280", 3.0, 460.0),
 ])
 def test_flightllm_boards(name: str, divisor: float, gb_s: float) -> None:
@@ -297,14 +301,16 @@ def test_extends_an_unknown_design(tmp_path: Path) -> None:
 
 
 def test_board_override_is_applied() -> None:
-    """flightllm-u280 reads the U280's 460 GB/s as decimal; the plain pair reads GiB/s."""
-    pair, named = board_of("u280", "flightllm"), load_board("flightllm-u280")
-    assert pair.design.memory.bandwidth_reading == "gib"
-    assert named.design.memory.bandwidth_reading == "decimal"
-    assert pair.bandwidth_bytes_per_s == pytest.approx(named.bandwidth_bytes_per_s * GIB)
+    """flightllm-vhk158 keeps FlightLLM's own configuration (its 819.2 read as GiB/s, its two
+    constant efficiencies); the plain pair reads the part as its data sheet states it."""
+    pair, named = board_of("vhk158", "flightllm"), load_board("flightllm-vhk158")
+    assert pair.design.memory.bandwidth_reading == "decimal"
+    assert named.design.memory.bandwidth_reading == "gib"
+    assert named.design.memory.transfer_model == "design_constants"
+    assert named.bandwidth_bytes_per_s == pytest.approx(pair.bandwidth_bytes_per_s * GIB)
     differ = {k for k, v in named.design.model_dump().items() if pair.design.model_dump()[k] != v}
     assert differ == {"memory"}
-    assert pair.name == "flightllm@u280"
+    assert pair.name == "flightllm@vhk158"
 
 
 def test_override_in_a_board_file(tmp_path: Path) -> None:
@@ -318,10 +324,13 @@ def test_override_in_a_board_file(tmp_path: Path) -> None:
 
 
 def test_changes_equal_the_extending_design() -> None:
-    """`--vary`-style changes of flightllm-vhk158 to 4 MV lanes = the flightllm-mv4 design."""
+    """`--vary`-style changes of flightllm-vhk158 to 4 MV lanes = the flightllm-mv4 design with
+    the board's own overrides (FlightLLM's VHK158 configuration: GiB/s, constant efficiencies)."""
     changed = load_board("flightllm-vhk158",
                          [("design.mv_lanes", 4), ("design.mv_macs_per_lane", 1024)])
-    assert changed.fit == board_of("vhk158", "flightllm-mv4").fit
+    own = [("design.memory.bandwidth_reading", "gib"),
+           ("design.memory.transfer_model", "design_constants")]
+    assert changed.fit == board_of("vhk158", "flightllm-mv4", own).fit
     assert changed.name == "flightllm-vhk158 mv_lanes=4 mv_macs_per_lane=1024"
     assert changed.duration_divisor == 3.2 and changed.mv_macs_per_cycle == 4096
 

@@ -104,6 +104,9 @@ def test_cli_writes_table_and_figure(tmp_path: Path, capsys) -> None:
     assert (frame["engine"] == "analytic").all() and (frame["aat_basis"] == "measured").all()
     rule = frame["speedup"].gt(1).map({True: "use SD", False: "use AD"})
     assert (frame["decision"] == rule).all()
+    # every row's absolute figures carry their validation, printed once under the table
+    assert frame["validation"].str.startswith("the study's accounting").all()
+    assert res.out.count("validation: the study's accounting") == 1
 
 
 def test_heat_map_greys_out_cells_where_ad_wins(result, tmp_path: Path, monkeypatch) -> None:

@@ -136,17 +136,16 @@ def test_a_one_pipeline_design_scales_the_closest_listed_part() -> None:
 
 def test_a_ddr_part_shares_its_channels() -> None:
     """U250: 4 DDR4 channels < the 10 ports of one FlightLLM pipeline: one effective
-    pipeline, each port at the memory's bandwidth / 10 (FlightLLM reads GB/s as GiB/s), and
+    pipeline, each port at the memory's bandwidth / 10 (the data sheet's decimal GB/s), and
     one built: before, four were built (12,288 of 12,288 DSPs) and three idled."""
     f = board_of("u250", "flightllm").fit
     assert (f.pipelines, f.binding_resource, f.ports_per_pipeline) == (1.0, "memory channels", 10)
-    assert f.port_bytes_per_s == pytest.approx(77 * GIB * 1e9 / 10, rel=1e-12)
+    assert f.port_bytes_per_s == pytest.approx(77 * 1e9 / 10, rel=1e-12)
+    assert (f.bandwidth_reading, f.transfer_basis) == ("decimal", "assumed")
     assert f.pipelines_built == 1
     # the array fits what the platform leaves in an SLR (2,877 of 3,072): N = 2, not 3
     assert (f.slr_dsps, f.mm_cols, f.mm_dsps) == (2877, 32, 64 * 2 * 16)
     assert (f.dsps_used, f.dsps_available, f.platform_dsps) == (2048, 4 * 2877, 780)
-
-
 def test_the_platform_share_is_not_fitted_to() -> None:
     """A design may use what the card's platform leaves (docs/hardware.md): the study's
     one-pipeline array is checked against 11,508 DSPs on the U250, not 12,288; a per-SLR

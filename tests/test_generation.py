@@ -9,6 +9,7 @@ import math
 
 import pandas as pd
 import pytest
+import yaml
 
 from fpgasim.analysis.aat_curves import embedded_curves
 from fpgasim.analysis.generation import decode_context, generate, planned_passes
@@ -335,8 +336,9 @@ def test_a_board_the_design_refuses_is_named_by_its_file(capsys, tmp_path) -> No
     # a board file whose override breaks the design's rules: the one-line error names the
     # file, not the board name, before any pass is compiled
     board = tmp_path / "bad.yaml"
-    text = resolve("board", "flightllm-vhk158").read_text()
-    board.write_text(text + "overrides:\n  design.padding.decode_multiple: 8\n")
+    data = yaml.safe_load(resolve("board", "flightllm-vhk158").read_text())
+    data.setdefault("overrides", {})["design.padding.decode_multiple"] = 8
+    board.write_text(yaml.safe_dump(data))
     for args in (["generate", "-P", "128", "-D", "4"],
                  ["generate", "-P", "128", "-D", "4", "--workers", "1"],
                  ["simulate", "--phase", "prefill", "-P", "128"]):

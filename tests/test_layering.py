@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "config": 1,  # schemas and loaders of boards, models, algorithms
     "dataflow": 2,  # passes as graphs, their lowering to instruction programs
     "engine": 3,  # analytic / event / fast: a pass -> Timing
+    "validation": 4,  # each absolute figure's silicon check (config + engine's energy constants)
     "tree": 4,  # acceptance models and draft-tree choice (config + dataflow's TokenTree)
     "step": 5,  # one SD step's passes (verify with its tree mask, drafts), and their timing
     "simulate": 6,  # one point: verify pass and draft passes

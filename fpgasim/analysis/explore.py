@@ -37,6 +37,7 @@ from fpgasim.sweep.executors import Executor
 from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
 from fpgasim.sweep.space import Variation
+from fpgasim.validation import validation_of
 
 #: fields whose growth adds compute (the other side of "one step up the diagonal")
 COMPUTE_FIELDS = ("fpga.dsps", "design.mm_cols", "design.mm_rows", "design.mv_lanes",
@@ -80,6 +81,7 @@ RESULT_COLUMNS = [
     "energy_best_tokens_per_j",
     "energy_decision",
     "pareto_energy",
+    "validation",
 ]
 
 
@@ -388,6 +390,7 @@ def summarise(
                 **best_of(group),
                 "decision_accounting": acc["decision"] if acc else None,
                 "speedup_accounting": acc["speedup"] if acc else None,
+                "validation": validation_of(board, engine).text,
             }
         )
     summary = pd.DataFrame(out)

@@ -16,7 +16,8 @@ from fpgasim.errors import ConfigError
 
 
 def board_row(b: Board) -> dict:
-    """Summary facts of one named board: its pair, fitted arrays, peak, ridge and DSPs."""
+    """Summary facts of one named board: its pair, fitted arrays, the bandwidth as read,
+    peak, ridge and DSPs."""
     f = b.fit
     return {
         "board": b.name,
@@ -27,6 +28,9 @@ def board_row(b: Board) -> dict:
         "mv": f"{f.mv_lanes}x{f.mv_macs_per_lane}",
         "recipe": b.recipe.name,
         "bandwidth_gb_s": b.bandwidth_bytes_per_s / 1e9,
+        # how the design reads the part's GB/s: the data sheet's decimal, or GiB/s
+        # (FlightLLM's VHK158 configuration), which the row must say
+        "reading": f.bandwidth_reading,
         "clock_mhz": b.clock_mhz,
         "peak_tmac_s": b.peak_macs_per_cycle * b.clock_hz / 1e12,
         # the sheet's ridge (not the measured x_R of `solve`): each weight element is used

@@ -57,6 +57,7 @@ from fpgasim.simulate import MAX_BATCH
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
+from fpgasim.validation import validation_line
 
 
 def explore_cmd(
@@ -179,6 +180,8 @@ def explore_cmd(
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
+    for line in validation_line(list(summary["validation"])):
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
     for line in lines:
         console.print(line, highlight=False, soft_wrap=True)
     report_written(f"wrote {out} and {png}")

@@ -54,6 +54,7 @@ from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path
 from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.sweep.executors import default_workers
+from fpgasim.validation import validation_line, validation_of
 
 
 class GenerateSource(StrEnum):
@@ -178,7 +179,8 @@ def generate_cmd(
         atomic_write_bytes(steps_out, result.steps.to_csv(index=False).encode())
     if plot is not None:
         plot_generation(result, plot)
-    _print(result, output_format, steps_out, b.lowering, plot, b.fit.fits_dsps)
+    _print(result, output_format, steps_out, b.lowering, plot, b.fit.fits_dsps,
+           validation=validation_of(b, engine).text)
     # as the summary's marks: the largest context and x (weights + every request's caches)
     drafter = algo.drafter if algo else None
     last = (int(result.steps["context"].max()), int(result.steps["verify_len"].max()))
@@ -193,6 +195,7 @@ def _print(
     lowering: str,
     plot: Path | None = None,
     fits_dsps: bool | None = None,
+    validation: str = "",
 ) -> None:
     """The summary (with the board's lowering beside the engine: provenance; the AD
     baseline and SD's speedup over it) and the decode steps by context, each with its
@@ -203,6 +206,8 @@ def _print(
         if k == "engine":
             s["lowering"] = lowering
     s["fits_dsps"] = fits_dsps
+    if validation:  # the silicon check of its absolute figures (fpgasim/validation.py)
+        s["validation"] = validation
     if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_row(s), "contexts": json_records(result.groups())}))
         return
@@ -217,9 +222,12 @@ def _print(
     out_console = wide_console()
     out_console.print(
         rich_table(
-            [{"quantity": k, "value": v} for k, v in s.items()], title=title, floatfmt="{:.6g}"
+            [{"quantity": k, "value": v} for k, v in s.items() if k != "validation"],
+            title=title, floatfmt="{:.6g}"
         )
     )
+    for line in validation_line([validation] if validation else []):
+        out_console.print(f"  {line}", highlight=False, soft_wrap=True)
     out_console.print(
         rich_table(
             json_records(result.groups()), title="decode steps by context", floatfmt="{:.4g}"

@@ -43,6 +43,7 @@ from fpgasim.simulate import (
 from fpgasim.step import step_passes
 from fpgasim.tree.draft_trees import default_tree
 from fpgasim.tree.shapes import parse_shape
+from fpgasim.validation import validation_line
 
 
 def tree_verify_len(
@@ -301,12 +302,14 @@ def _show(result: PointResult, output_format: OutputFormat, title: str, pass_nam
     table = rich_table(
         [
             {"quantity": k, "value": cycles_shown(v) if k.endswith("_cycles") else v}
-            for k, v in row.items()
+            for k, v in row.items() if k != "validation"
         ],
         title=title,
         floatfmt="{:.6g}",
     )
     console.print(table)
+    for line in validation_line([row["validation"]] if "validation" in row else []):
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(seconds_rule(result, pass_name), highlight=False, soft_wrap=True)
     if result.unit_rows:
         rows = [{**u, "busy_cycles": cycles_shown(u["busy_cycles"])} for u in result.unit_rows]

@@ -51,6 +51,7 @@ from fpgasim.engine import BULK_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.simulate import MAX_BATCH, fit_warnings
+from fpgasim.validation import validation_line, validation_of
 
 
 class AatSource(StrEnum):
@@ -220,6 +221,7 @@ def solve(
             err_console.print(line, highlight=False, soft_wrap=True)
     else:
         _print_tables(solution, b, show_fit=True)
+        _print_validation(summary)
         _print_draft_lines(solution, a)
         _print_aat_lines(solution)
         for line in differs:
@@ -281,6 +283,7 @@ def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJso
         f"SD under batching ({first['objective']}): {first['board']} / {first['model']} / "
         f"{first['algorithm']} / engine {first['engine']}, lowering {board.lowering} / AAT "
         f"{'/'.join(sorted(set(summary['aat_basis'])))}" + (f" ({files})" if files else ""))))
+    _print_validation(summary)
     for line in (*decision_lines(summary), *crossover_lines(result.crossover, result.summary)):
         out.print(line, highlight=False, soft_wrap=True)
     _print_aat_lines(Solution(summary.drop_duplicates(["task", "context"]), pd.DataFrame(),
@@ -313,7 +316,21 @@ def summary_out(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
     out.insert(out.columns.get_loc("x_ridge") + 1, "ridge_tokens", ridge_tokens(board))
     decision = out.pop("decision")
     out.insert(out.columns.get_loc("best_verify_len"), "decision", decision)
+    return with_validation(out, board)
+
+
+def with_validation(summary: pd.DataFrame, board: Board) -> pd.DataFrame:
+    """The summary with each row's `validation` of its tokens/s and tokens/J (the board's
+    silicon check on the row's engine; fpgasim/validation.py)."""
+    out = summary.copy()
+    out["validation"] = [validation_of(board, e).text for e in out["engine"]]
     return out
+
+
+def _print_validation(summary: pd.DataFrame) -> None:
+    """The validation of a table's absolute figures, once under it."""
+    for line in validation_line(list(summary["validation"])):
+        wide_console().print(f"  {line}", highlight=False, soft_wrap=True)
 
 
 def _print_energy_lines(summary: pd.DataFrame, multi: bool) -> None:

@@ -146,8 +146,9 @@ class Board(Strict):
 
     def fit_report(self) -> dict:
         """The fitted design and the resources it uses (`fpgasim design fit`): pipelines and
-        channels, arrays, DSPs and on-chip RAM against the part's, what binds, whether it
-        fits (None where a count the check needs is unknown)."""
+        channels, how it reads the part's bandwidth and what its transfers run at, arrays,
+        DSPs and on-chip RAM against the part's, what binds, whether it fits (None where a
+        count the check needs is unknown)."""
         f = self.fit
         return {
             "board": self.name,
@@ -162,6 +163,10 @@ class Board(Strict):
             "memory_channels": f.ports,
             "channel_gb_s": f.port_bytes_per_s / 1e9,
             "bandwidth_gb_s": self.bandwidth_bytes_per_s / 1e9,
+            "bandwidth_reading": f.bandwidth_reading,
+            "same_channel_efficiency": f.same_channel_efficiency,
+            "cross_channel_efficiency": f.cross_channel_efficiency,
+            "transfer_basis": f.transfer_basis,
             "mm_array": f"{f.mm_rows}x{f.mm_cols}",
             "mm_macs_per_cycle": f.mm_macs_per_cycle,
             "mm_source": f.mm_source,

@@ -153,8 +153,16 @@ class MemoryUse(Strict):
         1, ge=0, le=16, description="further channels per pipeline: B, meta, FSB and bias"
     )
     instruction_channels: int = Field(1, ge=0, le=16, description="instruction fetch channels")
-    same_channel_efficiency: Efficiency = Field(description="LD/ST within a buffer's channels")
-    cross_channel_efficiency: Efficiency = Field(description="LD into B/meta: crosses channels")
+    same_channel_efficiency: Efficiency = Field(
+        description="LD/ST within a buffer's channels, where the design's constants apply "
+        "(`transfer_model`)")
+    cross_channel_efficiency: Efficiency = Field(
+        description="LD into B/meta (crosses channels), where the design's constants apply")
+    transfer_model: Literal["access_pattern", "design_constants"] = Field(
+        "access_pattern", description="access_pattern: transfers run at what the part's "
+        "measured access model gives their pattern (the two constants where the part has "
+        "none); design_constants: at the two constants (FlightLLM's VHK158 model)",
+    )
     mm_weight_path: Literal["cross", "a_channels"] = Field(
         "cross", description="MM-mode weight loads: over one channel at the cross-channel "
         "efficiency (cross: FlightLLM's compiler, docs/flightllm-model.md §4.3), or over the A "
@@ -164,8 +172,8 @@ class MemoryUse(Strict):
         le=1 << 20, description="zero-fill write rate per channel, bytes/cycle"
     )
     bandwidth_reading: Literal["decimal", "gib"] = Field(
-        "decimal", description="read the part's GB/s as decimal, or as GiB/s (FlightLLM's, the "
-        "study's convention)"
+        "decimal", description="read the part's GB/s as the data sheet states it (decimal), "
+        "or as GiB/s (FlightLLM's VHK158 configuration; results then say so)"
     )
 
     @property

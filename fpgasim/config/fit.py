@@ -42,6 +42,7 @@ from pydantic import Field
 
 from fpgasim.config.design import Design, Recipe
 from fpgasim.config.fpga import Fpga
+from fpgasim.config.memory_access import TransferEfficiency, transfer_efficiencies
 from fpgasim.config.schema import Strict
 from fpgasim.errors import ConfigError
 
@@ -120,6 +121,12 @@ class Fit(Strict):
     ports_per_pipeline: int
     channels_a: int = Field(description="A/global channels of one pipeline")
     port_bytes_per_s: float = Field(description="peak bytes/s of one logical channel")
+    bandwidth_reading: str = Field(description="how the design reads the part's GB/s")
+    same_channel_efficiency: float = Field(description="same-channel transfers, share of peak")
+    cross_channel_efficiency: float = Field(description="cross-channel transfers, share of peak")
+    transfer_basis: str = Field(description="what the efficiencies rest on "
+                                "(memory_access.TransferEfficiency.basis)")
+    transfer_note: str = Field(description="the efficiencies' basis in words")
     mm_rows: int
     mm_cols: int
     mm_source: str = Field(description="where the MM array comes from")
@@ -292,6 +299,7 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
     slr_dsps = shares[built - 1] if design.pipelines == "per_slr" and shares else None
     platform = (fpga.dsps - fpga.design_dsps
                 if fpga.platform_dsps is not None and fpga.dsps is not None else None)
+    transfer = _transfers(fpga, design, port_rate, ports)
     return Fit(
         pipelines=float(pipelines),
         pipelines_built=built,
@@ -300,6 +308,11 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
         ports_per_pipeline=per_pipe,
         channels_a=channels_a,
         port_bytes_per_s=port_rate,
+        bandwidth_reading=mem.bandwidth_reading,
+        same_channel_efficiency=transfer.same,
+        cross_channel_efficiency=transfer.cross,
+        transfer_basis=transfer.basis,
+        transfer_note=transfer.note,
         mm_rows=rows,
         mm_cols=cols,
         mm_source=source,
@@ -317,3 +330,20 @@ def fit(fpga: Fpga, design: Design, named: Callable[[str], Fpga]) -> Fit:
         onchip_mb_used=built * buffer_mb,
         onchip_mb_available=onchip,
     )
+
+
+def _transfers(fpga: Fpga, design: Design, port_rate: float, ports: int) -> TransferEfficiency:
+    """The design's transfer efficiencies on this part (memory_access.transfer_efficiencies):
+    the part's access model is per pseudo-channel, so it applies where the design's logical
+    channels are the part's channels at the data sheet's rate."""
+    mem = design.memory
+    access = fpga.memory.access
+    if mem.transfer_model == "access_pattern" and access is not None and (
+            ports != fpga.memory.channels or mem.bandwidth_reading != "decimal"):
+        return TransferEfficiency(
+            mem.same_channel_efficiency, mem.cross_channel_efficiency, "assumed",
+            "the design's logical channels are not the part's pseudo-channels at the data "
+            "sheet's rate, which the access model describes: the design's constants, an "
+            "assumption")
+    return transfer_efficiencies(port_rate / 1e9, access, mem.transfer_model,
+                                 mem.same_channel_efficiency, mem.cross_channel_efficiency)

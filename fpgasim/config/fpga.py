@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from fpgasim.config.memory_access import AccessModel
 from fpgasim.config.schema import BANDWIDTH_GB_S, CAPACITY_GIB, PosInt, Strict
 
 #: DSP primitives whose packing rules fpgasim knows (config/fit.py, `DSP_RULES`)
@@ -41,6 +42,10 @@ class FpgaMemory(Strict):
     pj_per_bit: float | None = Field(
         None, ge=0, le=1000, allow_inf_nan=False,
         description="energy per bit moved, pJ (null: the table of engine/energy.py by `kind`)",
+    )
+    access: AccessModel | None = Field(
+        None, description="measured behaviour under access patterns (null: none measured; "
+        "designs then run at their own transfer efficiencies, an assumption)",
     )
 
     @property

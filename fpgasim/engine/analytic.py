@@ -22,6 +22,8 @@ from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
 
+#: the study reads every bandwidth figure as GiB/s (docs/accounting.md, "Bandwidth units")
+STUDY_GIB_PER_GB = 1.024**3
 #: the study's channel shares and efficiencies (docs/accounting.md, Bandwidth): weights over
 #: all channels at 0.7; activations and KV over 4 of 32 at 0.35; stores over 4 of 32 at 0.7
 WEIGHT_SHARE, WEIGHT_EFFICIENCY = 1.0, 0.7
@@ -74,7 +76,7 @@ def unit_cycles(counts: Counts, board: Board, sparse_share: float = 1.0
     weight_bits each, times `sparse_share`, the streamed weights' bytes under the recipe's
     sparse ratios over their dense bytes (1 for a dense recipe and for a drafter's)."""
     recipe = board.recipe
-    per_cycle = board.bandwidth_bytes_per_s / board.clock_hz
+    per_cycle = study_bandwidth_bytes_per_s(board) / board.clock_hz
     w_rate = per_cycle * WEIGHT_SHARE * WEIGHT_EFFICIENCY
     a_rate = per_cycle * ACT_SHARE * ACT_LOAD_EFFICIENCY
     s_rate = per_cycle * ACT_SHARE * STORE_EFFICIENCY
@@ -94,6 +96,12 @@ def unit_cycles(counts: Counts, board: Board, sparse_share: float = 1.0
         "st": store_bytes / s_rate,
         "compute": counts["macs"] / board.peak_macs_per_cycle,
     }
+
+
+def study_bandwidth_bytes_per_s(board: Board) -> float:
+    """The part's whole bandwidth as the study's accounting reads it: its data sheet's GB/s
+    taken as GiB/s (the study's convention, whatever the design's own reading)."""
+    return board.fpga.memory.bandwidth_gb_s * STUDY_GIB_PER_GB * 1e9
 
 
 def element_bytes(count: int | np.ndarray, bits: int) -> Fraction | np.ndarray:

@@ -113,8 +113,8 @@ class Rates:
         return cls(
             clock_hz=board.clock_hz,
             channel_bytes_per_s=board.channel_bytes_per_s,
-            e_same=mem.same_channel_efficiency,
-            e_cross=mem.cross_channel_efficiency,
+            e_same=fit.same_channel_efficiency,
+            e_cross=fit.cross_channel_efficiency,
             zero_fill_bytes_per_cycle=mem.zero_fill_bytes_per_cycle,
             channels_a=fit.channels_a,
             mm_weights_wide=mem.mm_weight_path == "a_channels",

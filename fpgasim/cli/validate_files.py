@@ -21,8 +21,9 @@ from fpgasim.config import schema as schemas
 from fpgasim.config.board import BoardFile
 from fpgasim.config.board_loader import design_mapping, load_board
 from fpgasim.config.design import Design
+from fpgasim.config.hf import is_hf_config
 from fpgasim.config.fpga import Fpga
-from fpgasim.config.loader import describe_error, read_yaml_mapping
+from fpgasim.config.loader import describe_error, load_model, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
@@ -183,6 +184,15 @@ def check_yaml(path: Path) -> Report:
     return Report(f"{source}", f"experiment {data['kind']}", schema_problems(model, data, source))
 
 
+def check_hf_config(path: Path) -> Report:
+    """A Hugging Face config.json, read as JSON as any `model` option reads it."""
+    try:
+        load_model(str(path))
+    except ConfigError as exc:
+        return Report(str(path), "model", [exc])
+    return Report(str(path), "model", [])
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -288,6 +298,8 @@ def check_file(path: Path | str) -> Report:
         return Report(str(path), "file", [ConfigError(str(path), "file", str(path), "a file")])
     if path.suffix.lower() in TABLE_SUFFIXES:
         report = check_table(path)
+    elif is_hf_config(path):  # a Hugging Face config.json, read as `--model` reads it
+        report = check_hf_config(path)
     else:
         report = check_yaml(path)
     if len(report.problems) > MAX_PROBLEMS:

@@ -4,6 +4,7 @@ becomes one ConfigError line. Boards, FPGAs and designs are loaded by config/boa
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -244,6 +245,51 @@ def read_yaml_mapping(path: Path) -> dict:
     return data
 
 
+def read_json_mapping(path: Path) -> dict:
+    """Parse a JSON file (a Hugging Face config.json) whose top level must be an object.
+
+    Read as JSON, by Python's `json` as transformers reads it (`PretrainedConfig`'s
+    `_dict_from_json_file`): tabs, string escapes and `NaN`/`Infinity` as it accepts them,
+    not as YAML. A UTF-8 byte-order mark is skipped (RFC 8259 allows readers to); a name
+    repeated in one object is refused, as in YAML files (RFC 8259: such a document's
+    meaning is unpredictable; Python would keep the last value silently)."""
+    check_file_size(path, MAX_FILE_BYTES)
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise DuplicateKey(key, 0)
+            out[key] = value
+        return out
+
+    try:
+        raw = path.read_bytes().decode("utf-8-sig")
+        data = json.loads(raw, object_pairs_hook=unique)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({reason})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "file", "binary data", "a UTF-8 JSON text file") from None
+    except DuplicateKey as exc:
+        raise ConfigError(str(path), str(exc.key)[:80], "a duplicate key",
+                          "each key at most once per object") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(str(path), f"line {exc.lineno}, column {exc.colno}", exc.msg,
+                          "valid JSON") from None
+    except RecursionError:
+        raise ConfigError(str(path), "file", "deep nesting", "a shallow JSON object") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (int's str limit)
+        shown = "an integer with too many digits" if "digits" in str(exc) else str(exc)[:80]
+        raise ConfigError(str(path), "file", shown, "valid JSON values") from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "(top level)", type(data).__name__, "a JSON object")
+    if count_values(data, MAX_VALUES) > MAX_VALUES:
+        raise ConfigError(str(path), "file", f"more than {MAX_VALUES} values",
+                          f"at most {MAX_VALUES} values")
+    return data
+
+
 def count_values(data: object, limit: int) -> int:
     """Values in a parsed document, aliases counted at every use; stops just past `limit`."""
     count, stack = 0, [data]
@@ -373,11 +419,11 @@ MASK_DIR = "workloads/masks"
 
 
 def load_model(name_or_path: str) -> TargetModel:
-    """Load a target model by shipped name or path (a Hugging Face config.json is read by
-    `config.hf.load_hf_model`)."""
+    """Load a target model by shipped name or path (a Hugging Face config.json is read as
+    JSON by `config.hf.model_from_hf`)."""
     path = resolve("model", name_or_path)
     if is_hf_config(path):
-        model = model_from_hf(read_yaml_mapping(path), str(path))
+        model = model_from_hf(read_json_mapping(path), str(path))
         model._source = str(path)
         return model
     return load_file(TargetModel, path)

@@ -229,7 +229,7 @@ class SweepCache:
     def check_layout(self) -> None:
         """Refuse a cache folder (or its format folder or database) that is the wrong kind."""
         text = str(self.path)
-        if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in self.path.parts):
+        if len(text) > PATH_MAX or any(len(os.fsencode(p)) > NAME_MAX for p in self.path.parts):
             raise CacheError(f"cache {self.directory}: path too long; choose another `cache_dir`")
         if self.path.exists():
             if not self.path.is_file():

@@ -21,8 +21,8 @@ from fpgasim.config import schema as schemas
 from fpgasim.config.board import BoardFile
 from fpgasim.config.board_loader import design_mapping, load_board
 from fpgasim.config.design import Design
-from fpgasim.config.hf import is_hf_config
 from fpgasim.config.fpga import Fpga
+from fpgasim.config.hf import is_hf_config
 from fpgasim.config.loader import describe_error, load_model, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable

@@ -147,6 +147,23 @@ def thin_curve(curve: AatCurve, verify_lens: Sequence[int] | None) -> AatCurve:
     return replace(curve, points=keep.reset_index(drop=True))
 
 
+def check_explore_points(boards: int, model: TargetModel, algorithms: Sequence[Algorithm],
+                         contexts: Sequence[int], verify_lens: Sequence[int] | None,
+                         aat_dir: str | None) -> None:
+    """Refuse, from the counts alone (before any board is built or curve computed), more
+    than `MAX_POINTS` points: per board, context and drafter, the AD point and at most the
+    drafter's largest x (embedded or measured), or the x asked for."""
+    per = 0
+    for a in algorithms:
+        x = max_verify_len(a)
+        measured = pair_rows(tables_for(aat_dir), a, model.id)
+        if len(measured):
+            x = max(x, int(measured["verify_len"].max()))
+        per += 1 + (x if verify_lens is None else min(x, len(verify_lens)))
+    check_points(boards * len(contexts) * per, "contexts/algorithms", f"{len(contexts)} contexts",
+                 f"{boards} board(s) x {len(contexts)} contexts x up to {per} points")
+
+
 def cost_boards(
     boards: Sequence[Board],
     model: TargetModel,
@@ -171,18 +188,7 @@ def cost_boards(
     `instruction_groups` (one per board) marks boards whose instruction streams are the
     same but for their durations (designs differing only in clock or bandwidth): the points
     run group by group, so each stream is compiled once and priced per board."""
-    # the curves' size is bounded before they are computed (as solve's): per drafter, the
-    # AD point and at most its largest x (embedded or measured), or the x asked for
-    per = 0
-    for a in algorithms:
-        x = max_verify_len(a)
-        measured = pair_rows(tables_for(aat_dir), a, model.id)
-        if len(measured):
-            x = max(x, int(measured["verify_len"].max()))
-        per += 1 + (x if verify_lens is None else min(x, len(verify_lens)))
-    check_points(len(boards) * len(contexts) * per, "contexts/algorithms",
-                 f"{len(contexts)} contexts",
-                 f"{len(boards)} board(s) x {len(contexts)} contexts x up to {per} points")
+    check_explore_points(len(boards), model, algorithms, contexts, verify_lens, aat_dir)
     curves = {
         a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts, aat_dir,
                                                                      task)]
@@ -318,6 +324,7 @@ def explore(
     `accounting`: also solve each board with the study's accounting (the analytic engine,
     cheap) and carry its decision and speedup beside the simulator's."""
     combos = variation.combinations()
+    check_explore_points(len(combos), model, algorithms, contexts, verify_lens, aat_dir)
     boards = [base.build(changes) for changes in combos]
     names = [b.name for b in boards]
     if len(set(names)) != len(names):  # two combinations that fit to the same name

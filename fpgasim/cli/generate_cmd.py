@@ -21,7 +21,6 @@ from fpgasim.cli.common import (
     TRAILING_ZERO,
     RichProgress,
     dumps_json,
-    err_console,
     json_records,
     json_row,
     report_written,
@@ -46,6 +45,7 @@ from fpgasim.cli.options import (
     prompt_len_option,
     workers_option,
 )
+from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, get_engine
@@ -150,8 +150,8 @@ def generate_cmd(
     if 1 <= decode_len <= MAX_DECODE_LEN:
         check_batch_memory(b, m, last_context, 1, None, batch, "--batch")
     warning = memory_warning(b, m, last_context, 1) if 1 <= decode_len <= MAX_DECODE_LEN else None
-    if warning is not None:  # as `simulate` warns, before the work
-        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
+    if warning is not None:  # as `simulate` warns: once the run succeeded, never before a refusal
+        after_output(f"fpgasim: warning: {warning}")
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
     curve_at, run_task = None, ""

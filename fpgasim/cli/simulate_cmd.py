@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, dumps_json, err_console, rich_table
+from fpgasim.cli.common import console, dumps_json, rich_table
 from fpgasim.cli.options import (
     JsonTable,
     accepted_option,
@@ -23,6 +23,7 @@ from fpgasim.cli.options import (
     model_option,
     prompt_len_option,
 )
+from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, config_source
@@ -250,7 +251,7 @@ def simulate(
     drafter = algo.drafter if algo is not None else None
     warning = memory_warning(b, m, context, verify_len, drafter)
     if warning is not None:
-        err_console.print(f"fpgasim: warning: {warning}", highlight=False, soft_wrap=True)
+        after_output(f"fpgasim: warning: {warning}")  # never before a refusal
     if trace is not None:
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
@@ -290,13 +291,11 @@ def warn_dsps(board: Board) -> None:
     """Warn, as for memory, when the board's MM and MV arrays need more DSPs than it has."""
     f = board.fit
     if f.fits_dsps is False:
-        err_console.print(
+        after_output(
             f"fpgasim: warning: {board.name}'s MM/MV arrays need {f.dsps_used:,} "
             f"{board.fpga.dsp_kind} slices ({f.pipelines_built} pipeline(s) x max(MM "
             f"{f.mm_dsps:,}, MV {f.mv_dsps:,})) but {board.fpga.name} has "
-            f"{f.dsps_available:,} (dsps); the timing assumes they fit",
-            highlight=False,
-            soft_wrap=True,
+            f"{f.dsps_available:,} (dsps); the timing assumes they fit"
         )
 
 

@@ -411,7 +411,8 @@ def search(
             model = embedded_model(algo, context)
         if shape is None and algo.max_tree:
             shape = tuple(algo.max_tree)
-    tree = TokenTree.from_shape(shape, model) if shape else trie_tree(logged)
+    shape_from = "--max-tree" if max_tree else "max_tree"  # the option, else the file's
+    tree = TokenTree.from_shape(shape, model, shape_from) if shape else trie_tree(logged)
     result = prior_score_search(logged, tree)
     top = min(max_nodes, tree.nodes)
     if top < 1:

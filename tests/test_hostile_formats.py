@@ -134,6 +134,12 @@ def test_mistral_sliding_window_and_qwen2_use_sliding_window(tmp_path: Path) -> 
     """Mistral: sliding_window absent is 4,096, null none; Qwen2: only with
     use_sliding_window true (absent: false) and a layer from max_window_layers on."""
     mistral = json.loads((HF / "Mistral-7B-v0.1.json").read_text())
+    # num_key_value_heads: absent is MistralConfig's 8, null is num_attention_heads (32)
+    no_kv = {k: v for k, v in mistral.items() if k != "num_key_value_heads"}
+    assert load_model(str(write(tmp_path, {**no_kv, "num_attention_heads": 16,
+                                           "hidden_size": 2048}))).kv_heads == 8
+    assert load_model(str(write(tmp_path, {**mistral, "num_key_value_heads": None}))).kv_heads \
+        == 32
     assert load_model(str(write(tmp_path, {**mistral, "sliding_window": None}))).window_tokens \
         == 32768
     del mistral["sliding_window"]
@@ -222,3 +228,34 @@ def test_vary_boolean_spellings_of_yaml_1_1_are_refused(capsys, tmp_path: Path) 
     assert res.code == 2
     (line,) = res.err.strip().splitlines()
     assert "mm_weight_path" in line and "'yes'" in line, line
+
+
+# --------------------------------------------------------------------------- YAML 1.2 tabs
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("a:\t1\n", {"a": 1}),  # a tab separates tokens in YAML 1.2
+    ("{a: 1,\tb: [1,\t2]}\n", {"a": 1, "b": [1, 2]}),
+    ('{\n\t"a": "x\\ty",\n\t"b": 2\n}\n', {"a": "x\ty", "b": 2}),  # JSON is YAML 1.2
+    ("a: 'it\ts'\nb:\tit's\n", {"a": "it\ts", "b": "it's"}),  # quoted tabs kept
+    ("a: 1\t# a comment\n", {"a": 1}),
+])
+def test_yaml_1_2_tabs_separate(text: str, value: dict) -> None:
+    """PyYAML refused every tab outside a quoted scalar."""
+    assert load_yaml_text(text) == value
+
+
+def test_a_tab_indenting_a_block_is_still_refused() -> None:
+    """YAML 1.2 forbids tabs in indentation: `\\tb: 1` under `a:` stays an error."""
+    with pytest.raises(yaml.YAMLError):
+        load_yaml_text("a:\n\tb: 1\n")
+
+
+def test_a_design_written_as_tab_indented_json_loads(tmp_path: Path, capsys) -> None:
+    design = load_yaml_text((REPO / "designs/study.yaml").read_text())
+    path = tmp_path / "d.yaml"
+    path.write_text(json.dumps(design, indent="\t"))
+    res = run_cli(capsys, "simulate", "--fpga", "u280", "--design", str(path), "-m",
+                  "llama-3.1-8b", "-L", "256", "-e", "analytic", "--format", "json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["design"] == "study"

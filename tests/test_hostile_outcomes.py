@@ -92,8 +92,8 @@ def test_a_python_warning_is_held_until_success(capsys, monkeypatch) -> None:
 
 # --------------------------------------------------------------------------- full cache
 
-#: a sweep whose chunks (a board and 64 points each) are larger than a pipe holds, on a
-#: pool of two workers, with a cache whose every store fails as SQLite fails on a full disk
+#: a sweep whose chunks (128 points, about 50 KB pickled) fill the pool's pipe, on two
+#: workers, with a cache whose every store fails as SQLite fails on a full disk
 FULL_CACHE_SCRIPT = textwrap.dedent("""
     import sqlite3, sys
     import fpgasim.sweep.cache as cache
@@ -116,11 +116,11 @@ def test_a_full_cache_ends_the_run_at_once(tmp_path: Path) -> None:
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-c", FULL_CACHE_SCRIPT, "sweep", "-b", "u280,v80,u250", "-m",
-         "llama-3.1-8b", "-a", "longspec", "--contexts", "128,256,512,1024",
-         "--verify-lens", "1-64", "-e", "analytic", "--workers", "2", "--chunk-size", "8",
+         "llama-3.1-8b", "-a", "longspec", "--contexts", "128,256,512,1024,2048",
+         "--verify-lens", "1-64", "-e", "analytic", "--workers", "2", "--chunk-size", "128",
          "--cache-dir", str(tmp_path / "cache"), "--out", str(out)],
         capture_output=True, text=True, timeout=240, cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+        env={**os.environ, "PYTHONPATH": str(REPO)})  # before the fix: never exited
     took = time.monotonic() - started
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
@@ -191,10 +191,13 @@ def test_a_cache_on_a_full_tmpfs(tmp_path: Path, size: str) -> None:
         for part in (tiny / "c" / "v2").glob("points.sqlite*"):
             kept.joinpath(part.name).write_bytes(part.read_bytes())
         if (kept / "points.sqlite").exists():
-            with sqlite3.connect(kept / "points.sqlite") as conn:
+            conn = sqlite3.connect(kept / "points.sqlite")
+            try:
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            finally:
+                conn.close()
     finally:
-        subprocess.run(["umount", str(tiny)], capture_output=True)
+        subprocess.run(["umount", "-l", str(tiny)], capture_output=True)
 
 
 def test_a_cache_on_a_file_system_with_no_free_block_refuses_before_work(

@@ -197,3 +197,22 @@ def test_an_explore_grid_is_refused_before_its_boards_are_built(tmp_path: Path, 
                             "--out", str(tmp_path / "e.csv")))
     assert "1000000 points" in line and "4096 board(s)" in line, line
     assert len(counted_builds) <= 1  # the base alone (its drafter is checked first)
+
+
+@pytest.mark.parametrize("command", ["sweep", "explore"])
+@pytest.mark.parametrize(("vary", "shown"), [
+    ("fpga.dsps=0", "fpga.dsps = 0"),
+    ("design.clock_mhz=yes", "design.clock_mhz = 'yes'"),
+    ("fpga.power.static_w=5e-324", "fpga.power.static_w = 5e-324"),
+])
+def test_a_vary_value_is_blamed_not_the_shipped_file(tmp_path: Path, capsys, command: str,
+                                                     vary: str, shown: str) -> None:
+    """`--vary fpga.dsps=0` said `boards/u280.yaml: dsps = 0`: the shipped file, for the
+    user's value."""
+    args = {"sweep": ["sweep", "-b", "u280", "--verify-lens", "1"],
+            "explore": ["explore", "--board", "u280", "-a", "longspec"]}[command]
+    line = one_line(run_cli(capsys, *args, "--vary", vary, "-m", "llama-3.1-8b",
+                            "--contexts", "1024", "-e", "analytic", "--no-cache",
+                            "--out", str(tmp_path / "o.csv")))
+    assert line.startswith("fpgasim: error: --vary: u280: ") and shown in line, line
+    assert "boards/u280.yaml" not in line, line

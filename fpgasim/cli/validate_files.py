@@ -327,7 +327,8 @@ def expand(paths: Iterable[Path | str]) -> list[Path | Report]:
 
 
 def _walk(folder: Path) -> list[Path | Report]:
-    """The YAML and table files under `folder` (sorted, depth first), and a Report for
+    """The YAML, table and Hugging Face config files under `folder` (sorted, depth first),
+    and a Report for
     each folder below it that cannot be listed."""
     try:
         entries = folder_entries(folder)
@@ -339,9 +340,18 @@ def _walk(folder: Path) -> list[Path | Report]:
             continue
         if entry.is_dir() and not entry.is_symlink():  # as rglob: no link loops
             out.extend(_walk(entry))
-        elif entry.is_file() and entry.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES:
+        elif entry.is_file() and (entry.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES
+                                  or _hf_config_in_layout(entry)):
             out.append(entry)
     return out
+
+
+def _hf_config_in_layout(path: Path) -> bool:
+    """A Hugging Face config a folder walk checks: a `config.json` (a snapshot's), or a
+    .json under a `models/` folder (`workloads/models/hf/`); other JSON files (traces,
+    outputs) are not configs."""
+    return is_hf_config(path) and (path.name == "config.json"
+                                   or "models" in path.parent.parts)
 
 
 def validate_files(paths: Sequence[Path | str]) -> list[Report]:

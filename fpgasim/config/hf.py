@@ -73,9 +73,6 @@ ARCHITECTURES: dict[str, HfArchitecture] = {
     ),
 }
 
-#: keys whose null the classes read as "derive it" (their `__init__`/`__post_init__`)
-NULL_MEANS_DEFAULT = frozenset({"num_key_value_heads", "head_dim"})
-
 #: the activation names of transformers' ACT2FN (activations.py, v5; v4.46's are a subset).
 #: The gated MLP is act(gate) * up whatever the name; silu and swish are the one SiLU.
 ACTIVATIONS = frozenset({
@@ -116,14 +113,14 @@ class _Reader:
         self.defaulted: list[str] = []
 
     def get(self, key: str) -> object:
-        """The key's value; absent (or null where the class derives it): the default."""
-        value = self.data.get(key)
-        if key not in self.data or (value is None and key in NULL_MEANS_DEFAULT):
+        """The key's value; absent: the class's default (None where the class derives it
+        from other keys, as it does from a null `num_key_value_heads` or `head_dim`)."""
+        if key not in self.data:
             default = self.arch.defaults.get(key)
             if default is not None and not isinstance(default, bool):
                 self.defaulted.append(f"{key} {default}")
             return default
-        return value
+        return self.data[key]
 
     def whole(self, key: str, value: object = None) -> int:
         """A whole number >= 1 (bool is not a number here)."""

@@ -200,8 +200,74 @@ UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", UniqueKeyLoader.constru
 
 
 def load_yaml_text(text: str) -> object:
-    """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`)."""
-    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`).
+
+    YAML 1.2 allows a tab wherever it separates tokens (`a:<TAB>1`, a JSON document
+    indented with tabs: JSON is YAML 1.2); PyYAML refuses every tab outside a quoted
+    scalar. A text it refuses for a tab is read again with each separating tab written as a
+    space (`_separating_tabs_as_spaces`); a tab that indents a block stays an error, as in
+    YAML 1.2."""
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.scanner.ScannerError as exc:
+        if "'\\t'" not in str(exc.problem or ""):
+            raise
+        again = _separating_tabs_as_spaces(text)
+        if again == text:
+            raise
+        try:
+            return yaml.load(again, Loader=UniqueKeyLoader)  # noqa: S506
+        except yaml.YAMLError:
+            raise exc from None
+
+
+#: characters after which a quote opens a quoted scalar (else it is part of a plain one)
+_BEFORE_QUOTE = set(":,-[{?")
+
+
+def _separating_tabs_as_spaces(text: str) -> str:
+    """`text` with every tab outside quoted scalars and comments that is not a block's
+    indentation (a tab at the start of a line outside any flow collection) written as a
+    space: the tabs YAML 1.2 reads as separation. A tab inside a plain scalar becomes a
+    space too (PyYAML cannot read it either way)."""
+    out: list[str] = []
+    quote = ""  # the open quote, if any
+    depth = 0  # flow collections open ([ and {)
+    line_start, comment, escaped, last = True, False, False, ""
+    for char in text:
+        if char == "\n":  # a quoted scalar may span lines; a comment ends with its line
+            line_start, comment, last = True, False, ""
+            out.append(char)
+            continue
+        if comment:
+            out.append(char)
+            continue
+        if quote:
+            if quote == '"' and not escaped and char == "\\":
+                escaped = True
+            elif quote == char and not escaped:
+                quote = ""
+            else:
+                escaped = False
+            out.append(char)
+            continue
+        if char == "\t":
+            out.append("\t" if line_start and depth == 0 else " ")
+            continue
+        if char == " ":
+            out.append(char)
+            continue
+        if char in "'\"" and (line_start or last in _BEFORE_QUOTE):
+            quote = char
+        elif char == "#" and (line_start or (out and out[-1] in " \t")):
+            comment = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        line_start, last = False, char
+        out.append(char)
+    return "".join(out)
 
 
 def read_yaml_mapping(path: Path) -> dict:

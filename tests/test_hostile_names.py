@@ -229,3 +229,18 @@ def test_calibration_tables_cannot_leave_the_aat_folder(tmp_path: Path, capsys,
                   str(REPO / "workloads/aat"))
     assert res.code == 2, res.err
     assert key in res.err and "plain file name" in res.err, res.err
+
+
+def test_a_path_with_escapes_reaches_no_csv_cell_raw(tmp_path: Path, capsys) -> None:
+    """The sweep's `board_file` column held the board's path with its escape bytes."""
+    folder = tmp_path / FOLDER
+    folder.mkdir()
+    board = folder / "b.yaml"
+    shutil.copy(REPO / "boards/u280.yaml", board)
+    out = tmp_path / "s.csv"
+    res = run_cli(capsys, "sweep", "-b", str(board), "-m", "llama-3.1-8b", "--contexts", "128",
+                  "--verify-lens", "1", "-e", "analytic", "--no-cache", "--out", str(out))
+    assert res.code == 0, res.err
+    text = out.read_text()
+    clean(text + res.out + res.err)
+    assert "evil\\x1b[31mRED" in text

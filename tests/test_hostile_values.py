@@ -216,3 +216,32 @@ def test_a_vary_value_is_blamed_not_the_shipped_file(tmp_path: Path, capsys, com
                             "--out", str(tmp_path / "o.csv")))
     assert line.startswith("fpgasim: error: --vary: u280: ") and shown in line, line
     assert "boards/u280.yaml" not in line, line
+
+
+@pytest.mark.parametrize(("changes", "key"), [
+    ({"hidden_size": 2112, "num_attention_heads": 33, "num_key_value_heads": 33},
+     "hidden_size = 2112"),
+    ({"intermediate_size": 11000}, "intermediate_size = 11000"),
+    ({"vocab_size": 32001}, "vocab_size = 32001"),
+])
+def test_the_compiler_names_a_configs_key_and_file(tmp_path: Path, capsys, changes: dict,
+                                                   key: str) -> None:
+    """FlightLLM's compiler refused `model c: hidden = 2112` (the internal field and the
+    model's id) for a config.json that writes hidden_size."""
+    data = json.loads((REPO / "workloads/models/hf/Llama-2-7b-hf.json").read_text())
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**data, **changes}))
+    line = one_line(run_cli(capsys, "simulate", "-b", "flightllm-u280", "-m", str(path),
+                            "-L", "256", "-e", "fast"))
+    assert f"{path}: {key}: a multiple of" in line, line
+
+
+def test_an_explore_grid_of_batches_is_refused_before_its_boards(tmp_path: Path, capsys,
+                                                                 counted_builds) -> None:
+    """The first check left out the batches: 4,096 boards were built before the second."""
+    line = one_line(run_cli(capsys, "explore", "--board", "u280", "-m", "llama-3.1-8b", "-a",
+                            "longspec", "--vary", f"design.clock_mhz={VARIANTS}", "--contexts",
+                            "1024", "--batch", "1-64", "-e", "analytic", "--no-cache",
+                            "--out", str(tmp_path / "e.csv")))
+    assert "1000000 points" in line and "64 batches" in line and "--batch" in line, line
+    assert len(counted_builds) <= 1

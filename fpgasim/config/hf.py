@@ -231,13 +231,15 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
     fields["source"] = "; ".join(notes)[:500]
     from fpgasim.config.loader import validate_mapping
 
+    keys = {**FIELD_KEYS, "window_tokens": window_key}
     try:
-        return validate_mapping(TargetModel, fields, source)
+        model = validate_mapping(TargetModel, fields, source)
     except ConfigError as exc:  # name the key the file writes, not the field it fills
-        key = window_key if exc.field == "window_tokens" else FIELD_KEYS.get(exc.field)
-        if key is None:
+        if exc.field not in keys:
             raise
-        raise ConfigError(source, key, exc.value, exc.allowed) from None
+        raise ConfigError(source, keys[exc.field], exc.value, exc.allowed) from None
+    model._keys = keys  # later errors (the lowering's) name these keys too
+    return model
 
 
 def _text(value: object, limit: int) -> str:

@@ -19,7 +19,7 @@ from fpgasim.config.design import Design
 from fpgasim.config.fpga import Fpga
 from fpgasim.config.hf import is_hf_config, model_from_hf
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, printable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -52,11 +52,12 @@ def data_root() -> Path:
 
 def source_shown(source: str) -> str:
     """A file as outputs name it: a shipped file relative to `data_root()`
-    (`boards/u280.yaml`, the same on every machine), any other as it was given."""
+    (`boards/u280.yaml`, the same on every machine), any other as it was given, its
+    control characters and non-UTF-8 bytes escaped (a path is data in a CSV cell too)."""
     try:
         return Path(source).resolve().relative_to(data_root().resolve()).as_posix()
     except (ValueError, OSError):
-        return source
+        return printable(source)
 
 
 KIND_DIRS: dict[str, str] = {

@@ -76,6 +76,11 @@ def config_source(obj: BaseModel) -> str:
     return f"{type(obj).__name__.lower()} {name}".strip()
 
 
+def model_source(model: BaseModel) -> str:
+    """How an error names a target model: its file when read from one, else `model ID`."""
+    return getattr(model, "_source", "") or f"model {getattr(model, 'id', '')}"
+
+
 # --------------------------------------------------------------------------- masks
 
 
@@ -152,6 +157,13 @@ class TargetModel(Strict):
         description="published parameter count, billions (null: not published)",
     )
     source: str = Field("", max_length=500, description="where the facts were read")
+    #: the key the model's file writes for a field, where it differs (a Hugging Face
+    #: config's `hidden_size` for `hidden`): errors name what the user wrote
+    _keys: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def key_of(self, field: str) -> str:
+        """The key the model's file writes for `field` (its own name in a YAML model)."""
+        return self._keys.get(field, field)
 
     @property
     def kv_ratio(self) -> float:

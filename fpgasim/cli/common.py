@@ -33,7 +33,8 @@ class OutputConsole(Console):
     Every text it prints is data: names read from files and paths reach it (a model id
     from a folder's name, a board's `name:`), so no markup (`[/]` in a name raised
     MarkupError, `[bold]` vanished), no emoji codes, and control characters escaped
-    (`errors.printable`) in every string it renders: lines, table cells and titles."""
+    (`errors.printable`; line breaks and tabs kept) in every string it renders: lines,
+    table cells and titles."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("markup", False)
@@ -41,8 +42,9 @@ class OutputConsole(Console):
         super().__init__(*args, **kwargs)
 
     def render_str(self, text: str, **kwargs: Any) -> Any:
-        """rich's Text of `text`, its control characters escaped first."""
-        return super().render_str(printable(text), **kwargs)
+        """rich's Text of `text`, its control characters but line breaks and tabs escaped
+        first."""
+        return super().render_str(printable(text, keep_lines=True), **kwargs)
 
     @property
     def size(self) -> ConsoleDimensions:

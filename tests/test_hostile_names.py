@@ -144,7 +144,7 @@ SOLVE = ["solve", "-b", "u280", "-m", "llama-3.1-8b", "-a", "longspec", "--conte
     ("nul.csv", HEADER.encode() + b"longspec,llama\x00,x\r\n\r"),
     ("noise.csv", bytes(range(256)) * 40),
     ("fake.parquet", b"PAR1garbagePAR1"),
-])
+], ids=["lone-cr", "nul", "noise", "fake-parquet"])
 def test_a_garbage_csv_in_an_aat_folder_is_one_line(tmp_path: Path, capsys, name: str,
                                                     data: bytes) -> None:
     folder = aat_folder(tmp_path, name, data)
@@ -156,12 +156,17 @@ def test_a_garbage_csv_in_an_aat_folder_is_one_line(tmp_path: Path, capsys, name
             assert len(res.err.strip().splitlines()) == 1, res.err
 
 
-def test_a_task_name_with_escapes_is_text(tmp_path: Path, capsys) -> None:
-    folder = aat_folder(tmp_path, "zz.csv", (HEADER + ROW.replace(
-        "gov_report", "gov\x1b[31m")).encode())
-    res = run_cli(capsys, *SOLVE, "--aat-dir", str(folder), "--task", "gov\\x1b[31m",
-                  "--format", "csv")
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_a_task_name_with_escapes_is_text(tmp_path: Path, capsys, fmt: str) -> None:
+    """A task named with an escape sequence in a measured table (the only table given)."""
+    folder = tmp_path / "aat"
+    folder.mkdir()
+    table = (REPO / "workloads/aat/longspec_llama31_tree.csv").read_text()
+    (folder / "t.csv").write_text(table.replace("gov_report", "gov\x1b[31m\u202e"))
+    res = run_cli(capsys, *SOLVE, "--aat-dir", str(folder), "--format", fmt)
+    assert res.code == 0, res.err
     clean(res.out + res.err)
+    assert "gov\\x1b[31m" in res.out.replace("\\\\", "\\")
 
 
 def test_a_file_name_that_is_not_utf8(tmp_path: Path, capsys) -> None:

@@ -143,15 +143,16 @@ class _Reader:
 
 def architecture_of(data: dict, source: str) -> tuple[str, HfArchitecture]:
     """The configuration class the file names: by `model_type` (as transformers'
-    AutoConfig chooses it), else by the one class of `architectures`; both given must
-    agree."""
+    AutoConfig chooses it), else by the class `architectures` names (every entry a causal
+    LM of one architecture); both given must agree."""
     names = {a.causal_lm: t for t, a in ARCHITECTURES.items()}
     allowed = f"one of {', '.join(names)} (the decoders fpgasim lowers)"
     archs = data.get("architectures")
     by_arch = None
     if archs is not None:
-        if (not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str)
-                or archs[0] not in names):
+        if (not isinstance(archs, list) or not archs
+                or not all(isinstance(a, str) and a in names for a in archs)
+                or len({names[a] for a in archs}) > 1):
             raise ConfigError(source, "architectures", archs, f"a list of {allowed}")
         by_arch = names[archs[0]]
     kind = data.get("model_type")

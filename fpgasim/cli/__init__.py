@@ -190,6 +190,7 @@ def _run(args: list[str], debug: bool) -> int:
 
 def _run_command(args: list[str], debug: bool) -> int:
     """`_run`'s work: the exit status, with the lines `after_output` held not yet shown."""
+    outputs = None
     try:
         # every file the command writes is staged and written only when it succeeds
         with output_transaction() as outputs:
@@ -210,7 +211,12 @@ def _run_command(args: list[str], debug: bool) -> int:
         silence_stdout()
         if exc.errno == errno.EPIPE:  # the reader left (`| head`): done, as Unix tools are
             return 0
-        say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
+        if outputs is not None and outputs.written:  # stdout failed after the commit
+            files = ", ".join(printable(str(p)) for p in outputs.written[:3])
+            say(f"fpgasim: error: stdout: {exc.reason} (the files were written: {files}; "
+                "the lines reporting them were not)")
+        else:
+            say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
         return 2
     except FpgasimError as exc:
         if debug:

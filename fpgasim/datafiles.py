@@ -57,7 +57,7 @@ def read_table(path: Path, what: str, **csv_options: Any) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise ConfigError(str(path), "file", "empty file", f"a header line and rows ({what})") \
             from None
-    except (UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except (UnicodeDecodeError, pd.errors.ParserError, csv.Error) as exc:
         problem = " ".join(str(exc).split())[:120]
         raise ConfigError(str(path), "file", problem, f"a comma-separated UTF-8 {what}") \
             from None
@@ -87,7 +87,10 @@ def _check_csv(path: Path, handle: io.BufferedReader) -> None:
     """Rows (lines after the header: quoted line breaks count too, so an upper bound) and
     columns (the header's fields) of a CSV file, counted without parsing it."""
     header = handle.readline(_BLOCK)
-    columns = len(next(csv.reader([header.decode("utf-8", "replace")]), [])) or 1
+    try:
+        columns = len(next(csv.reader([header.decode("utf-8", "replace")]), [])) or 1
+    except csv.Error:  # a lone carriage return or NUL: the reader below names the problem
+        columns = header.count(b",") + 1
     breaks, last = header.count(b"\n"), header[-1:]
     while block := handle.read(_BLOCK):
         breaks += block.count(b"\n")

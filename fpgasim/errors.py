@@ -56,13 +56,17 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u
                           "\udc80-\udcff]")
 
 
-def printable(text: str) -> str:
+def printable(text: str, keep_lines: bool = False) -> str:
     """`text` (e.g. a file name) with every control character written as an escape
     (`\\x1b`), so a name cannot drive the terminal it is printed on; a byte that is not
-    UTF-8 is shown as `\\xff`."""
+    UTF-8 is shown as `\\xff`. `keep_lines`: line breaks and tabs stay (a description's
+    lines), every other control character is escaped."""
 
     def escape(match: re.Match[str]) -> str:
-        code = ord(match.group())
+        char = match.group()
+        if keep_lines and char in "\n\t":
+            return char
+        code = ord(char)
         if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
             return f"\\x{code - 0xDC00:02x}"
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -70,9 +74,15 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(escape, text)
 
 
+#: how repr writes a surrogate-escaped byte (`\udcff`): the byte is its last two digits
+_SURROGATE_REPR = re.compile(r"\\udc([89a-f][0-9a-f])")
+
+
 def shown_value(value: object) -> str:
-    """The offending value as the error line shows it: its repr, cut to 80 characters."""
-    shown = repr(value)
+    """The offending value as the error line shows it: its repr, cut to 80 characters; a
+    file name's byte that is not UTF-8 as `\\xff`, as `printable` shows it (repr would
+    write Python's stand-in, `\\udcff`)."""
+    shown = _SURROGATE_REPR.sub(r"\\x\1", repr(value))
     return shown[:77] + "..." if len(shown) > 80 else shown
 
 

@@ -128,6 +128,8 @@ class OutputTransaction:
         #: checked output paths (files or folders) -> the argument that named each
         self.arguments: dict[Path, str] = {}
         self.reports: list[Callable[[], None]] = []
+        #: the files `commit` wrote (what a later failure of stdout must not deny)
+        self.written: list[Path] = []
 
     def stage(self, path: Path, data: bytes) -> None:
         """Remember `data` for `path` (a later stage of the same path replaces it)."""
@@ -180,6 +182,7 @@ class OutputTransaction:
                 argument = self.argument_for(current)
                 raise InputError(argument, str(current), f"a writable path ({reason})") from None
             raise
+        self.written = list(staged)
         return list(staged)
 
     def report(self) -> None:

@@ -198,7 +198,8 @@ def test_unknown_prefill_mask_table_is_refused_when_fitted(tmp_path: Path) -> No
     ("name: b\nfpga: u280\ndesign: flightllm\npe_array: {rows: 64}\n", "pe_array"),
     ("name: b\nfpga: u280\ndesign: flightllm\nlowering: flightllm\n", "lowering"),
     ("name: b\nfpga: u280\n", "design"),
-    ("name: b\nfpga: u280\ndesign: flightllm\noverrides: {design.clock_mhz: -3}\n", "clock_mhz"),
+    ("name: b\nfpga: u280\ndesign: flightllm\noverrides: {design.clock_mhz: -3}\n",
+     "design.clock_mhz"),  # the override as the file writes it
 ])
 def test_bad_board_file_names_the_field(tmp_path: Path, text: str, field: str) -> None:
     _one_line_error(load_board, _write(tmp_path, text, "b.yaml"), field)
@@ -376,8 +377,10 @@ def test_an_array_change_starts_from_the_parts_table_entry() -> None:
     (("design.clck_mhz", 300), "design.clck_mhz", "a field of design: buffers, clock_mhz"),
     (("memory.bandwidth_gb_s", 920), "memory.bandwidth_gb_s", "starting with 'fpga.' or"),
     (("design.mv_lanes.x", 2), "design.mv_lanes.x", "mv_lanes has no fields below it"),
-    (("design.mv_lanes", 0), "mv_lanes", "greater than 0"),
-    (("fpga.memory.bandwidth_gb_s", 0.5), "memory.bandwidth_gb_s", "greater than or equal to 1"),
+    # a change's value is named by the path given (not the field of the shipped file)
+    (("design.mv_lanes", 0), "design.mv_lanes", "greater than 0"),
+    (("fpga.memory.bandwidth_gb_s", 0.5), "fpga.memory.bandwidth_gb_s",
+     "greater than or equal to 1"),
 ])
 def test_bad_changes_name_the_field(change, field: str, says: str) -> None:
     with pytest.raises(ConfigError) as info:

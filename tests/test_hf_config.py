@@ -84,8 +84,9 @@ def _write(tmp_path: Path, **changes) -> Path:
     [
         ({"architectures": ["GPT2LMHeadModel"]}, "architectures"),
         ({"num_local_experts": 8}, "num_local_experts"),
-        ({"hidden_act": "gelu"}, "hidden_act"),
-        ({"hidden_size": None}, "hidden_size"),
+        ({"hidden_act": "SiLU"}, "hidden_act"),  # ACT2FN's names are lower case
+        ({"hidden_act": "gelu_foo"}, "hidden_act"),
+        ({"hidden_size": 5000}, "hidden_size"),
         ({"num_attention_heads": 0}, "num_attention_heads"),
         ({"hidden_size": 4100}, "hidden_size"),
         ({"rope_scaling": {"type": "linear", "factor": "eight"}}, "rope_scaling.factor"),

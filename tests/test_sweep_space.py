@@ -34,11 +34,12 @@ def test_variation_grid() -> None:
 
 
 def test_values_are_read_as_written() -> None:
-    variation = parse_vary(["design.mv_lanes=1,2,2,4", "design.clock_mhz=0225",
+    variation = parse_vary(["design.mv_lanes=1,2,2,4", "design.clock_mhz=0225,2:25",
                             "design.recipe.name=int8"])
     axes = dict(variation.axes)
     assert axes["design.mv_lanes"] == (1, 2, 4)  # repeats dropped, order kept
-    assert axes["design.clock_mhz"] == ("0225",)  # no YAML 1.1 octal: validated as text
+    # YAML 1.2 as in a file: 0225 is 225 (YAML 1.1: octal 149), 2:25 text (1.1: base 60)
+    assert axes["design.clock_mhz"] == (225, "2:25")
     assert axes["design.recipe.name"] == ("int8",)
     with pytest.raises(ConfigError, match="clock_mhz"):
         variation.boards(BoardBase("u280"))

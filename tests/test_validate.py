@@ -33,6 +33,7 @@ def test_shipped_files_are_ok(capsys) -> None:
     expected = [p for f in ("boards", "fpgas", "designs") for p in sorted(REPO.glob(f"{f}/*.yaml"))]
     expected += sorted(REPO.glob("workloads/**/*.yaml"))
     expected += sorted(REPO.glob("workloads/aat/*.csv"))  # the shipped measured AAT tables
+    expected += sorted(REPO.glob("workloads/models/hf/*.json"))  # Hugging Face configs
     assert len(lines) == len(expected) and res.err == ""
     assert all(": ok (" in line for line in lines)
     for kind in ("board", "fpga", "design"):
@@ -94,7 +95,7 @@ def test_missing_file_and_folder_expansion(tmp_path: Path, capsys) -> None:
     res = run_cli(capsys, "validate", str(tmp_path / "nope.yaml"))
     assert res.code == 2 and "nope.yaml: file = " in res.err and "not found" in res.err
     res = run_cli(capsys, "validate", str(tmp_path))
-    assert res.code == 2 and "no YAML, CSV or Parquet files" in res.err
+    assert res.code == 2 and "no YAML, JSON config, CSV or Parquet files" in res.err
 
 
 AAT_HEADER = "algorithm,model,task,context,structure,method,verify_len,tree_shape,aat\n"

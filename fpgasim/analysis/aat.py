@@ -24,7 +24,7 @@ from fpgasim.config.schema import Algorithm, DrafterSchema
 from fpgasim.datafiles import folder_entries, read_table
 from fpgasim.dataflow.drafters import DRAFTERS
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.errors import ConfigError, InputError
+from fpgasim.errors import ConfigError, InputError, printable
 from fpgasim.tree.shapes import parse_shape
 
 AAT_COLUMNS = (
@@ -182,7 +182,9 @@ def _opt_int_cell(path: Path, i: int, col: str, value: object, lo: int, hi: int)
 
 
 def _text_cell(path: Path, i: int, col: str, value: object, allowed: Sequence[str] = ()) -> str:
-    text = "" if _blank(value) else str(value).strip()
+    """A name cell (algorithm, model, task, ...): text, control characters escaped (a name
+    read from a file reaches tables, CSV files and figure titles as visible text)."""
+    text = "" if _blank(value) else printable(str(value).strip())
     if allowed and text not in allowed:
         raise ConfigError(
             str(path), f"{_label(path, i)}, column {col}", value, f"one of {', '.join(allowed)}"
@@ -270,7 +272,7 @@ def validate_aat_frame(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
             "aat": aat,
             "draft_depth": _opt_int_cell(path, i, "draft_depth", raw.get("draft_depth"), 1, 64),
             "draft_top_k": _opt_int_cell(path, i, "draft_top_k", raw.get("draft_top_k"), 1, 1024),
-            "file": path.name,
+            "file": printable(path.name),  # a name from the file system is data
             "line": _label(path, i),
         }
         _check_tree_fits(path, i, "tree_shape", rec["tree_shape"], verify_len)

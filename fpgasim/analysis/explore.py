@@ -149,6 +149,26 @@ def thin_curve(curve: AatCurve, verify_lens: Sequence[int] | None) -> AatCurve:
     return replace(curve, points=keep.reset_index(drop=True))
 
 
+def check_explore_points(boards: int, model: TargetModel, algorithms: Sequence[Algorithm],
+                         contexts: Sequence[int], verify_lens: Sequence[int] | None,
+                         aat_dir: str | None, batches: int = 1) -> None:
+    """Refuse, from the counts alone (before any board is built or curve computed), more
+    than `MAX_POINTS` points: per board, batch, context and drafter, the AD point and at
+    most the drafter's largest x (embedded or measured), or the x asked for."""
+    per = 0
+    for a in algorithms:
+        x = max_verify_len(a)
+        measured = pair_rows(tables_for(aat_dir), a, model.id)
+        if len(measured):
+            x = max(x, int(measured["verify_len"].max()))
+        per += 1 + (x if verify_lens is None else min(x, len(verify_lens)))
+    check_points(boards * batches * len(contexts) * per, "contexts/algorithms/batch",
+                 f"{len(contexts)} contexts",
+                 f"{boards} board(s) x {batches} batches x {len(contexts)} contexts x up to "
+                 f"{per} points" if batches > 1 else
+                 f"{boards} board(s) x {len(contexts)} contexts x up to {per} points")
+
+
 def cost_boards(
     boards: Sequence[Board],
     model: TargetModel,
@@ -173,18 +193,8 @@ def cost_boards(
     `instruction_groups` (one per board) marks boards whose instruction streams are the
     same but for their durations (designs differing only in clock or bandwidth): the points
     run group by group, so each stream is compiled once and priced per board."""
-    # the curves' size is bounded before they are computed (as solve's): per drafter, the
-    # AD point and at most its largest x (embedded or measured), or the x asked for
-    per = 0
-    for a in algorithms:
-        x = max_verify_len(a)
-        measured = pair_rows(tables_for(aat_dir), a, model.id)
-        if len(measured):
-            x = max(x, int(measured["verify_len"].max()))
-        per += 1 + (x if verify_lens is None else min(x, len(verify_lens)))
-    check_points(len(boards) * len(contexts) * per, "contexts/algorithms",
-                 f"{len(contexts)} contexts",
-                 f"{len(boards)} board(s) x {len(contexts)} contexts x up to {per} points")
+    check_explore_points(len(boards), model, algorithms, contexts, verify_lens, aat_dir,
+                         len(batches))
     curves = {
         a.id: [thin_curve(c, verify_lens) for c in explore_curves(a, model, contexts, aat_dir,
                                                                      task)]
@@ -192,7 +202,7 @@ def cost_boards(
     }
     count = len(boards) * len(batches) * sum(1 + len(c.points) for cs in curves.values()
                                              for c in cs)
-    check_points(count, "contexts/algorithms", f"{len(contexts)} contexts",
+    check_points(count, "contexts/algorithms/batch", f"{len(contexts)} contexts",
                  f"{len(boards)} board(s) x {len(batches)} batches x their curves' points")
     points, algorithm_ids = [], []
     for a in algorithms:
@@ -320,6 +330,8 @@ def explore(
     `accounting`: also solve each board with the study's accounting (the analytic engine,
     cheap) and carry its decision and speedup beside the simulator's."""
     combos = variation.combinations()
+    check_explore_points(len(combos), model, algorithms, contexts, verify_lens, aat_dir,
+                         len(batches))
     boards = [base.build(changes) for changes in combos]
     names = [b.name for b in boards]
     if len(set(names)) != len(names):  # two combinations that fit to the same name

@@ -50,10 +50,13 @@ COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:b
 
 def load_matplotlib() -> Any:
     """matplotlib.pyplot with the Agg backend (every figure is written to a file, never
-    shown): imported on first use, a second of start-up no other command pays."""
+    shown): imported on first use, a second of start-up no other command pays. Titles and
+    labels are plain text: they hold names read from files (a model `a$x^$b` is not
+    math; as mathtext it failed to draw), so `$` is never parsed as mathtext."""
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt

@@ -1150,7 +1150,7 @@ def solve_batches(
     eng = get_engine(engine) if isinstance(engine, str) else engine
     batches = sorted({int(b) for b in batches})
     if not batches:
-        raise InputError("batches", batches, "one or more batch sizes")
+        raise InputError("batch", batches, "one or more batch sizes")
     for b in batches:
         check_batch(b)
     curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,

@@ -19,7 +19,13 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 from fpgasim.cli.flags import field_flags
 from fpgasim.cli.lazy import GLOSSARY_EPILOG, LazyGroup
 from fpgasim.cli.mpl_config import use_usable_dir
-from fpgasim.cli.terminal import OutputFailed, guarded_stdout, safe_streams, silence_stdout
+from fpgasim.cli.terminal import (
+    OutputFailed,
+    guarded_stdout,
+    safe_streams,
+    silence_stdout,
+    take_after_output,
+)
 from fpgasim.errors import FpgasimError, printable
 from fpgasim.fileio import output_transaction
 
@@ -166,6 +172,25 @@ def _outcome_decided() -> None:
 
 def _run(args: list[str], debug: bool) -> int:
     """Run the app with `args`; the exit status (every error reported as one line)."""
+    import warnings
+
+    take_after_output()  # nothing held from an earlier in-process run
+    # a library's warning (numpy, matplotlib) is held too, so a refusal is the only line
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            code = _run_command(args, debug)
+        finally:
+            held = take_after_output()
+    if code == 0:  # files written and stdout flushed: the warnings and summaries now
+        shown = [f"fpgasim: warning: {w.category.__name__}: {w.message}" for w in caught]
+        for line in [*held, *dict.fromkeys(shown)]:
+            say(line)
+    return code
+
+
+def _run_command(args: list[str], debug: bool) -> int:
+    """`_run`'s work: the exit status, with the lines `after_output` held not yet shown."""
+    outputs = None
     try:
         # every file the command writes is staged and written only when it succeeds
         with output_transaction() as outputs:
@@ -186,7 +211,12 @@ def _run(args: list[str], debug: bool) -> int:
         silence_stdout()
         if exc.errno == errno.EPIPE:  # the reader left (`| head`): done, as Unix tools are
             return 0
-        say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
+        if outputs is not None and outputs.written:  # stdout failed after the commit
+            files = ", ".join(printable(str(p)) for p in outputs.written[:3])
+            say(f"fpgasim: error: stdout: {exc.reason} (the files were written: {files}; "
+                "the lines reporting them were not)")
+        else:
+            say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
         return 2
     except FpgasimError as exc:
         if debug:

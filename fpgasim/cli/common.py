@@ -28,7 +28,23 @@ MIN_COLUMN_WIDTH = 6
 class OutputConsole(Console):
     """rich's Console, sized for where its output goes: a terminal's width (a nonsense
     COLUMNS ignored: COLUMNS=0 printed nothing), or `PIPED_WIDTH` for a pipe or a file,
-    so `fpgasim boards | cat` holds the same numbers as the screen."""
+    so `fpgasim boards | cat` holds the same numbers as the screen.
+
+    Every text it prints is data: names read from files and paths reach it (a model id
+    from a folder's name, a board's `name:`), so no markup (`[/]` in a name raised
+    MarkupError, `[bold]` vanished), no emoji codes, and control characters escaped
+    (`errors.printable`; line breaks and tabs kept) in every string it renders: lines,
+    table cells and titles."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        """rich's Text of `text`, its control characters but line breaks and tabs escaped
+        first."""
+        return super().render_str(printable(text, keep_lines=True), **kwargs)
 
     @property
     def size(self) -> ConsoleDimensions:

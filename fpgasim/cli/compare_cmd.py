@@ -11,7 +11,6 @@ from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_
 from fpgasim.analysis.plot import plot_comparison
 from fpgasim.cli.common import (
     dumps_json,
-    err_console,
     json_records,
     report_written,
     rich_table,
@@ -33,6 +32,7 @@ from fpgasim.cli.options import (
     parse_name_list,
     plot_option,
 )
+from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
@@ -112,8 +112,7 @@ def compare_algorithms(
             report_written(f"wrote figure to {plot}")
     points = [(int(r["context"]), int(r["best_verify_len"]), a.drafter, 1)
               for a in algos for r in result.table.to_dict("records") if r["algorithm"] == a.id]
-    for line in fit_warnings(b, m, points):  # every row carries fits_memory and fits_dsps
-        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
+    warn_after_output(fit_warnings(b, m, points))  # every row carries its fit marks
 
 
 def _print(result) -> None:

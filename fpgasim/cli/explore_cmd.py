@@ -4,7 +4,6 @@ and which step pays more (fpgasim.analysis.explore)."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import typer
@@ -49,10 +48,11 @@ from fpgasim.cli.sweep_options import (
     open_cache,
     scheduler_option,
 )
+from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.fileio import after_commit, check_input_path, check_out_path, write_frame
+from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
@@ -154,7 +154,7 @@ def explore_cmd(
     write_frame(summary, out)
     plot_explore(result, png)
     stats_line = result.stats.summary()
-    after_commit(functools.partial(err_console.print, stats_line, highlight=False, soft_wrap=True))
+    after_output(stats_line)
     lines = [*verdict(summary, result.axes), *cheapest_lines(summary)]
     if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_records(summary), "lines": lines}))

@@ -22,7 +22,6 @@ from fpgasim.cli.common import (
     RichProgress,
     csv_text,
     dumps_json,
-    err_console,
     json_records,
     json_row,
     report_written,
@@ -47,6 +46,7 @@ from fpgasim.cli.options import (
     prompt_len_option,
     workers_option,
 )
+from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, get_engine
@@ -184,8 +184,7 @@ def generate_cmd(
     # as the summary's marks: the largest context and x (weights + every request's caches)
     drafter = algo.drafter if algo else None
     last = (int(result.steps["context"].max()), int(result.steps["verify_len"].max()))
-    for line in fit_warnings(b, m, [(*last, drafter, batch)]):
-        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
+    warn_after_output(fit_warnings(b, m, [(*last, drafter, batch)]))
 
 
 def _print(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.cli.common import console, csv_text, dumps_json, err_console, rich_table
+from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
 from fpgasim.cli.options import (
     OutputFormat,
     accepted_option,
@@ -23,6 +23,7 @@ from fpgasim.cli.options import (
     model_option,
     prompt_len_option,
 )
+from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.schema import Algorithm, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
@@ -248,7 +249,7 @@ def simulate(
                            b, m)
     result = point_result(eng, point)
     drafter = algo.drafter if algo is not None else None
-    warn(fit_warnings(b, m, [(context, verify_len, drafter, batch)]))
+    warn_after_output(fit_warnings(b, m, [(context, verify_len, drafter, batch)]))
     if trace is not None:
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
@@ -283,11 +284,6 @@ def seconds_rule(result: PointResult, pass_name: str) -> str:
         f"every duration by duration_divisor, as FlightLLM's performance model does"
     )
 
-
-def warn(lines: list[str]) -> None:
-    """Print each line of `fit_warnings` as a warning (stderr)."""
-    for line in lines:
-        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
 
 
 def _show(result: PointResult, output_format: OutputFormat, title: str, pass_name: str) -> None:
@@ -345,6 +341,6 @@ def _prefill(
     eng = get_engine(engine)
     result = prefill_result(eng, b, m, prompt_len)
     aligned = result.row["prompt_len_aligned"]
-    warn(fit_warnings(b, m, [(aligned, 0, None, 1)]))
+    warn_after_output(fit_warnings(b, m, [(aligned, 0, None, 1)]))
     title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {aligned})"
     _show(result, output_format, title, "prefill")

@@ -43,6 +43,7 @@ from fpgasim.cli.options import (
     parse_name_list,
     plot_option,
 )
+from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm
@@ -235,8 +236,7 @@ def solve(
 def _warn_fit(board: Board, model, points) -> None:
     """The lines `simulate.fit_warnings` gives for the rows' points, as warnings (stderr):
     every row carries its marks (fits_memory, fits_dsps), these say what they mean."""
-    for line in fit_warnings(board, model, points):
-        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
+    warn_after_output(fit_warnings(board, model, points))
 
 
 def _batch_output(checked: CheckedBatches, board: Board, output_format: TableJsonCsv,

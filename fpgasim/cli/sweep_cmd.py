@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import typer
 
 from fpgasim.cli.common import (
     RichProgress,
-    err_console,
     report_written,
 )
 from fpgasim.cli.options import (
@@ -37,14 +35,16 @@ from fpgasim.cli.sweep_options import (
     open_cache,
     scheduler_option,
 )
+from fpgasim.cli.terminal import after_output, warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
-from fpgasim.fileio import after_commit, check_out_path, write_frame
+from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
+from fpgasim.sweep.grid import check_grid
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
 
@@ -115,6 +115,11 @@ def sweep(
         bases = [BoardBase(name) for name in names]
     else:
         bases = [BoardBase(board, fpga, design)]
+    ctxs = parse_contexts(contexts)
+    lens = parse_int_list(verify_lens, "--verify-lens", 1, 65536)
+    batches = parse_int_list(batch, "--batch", 1, MAX_BATCH)
+    # the grid's size from its counts, before any board is built
+    check_grid(len(bases) * len(variation.combinations()), len(ctxs), len(lens), len(batches))
     boards = [b for base in bases for b in variation.boards(base)]
     m = load_model(model)
     algo = load_algorithm(algorithm) if algorithm else None
@@ -123,12 +128,12 @@ def sweep(
     grid = Grid(
         boards=boards,
         model=m,
-        contexts=parse_contexts(contexts),
-        verify_lens=parse_int_list(verify_lens, "--verify-lens", 1, 65536),
+        contexts=ctxs,
+        verify_lens=lens,
         algorithm=algo,
         tree_method=tree_method,
         accepted=accepted,
-        batches=parse_int_list(batch, "--batch", 1, MAX_BATCH),
+        batches=batches,
     )
     for point in grid.points() if len(grid.batches) > 1 or grid.batches[0] > 1 else ():
         point.check()  # a batch's inputs, before any work (what does not fit is marked)
@@ -153,12 +158,10 @@ def sweep(
     frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
     write_frame(frame, out)
     summary = result.stats.summary()
-    after_commit(functools.partial(err_console.print, summary, highlight=False, soft_wrap=True))
+    after_output(summary)
     report_written(f"wrote {len(frame)} rows to {out}")
     by_name = {b.name: b for b in boards}
     for name, rows in frame.groupby("board", sort=False):  # every row carries its marks
         points = [(int(r.context), int(r.verify_len), algo.drafter if algo and r.verify_len > 1
                    else None, int(r.batch)) for r in rows.itertuples()]
-        for line in fit_warnings(by_name[name], m, points):
-            after_commit(functools.partial(err_console.print, f"fpgasim: warning: {line}",
-                                           highlight=False, soft_wrap=True))
+        warn_after_output(fit_warnings(by_name[name], m, points))

@@ -144,3 +144,31 @@ def _devnull_on_stdout() -> None:
 
 def _devnull() -> int:
     return os.open(os.devnull, os.O_WRONLY)
+
+
+# --------------------------------------------------------------------------- stderr notes
+
+#: Lines for stderr held until the command's output is complete (`after_output`).
+_AFTER_OUTPUT: list[str] = []
+
+
+def after_output(line: str) -> None:
+    """Print `line` (a warning, a summary) on stderr once the command has succeeded: its
+    files committed and its standard output flushed. A command refused later (a bad input
+    found after the line was made, a full disk, a full or closed stdout) prints only its
+    one error line, never a warning before it."""
+    _AFTER_OUTPUT.append(line)
+
+
+def take_after_output() -> list[str]:
+    """The lines held by `after_output`, in order, and none held any more."""
+    lines = list(_AFTER_OUTPUT)
+    _AFTER_OUTPUT.clear()
+    return lines
+
+
+def warn_after_output(lines: list[str]) -> None:
+    """Each line (e.g. of `simulate.fit_warnings`) as `fpgasim: warning: ...` on stderr,
+    once the command has succeeded (`after_output`): never before a refusal."""
+    for line in lines:
+        after_output(f"fpgasim: warning: {line}")

@@ -16,7 +16,6 @@ from fpgasim.cli.common import (
     console,
     csv_text,
     dumps_json,
-    err_console,
     report_written,
     rich_table,
 )
@@ -36,6 +35,7 @@ from fpgasim.cli.options import (
     parse_int_list,
     plot_option,
 )
+from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
@@ -382,8 +382,7 @@ def _throughput_row(
     row["search_s"] = found.seconds
     # the marks every speed carries, and their warnings (docs/hardware.md, "What does not fit")
     row |= fit_columns(b, m, context, found.best.verify_len, a.drafter)
-    for line in fit_warnings(b, m, [(context, found.best.verify_len, a.drafter, 1)]):
-        err_console.print(f"fpgasim: warning: {line}", highlight=False, soft_wrap=True)
+    warn_after_output(fit_warnings(b, m, [(context, found.best.verify_len, a.drafter, 1)]))
     return row
 
 
@@ -498,7 +497,8 @@ def search(
             model = embedded_model(algo, context)
         if shape is None and algo.max_tree:
             shape = tuple(algo.max_tree)
-    tree = TokenTree.from_shape(shape, model) if shape else trie_tree(logged)
+    shape_from = "--max-tree" if max_tree else "max_tree"  # the option, else the file's
+    tree = TokenTree.from_shape(shape, model, shape_from) if shape else trie_tree(logged)
     result = prior_score_search(logged, tree)
     top = min(max_nodes, tree.nodes)
     if top < 1:

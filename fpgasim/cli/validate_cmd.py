@@ -30,7 +30,7 @@ def validate(
         check_input_path(name, "FILE")
     reports = validate_files(files)
     if not reports:
-        raise ValidationFailed("no YAML, CSV or Parquet files found in the given folders")
+        raise ValidationFailed("no YAML, JSON config, CSV or Parquet files found in the given folders")
     bad = [r for r in reports if not r.ok]
     for report in reports:  # findings of a failing run are diagnostics: stderr
         for line in report.lines():

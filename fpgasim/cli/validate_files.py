@@ -22,7 +22,8 @@ from fpgasim.config.board import BoardFile
 from fpgasim.config.board_loader import design_mapping, load_board
 from fpgasim.config.design import Design
 from fpgasim.config.fpga import Fpga
-from fpgasim.config.loader import describe_error, read_yaml_mapping
+from fpgasim.config.hf import is_hf_config
+from fpgasim.config.loader import describe_error, load_model, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
@@ -183,6 +184,15 @@ def check_yaml(path: Path) -> Report:
     return Report(f"{source}", f"experiment {data['kind']}", schema_problems(model, data, source))
 
 
+def check_hf_config(path: Path) -> Report:
+    """A Hugging Face config.json, read as JSON as any `model` option reads it."""
+    try:
+        load_model(str(path))
+    except ConfigError as exc:
+        return Report(str(path), "model", [exc])
+    return Report(str(path), "model", [])
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -288,6 +298,8 @@ def check_file(path: Path | str) -> Report:
         return Report(str(path), "file", [ConfigError(str(path), "file", str(path), "a file")])
     if path.suffix.lower() in TABLE_SUFFIXES:
         report = check_table(path)
+    elif is_hf_config(path):  # a Hugging Face config.json, read as `--model` reads it
+        report = check_hf_config(path)
     else:
         report = check_yaml(path)
     if len(report.problems) > MAX_PROBLEMS:
@@ -315,7 +327,8 @@ def expand(paths: Iterable[Path | str]) -> list[Path | Report]:
 
 
 def _walk(folder: Path) -> list[Path | Report]:
-    """The YAML and table files under `folder` (sorted, depth first), and a Report for
+    """The YAML, table and Hugging Face config files under `folder` (sorted, depth first),
+    and a Report for
     each folder below it that cannot be listed."""
     try:
         entries = folder_entries(folder)
@@ -327,9 +340,18 @@ def _walk(folder: Path) -> list[Path | Report]:
             continue
         if entry.is_dir() and not entry.is_symlink():  # as rglob: no link loops
             out.extend(_walk(entry))
-        elif entry.is_file() and entry.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES:
+        elif entry.is_file() and (entry.suffix.lower() in YAML_SUFFIXES + TABLE_SUFFIXES
+                                  or _hf_config_in_layout(entry)):
             out.append(entry)
     return out
+
+
+def _hf_config_in_layout(path: Path) -> bool:
+    """A Hugging Face config a folder walk checks: a `config.json` (a snapshot's), or a
+    .json under a `models/` folder (`workloads/models/hf/`); other JSON files (traces,
+    outputs) are not configs."""
+    return is_hf_config(path) and (path.name == "config.json"
+                                   or "models" in path.parent.parts)
 
 
 def validate_files(paths: Sequence[Path | str]) -> list[Report]:

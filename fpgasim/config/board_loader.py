@@ -123,12 +123,33 @@ def _fitted(name: str, description: str, fpga_path: Path, design_path: Path,
         else:
             raise ConfigError(source, path, value,
                               "a field path starting with 'fpga.' or 'design.'", label)
-    fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
-    design = _validated(Design, design_data, str(design_path) if not changes else source)
+    try:
+        fpga = _validated(Fpga, fpga_data, str(fpga_path) if not changes else source)
+    except ConfigError as exc:
+        raise _blamed(exc, "fpga", changes, first_shown, name, source) from None
+    try:
+        design = _validated(Design, design_data, str(design_path) if not changes else source)
+    except ConfigError as exc:
+        raise _blamed(exc, "design", changes, first_shown, name, source) from None
     _check_mask_table(design, str(design_path) if not changes else source)
     fitted = fit(fpga, design, _named_fpga)
     name += "".join(f" {p.split('.')[-1]}={v}" for p, v in shown)
     return Board(name=name, description=description, fpga=fpga, design=design, fit=fitted)
+
+
+def _blamed(exc: ConfigError, kind: str, changes: Sequence[tuple[str, Scalar]],
+            first_shown: int, name: str, source: str) -> ConfigError:
+    """A validation error of a changed field of the `kind` file (fpga, design), told as the
+    change the user wrote: a `--vary` value named by the argument and its path
+    (`fpga.dsps`), not by the shipped file it was applied to; a board file's override by
+    that file and the path as its `overrides` writes it (as an unknown path is named)."""
+    for n, (path, _) in enumerate(changes):
+        if exc.field == path.partition(".")[2] and path.startswith(f"{kind}.") \
+                and exc.source == source:
+            if n >= first_shown:
+                return ConfigError(name, path, exc.value, exc.allowed, "vary")
+            return ConfigError(source, path, exc.value, exc.allowed)
+    return exc
 
 
 def _untable_array(design_data: dict, fpga_name: object) -> None:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from fpgasim.config.schema import CLOCK_MHZ, Efficiency, PosInt, Strict
+from fpgasim.config.schema import CLOCK_MHZ, Efficiency, FileName, PosInt, Strict
 
 #: element widths a design's datapath and a recipe may name
 Bits = Literal[4, 8, 16]
@@ -65,9 +65,9 @@ class Recipe(Strict):
     up: Linear = Linear()
     down: Linear = Linear()
     lm_head: Linear = Linear()
-    prefill_mask: str = Field(
-        "causal", min_length=1, max_length=200,
-        description="block-sparse prefill attention: 'causal' or a workloads/masks table",
+    prefill_mask: FileName = Field(
+        "causal", description="block-sparse prefill attention: 'causal' or a workloads/masks "
+        "table (its file name without .yaml)",
     )
 
     @model_validator(mode="before")

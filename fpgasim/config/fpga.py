@@ -53,6 +53,29 @@ class FpgaMemory(Strict):
         """Peak bytes per second (decimal GB/s, as data sheets give it)."""
         return self.bandwidth_gb_s * 1e9
 
+    @field_validator("pj_per_bit")
+    @classmethod
+    def _energy_counts(cls, value: float | None) -> float | None:
+        return zero_or_physical(value, MIN_PJ, "pJ")
+
+
+#: the smallest nonzero energy per event (pJ) and idle draw (W) a part's file may state:
+#: far below any circuit's (a MAC at 7 nm is about 0.03 pJ, docs/energy.md), and far above
+#: the denormal floats whose sums underflow to 0 J, which tokens per joule divides by
+MIN_PJ = 1e-6
+MIN_STATIC_W = 1e-3
+#: the lowest regulator efficiency (docs/energy.md's sensitivity runs 0.80-0.95): dynamic
+#: energy is divided by it
+MIN_REGULATOR_EFFICIENCY = 0.1
+
+
+def zero_or_physical(value: float | None, floor: float, unit: str) -> float | None:
+    """`value` unless it is above 0 but below `floor` (0 is "not counted", a denormal or
+    vanishing value only an underflow)."""
+    if value is not None and 0 < value < floor:
+        raise ValueError(f"0 (not counted) or at least {floor:g} {unit}")
+    return value
+
 
 class FpgaPower(Strict):
     """What the sources state about the card's power (docs/energy.md). Each energy field
@@ -85,13 +108,20 @@ class FpgaPower(Strict):
         description="clock tree and pipeline registers per used DSP slice per cycle, pJ",
     )
     regulator_efficiency: float | None = Field(
-        None, gt=0, le=1, allow_inf_nan=False,
-        description="share of the card's input power the on-card regulators deliver, (0, 1]",
+        None, ge=MIN_REGULATOR_EFFICIENCY, le=1, allow_inf_nan=False,
+        description="share of the card's input power the on-card regulators deliver, "
+        "0.1 to 1",
     )
+
+    @field_validator("mac_pj", "sram_pj_per_bit", "sfu_pj", "clock_pj_per_dsp_cycle")
+    @classmethod
+    def _energy_counts(cls, value: float | None) -> float | None:
+        return zero_or_physical(value, MIN_PJ, "pJ")
 
     @field_validator("static_w")
     @classmethod
     def _static_within_max(cls, value: float | None, info: ValidationInfo) -> float | None:
+        zero_or_physical(value, MIN_STATIC_W, "W")
         top = info.data.get("max_w")
         if value is not None and top is not None and value > top:
             raise ValueError(
@@ -219,6 +249,21 @@ class Fpga(Strict):
         if self.dsps is None or self.slrs is None:
             return None
         return (self.dsps // self.slrs,) * self.slrs
+
+    @field_validator("power")
+    @classmethod
+    def _some_energy(cls, power: FpgaPower, info: ValidationInfo) -> FpgaPower:
+        """Not every energy constant 0 (a null one takes docs/energy.md's table, above 0):
+        a pass would cost 0 J, and tokens per joule divides by it."""
+        memory = info.data.get("memory")
+        given = [power.static_w, power.mac_pj, power.sram_pj_per_bit, power.sfu_pj,
+                 power.clock_pj_per_dsp_cycle, getattr(memory, "pj_per_bit", None)]
+        if all(v == 0 for v in given):
+            raise ValueError("static_w, mac_pj, sram_pj_per_bit, sfu_pj, "
+                             "clock_pj_per_dsp_cycle and memory.pj_per_bit are all 0: a pass "
+                             "would cost 0 J and tokens per joule is undefined; give one "
+                             "above 0 (or null: docs/energy.md's table)")
+        return power
 
     @property
     def onchip_mb(self) -> float | None:

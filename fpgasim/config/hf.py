@@ -3,31 +3,100 @@ Face config").
 
 The architectures whose decoder fpgasim's graph describes are read: Llama
 (`LlamaForCausalLM`), Mistral (`MistralForCausalLM`) and Qwen2 (`Qwen2ForCausalLM`): RMSNorm,
-SwiGLU, RoPE, grouped-query attention. Each field of `TargetModel` comes from the key Hugging
-Face's configuration class documents for it; where a key is absent, the class's default for
-that architecture is used (and named in `source`). Anything else (another architecture, a
-mixture of experts, a head_dim that does not divide hidden) is refused in one line naming
-the file, the key and what is read.
+a gated MLP, RoPE, grouped-query attention. The file is read as transformers reads it: the
+configuration class is chosen by `model_type` (else the one class `architectures` names),
+and each key fpgasim needs takes that class's default where it is absent, and where it is
+null if the class reads null as its default (`num_key_value_heads`, `head_dim`); the
+activation is any name transformers' `ACT2FN` knows. Anything fpgasim cannot lower (another
+architecture, a mixture of experts, an MLP bias, a head_dim other than hidden_size /
+num_attention_heads) is refused in one line naming the file, the key as the file writes it,
+and what is read. The tables below are transformers' (v4.46 and v5 agree on each entry;
+docs/models.md cites the files).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpgasim.config.schema import TargetModel
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, printable
 
-#: architectures read, and whether their q/k/v projections carry biases by construction
-#: (Qwen2's attention class builds q_proj/k_proj/v_proj with bias=True and has no config
-#: key for it: transformers, models/qwen2/modeling_qwen2.py)
-ARCHITECTURES: dict[str, bool] = {
-    "LlamaForCausalLM": False,
-    "MistralForCausalLM": False,
-    "Qwen2ForCausalLM": True,
+
+@dataclass(frozen=True)
+class HfArchitecture:
+    """One configuration class of transformers as fpgasim reads it: the class, the causal-LM
+    class that uses it, its defaults for the keys read, and the keys only it reads."""
+
+    config_class: str
+    causal_lm: str
+    #: the class's default of each key read when the key is absent (None: derived from
+    #: other keys, as the class derives it)
+    defaults: Mapping[str, object]
+    #: q/k/v projections built with biases whatever the keys say (Qwen2's attention class)
+    qkv_bias_built_in: bool = False
+    #: keys this class reads that the others ignore
+    own_keys: frozenset[str] = field(default_factory=frozenset)
+
+
+_COMMON = {
+    "hidden_act": "silu", "tie_word_embeddings": False, "head_dim": None,
 }
 
-#: keys of a mixture-of-experts or otherwise different MLP: refused, not silently ignored
-_UNSUPPORTED_KEYS = ("num_local_experts", "num_experts", "moe_intermediate_size", "mlp_bias")
+#: by `model_type`: transformers' models/{llama,mistral,qwen2}/configuration_*.py
+ARCHITECTURES: dict[str, HfArchitecture] = {
+    "llama": HfArchitecture(
+        "LlamaConfig", "LlamaForCausalLM",
+        {**_COMMON, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
+         "max_position_embeddings": 2048, "attention_bias": False, "mlp_bias": False},
+        own_keys=frozenset({"attention_bias", "mlp_bias"}),
+    ),
+    "mistral": HfArchitecture(
+        "MistralConfig", "MistralForCausalLM",
+        {**_COMMON, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+         "max_position_embeddings": 4096 * 32, "sliding_window": 4096},
+        own_keys=frozenset({"sliding_window"}),
+    ),
+    "qwen2": HfArchitecture(
+        "Qwen2Config", "Qwen2ForCausalLM",
+        {**_COMMON, "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+         "max_position_embeddings": 32768, "use_sliding_window": False,
+         "sliding_window": 4096, "max_window_layers": 28},
+        qkv_bias_built_in=True,  # transformers, models/qwen2/modeling_qwen2.py: bias=True
+        own_keys=frozenset({"sliding_window", "use_sliding_window", "max_window_layers",
+                            "layer_types"}),
+    ),
+}
+
+#: the activation names of transformers' ACT2FN (activations.py, v5; v4.46's are a subset).
+#: The gated MLP is act(gate) * up whatever the name; silu and swish are the one SiLU.
+ACTIVATIONS = frozenset({
+    "gelu", "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+    "gelu_python_tanh", "gelu_accurate", "hardswish", "laplace", "leaky_relu", "linear",
+    "mish", "quick_gelu", "relu", "relu2", "relu6", "sigmoid", "silu", "sqrtsoftplus",
+    "swish", "tanh", "prelu", "xielu",
+})
+SILU_NAMES = frozenset({"silu", "swish"})
+
+#: keys of a mixture-of-experts MLP: refused, not silently ignored
+_EXPERT_KEYS = ("num_local_experts", "num_experts", "moe_intermediate_size")
+
+#: the TargetModel field -> the config.json key it is read from (errors name the key)
+FIELD_KEYS = {
+    "hidden": "hidden_size", "intermediate": "intermediate_size",
+    "layers": "num_hidden_layers", "heads": "num_attention_heads",
+    "kv_heads": "num_key_value_heads", "head_dim": "head_dim", "vocab": "vocab_size",
+    "hf_name": "_name_or_path",
+}
+
+#: the longest window a model may state (TargetModel.window_tokens)
+_MAX_WINDOW = next(m.le for m in TargetModel.model_fields["window_tokens"].metadata
+                   if getattr(m, "le", None) is not None)
 
 
 def is_hf_config(path: Path) -> bool:
@@ -35,111 +104,256 @@ def is_hf_config(path: Path) -> bool:
     return path.suffix.lower() == ".json"
 
 
+class _Reader:
+    """The keys of one config.json read for one architecture (absent and null keys as the
+    class reads them), noting each default taken."""
+
+    def __init__(self, data: dict, source: str, arch: HfArchitecture) -> None:
+        self.data, self.source, self.arch = data, source, arch
+        self.defaulted: list[str] = []
+
+    def get(self, key: str) -> object:
+        """The key's value; absent: the class's default (None where the class derives it
+        from other keys, as it does from a null `num_key_value_heads` or `head_dim`)."""
+        if key not in self.data:
+            default = self.arch.defaults.get(key)
+            if default is not None and not isinstance(default, bool):
+                self.defaulted.append(f"{key} {default}")
+            return default
+        return self.data[key]
+
+    def whole(self, key: str, value: object = None) -> int:
+        """A whole number >= 1 (bool is not a number here)."""
+        value = self.get(key) if value is None else value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(self.source, key, value, "a whole number >= 1")
+        return value
+
+    def flag(self, key: str) -> bool:
+        """A true/false key; null reads as false (as transformers v4 tests it)."""
+        value = self.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ConfigError(self.source, key, value, "true, false or null")
+        return bool(value)
+
+    def refuse(self, key: str, value: object, allowed: str) -> ConfigError:
+        """The one-line error naming this file and key."""
+        return ConfigError(self.source, key, value, allowed)
+
+
+def architecture_of(data: dict, source: str) -> tuple[str, HfArchitecture]:
+    """The configuration class the file names: by `model_type` (as transformers'
+    AutoConfig chooses it), else by the class `architectures` names (every entry a causal
+    LM of one architecture); both given must agree."""
+    names = {a.causal_lm: t for t, a in ARCHITECTURES.items()}
+    allowed = f"one of {', '.join(names)} (the decoders fpgasim lowers)"
+    archs = data.get("architectures")
+    by_arch = None
+    if archs is not None:
+        if (not isinstance(archs, list) or not archs
+                or not all(isinstance(a, str) and a in names for a in archs)
+                or len({names[a] for a in archs}) > 1):
+            raise ConfigError(source, "architectures", archs, f"a list of {allowed}")
+        by_arch = names[archs[0]]
+    kind = data.get("model_type")
+    if kind is None:
+        if by_arch is None:
+            raise ConfigError(source, "model_type", None, "one of "
+                              f"{', '.join(ARCHITECTURES)}, or `architectures` [{allowed}]")
+        return by_arch, ARCHITECTURES[by_arch]
+    if not isinstance(kind, str) or kind not in ARCHITECTURES:
+        raise ConfigError(source, "model_type", kind,
+                          f"one of {', '.join(ARCHITECTURES)} (the decoders fpgasim lowers)")
+    if by_arch is not None and by_arch != kind:
+        raise ConfigError(source, "architectures", archs,
+                          f"{ARCHITECTURES[kind].causal_lm}, as model_type {kind!r} says")
+    return kind, ARCHITECTURES[kind]
+
+
 def model_from_hf(data: dict, source: str) -> TargetModel:
     """The TargetModel a Hugging Face config mapping describes (module docstring)."""
-
-    def key(name: str, default: object = None, required: bool = True) -> object:
-        if name in data:
-            return data[name]
-        if required and default is None:
-            raise ConfigError(source, name, None, "required key of a Hugging Face config")
-        return default
-
-    archs = key("architectures", required=True)
-    arch = archs[0] if isinstance(archs, list) and len(archs) == 1 else archs
-    if arch not in ARCHITECTURES:
-        raise ConfigError(source, "architectures", archs,
-                          f"one of {', '.join(ARCHITECTURES)} (the decoders fpgasim lowers)")
-    for name in _UNSUPPORTED_KEYS:
+    kind, arch = architecture_of(data, source)
+    read = _Reader(data, source, arch)
+    for name in _EXPERT_KEYS:
         if data.get(name):
-            raise ConfigError(source, name, data[name],
-                              "absent or false: fpgasim lowers a dense SwiGLU MLP without biases")
-    act = key("hidden_act", "silu")
-    if act != "silu":
-        raise ConfigError(source, "hidden_act", act, "silu (SwiGLU, as the graph lowers it)")
-    hidden = _int(source, "hidden_size", key("hidden_size"))
-    heads = _int(source, "num_attention_heads", key("num_attention_heads"))
-    kv_heads = _int(source, "num_key_value_heads", key("num_key_value_heads", heads))
+            raise read.refuse(name, data[name], "absent, 0 or null: fpgasim lowers a dense MLP")
+    if "mlp_bias" in arch.own_keys and read.flag("mlp_bias"):
+        raise read.refuse("mlp_bias", True, "false: fpgasim lowers an MLP without biases")
+    act = read.get("hidden_act")
+    if not isinstance(act, str) or act not in ACTIVATIONS:
+        raise read.refuse("hidden_act", act, "a name of transformers' ACT2FN, e.g. silu, "
+                          "swish, gelu_new")
+    hidden = read.whole("hidden_size")
+    heads = read.whole("num_attention_heads")
+    kv_heads = read.get("num_key_value_heads")
+    kv_heads = read.whole("num_key_value_heads", heads if kv_heads is None else kv_heads)
     if heads % kv_heads:
-        raise ConfigError(source, "num_key_value_heads", kv_heads,
-                          f"a divisor of num_attention_heads = {heads} (grouped-query attention)")
-    head_dim = data.get("head_dim")
+        raise read.refuse("num_key_value_heads", kv_heads, f"a divisor of num_attention_heads "
+                          f"= {heads} (grouped-query attention)")
+    head_dim = read.get("head_dim")
     if head_dim is None:
         if hidden % heads:
-            raise ConfigError(source, "hidden_size", hidden,
-                              f"a multiple of num_attention_heads = {heads} (no head_dim given)")
+            raise read.refuse("hidden_size", hidden, f"a multiple of num_attention_heads = "
+                              f"{heads} (no head_dim given)")
         head_dim = hidden // heads
-    window, window_note = _window(data, source)
-    notes = [f"Hugging Face config {Path(source).name} ({arch})", window_note]
-    bias = ARCHITECTURES[arch] or bool(data.get("attention_bias", False))
-    if ARCHITECTURES[arch]:
+    head_dim = read.whole("head_dim", head_dim)
+    if head_dim * heads != hidden:
+        raise read.refuse("head_dim", head_dim, f"hidden_size / num_attention_heads = "
+                          f"{hidden / heads:g}: fpgasim's graph projects the heads back to "
+                          "hidden_size (a head_dim that differs is not lowered)")
+    window, window_key, window_note = _window(read, kind)
+    bias = arch.qkv_bias_built_in or ("attention_bias" in arch.own_keys
+                                      and read.flag("attention_bias"))
+    notes = [f"Hugging Face config {printable(Path(source).name)} ({arch.config_class})",
+             window_note]
+    if act not in SILU_NAMES:
+        notes.append(f"hidden_act {act}: costed as SiLU's one special-function pass per "
+                     "element (docs/models.md)")
+    if arch.qkv_bias_built_in:
         notes.append("q/k/v biases: built into the architecture's attention class")
     fields = {
         "id": _model_id(data, source),
-        "hf_name": str(data.get("_name_or_path", ""))[:200],
+        "hf_name": _text(data.get("_name_or_path"), 200),
         "hidden": hidden,
-        "intermediate": _int(source, "intermediate_size", key("intermediate_size")),
-        "layers": _int(source, "num_hidden_layers", key("num_hidden_layers")),
+        "intermediate": read.whole("intermediate_size"),
+        "layers": read.whole("num_hidden_layers"),
         "heads": heads,
         "kv_heads": kv_heads,
-        "head_dim": _int(source, "head_dim", head_dim),
-        "vocab": _int(source, "vocab_size", key("vocab_size")),
+        "head_dim": head_dim,
+        "vocab": read.whole("vocab_size"),
         "window_tokens": window,
-        "tied_embeddings": bool(data.get("tie_word_embeddings", False)),
+        "tied_embeddings": read.flag("tie_word_embeddings"),
         "attention_bias": bias,
-        "dtype": str(data.get("torch_dtype", ""))[:32],
-        "source": "; ".join(notes)[:500],
+        "dtype": _dtype(data, source),
+        "source": "",
     }
+    if read.defaulted:
+        notes.append(f"{arch.config_class} defaults: {', '.join(read.defaulted)}")
+    fields["source"] = "; ".join(notes)[:500]
     from fpgasim.config.loader import validate_mapping
 
-    return validate_mapping(TargetModel, fields, source)
+    keys = {**FIELD_KEYS, "window_tokens": window_key}
+    try:
+        model = validate_mapping(TargetModel, fields, source)
+    except ConfigError as exc:  # name the key the file writes, not the field it fills
+        if exc.field not in keys:
+            raise
+        raise ConfigError(source, keys[exc.field], exc.value, exc.allowed) from None
+    model._keys = keys  # later errors (the lowering's) name these keys too
+    return model
 
 
-def _int(source: str, name: str, value: object) -> int:
-    """A positive whole number read from the config (bool is not a number here)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(source, name, value, "a whole number >= 1")
-    return value
+def _text(value: object, limit: int) -> str:
+    """A bookkeeping string as shown (anything else: empty), control characters escaped."""
+    return printable(value)[:limit] if isinstance(value, str) else ""
 
 
-def _window(data: dict, source: str) -> tuple[int, str]:
-    """The longest sequence the model attends, and how it was read.
+def _dtype(data: dict, source: str) -> str:
+    """The released weights' dtype: `dtype` (transformers v5), else `torch_dtype`."""
+    for key in ("dtype", "torch_dtype"):
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(source, key, value, "a dtype name such as bfloat16, or null")
+        return printable(value)[:32]
+    return ""
+
+
+def _rope(read: _Reader) -> dict | None:
+    """The RoPE scaling mapping: `rope_scaling` (v4), else `rope_parameters` (v5, which
+    converts the first into the second); a v5 mapping per layer type: its full-attention
+    entry."""
+    for key in ("rope_scaling", "rope_parameters"):
+        value = read.data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise read.refuse(key, value, "a mapping (rope_type, factor, ...) or null")
+        nested = {k: v for k, v in value.items() if isinstance(v, dict)}
+        if nested:
+            value = nested.get("full_attention")
+            if value is None:
+                raise read.refuse(key, "{...}", "a mapping, or one per layer type with "
+                                  "full_attention")
+        return value
+    return None
+
+
+def _window(read: _Reader, kind: str) -> tuple[int, str, str]:
+    """The longest sequence the model attends, the key it was read from, and how.
 
     `max_position_embeddings` is the trained length. Linear (position interpolation) and
     dynamic RoPE scaling without `original_max_position_embeddings` stretch it by `factor`
     (LongChat's configs: 4,096 x 8); scalings that state the original length (Llama-3.1's
     `llama3`, YaRN) already give the stretched one in `max_position_embeddings`. A sliding
-    window narrower than that (Mistral-7B-v0.1's 4,096, with `use_sliding_window` not
-    false) bounds the window: the graph attends every key, so longer contexts are refused
-    rather than costed as full attention."""
-    trained = _int(source, "max_position_embeddings", data.get("max_position_embeddings"))
-    window, how = trained, f"window {trained} (max_position_embeddings)"
-    scaling = data.get("rope_scaling")
-    if isinstance(scaling, dict):
-        kind = scaling.get("type", scaling.get("rope_type"))
+    window narrower than that (Mistral's `sliding_window`, default 4,096; Qwen2's when
+    `use_sliding_window` is true and some layer slides) bounds the window: the graph
+    attends every key, so longer contexts are refused rather than costed as full
+    attention."""
+    trained = read.whole("max_position_embeddings")
+    window, key = trained, "max_position_embeddings"
+    how = f"window {trained} (max_position_embeddings)"
+    scaling = _rope(read)
+    if scaling is not None:
+        rope_key = "rope_scaling" if read.data.get("rope_scaling") is not None else \
+            "rope_parameters"
+        rope_type = scaling.get("rope_type", scaling.get("type"))
+        if rope_type is not None and not isinstance(rope_type, str):
+            raise read.refuse(f"{rope_key}.rope_type", rope_type, "a RoPE type name")
         factor = scaling.get("factor")
-        if kind in ("linear", "dynamic") and "original_max_position_embeddings" not in scaling:
-            if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
-                raise ConfigError(source, "rope_scaling.factor", factor, "a number >= 1")
-            window = int(trained * factor)
-            how = f"window {window} (max_position_embeddings {trained} x {kind} RoPE {factor:g})"
-    stated = data.get("max_sequence_length")
+        if (rope_type in ("linear", "dynamic")
+                and "original_max_position_embeddings" not in scaling):
+            if (isinstance(factor, bool) or not isinstance(factor, int | float)
+                    or not math.isfinite(factor) or factor < 1):
+                raise read.refuse(f"{rope_key}.factor", factor, "a finite number >= 1")
+            if trained * factor > _MAX_WINDOW:
+                raise read.refuse(f"{rope_key}.factor", factor, f"at most {_MAX_WINDOW} "
+                                  f"tokens in all (max_position_embeddings {trained} x factor)")
+            window, key = int(trained * factor), f"{rope_key}.factor"
+            how = (f"window {window} (max_position_embeddings {trained} x {rope_type} RoPE "
+                   f"{factor:g})")
+    stated = read.data.get("max_sequence_length")  # LongChat's own key
     if isinstance(stated, int) and not isinstance(stated, bool) and stated > window:
-        window, how = stated, f"window {stated} (max_sequence_length)"
-    sliding = data.get("sliding_window")
-    if (isinstance(sliding, int) and not isinstance(sliding, bool) and 0 < sliding < window
-            and data.get("use_sliding_window", True) is not False):
-        window = sliding
+        window, key, how = stated, "max_sequence_length", f"window {stated} (max_sequence_length)"
+    sliding = _sliding_window(read, kind)
+    if sliding is not None and sliding < window:
+        window, key = sliding, "sliding_window"
         how = (f"window {sliding}: the sliding window (attention past it is not modelled; "
                "longer contexts are refused)")
-    return window, how
+    return window, key, how
+
+
+def _sliding_window(read: _Reader, kind: str) -> int | None:
+    """The sliding window some layer attends within, or None. Mistral: `sliding_window`
+    (absent: 4,096; null: none). Qwen2: only with `use_sliding_window` true, for the layers
+    `layer_types` marks sliding (else those from `max_window_layers` on). Llama: none."""
+    if "sliding_window" not in read.arch.own_keys:
+        return None
+    if "use_sliding_window" in read.arch.own_keys:
+        if not read.flag("use_sliding_window"):
+            return None
+        types = read.data.get("layer_types")
+        if isinstance(types, list):
+            if "sliding_attention" not in types:
+                return None
+        elif read.whole("max_window_layers") >= read.whole("num_hidden_layers"):
+            return None
+    value = read.get("sliding_window")
+    if value is None:
+        return None
+    return read.whole("sliding_window", value)
 
 
 def _model_id(data: dict, source: str) -> str:
     """A short id: the file's stem (`Qwen2-7B-Instruct.json`), or for a file named
-    config.json its folder's name (a Hugging Face snapshot), else the repository's name."""
+    config.json its folder's name (a Hugging Face snapshot), else the repository's name;
+    control characters escaped (a name from the file system is data, never terminal
+    control)."""
     path = Path(source)
     name = path.stem
     if name.lower() == "config":
-        name = path.parent.name or str(data.get("_name_or_path", "")).rstrip("/").split("/")[-1]
-    return name[:64] or "hf-model"
+        repo = data.get("_name_or_path")
+        name = path.parent.name or (repo.rstrip("/").split("/")[-1]
+                                    if isinstance(repo, str) else "")
+    return printable(name)[:64] or "hf-model"

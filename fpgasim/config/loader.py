@@ -4,6 +4,7 @@ becomes one ConfigError line. Boards, FPGAs and designs are loaded by config/boa
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from fpgasim.config.design import Design
 from fpgasim.config.fpga import Fpga
 from fpgasim.config.hf import is_hf_config, model_from_hf
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, printable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -51,11 +52,12 @@ def data_root() -> Path:
 
 def source_shown(source: str) -> str:
     """A file as outputs name it: a shipped file relative to `data_root()`
-    (`boards/u280.yaml`, the same on every machine), any other as it was given."""
+    (`boards/u280.yaml`, the same on every machine), any other as it was given, its
+    control characters and non-UTF-8 bytes escaped (a path is data in a CSV cell too)."""
     try:
         return Path(source).resolve().relative_to(data_root().resolve()).as_posix()
     except (ValueError, OSError):
-        return source
+        return printable(source)
 
 
 KIND_DIRS: dict[str, str] = {
@@ -282,8 +284,74 @@ UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", UniqueKeyLoader.constru
 
 
 def load_yaml_text(text: str) -> object:
-    """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`)."""
-    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    """Parse YAML text safely, refusing duplicate keys (`DuplicateKey`).
+
+    YAML 1.2 allows a tab wherever it separates tokens (`a:<TAB>1`, a JSON document
+    indented with tabs: JSON is YAML 1.2); PyYAML refuses every tab outside a quoted
+    scalar. A text it refuses for a tab is read again with each separating tab written as a
+    space (`_separating_tabs_as_spaces`); a tab that indents a block stays an error, as in
+    YAML 1.2."""
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.scanner.ScannerError as exc:
+        if "'\\t'" not in str(exc.problem or ""):
+            raise
+        again = _separating_tabs_as_spaces(text)
+        if again == text:
+            raise
+        try:
+            return yaml.load(again, Loader=UniqueKeyLoader)  # noqa: S506
+        except yaml.YAMLError:
+            raise exc from None
+
+
+#: characters after which a quote opens a quoted scalar (else it is part of a plain one)
+_BEFORE_QUOTE = set(":,-[{?")
+
+
+def _separating_tabs_as_spaces(text: str) -> str:
+    """`text` with every tab outside quoted scalars and comments that is not a block's
+    indentation (a tab at the start of a line outside any flow collection) written as a
+    space: the tabs YAML 1.2 reads as separation. A tab inside a plain scalar becomes a
+    space too (PyYAML cannot read it either way)."""
+    out: list[str] = []
+    quote = ""  # the open quote, if any
+    depth = 0  # flow collections open ([ and {)
+    line_start, comment, escaped, last = True, False, False, ""
+    for char in text:
+        if char == "\n":  # a quoted scalar may span lines; a comment ends with its line
+            line_start, comment, last = True, False, ""
+            out.append(char)
+            continue
+        if comment:
+            out.append(char)
+            continue
+        if quote:
+            if quote == '"' and not escaped and char == "\\":
+                escaped = True
+            elif quote == char and not escaped:
+                quote = ""
+            else:
+                escaped = False
+            out.append(char)
+            continue
+        if char == "\t":
+            out.append("\t" if line_start and depth == 0 else " ")
+            continue
+        if char == " ":
+            out.append(char)
+            continue
+        if char in "'\"" and (line_start or last in _BEFORE_QUOTE):
+            quote = char
+        elif char == "#" and (line_start or (out and out[-1] in " \t")):
+            comment = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        line_start, last = False, char
+        out.append(char)
+    return "".join(out)
 
 
 def read_yaml_mapping(path: Path) -> dict:
@@ -324,6 +392,51 @@ def read_yaml_mapping(path: Path) -> dict:
             f"more than {MAX_VALUES} values",
             f"at most {MAX_VALUES} values, counting each use of a YAML alias",
         )
+    return data
+
+
+def read_json_mapping(path: Path) -> dict:
+    """Parse a JSON file (a Hugging Face config.json) whose top level must be an object.
+
+    Read as JSON, by Python's `json` as transformers reads it (`PretrainedConfig`'s
+    `_dict_from_json_file`): tabs, string escapes and `NaN`/`Infinity` as it accepts them,
+    not as YAML. A UTF-8 byte-order mark is skipped (RFC 8259 allows readers to); a name
+    repeated in one object is refused, as in YAML files (RFC 8259: such a document's
+    meaning is unpredictable; Python would keep the last value silently)."""
+    check_file_size(path, MAX_FILE_BYTES)
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise DuplicateKey(key, 0)
+            out[key] = value
+        return out
+
+    try:
+        raw = path.read_bytes().decode("utf-8-sig")
+        data = json.loads(raw, object_pairs_hook=unique)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(str(path), "file", str(path), f"a readable file ({reason})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "file", "binary data", "a UTF-8 JSON text file") from None
+    except DuplicateKey as exc:
+        raise ConfigError(str(path), str(exc.key)[:80], "a duplicate key",
+                          "each key at most once per object") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(str(path), f"line {exc.lineno}, column {exc.colno}", exc.msg,
+                          "valid JSON") from None
+    except RecursionError:
+        raise ConfigError(str(path), "file", "deep nesting", "a shallow JSON object") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (int's str limit)
+        shown = "an integer with too many digits" if "digits" in str(exc) else str(exc)[:80]
+        raise ConfigError(str(path), "file", shown, "valid JSON values") from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "(top level)", type(data).__name__, "a JSON object")
+    if count_values(data, MAX_VALUES) > MAX_VALUES:
+        raise ConfigError(str(path), "file", f"more than {MAX_VALUES} values",
+                          f"at most {MAX_VALUES} values")
     return data
 
 
@@ -456,11 +569,11 @@ MASK_DIR = "workloads/masks"
 
 
 def load_model(name_or_path: str) -> TargetModel:
-    """Load a target model by shipped name or path (a Hugging Face config.json is read by
-    `config.hf.load_hf_model`)."""
+    """Load a target model by shipped name or path (a Hugging Face config.json is read as
+    JSON by `config.hf.model_from_hf`)."""
     path = resolve("model", name_or_path)
     if is_hf_config(path):
-        model = model_from_hf(read_yaml_mapping(path), str(path))
+        model = model_from_hf(read_json_mapping(path), str(path))
         model._source = str(path)
         return model
     return load_file(TargetModel, path)

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
+    field_validator,
     model_validator,
 )
+
+from fpgasim.errors import printable
 
 #: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
@@ -41,6 +45,27 @@ class Strict(BaseModel):
     #: The file the object was loaded from ('' when built in code); errors name it.
     _source: str = PrivateAttr("")
 
+    @field_validator("*")
+    @classmethod
+    def _text_is_data(cls, value: object) -> object:
+        """Text read from a file is data: every control character but line breaks and tabs
+        is escaped (`errors.printable`), so a name (`name: "u280\\e[31m"`) reaches
+        terminals, tables, CSV files and figure titles as visible text."""
+        return printable(value, keep_lines=True) if isinstance(value, str) else value
+
+
+def plain_file_name(name: str) -> str:
+    """A file name inside the folder its field reads from: no folder part and not `.` or
+    `..`, so a file-name field cannot leave its folder."""
+    if "/" in name or "\\" in name or name in (".", ".."):
+        raise ValueError(f"a plain file name inside its folder, not {name!r} (no '/', '\\', "
+                         "'.' or '..')")
+    return name
+
+
+#: A file named by a field, read from the folder the field says (`aat_dir`, workloads/masks)
+FileName = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(plain_file_name)]
+
 
 def config_source(obj: BaseModel) -> str:
     """How errors name a config object: its file when loaded from one, else `KIND NAME`."""
@@ -49,6 +74,11 @@ def config_source(obj: BaseModel) -> str:
         return source
     name = getattr(obj, "name", None) or getattr(obj, "id", "")
     return f"{type(obj).__name__.lower()} {name}".strip()
+
+
+def model_source(model: BaseModel) -> str:
+    """How an error names a target model: its file when read from one, else `model ID`."""
+    return getattr(model, "_source", "") or f"model {getattr(model, 'id', '')}"
 
 
 # --------------------------------------------------------------------------- masks
@@ -127,6 +157,13 @@ class TargetModel(Strict):
         description="published parameter count, billions (null: not published)",
     )
     source: str = Field("", max_length=500, description="where the facts were read")
+    #: the key the model's file writes for a field, where it differs (a Hugging Face
+    #: config's `hidden_size` for `hidden`): errors name what the user wrote
+    _keys: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def key_of(self, field: str) -> str:
+        """The key the model's file writes for `field` (its own name in a YAML model)."""
+        return self._keys.get(field, field)
 
     @property
     def kv_ratio(self) -> float:
@@ -167,13 +204,11 @@ class CalibrationTarget(Strict):
         description="g(d): EAGLE-1's mean chain acceptance per position relative to position 0 "
         "(eagle1_chain), or the same at every depth (flat)"
     )
-    measured_table: str = Field(
-        min_length=1, max_length=200, description="AAT table (in `aat_dir`) of the decay fit"
-    )
+    measured_table: FileName = Field(description="AAT table (in `aat_dir`) of the decay fit")
     measured_method: str = Field(
         min_length=1, max_length=64, description="its rows used (the table's `method`)"
     )
-    other_tables: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+    other_tables: list[FileName] = Field(
         default_factory=list, max_length=16, description="further tables the curve is compared with"
     )
 

@@ -100,8 +100,10 @@ class TokenTree:
         return cls(par, tuple(rank_arr.tolist()))
 
     @classmethod
-    def from_shape(cls, widths: Sequence[int], model: RankRows | None = None) -> TokenTree:
-        """A tree with these level widths (below the root), nodes listed level by level.
+    def from_shape(cls, widths: Sequence[int], model: RankRows | None = None,
+                   argument: str = "tree") -> TokenTree:
+        """A tree with these level widths (below the root), nodes listed level by level;
+        a shape past the limits is refused naming `argument`, the input it came from.
 
         Without a model, node j of level d hangs under node j mod w(d-1) of level d-1
         (round robin). With a positional model, each level's nodes go one by one to the
@@ -114,9 +116,10 @@ class TokenTree:
             shape, empty = shape[:-1], empty + 1
         if not shape:
             return cls((-1,), (0,), empty)
-        check_shape(shape, "tree_shape")
+        check_shape(shape, argument)
         if sum(shape) + 1 > MAX_NODES:
-            raise InputError("tree_shape", sum(shape), f"at most {MAX_NODES - 1} nodes")
+            raise InputError(argument, " ".join(map(str, shape)),
+                             f"at most {MAX_NODES - 1} nodes ({sum(shape)} given)")
         parents = [-1]
         prev = [0]  # node ids of the previous level, in order
         prev_prob = [1.0]

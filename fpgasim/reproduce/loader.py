@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fpgasim.config.loader import available, read_yaml_mapping, resolve, validate_mapping
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, printable
 from fpgasim.reproduce.kind import External, experiment_kind, experiment_kinds
-from fpgasim.reproduce.schema import Experiment
+from fpgasim.reproduce.schema import NAME_PATTERN, Experiment
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,13 @@ def load_experiment(name_or_path: str | Path) -> AnyExperiment:
     if not isinstance(kind, str) or kind not in kinds:
         raise ConfigError(str(path), "kind", kind, f"one of {', '.join(kinds)}")
     if kinds[kind].external is not None:
-        name = data.get("name") or data.get("id") or path.stem
-        return ExternalExperiment(str(name), kind, path)
+        key = "name" if data.get("name") else "id" if data.get("id") else None
+        if key is None:  # the file's own name: a plain name already
+            return ExternalExperiment(printable(path.stem), kind, path)
+        # the outputs are NAME.csv/.md in `out`: a name, never a path out of it
+        name = data[key]
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            raise ConfigError(str(path), key, name, "a name of letters, digits, '_', '.' and "
+                              "'-' (the outputs are NAME.csv and NAME.md in `out`)")
+        return ExternalExperiment(name, kind, path)
     return validate_mapping(Experiment, data, str(path))

@@ -10,12 +10,16 @@ figure. Adding an experiment is writing such a file.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fpgasim.errors import printable
 from fpgasim.reproduce.kind import experiment_kinds, kind_names
 
+#: a name that is also a file name in `out` (NAME.csv): letters, digits, '_', '.', '-'
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 Context = Annotated[int, Field(ge=1, le=10_000_000)]
 VerifyLen = Annotated[int, Field(ge=1, le=4096)]
@@ -25,9 +29,16 @@ TreeMethod = Literal[
 
 
 class Strict(BaseModel):
-    """Base: immutable, unknown fields are errors, no NaN/inf."""
+    """Base: immutable, unknown fields are errors, no NaN/inf; text is data (control
+    characters escaped, as `config.schema.Strict` does)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    @field_validator("*")
+    @classmethod
+    def _text_is_data(cls, value: object) -> object:
+        """A title or note from a file reaches a figure, a table and the terminal as text."""
+        return printable(value, keep_lines=True) if isinstance(value, str) else value
 
 
 class Workload(Strict):

@@ -72,6 +72,7 @@ RETRY_DEADLINE_S = 600.0
 TOTAL_REFRESH_S = 5.0
 # SQLite primary result codes (sqlite3.h)
 _SQLITE_PERM, _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_CANTOPEN = 3, 5, 6, 8, 14
+_SQLITE_IOERR = 10
 T = TypeVar("T")
 
 
@@ -215,6 +216,13 @@ class SweepCache:
 
     def __enter__(self) -> SweepCache:
         self._run(lambda db: None)
+        if not self.read_only and _no_space(self.path.parent):
+            # every store (and every row served: its use is recorded) would fail: say so
+            # before any point is computed, not after the first chunk
+            self.close()
+            raise CacheError(f"cache {self.path}: database or disk is full (no space left "
+                             "on the cache's file system); choose another `cache_dir`, run "
+                             "`fpgasim cache clear`, or pass `no_cache`")
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -229,7 +237,7 @@ class SweepCache:
     def check_layout(self) -> None:
         """Refuse a cache folder (or its format folder or database) that is the wrong kind."""
         text = str(self.path)
-        if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in self.path.parts):
+        if len(text) > PATH_MAX or any(len(os.fsencode(p)) > NAME_MAX for p in self.path.parts):
             raise CacheError(f"cache {self.directory}: path too long; choose another `cache_dir`")
         if self.path.exists():
             if not self.path.is_file():
@@ -331,6 +339,10 @@ class SweepCache:
 
     def _error(self, exc: BaseException) -> CacheError:
         reason = getattr(exc, "strerror", None) or str(exc)
+        if _sqlite_code(exc) == _SQLITE_IOERR and _no_space(self.path.parent):
+            # SQLite reports a write to its shared-memory index on a full file system as
+            # a generic I/O error: the cause is the disk
+            reason = "database or disk is full (no space left on the cache's file system)"
         if _write_denied(exc):
             return CacheError(
                 f"cache {self.path}: read-only ({reason}); make it writable, choose another "
@@ -552,6 +564,17 @@ def _write_denied(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
     return _sqlite_code(exc) in (_SQLITE_READONLY, _SQLITE_CANTOPEN, _SQLITE_PERM)
+
+
+def _no_space(folder: Path) -> bool:
+    """Whether the file system holding `folder` (or its nearest existing parent) has no
+    free block left for this user."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _unreadable(path: Path) -> bool:

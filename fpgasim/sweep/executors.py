@@ -115,6 +115,15 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     writer = getattr(queue, "_writer", None)
     if writer is not None:
         writer.close()
+    # The call queue's feeder thread may be inside a write of a chunk larger than the
+    # pipe holds, for workers that are gone: the parent's read end is then the pipe's
+    # only reader and the write never returns, so the interpreter's exit (which joins
+    # that thread) hung for good after the error was shown. Closing that end fails the
+    # write (EPIPE) and the thread ends.
+    calls = getattr(pool, "_call_queue", None)
+    reader = getattr(calls, "_reader", None)
+    if reader is not None:
+        reader.close()
 
 
 class ProcessExecutor:

@@ -17,6 +17,7 @@ import yaml
 
 from fpgasim.config.board import Board, Scalar
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.loader import load_yaml_text
 from fpgasim.errors import InputError
 from fpgasim.lists import split_items
 
@@ -44,7 +45,7 @@ class Variation:
 def parse_vary(items: Sequence[str]) -> Variation:
     """['design.mv_lanes=1,2,4', 'fpga.memory.bandwidth_gb_s=460,920'] -> a Variation.
 
-    Each value is read as YAML 1.2 reads a scalar (numbers, true/false, names); a path may
+    Each value is read as a YAML 1.2 file reads a scalar (numbers, true/false, names); a path may
     appear once. The product may hold at most MAX_VARIATION_BOARDS boards."""
     axes: list[tuple[str, tuple[Scalar, ...]]] = []
     total = 1
@@ -56,8 +57,10 @@ def parse_vary(items: Sequence[str]) -> Variation:
                              "'fpga.', e.g. design.mv_lanes=1,2,4")
         if path in dict(axes):
             raise InputError("vary", item, f"each field once ({path} is given twice)")
-        parsed = tuple(dict.fromkeys(_scalar(v, item)
-                                     for v in split_items(values, "vary", "1,2,4")))
+        # distinct by type too: 1, 1.0 and true are three values (a dict would merge them)
+        parsed = tuple({(type(v), v): v for v in (_scalar(s, item) for s in
+                                                   split_items(values, "vary", "1,2,4"))
+                        }.values())
         axes.append((path, parsed))
         total *= len(parsed)
         if total > MAX_VARIATION_BOARDS:
@@ -67,15 +70,15 @@ def parse_vary(items: Sequence[str]) -> Variation:
 
 
 def _scalar(text: str, item: str) -> Scalar:
-    """One value as YAML reads a scalar (no octal or sexagesimal surprises: digits with a
-    leading zero or a colon stay text, and the board's validation names them)."""
+    """One value as a YAML 1.2 file reads a plain scalar (`config.loader.load_yaml_text`,
+    the core schema every input file is read with): `1e3` a number, `0225` 225, `0x10`
+    16, only true/false booleans, `yes`, `2:25` and `1_000` text, which the field's
+    validation then names."""
     text = text.strip()
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        value = load_yaml_text(text)
+    except (yaml.YAMLError, ValueError, RecursionError):
         value = text
     if isinstance(value, int | float | str | bool) or value is None:
-        if isinstance(value, int) and not isinstance(value, bool) and str(value) != text:
-            return text  # 0225, 2:25, 0x10: read as written, validated as text
         return value
     raise InputError("vary", item, f"scalar values (numbers, true/false, names), not {text!r}")

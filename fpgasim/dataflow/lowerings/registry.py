@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
+from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.drafters import first_network
 from fpgasim.dataflow.instructions import Executable
@@ -131,9 +131,11 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
     try:
         yield
     except BufferTooSmall as exc:
-        source = f"model {model.id}" if exc.field.startswith("model.") else f"board {board.name}"
-        raise ConfigError(source, exc.field.removeprefix("model."), exc.value,
-                          exc.allowed) from None
+        if exc.field.startswith("model."):  # the model's file, and the key it writes
+            source, field = model_source(model), model.key_of(exc.field.removeprefix("model."))
+        else:
+            source, field = f"board {board.name}", exc.field
+        raise ConfigError(source, field, exc.value, exc.allowed) from None
 
 
 register_lowering(

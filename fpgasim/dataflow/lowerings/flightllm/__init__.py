@@ -17,7 +17,7 @@ import numpy as np
 
 from fpgasim.bounded import BoundedCache, bounded_cache, memoised
 from fpgasim.config.board import Board
-from fpgasim.config.schema import DrafterSchema, TargetModel
+from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
@@ -63,11 +63,14 @@ MAX_PART_TICKS = 1 << 62
 
 
 def _check_model(model: TargetModel, block: int) -> None:
-    source = f"model {model.id}"
+    """The model's sizes in whole blocks; an error names the model's file and the key it
+    writes (`hidden_size` in a Hugging Face config)."""
+    source = model_source(model)
     for name in ("hidden", "intermediate", "head_dim", "vocab"):
         value = getattr(model, name)
         if value % block:
-            raise ConfigError(source, name, value, f"a multiple of {block} (FlightLLM's blocks)")
+            raise ConfigError(source, model.key_of(name), value,
+                              f"a multiple of {block} (FlightLLM's blocks)")
 
 
 def prefill_chunk_tokens(board: Board) -> int:

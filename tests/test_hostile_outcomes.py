@@ -83,13 +83,13 @@ def test_a_python_warning_is_held_until_success(capsys, monkeypatch) -> None:
 
     import fpgasim.cli.simulate_cmd as cmd
 
-    real = cmd.memory_warning
+    real = cmd.fit_warnings
 
     def noisy(*args, **kwargs):
         warnings.warn("overflow encountered", RuntimeWarning, stacklevel=1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cmd, "memory_warning", noisy)
+    monkeypatch.setattr(cmd, "fit_warnings", noisy)
     ok = run_cli(capsys, "simulate", "-b", "u280", "-m", "llama-3.1-8b", "-L", "256", "-e",
                  "analytic")
     assert ok.code == 0 and "RuntimeWarning: overflow encountered" in ok.err, ok.err

@@ -62,7 +62,7 @@ def hand_rows(board_name: str) -> float:
     """R* = mm_rows x (a one-lane row group's weights per cycle) / mm_macs."""
     b = load_board(board_name)
     r = b.recipe
-    loads = (b.channel_bytes_per_s * b.fit.channels_a * b.design.memory.same_channel_efficiency
+    loads = (b.channel_bytes_per_s * b.fit.channels_a * b.fit.same_channel_efficiency
              * r.operand_ratio / b.clock_hz) / (r.operand_bits / 8)  # weights per cycle
     per_row_group = min(b.fit.mv_macs_per_cycle, loads)
     return b.fit.mm_rows * per_row_group / b.fit.mm_macs_per_cycle
@@ -74,4 +74,7 @@ def test_the_doc_states_where_the_compiler_switches(board_name: str) -> None:
     assert set(first) == set(PROJECTIONS)
     assert (min(first.values()), max(first.values())) == stated_range(board_name)
     hand = hand_rows(board_name)
-    assert min(first.values()) - 1 <= hand <= max(first.values()), (hand, first)
+    # the hand formula leaves out the MV form's output padding and fused MISCs, which move
+    # the switch by up to a row either way (flightllm-vhk158: R* = 32, q/k/v/o at 33;
+    # flightllm-u280: R* = 29.1, every projection at 29)
+    assert min(first.values()) - 1 <= hand <= max(first.values()) + 1, (hand, first)

@@ -41,13 +41,11 @@ def _flag(value: object) -> bool | None:
 
 def rests_on(row: dict) -> str:
     """What a decision rests on, as every decision line says it: the acceptance it was
-    taken on (`aat_basis`), whether the chosen set fits the part's memory and DSPs, and
-    the validation of its absolute figures where the row carries `VALIDATION_COLUMN`."""
+    taken on (`aat_basis`) and whether the chosen set fits the part's memory and DSPs. The
+    validation of the absolute figures (`VALIDATION_COLUMN`, the same for every row of a
+    board) is printed once under the table (`validation.validation_line`), not per line."""
     parts = []
     if row.get("aat_basis"):
         parts.append(f"AAT {row['aat_basis']}")
     parts.append(fit_text(row.get("fits_memory"), row.get("fits_dsps")))
-    validation = row.get(VALIDATION_COLUMN)
-    if validation:
-        parts.append(f"validation: {validation}")
     return "rests on: " + "; ".join(parts)

@@ -55,7 +55,8 @@ def test_tree_optimal_uses_solves_acceptance_and_compares_with_ad(capsys) -> Non
     table = run_cli(capsys, "tree", "optimal", "--objective", "throughput", "-b", "v80",
                     "-a", "longspec", "--context", "1024")
     ad = f"{s['ad_tokens_per_s']:.3g}"  # solve's AD, as the line prints it
-    assert f"use AD: no tree beats AD on v80 at L=1024 (AD {ad} tok/s" in " ".join(table.out.split())
+    printed = " ".join(table.out.split())
+    assert f"use AD: no tree beats AD on v80 at L=1024 (AD {ad} tok/s" in printed
     assert "AAT measured: measured prior_score curve at L=1024" in table.out
 
 

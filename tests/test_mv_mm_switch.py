@@ -52,17 +52,17 @@ def first_mm_rows(board_name: str, context: int = 1023) -> dict[str, int]:
 def stated_range(board_name: str) -> tuple[int, int]:
     """The range of rows docs/batching.md states for the board's linear layers."""
     text = " ".join(DOC[DOC.index("## Where MV gives way to MM"):].split())
-    found = re.search(rf"`{board_name}`: .*?switches the linear layers at \*\*(\d+)-(\d+) rows",
-                      text)
+    found = re.search(
+        rf"`{board_name}`: .*?switches the linear layers at \*\*(\d+)(?:-(\d+))? rows", text)
     assert found, f"docs/batching.md states no switch for {board_name}"
-    return int(found.group(1)), int(found.group(2))
+    return int(found.group(1)), int(found.group(2) or found.group(1))
 
 
 def hand_rows(board_name: str) -> float:
     """R* = mm_rows x (a one-lane row group's weights per cycle) / mm_macs."""
     b = load_board(board_name)
     r = b.recipe
-    loads = (b.channel_bytes_per_s * b.fit.channels_a * b.design.memory.same_channel_efficiency
+    loads = (b.channel_bytes_per_s * b.fit.channels_a * b.fit.same_channel_efficiency
              * r.operand_ratio / b.clock_hz) / (r.operand_bits / 8)  # weights per cycle
     per_row_group = min(b.fit.mv_macs_per_cycle, loads)
     return b.fit.mm_rows * per_row_group / b.fit.mm_macs_per_cycle
@@ -74,4 +74,7 @@ def test_the_doc_states_where_the_compiler_switches(board_name: str) -> None:
     assert set(first) == set(PROJECTIONS)
     assert (min(first.values()), max(first.values())) == stated_range(board_name)
     hand = hand_rows(board_name)
-    assert min(first.values()) - 1 <= hand <= max(first.values()), (hand, first)
+    # R* counts a row group's weights only; on a load-bound row group the LD unit also loads
+    # its input vector, biases and padded columns (1-4 %), so the compiler may switch just
+    # below R* (flightllm-u280: R* = 29.1, every linear layer at 29)
+    assert min(first.values()) - 1 <= hand <= max(first.values()) + 1, (hand, first)

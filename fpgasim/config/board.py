@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr
 
+from fpgasim.config.cluster import Cluster
 from fpgasim.config.design import Compiler, Design, Padding, Recipe, Sfu
 from fpgasim.config.fit import Fit
 from fpgasim.config.fpga import Fpga, FpgaMemory
@@ -42,12 +43,14 @@ class Board(Strict):
     fpga: Fpga
     design: Design
     fit: Fit
+    #: the cards the model runs on and how it is split (one card unless --cards says more)
+    cluster: Cluster = Cluster()
     _hash: int | None = PrivateAttr(None)
 
     def _fields(self) -> tuple:
         """What a board is: equality and the hash read these alone (not the cached hash
         or where the board was read from, private attributes pydantic would compare)."""
-        return (self.name, self.description, self.fpga, self.design, self.fit)
+        return (self.name, self.description, self.fpga, self.design, self.fit, self.cluster)
 
     def __hash__(self) -> int:
         """The fields' hash, computed once: boards key every pass the engines remember."""

@@ -64,6 +64,12 @@ class Board(Strict):
             return NotImplemented
         return self is other or self._fields() == other._fields()
 
+    def with_cluster(self, cluster: Cluster) -> Board:
+        """This board on `cluster` (a fresh identity: the remembered hash is not copied)."""
+        board = self.model_copy(update={"cluster": cluster})
+        board._hash = None
+        return board
+
     @property
     def lowering(self) -> str:
         """The compiler that lowers passes for this board (FlightLLM's, generalised)."""

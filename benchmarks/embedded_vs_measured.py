@@ -6,7 +6,7 @@ Writes one CSV row per measured row (`fpgasim.analysis.aat_agreement.AGREEMENT_C
 the measured AAT, the embedded model's AAT for the same tree at the same context, the
 relative error, and what the acceptance rule uses by default there) and prints the summary
 block of docs/trees.md ("Embedded model against every measured row").
-`tests/test_acceptance_rule.py` checks that both files hold what this script writes.
+`tests/acceptance/test_rule.py` checks that both files hold what this script writes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ under a `CacheSpec` registered when its module is imported: its name, the module
 owns it, what it is keyed by, its budget, its lifetime and why it earns its place.
 `clear_caches()` empties every one (a cold process); `inventory_markdown()` renders the
 registry as docs/scaling.md's table, so the documented inventory is the registry
-(`tests/test_bounded.py` compares them).
+(`tests/base/test_bounded.py` compares them).
 
 A cache bounds its memory by a budget of rows (or of entries) rather than by a count of
 keys, because one entry may hold a handful of rows and the next a million (least recently

@@ -3,7 +3,7 @@
 Python runs a signal's handler at the next bytecode of the main thread. Where that bytecode
 belongs to code that swallows exceptions, a KeyboardInterrupt raised there is printed
 ("Exception ignored ...") and dropped, and the run went on to exit 0 with its outputs
-written. Two such places are known (tests/test_interrupts.py, docs/scaling.md,
+written. Two such places are known (tests/base/test_interrupts.py, docs/scaling.md,
 "Interrupting and resuming"):
 
 - LLVM's callbacks into Python while numba compiles (ctypes callbacks);

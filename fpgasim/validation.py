@@ -28,7 +28,8 @@ class SiliconCheck:
 
     The errors are the simulator's figure over the measured one, minus 1, at each decode
     context the measurement may have used (its context is not stated: the artefact ships
-    T = 128 and 512); docs/validation.md derives them and tests/test_validation.py recomputes
+    T = 128 and 512); docs/validation.md derives them and tests/simulate/test_validation.py
+    recomputes
     them from the model."""
 
     name: str

@@ -1,4 +1,4 @@
-"""The fixed points of tests/test_step_points.py: boards x models x drafters x trees x
+"""The fixed points of tests/step/test_step_points.py: boards x models x drafters x trees x
 contexts, and the engines each is checked on (imported by the test; run as a script to
 re-derive the golden's `compiler_rows`, see the test's docstring).
 
@@ -17,7 +17,8 @@ for board in ("u280", "v80"):
             ("falcon-k3", 64, "depth"),
         ):
             for context in (512, 8192):
-                # every point on `fast`; `event` (= fast everywhere, tests/test_engine_*.py)
+                # every point on `fast`; `event` (= fast everywhere, tests/engine/test_event.py
+                # and test_fast.py)
                 # on the U280's short-context points only: it is 15x slower
                 engines = ("analytic", "fast") + (
                     ("event",) if board == "u280" and context == 512 else ())

@@ -6,7 +6,7 @@ output printed under it). `run_step` runs one step with a given `fpgasim` comman
 `[sys.executable, "-m", "fpgasim"]` in a checkout, or an installed wheel's script), and
 `missing_key_lines` lists the key lines of the pasted output (the answers: decisions,
 "SD-or-AD differs", "fastest", "ok", "wrote") that the run no longer prints. Used by
-tests/test_tutorial.py and reusable by a test of an installed wheel.
+tests/house/test_tutorial.py and reusable by a test of an installed wheel.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 tree at the same context and beside what the acceptance rule (`analysis.acceptance`) uses
 by default there; `agreement_markdown` summarises it for docs/trees.md. The script
 `benchmarks/embedded_vs_measured.py` writes both (docs/embedded_vs_measured.csv), and
-`tests/test_acceptance_rule.py` checks them.
+`tests/acceptance/test_rule.py` checks them.
 """
 
 from __future__ import annotations

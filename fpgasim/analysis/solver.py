@@ -493,7 +493,7 @@ def best_energy_set(timer: Timer, curve: AatCurve, first: int | None = None) -> 
     ceiling, largest first, until the next is below the best tokens/J found; ties go to the
     smaller x. Without bounds (or no static power) every x is timed. `first`: an x timed
     first (e.g. the fastest, already timed), whose tokens/J then prunes from the start. The
-    result is the exhaustive search's, float for float (tests/test_best_set.py)."""
+    result is the exhaustive search's, float for float (tests/solving/test_best_set.py)."""
     context = curve.context
     points = curve_points(curve)
     if not points:
@@ -807,7 +807,7 @@ def solve_bounded(
     for tokens/s, `best_energy_set` for tokens/J: only the x that can be best are timed),
     the Naive and Ori x timed alone, and the regime from the same passes: every column
     `solve_curve` fills from the reported x holds the same value, float for float
-    (tests/test_best_set.py); those that need every x (x_ridge, the roofline fit, the ideal
+    (tests/solving/test_best_set.py); those that need every x (x_ridge, the roofline fit, the ideal
     speedups) are empty and `every_x` is False. The curve frame holds the reported x only
     (best for tokens/s and for tokens/J, Naive), the roofline frame none."""
     check_objective(objective)

@@ -301,7 +301,7 @@ def _candidate_verify_lens(
     largest such ceilings is costed exactly; every x whose ceiling is below the best of them
     cannot hold the optimum, and the search sees its bound, under which any of its trees
     stays below that real tree: the search's answer is the one it gives with every x costed
-    (tests/test_tree_throughput.py)."""
+    (tests/tree/test_throughput.py)."""
     service = costs.passes
     if not service.has_bounds(costs.board) or not model.is_monotone():
         return None  # no bound to prune by (the greedy bound needs p non-increasing in rank)

@@ -3,7 +3,7 @@
 Importing every command module at start-up cost every call about a second (pandas, the
 engines, the schemas, matplotlib behind some commands). The group knows its commands by
 name from `COMMANDS` and imports one only when it is invoked or its own `--help` is shown;
-`fpgasim --help` lists them from the summaries stored here (tests/test_cli_startup.py checks
+`fpgasim --help` lists them from the summaries stored here (tests/cli/test_startup.py checks
 each summary against the first paragraph of the command's own help).
 """
 

@@ -376,7 +376,8 @@ def row_classes(template: Program, unit_roles: tuple[str, ...]) -> np.ndarray:
     compute row), numbered as `class_totals` reads them: the sums of durations, bytes and
     work per class give every total, so a program whose rows are priced again
     (FlightLLM's compiler, another link rate) sums its new durations by class and
-    recomputes nothing else (`seed_totals`; tests/test_flightllm_reuse.py checks it against
+    recomputes nothing else (`seed_totals`; tests/dataflow/lowerings/test_flightllm_reuse.py
+    checks it against
     `totals`)."""
     src = template.instrs
     compute = _role_rows(template, unit_roles, ROLE_COMPUTE)

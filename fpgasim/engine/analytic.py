@@ -3,7 +3,7 @@
 Each pass takes max(weight load + activation load, store, compute) cycles; the SFU is not
 charged. The target's element counts are a closed form (numpy arrays for n and L, so sweeps
 are vectorised); a draft pass's are the sums over its plug-in's ops, which equal the study's
-closed forms (tests/test_analytic.py). It is the study's roofline, not a simulator: on any
+closed forms (tests/engine/test_analytic.py). It is the study's roofline, not a simulator: on any
 board it charges the board's whole bandwidth (as its design reads the part) and the MM
 arrays of all its pipelines, at the recipe's widths, with the study's channel shares below.
 """
@@ -130,7 +130,7 @@ def counts_for(
     spec: PassSpec, board: Board, model: TargetModel, drafter: DrafterSchema | None
 ) -> Counts:
     """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
-    the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
+    the drafter plug-in's pass (tests/engine/test_analytic.py checks both against docs/accounting.md
     transcribed independently)."""
     if spec.kind == "target":
         return target_counts(model, spec.tokens, spec.context, board, spec.batch)

@@ -1,7 +1,7 @@
 """Efficiencies calibrated from published Dovetail timings, in the open.
 
 The platform files carry the numbers this module computes (rounded to 3 decimals);
-tests/test_hetero_calibration.py checks that they agree. What calibrates what:
+tests/heterogeneous/test_dovetail_table.py checks that they agree. What calibrates what:
 
 - Xeon 4214R E_m, E_c: T_T = 0.45 s (AD step) and T_V(60) = 1.34 s (EAGLE-2), at beta = 1.
 - GPU E_m (RTX 2080 SUPER, reused for the RTX 3090 and 4090): Dovetail's T_D = 0.0072 s.

@@ -214,7 +214,8 @@ def _template_run(e: FlightLLMEmitter) -> tuple[int, int, int] | None:
     so the same waits and releases per copy, each copy's tokens balanced but for the ones
     that chain it to its neighbours; the rows of the full part are the template's, block 1
     repeated (`instructions.full`), and its schedule, resolved tokens and totals are the
-    template's expanded (tests/test_flightllm_reuse.py checks them against the full rows)."""
+    template's expanded (tests/dataflow/lowerings/test_flightllm_reuse.py checks them against
+    the full rows)."""
     e._flush()
     best, first, start = None, 0, 0
     for j, (rows, times) in enumerate(e.chunks):

@@ -13,9 +13,9 @@ import numpy as np
 
 from fpgasim.config import load_algorithm
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.tree.acceptance import PositionalModel, generate_traces
 from fpgasim.tree.embedded import embedded_model
 from fpgasim.tree.optimal import SequoiaDP
+from fpgasim.tree.positional import PositionalModel, generate_traces
 from fpgasim.tree.prior_score import prior_score_search
 
 SEQUOIA = [0.6342, 0.1079, 0.0570, 0.0225, 0.0195, 0.0150, 0.0045, 0.0030, 0.0120]

@@ -17,7 +17,7 @@ import sys
 
 import pandas as pd
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.solver import solve_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import board_of

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.solver import solve_curves
 from fpgasim.config import load_algorithm, load_board, load_model

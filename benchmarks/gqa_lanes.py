@@ -10,7 +10,7 @@ Usage: python benchmarks/gqa_lanes.py
 
 from __future__ import annotations
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.solver import solve_curves
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of

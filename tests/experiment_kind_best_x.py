@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,
     BesideSpec,
@@ -18,7 +19,6 @@ from fpgasim.reproduce.kind import (
     unregister_kind,
 )
 from fpgasim.reproduce.rendered import Rendered, base, frame, solved_workloads
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
 
 NAME = "best_x_demo"

@@ -4,7 +4,7 @@ Entry point: `solve(board, model, algorithm, contexts, ...) -> Solution` (tidy D
 """
 
 from fpgasim.analysis.aat import BUILTIN_AAT, AatTables, load_aat_tables
-from fpgasim.analysis.aat_curves import (
+from fpgasim.analysis.aat_curve_fits import (
     AAT_SOURCES,
     AatCurve,
     OriPoint,
@@ -14,7 +14,7 @@ from fpgasim.analysis.aat_curves import (
     measured_curves,
 )
 from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
-from fpgasim.analysis.acceptance import AcceptanceSource, acceptance_source
+from fpgasim.analysis.acceptance_rule import AcceptanceSource, acceptance_source
 from fpgasim.analysis.dynamic_schedule import build_schedule, lookup, schedule_yaml
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.analysis.solver import (

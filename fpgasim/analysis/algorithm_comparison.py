@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.analysis.aat import AatTables
-from fpgasim.analysis.acceptance import main_task, tables_for
+from fpgasim.analysis.acceptance_rule import main_task, tables_for
 from fpgasim.analysis.solver import Solution, solve
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves
-from fpgasim.analysis.acceptance import embedded_source, tables_for
+from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves
+from fpgasim.analysis.acceptance_rule import embedded_source, tables_for
 from fpgasim.analysis.decision import decision_of
 from fpgasim.analysis.solver import Timer, best_set
 from fpgasim.analysis.tree_design import EngineTreeCosts, check_size, design_tree
@@ -36,8 +36,8 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
 from fpgasim.step import service_for
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import embedded_model
+from fpgasim.tree.positional import PositionalModel
 
 #: Where the candidate trees come from, by acceptance basis.
 MEASURED_BASES = ("measured", "interpolated", "extrapolated")

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, max_verify_len
-from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves, max_verify_len
+from fpgasim.analysis.acceptance_rule import tables_for
 from fpgasim.analysis.cross_check import disagreement_line
 from fpgasim.analysis.decision import USE_SD, decision_of, rests_on
 from fpgasim.analysis.solver import energy_verdict

@@ -34,8 +34,8 @@ from typing import Protocol
 import pandas as pd
 
 from fpgasim.analysis.aat import AatTables, workload_rows
-from fpgasim.analysis.aat_curves import AatCurve, acceptance_curves, embedded_curves
-from fpgasim.analysis.acceptance import main_task, tables_for
+from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves, embedded_curves
+from fpgasim.analysis.acceptance_rule import main_task, tables_for
 from fpgasim.analysis.decision import USE_SD
 from fpgasim.analysis.solver import Timer, best_set, energy_verdict
 from fpgasim.config.board import Board

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curves import (
+from fpgasim.analysis.aat_curve_fits import (
     AAT_SOURCES,
     AatCurve,
     acceptance_curves,
@@ -35,7 +35,7 @@ from fpgasim.analysis.aat_curves import (
     mean_curve,
 )
 from fpgasim.analysis.aat_model import naive_verify_len
-from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.acceptance_rule import tables_for
 from fpgasim.analysis.decision import USE_SD, decision_of
 from fpgasim.analysis.dynamic_schedule import build_schedule
 from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat_curves import AatCurve, _embedded_ori
-from fpgasim.analysis.aat_curves import max_verify_len as curve_max
+from fpgasim.analysis.aat_curve_fits import AatCurve, _embedded_ori
+from fpgasim.analysis.aat_curve_fits import max_verify_len as curve_max
 from fpgasim.analysis.aat_model import fit_curve
-from fpgasim.analysis.acceptance import embedded_source
+from fpgasim.analysis.acceptance_rule import embedded_source
 from fpgasim.bounded import BoundedCache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
@@ -34,10 +34,10 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import service_for, target_spec
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.optimal import greedy_parents
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.throughput import (
     MAX_PER_SIZE_SHAPES,
     MAX_SEARCH_VERIFY_LEN,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fpgasim.reproduce.engine_comparison import compare_all
-from fpgasim.reproduce.loader import experiment_names
+from fpgasim.reproduce.experiment_loader import experiment_names
 
 BEGIN = "<!-- BEGIN GENERATED: python -m fpgasim.cli.compare_engines -->"
 END = "<!-- END GENERATED -->"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.acceptance import tables_for
+from fpgasim.analysis.acceptance_rule import tables_for
 from fpgasim.analysis.decision import rests_on
 from fpgasim.analysis.generation import (
     MAX_DECODE_LEN,

@@ -43,10 +43,10 @@ from fpgasim.reproduce import (
     write_outputs,
 )
 from fpgasim.reproduce.beside import beside_columns
-from fpgasim.reproduce.loader import AnyExperiment
+from fpgasim.reproduce.experiment_loader import AnyExperiment
+from fpgasim.reproduce.experiment_runner import check_inputs, needs_engine
 from fpgasim.reproduce.output import source_line
 from fpgasim.reproduce.pool import run_experiments, simulator
-from fpgasim.reproduce.runner import check_inputs, needs_engine
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
 
 #: Rows shown in the terminal table (the files hold every row).

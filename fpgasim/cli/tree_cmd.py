@@ -50,10 +50,10 @@ from fpgasim.fileio import (
 from fpgasim.lists import split_items
 from fpgasim.simulate import fit_columns, fit_warnings
 from fpgasim.tree import semantics
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
 from fpgasim.tree.method_curves import compare_curves
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
 from fpgasim.tree.shapes import parse_shape
 from fpgasim.tree.traces import load_traces

@@ -27,8 +27,8 @@ from fpgasim.config.loader import describe_error, load_model, read_yaml_mapping
 from fpgasim.datafiles import folder_entries
 from fpgasim.errors import ConfigError, FpgasimError, printable
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kinds
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.tree.traces import load_traces
 
 #: At most this many problems are listed per file (a count of the rest follows).

@@ -30,7 +30,7 @@ MAX_NODES = 1 << 16
 
 
 class RankRows(Protocol):
-    """An acceptance model as `from_shape` uses it (fpgasim.tree.acceptance.PositionalModel)."""
+    """An acceptance model as `from_shape` uses it (fpgasim.tree.positional.PositionalModel)."""
 
     def row(self, depth: int) -> np.ndarray:
         """Probabilities of the children at `depth` (>= 1), by sibling rank."""

@@ -5,10 +5,18 @@ offloading, T_SD), `acceptance` (Omega(gamma)), `inputs` (published Dovetail fig
 `calibration`, `solve` (best gamma and M), `dovetail1` (the reproduced table).
 """
 
-from fpgasim.heterogeneous.acceptance import BlockGain, TreeAcceptance, fit_top1
 from fpgasim.heterogeneous.calibration import calibrations
 from fpgasim.heterogeneous.costs import EAGLE2, Drafter, dovetail_drafter
-from fpgasim.heterogeneous.dovetail1 import (
+from fpgasim.heterogeneous.device_time import (
+    beats_offloading,
+    draft_pass_time,
+    offload_token_time_s,
+    overlap_time_s,
+    pcie_transfer_s,
+    sd_token_latency_s,
+    verify_time,
+)
+from fpgasim.heterogeneous.dovetail_table import (
     TABLE_COLUMNS,
     dovetail1_detail,
     dovetail1_table,
@@ -22,15 +30,7 @@ from fpgasim.heterogeneous.inputs import (
 )
 from fpgasim.heterogeneous.platform import HeterogeneousPlatform, load_platform
 from fpgasim.heterogeneous.solve import best_config, best_gamma_per_blocks, solve_grid
-from fpgasim.heterogeneous.timing import (
-    beats_offloading,
-    draft_pass_time,
-    offload_token_time_s,
-    overlap_time_s,
-    pcie_transfer_s,
-    sd_token_latency_s,
-    verify_time,
-)
+from fpgasim.heterogeneous.tree_acceptance import BlockGain, TreeAcceptance, fit_top1
 
 __all__ = [
     "EAGLE2",

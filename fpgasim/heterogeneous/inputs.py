@@ -13,13 +13,13 @@ from pydantic import Field, model_validator
 
 from fpgasim.config.loader import load_file, resolve
 from fpgasim.config.schema import PosFloat, PosInt, Source, Strict
-from fpgasim.heterogeneous.acceptance import (
+from fpgasim.heterogeneous.costs import Drafter, drafter_for
+from fpgasim.heterogeneous.tree_acceptance import (
     BlockGain,
     TreeAcceptance,
     fit_top1,
     sibling_shares,
 )
-from fpgasim.heterogeneous.costs import Drafter, drafter_for
 
 Seconds = Annotated[float, Field(gt=0, le=1e4, allow_inf_nan=False)]
 Role = Literal["cpu", "gpu", "acceptance"]

@@ -16,9 +16,7 @@ import pandas as pd
 from fpgasim.config.schema import TargetModel, config_source
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.heterogeneous.costs import dovetail_drafter
-from fpgasim.heterogeneous.inputs import FittedAcceptance
-from fpgasim.heterogeneous.platform import HeterogeneousPlatform
-from fpgasim.heterogeneous.timing import (
+from fpgasim.heterogeneous.device_time import (
     beats_offloading,
     draft_pass_time,
     drafter_fits_gpu,
@@ -29,6 +27,8 @@ from fpgasim.heterogeneous.timing import (
     target_pass_time,
     verify_time,
 )
+from fpgasim.heterogeneous.inputs import FittedAcceptance
+from fpgasim.heterogeneous.platform import HeterogeneousPlatform
 
 #: Column order of `solve_grid` (inputs first).
 GRID_COLUMNS = [

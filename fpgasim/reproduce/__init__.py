@@ -7,21 +7,21 @@ table, the AAT source and engine it used, notes), and `write_outputs` writes NAM
 NAME.md and, for figures, NAME.png.
 """
 
+from fpgasim.reproduce.experiment_loader import (
+    ExternalExperiment,
+    experiment_names,
+    load_experiment,
+    study_experiment_names,
+)
+from fpgasim.reproduce.experiment_runner import ExperimentResult, output_columns, run_experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import (
     ExperimentKind,
     experiment_kind,
     experiment_kinds,
     register_kind,
 )
-from fpgasim.reproduce.loader import (
-    ExternalExperiment,
-    experiment_names,
-    load_experiment,
-    study_experiment_names,
-)
 from fpgasim.reproduce.output import csv_text, markdown, write_outputs
-from fpgasim.reproduce.runner import ExperimentResult, output_columns, run_experiment
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, check_aat_dir
 
 __all__ = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fpgasim.engine import DEFAULT_ENGINE
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -15,7 +16,6 @@ from fpgasim.reproduce.rendered import (
     solved_workloads,
     tasks_of,
 )
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.tables import method_curves, task_contexts
 from fpgasim.reproduce.workloads import RunContext, curves, source_name, with_ad_point
 

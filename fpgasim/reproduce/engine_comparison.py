@@ -18,11 +18,11 @@ from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
+from fpgasim.reproduce.experiment_loader import load_experiment
+from fpgasim.reproduce.experiment_runner import ExperimentResult, run_experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import EngineComparison, experiment_kind
-from fpgasim.reproduce.loader import load_experiment
 from fpgasim.reproduce.output import markdown_table
-from fpgasim.reproduce.runner import ExperimentResult, run_experiment
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, check_aat_dir, folder_label, load_inputs
 from fpgasim.simulate import draft_timing, verify_timing
 

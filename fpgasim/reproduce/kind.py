@@ -25,8 +25,8 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:  # types only: the kinds' modules import these, and this module first
     from fpgasim.analysis.plot import ExperimentOutput
+    from fpgasim.reproduce.experiment_schema import Experiment
     from fpgasim.reproduce.rendered import Rendered
-    from fpgasim.reproduce.schema import Experiment
     from fpgasim.reproduce.workloads import RunContext
 
 #: The package whose every module is a kind (imported on the registry's first read).

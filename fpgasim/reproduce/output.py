@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from fpgasim.fileio import atomic_write_bytes
+from fpgasim.reproduce.experiment_runner import ExperimentResult
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.runner import ExperimentResult
 
 FLOAT_FMT = "{:.4g}"
 

@@ -22,12 +22,12 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, warm_kernels
+from fpgasim.reproduce.experiment_loader import AnyExperiment
+from fpgasim.reproduce.experiment_runner import ExperimentResult, run_experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.loader import AnyExperiment
 from fpgasim.reproduce.output import figure_png
 from fpgasim.reproduce.prefetch import simulator_passes
-from fpgasim.reproduce.runner import ExperimentResult, run_experiment
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.simulate import fits_memory
 from fpgasim.step import service_for

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fpgasim.engine import get_engine
+from fpgasim.reproduce.experiment_loader import AnyExperiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.loader import AnyExperiment
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.step import PassKey, Planner
 

@@ -12,8 +12,8 @@ from fpgasim.analysis import Solution
 from fpgasim.analysis.decision import decision_of
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.reproduce.experiment_schema import Experiment, Workload
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.schema import Experiment, Workload
 from fpgasim.reproduce.workloads import (
     RunContext,
     curves,

@@ -10,13 +10,14 @@ import pandas as pd
 
 from fpgasim.analysis import AatCurve, fit_curve
 from fpgasim.analysis.aat import tree_of_row
-from fpgasim.analysis.aat_curves import max_verify_len
+from fpgasim.analysis.aat_curve_fits import max_verify_len
 from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
 from fpgasim.errors import InputError
+from fpgasim.reproduce.experiment_schema import Experiment, Workload
 from fpgasim.reproduce.rendered import (
     Rendered,
     base,
@@ -28,7 +29,6 @@ from fpgasim.reproduce.rendered import (
     tasks_of,
     unavailable,
 )
-from fpgasim.reproduce.schema import Experiment, Workload
 from fpgasim.reproduce.workloads import RunContext, curves, restrict, solve
 from fpgasim.tree.method_curves import compare_curves
 

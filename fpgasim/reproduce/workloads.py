@@ -35,7 +35,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.reproduce.schema import Experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 
 EMBEDDED_LABEL = "embedded acceptance model (fpgasim.tree.embedded; task-agnostic)"
 #: `--aat` choices: the shipped measured tables, or the embedded acceptance model.

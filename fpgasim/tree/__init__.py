@@ -10,8 +10,8 @@ acceptance: `embedded_curve`), `calibrate` (how those were calibrated), `compare
 """
 
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.tree.acceptance import PositionalModel, expected_aat, generate_traces
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
+from fpgasim.tree.positional import PositionalModel, expected_aat, generate_traces
 from fpgasim.tree.prior_score import prior_score_search
 from fpgasim.tree.traces import Traces, load_traces
 

@@ -11,7 +11,7 @@ import heapq
 
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.shapes import depth_based, width_based
 
 

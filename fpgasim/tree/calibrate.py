@@ -20,8 +20,8 @@ from scipy.optimize import brentq, minimize_scalar
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.datafiles import read_table
 from fpgasim.errors import ConfigError
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_curve
+from fpgasim.tree.positional import PositionalModel
 
 #: Sequoia, Llama3-70B target / Llama3-8B draft, CNN: P(rank r is accepted) (docs/models.md).
 SEQUOIA_LLAMA3 = (0.7732, 0.1039, 0.0402, 0.0206, 0.0128, 0.0081, 0.0064, 0.0043, 0.0035, 0.0026)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.optimal import MAX_SIZE, optimal_trees
+from fpgasim.tree.positional import PositionalModel
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) only when a curve is tabulated, not for a tree
     import pandas as pd

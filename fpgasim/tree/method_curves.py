@@ -15,10 +15,10 @@ import pandas as pd
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import generate_traces
 from fpgasim.tree.builders import depth_tree, even_max_shape, width_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.optimal import optimal_trees
+from fpgasim.tree.positional import generate_traces
 from fpgasim.tree.prior_score import prior_score_search
 
 METHODS = ("prior_score", "width", "depth", "optimal")

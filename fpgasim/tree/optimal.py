@@ -19,7 +19,7 @@ import numpy as np
 from fpgasim.bounded import memoised
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.positional import PositionalModel
 
 MAX_SIZE = 4096
 #: Sequoia's DP costs about depth x ranks x N^2 cell updates (numpy, 50-100 million a second

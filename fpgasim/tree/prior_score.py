@@ -15,7 +15,7 @@ import numpy as np
 
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import walk
+from fpgasim.tree.positional import walk
 from fpgasim.tree.traces import Traces
 
 if TYPE_CHECKING:  # pandas (0.3-0.7 s) only when a search result is tabulated

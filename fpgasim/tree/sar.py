@@ -22,9 +22,9 @@ from scipy.optimize import brentq
 
 from fpgasim.config.schema import Algorithm, PositionalAcceptance
 from fpgasim.errors import ConfigError
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.calibrate import DECIMALS, miss_coverage, miss_split
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat
+from fpgasim.tree.positional import PositionalModel
 
 #: Top-1 acceptance of a block's first token: the middle of the published 0.74-0.80.
 FALCON_ALPHA = 0.77

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.positional import PositionalModel
 
 
 def brentq(*args, **kwargs) -> float:

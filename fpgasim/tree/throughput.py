@@ -34,9 +34,9 @@ import numpy as np
 from fpgasim.bounded import BoundedCache, declare_cache
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.optimal import greedy_parents
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.shapes import width_based
 
 #: Largest verification length the throughput search explores (beyond: refused up front).

@@ -1,4 +1,4 @@
-"""The one acceptance rule (fpgasim/analysis/acceptance.py): which AAT every command uses.
+"""The one acceptance rule (fpgasim/analysis/acceptance_rule.py): which AAT every command uses.
 
 Held against every measured row shipped in workloads/aat: the embedded model does not
 reproduce them within 10% (docs/embedded_vs_measured.csv has the error of every row), so
@@ -18,15 +18,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import fpgasim.analysis.aat_curves as aat_curves_module
-from fpgasim.analysis import acceptance
+import fpgasim.analysis.aat_curve_fits as aat_curves_module
+from fpgasim.analysis import acceptance_rule
 from fpgasim.analysis.aat import BUILTIN_AAT, builtin_aat_dir, builtin_tables, load_aat_tables
 from fpgasim.analysis.aat_agreement import (
     AGREEMENT_COLUMNS,
     agreement_markdown,
     embedded_vs_measured,
 )
-from fpgasim.analysis.aat_curves import acceptance_curves
+from fpgasim.analysis.aat_curve_fits import acceptance_curves
 from fpgasim.analysis.algorithm_comparison import compare_algorithms
 from fpgasim.analysis.generation import generate
 from fpgasim.analysis.solver import solve
@@ -115,7 +115,7 @@ def test_done_when_eagle3_on_u280_uses_ad_past_2k(capsys) -> None:
 
 def test_between_measured_contexts_is_interpolated_in_log_context() -> None:
     tables = builtin_tables()
-    source = acceptance.acceptance_source(EAGLE3, LLAMA, 3000, tables)
+    source = acceptance_rule.acceptance_source(EAGLE3, LLAMA, 3000, tables)
     assert (source.basis, source.method, source.contexts) == ("interpolated", "chain",
                                                              (2048, 4096))
     (curve,) = acceptance_curves(EAGLE3, LLAMA, [3000])
@@ -201,7 +201,7 @@ def test_every_command_asks_the_one_rule(monkeypatch) -> None:
     """solve, compare-algorithms, generate and reproduce all reach `acceptance_source`
     through `acceptance_curves` (explore's `measured_curves` path too)."""
     asked: list[tuple[str, int, str]] = []
-    rule = acceptance.acceptance_source
+    rule = acceptance_rule.acceptance_source
 
     def spy(algorithm, model_id, context, tables, **kwargs):
         source = rule(algorithm, model_id, context, tables, **kwargs)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.aat_curves import acceptance_curves, embedded_curves
+from fpgasim.analysis.aat_curve_fits import acceptance_curves, embedded_curves
 from fpgasim.analysis.solver import (
     SUMMARY_COLUMNS,
     Timer,

@@ -11,8 +11,8 @@ import pytest
 
 from fpgasim.config import load_algorithm
 from fpgasim.dataflow.token_tree import TokenTree
-from fpgasim.tree.acceptance import generate_traces
 from fpgasim.tree.embedded import embedded_model
+from fpgasim.tree.positional import generate_traces
 from fpgasim.tree.traces import write_traces
 from tests.cli_helpers import run_cli, run_subprocess
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fpgasim.dataflow.draft_passes import block_parents
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
+from fpgasim.tree.positional import PositionalModel
 
 MODEL = PositionalModel.from_vector([0.6, 0.2, 0.1, 0.05])
 

@@ -189,7 +189,7 @@ def test_best_set_energy_matches_solve() -> None:
     board, model, algo = load_board(U280), load_model(MODEL), load_algorithm("longspec")
     sol = solve(board, model, algo, [512], engine="fast", aat_source="embedded",
                 objective="energy")
-    from fpgasim.analysis.aat_curves import embedded_curves
+    from fpgasim.analysis.aat_curve_fits import embedded_curves
     curve = embedded_curves(algo, [512], model_id=model.id, why="test")[0]
     b = best_set(Timer(get_engine("fast"), board, model, algo), curve, "energy")
     s = sol.summary.iloc[0]

@@ -19,8 +19,8 @@ from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.reproduce import load_experiment, run_experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.sweep.space import parse_vary
 
 #: Slack for antialiasing (inches).

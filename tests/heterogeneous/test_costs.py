@@ -29,7 +29,7 @@ from fpgasim.heterogeneous import (
     verify_time,
 )
 from fpgasim.heterogeneous.costs import target_pass_work, target_total_params
-from fpgasim.heterogeneous.timing import drafter_fits_gpu
+from fpgasim.heterogeneous.device_time import drafter_fits_gpu
 
 M7 = load_model("llama2-chat-7b")
 SERVER = load_platform("xeon4214r-rtx2080s")

@@ -17,9 +17,9 @@ from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
 from fpgasim.reproduce.beside import REASON_THRESHOLD, beside_columns
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.prefetch import simulator_passes
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.step import architecture, pass_key, service_for
 from fpgasim.sweep.executors import InProcessExecutor
 

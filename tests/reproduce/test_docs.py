@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fpgasim.reproduce import Experiment, load_experiment, run_experiment
-from fpgasim.reproduce.schema import AatSpec, VerifyRange, Workload
+from fpgasim.reproduce.experiment_schema import AatSpec, VerifyRange, Workload
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
 

@@ -7,9 +7,9 @@ import pytest
 
 from fpgasim.engine import get_engine
 from fpgasim.reproduce.engine_comparison import comparable, side_by_side
+from fpgasim.reproduce.experiment_loader import load_experiment
+from fpgasim.reproduce.experiment_runner import run_experiment
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.loader import load_experiment
-from fpgasim.reproduce.runner import run_experiment
 from fpgasim.reproduce.workloads import RunContext
 
 

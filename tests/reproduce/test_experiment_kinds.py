@@ -22,6 +22,7 @@ from fpgasim.errors import ConfigError
 from fpgasim.reproduce import Experiment, RunContext, load_experiment, run_experiment
 from fpgasim.reproduce.beside import beside_columns
 from fpgasim.reproduce.engine_comparison import side_by_side
+from fpgasim.reproduce.experiment_runner import output_columns
 from fpgasim.reproduce.kind import (
     BesideSpec,
     Decision,
@@ -33,7 +34,6 @@ from fpgasim.reproduce.kind import (
 )
 from fpgasim.reproduce.output import write_outputs
 from fpgasim.reproduce.prefetch import simulator_passes
-from fpgasim.reproduce.runner import output_columns
 from tests import experiment_kind_best_x as demo
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fpgasim"

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.aat_curves import acceptance_curves
+from fpgasim.analysis.aat_curve_fits import acceptance_curves
 from fpgasim.analysis.solver import (
     Timer,
     batch_crossover,

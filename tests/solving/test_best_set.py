@@ -12,7 +12,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.solver import Timer, best_set, best_summary, solve_curve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import draft_passes

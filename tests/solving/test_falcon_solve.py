@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.algorithm_comparison import (
     COMPARE_COLUMNS,
     WINNER_COLUMNS,

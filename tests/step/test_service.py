@@ -178,7 +178,7 @@ def test_a_planner_for_a_bounded_engine_plans_a_best_set_search_by_its_sure_pass
     """Planning for an engine with lower bounds, the planner answers a bounded search with
     the same floors (sizes alone) and no finite bound: the search then times only the passes
     it times on any engine, T_v(1) and the first x it visits, and the plan lists those."""
-    from fpgasim.analysis.aat_curves import embedded_curves
+    from fpgasim.analysis.aat_curve_fits import embedded_curves
     from fpgasim.analysis.solver import Timer, best_set
 
     fast = get_engine("fast", window=True)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat_curves import embedded_curves
+from fpgasim.analysis.aat_curve_fits import embedded_curves
 from fpgasim.analysis.generation import decode_context, generate, planned_passes
 from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.aat_curves import measured_curves
+from fpgasim.analysis.aat_curve_fits import measured_curves
 from fpgasim.analysis.generation import generate, measured_curve_at
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import dynamic_params, dynamic_tree
 from fpgasim.tree.optimal import (
     SequoiaDP,
@@ -18,6 +17,7 @@ from fpgasim.tree.optimal import (
     optimal_trees,
     sequoia_tree,
 )
+from fpgasim.tree.positional import PositionalModel
 
 SEQUOIA = [0.6342, 0.1079, 0.0570, 0.0225, 0.0195, 0.0150, 0.0045, 0.0030, 0.0120]
 

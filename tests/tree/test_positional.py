@@ -10,14 +10,14 @@ import pytest
 
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.tree.acceptance import (
+from fpgasim.tree.optimal import greedy_tree
+from fpgasim.tree.positional import (
     PositionalModel,
     expected_aat,
     generate_traces,
     monte_carlo_aat,
     sample_rank_paths,
 )
-from fpgasim.tree.optimal import greedy_tree
 from fpgasim.tree.traces import Traces, load_traces, traces_from_paths, write_traces
 
 MATRIX = PositionalModel.from_rows([[0.7, 0.15, 0.05], [0.6, 0.2], [0.5, 0.1, 0.1, 0.05]])

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
-from fpgasim.tree.acceptance import PositionalModel, generate_traces, walk
 from fpgasim.tree.optimal import greedy_tree
+from fpgasim.tree.positional import PositionalModel, generate_traces, walk
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
 from fpgasim.tree.traces import traces_from_paths
 

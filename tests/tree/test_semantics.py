@@ -10,8 +10,8 @@ import pytest
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 from fpgasim.tree import semantics
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.optimal import DP_MAX_CELLS, check_dp_feasible, dp_cells
+from fpgasim.tree.positional import PositionalModel
 from tests.cli_helpers import run_cli
 
 

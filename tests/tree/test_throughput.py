@@ -13,11 +13,11 @@ from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, verify_timing
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.builders import depth_tree, width_tree
 from fpgasim.tree.embedded import default_token_tree, embedded_model
 from fpgasim.tree.method_curves import compare_curves
 from fpgasim.tree.optimal import greedy_tree
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.throughput import (
     ShapeSpace,
     TableCosts,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import load_algorithm
-from fpgasim.tree.acceptance import PositionalModel
 from fpgasim.tree.calibrate import agreement_markdown, calibration_markdown
 from fpgasim.tree.optimal import greedy_tree, sequoia_tree
+from fpgasim.tree.positional import PositionalModel
 from fpgasim.tree.traces import load_traces
 from tests.cli_helpers import run_cli
 

@@ -1,7 +1,7 @@
 """dovetail1: Dovetail's heterogeneous SD speedups, computed by `fpgasim.heterogeneous`."""
 
 from fpgasim.heterogeneous import Dovetail1Inputs, dovetail1_table
-from fpgasim.heterogeneous.dovetail1 import TABLE_COLUMNS
+from fpgasim.heterogeneous.dovetail_table import TABLE_COLUMNS
 from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
 
 KIND = register_kind(ExperimentKind(

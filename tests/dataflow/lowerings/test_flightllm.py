@@ -371,7 +371,7 @@ def test_one_layer_graph_matches_the_full_graph() -> None:
     from dataclasses import replace
 
     from fpgasim.dataflow.lowerings.flightllm import hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
     from fpgasim.dataflow.lowerings.flightllm.layers import hardware_layers
 
     params = GraphParams.of(BOARD)
@@ -456,7 +456,7 @@ def _emit_part(layers: list, rates, masks) -> tuple[np.ndarray, ...]:
     written out (the emitter keeps two: its second block repeats, `instructions.full`):
     the rows the literal profiler reads."""
     from fpgasim.dataflow.lowerings.flightllm.compiler import choose_forms, emit_rows
-    from fpgasim.dataflow.lowerings.flightllm.emitter import cycles_at
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import cycles_at
 
     forms, _ = choose_forms(layers, rates, masks)
     unit, num, nbytes, work, traffic, wait, rel, link, den, _, run = emit_rows(
@@ -476,7 +476,7 @@ def _emit_part(layers: list, rates, masks) -> tuple[np.ndarray, ...]:
 @pytest.mark.parametrize("case", ["q_proj", "qk", "pv", "down_proj", "prefill qk", "verify"])
 def test_engines_match_a_literal_profiler(case: str) -> None:
     from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
     from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
     rates, params = Rates.of(BOARD), GraphParams.of(BOARD)
@@ -567,7 +567,7 @@ def test_live_prefill_output_credit_never_moves_qk() -> None:
     """docs/flightllm-model.md §7.10: QK^T's output credit is live for L > 1024, moves no time."""
     from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
     from fpgasim.dataflow.lowerings.flightllm.compiler import compile_part
-    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
     from fpgasim.dataflow.lowerings.flightllm.masks import mask_set
 
     masks = mask_set("flightllm-llama2-7b", 32, 32, 64, 2)
@@ -585,7 +585,7 @@ def test_live_prefill_output_credit_never_moves_qk() -> None:
 def test_whole_decode_pass_equals_the_literal_profiler() -> None:
     """The full stream (every part, SYS tokens across parts) in section 3's float profiler."""
     from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of
-    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
 
     hw = hardware_layers_of(MODEL, GraphParams.of(BOARD), "decode", 1, 144)
     rates = Rates.of(BOARD)

@@ -14,7 +14,7 @@ from fpgasim.bounded import clear_caches
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.instructions import _totals, part_key_prefix
 from fpgasim.dataflow.lowerings import flightllm
-from fpgasim.dataflow.lowerings.flightllm import compiler, emitter
+from fpgasim.dataflow.lowerings.flightllm import compiler, flightllm_emitter
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MM_FORM,
     MV_FORM,
@@ -22,8 +22,8 @@ from fpgasim.dataflow.lowerings.flightllm.compiler import (
     compile_part,
     has_choice,
 )
-from fpgasim.dataflow.lowerings.flightllm.emitter import UNIT_ROLES, Rates
-from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import UNIT_ROLES, Rates
+from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
 from fpgasim.dataflow.passes import PassSpec
 
 BOARD = load_board("flightllm-vhk158")
@@ -46,7 +46,7 @@ def _groups(spec: PassSpec, board=BOARD):
 
 def _fresh(layers, rates, masks=None):
     """The part compiled with nothing shared: no cache, no block shared across layers."""
-    emitter._SHARED_BLOCKS.cache_clear()
+    flightllm_emitter._SHARED_BLOCKS.cache_clear()
     compiler._STRUCTURES.cache_clear()
     return compile_part(list(layers), rates, masks, [x.name for x in layers])
 
@@ -131,13 +131,13 @@ def test_shared_blocks_equal_blocks_built_per_layer() -> None:
     """MV row groups shared across x (and MM tiles across row counts) emit what each layer
     would build on its own."""
     rates = Rates.of(BOARD)
-    emitter._SHARED_BLOCKS.cache_clear()
+    flightllm_emitter._SHARED_BLOCKS.cache_clear()
     warm = {}
     for x in (2, 3, 4, 33, 40):
         for group in _groups(PassSpec("target", x, 1023)):
             warm[(x, group.names)] = compile_part(list(group.layers), rates, None,
                                                   list(group.names)).instrs
-    assert emitter._SHARED_BLOCKS.held > 0
+    assert flightllm_emitter._SHARED_BLOCKS.held > 0
     for (x, names), rows in warm.items():
         group = next(g for g in _groups(PassSpec("target", x, 1023)) if g.names == names)
         assert np.array_equal(rows, _fresh(group.layers, rates).instrs), (x, names)
@@ -180,11 +180,11 @@ def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> 
         for L in group.layers:
             if L.kind not in ("attention_qk", "attention_pv"):
                 continue
-            fast = emitter.FlightLLMEmitter(rates)
+            fast = flightllm_emitter.FlightLLMEmitter(rates)
             compiler.emit_layer(fast, L, None, MM_FORM)
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(emitter.FlightLLMEmitter, "per_head", one_by_one)
-                slow = emitter.FlightLLMEmitter(rates)
+                mp.setattr(flightllm_emitter.FlightLLMEmitter, "per_head", one_by_one)
+                slow = flightllm_emitter.FlightLLMEmitter(rates)
                 compiler.emit_layer(slow, L, None, MM_FORM)
             assert np.array_equal(fast.link_sums()[0], slow.link_sums()[0]), L.name
             assert fast.rows().tobytes() == slow.rows().tobytes(), L.name
@@ -239,10 +239,10 @@ def test_parts_reuse_the_rows_their_summaries_emitted(x: int, context: int) -> N
         rates = Rates.of(board)
         for group in _groups(PassSpec("target", x, context), board):
             layers = list(group.layers)
-            emitter._SHARED_BLOCKS.cache_clear()
+            flightllm_emitter._SHARED_BLOCKS.cache_clear()
             compiler._STRUCTURES.cache_clear()
             forms, part = choose_forms(layers, rates, None)
-            emitter._SHARED_BLOCKS.cache_clear()
+            flightllm_emitter._SHARED_BLOCKS.cache_clear()
             compiler._STRUCTURES.cache_clear()
             fresh = compiler.part_rows(layers, rates, None, forms)
             assert part.rows.tobytes() == fresh.rows.tobytes(), (x, context, group.names)
@@ -265,7 +265,7 @@ def test_layers_of_one_emission_key_emit_the_same_rows() -> None:
                 for L in group.layers:
                     if L.kind not in ("attention_qk", "attention_pv") or not has_choice(L):
                         continue
-                    e = emitter.FlightLLMEmitter(free)
+                    e = flightllm_emitter.FlightLLMEmitter(free)
                     compiler.emit_layer(e, L, None, MM_FORM)
                     rows = e.rows().tobytes()
                     key = compiler.emission_key(L, MM_FORM, free)
@@ -283,7 +283,7 @@ def test_runs_of_blocks_equal_blocks_appended_one_by_one(x: int) -> None:
     """A run of alike blocks appended at once (`block(..., times)`: MV row groups, MV
     attention heads, linear_mm's N blocks) gives the rows of appending each block in turn."""
     rates = Rates.of(BOARD)
-    block = emitter.FlightLLMEmitter.block
+    block = flightllm_emitter.FlightLLMEmitter.block
 
     def one_by_one(self, key, build, times=1, templatable=False):
         for _ in range(times):
@@ -292,12 +292,12 @@ def test_runs_of_blocks_equal_blocks_appended_one_by_one(x: int) -> None:
     for group in _groups(PassSpec("target", x, 700)):
         for L in group.layers:
             for form in (MV_FORM, MM_FORM):
-                emitter._SHARED_BLOCKS.cache_clear()
-                runs = emitter.FlightLLMEmitter(rates)
+                flightllm_emitter._SHARED_BLOCKS.cache_clear()
+                runs = flightllm_emitter.FlightLLMEmitter(rates)
                 compiler.emit_layer(runs, L, None, form)
-                emitter._SHARED_BLOCKS.cache_clear()
+                flightllm_emitter._SHARED_BLOCKS.cache_clear()
                 with pytest.MonkeyPatch.context() as mp:
-                    mp.setattr(emitter.FlightLLMEmitter, "block", one_by_one)
-                    single = emitter.FlightLLMEmitter(rates)
+                    mp.setattr(flightllm_emitter.FlightLLMEmitter, "block", one_by_one)
+                    single = flightllm_emitter.FlightLLMEmitter(rates)
                     compiler.emit_layer(single, L, None, form)
                 assert runs.rows().tobytes() == single.rows().tobytes(), (x, L.name, form)

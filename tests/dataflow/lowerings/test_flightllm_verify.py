@@ -275,7 +275,7 @@ def test_mm_form_bound_is_the_mm_units_sum(x: int) -> None:
         linear_mm,
         mm_form_compute_cycles,
     )
-    from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
 
     rates = Rates.of(BOARD)
     hw = hardware_layers_of(MODEL, GraphParams.of(BOARD), "decode", x, 1008 + 16 * (x // 16 + 1))

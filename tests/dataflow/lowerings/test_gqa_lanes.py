@@ -21,7 +21,7 @@ import pytest
 from fpgasim.config import load_model
 from fpgasim.config.board_loader import board_of
 from fpgasim.dataflow.lowerings.flightllm.attention import attention_mv
-from fpgasim.dataflow.lowerings.flightllm.emitter import MV, FlightLLMEmitter, Rates
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import MV, FlightLLMEmitter, Rates
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 from fpgasim.engine.fast import FastEngine
 from fpgasim.simulate import verify_timing

@@ -17,7 +17,7 @@ import pytest
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.lowerings.flightllm import _rates, hardware_layers_of, pass_shape
 from fpgasim.dataflow.lowerings.flightllm.compiler import MM_FORM, choose_forms, has_choice
-from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams
+from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
 from fpgasim.step import verify_spec
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "batching.md").read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import available, load_algorithm, load_board, load_model
-from fpgasim.dataflow.lowerings.flightllm.graph import key_tiles
+from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import key_tiles
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import InputError
 from fpgasim.simulate import (

@@ -44,7 +44,7 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
-from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, build_graph
+from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.lowerings.flightllm.masks import load as load_masks

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import TRAFFIC_KV
-from fpgasim.dataflow.lowerings.flightllm.emitter import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     B_ROWS_PER_K_BLOCK_MM,
     LD,
     MISC,

@@ -36,7 +36,7 @@ from fpgasim.dataflow.lowerings.flightllm.attention import (
     attention_mv,
     causal_mm_key,
 )
-from fpgasim.dataflow.lowerings.flightllm.emitter import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     LD,
     MISC,
     MM,

@@ -27,7 +27,7 @@ from fpgasim.dataflow.drafters.network import (
     SelfAttention,
 )
 from fpgasim.dataflow.graph import Graph, GraphBuilder
-from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers
+from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, Layers
 from fpgasim.errors import ConfigError
 
 #: the blocks this lowering builds (a drafter using another is refused up front)

@@ -9,7 +9,7 @@ import math
 from fpgasim.config.design import load_ratio
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import TRAFFIC_WEIGHT
-from fpgasim.dataflow.lowerings.flightllm.emitter import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     A_ROWS_PER_K_BLOCK_MV,
     B_ROWS_PER_K_BLOCK_MM,
     LD,

@@ -7,7 +7,7 @@ import math
 
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.instructions import TRAFFIC_KV
-from fpgasim.dataflow.lowerings.flightllm.emitter import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     LD,
     MISC,
     MISC_ELEMENTS_PER_ADDRESS,

@@ -14,6 +14,13 @@ from __future__ import annotations
 import pandas as pd
 
 from fpgasim.config import load_model
+from fpgasim.heterogeneous.device_time import (
+    draft_pass_time,
+    pcie_transfer_s,
+    sd_token_latency_s,
+    target_pass_time,
+    verify_time,
+)
 from fpgasim.heterogeneous.inputs import (
     Dovetail1Inputs,
     FittedAcceptance,
@@ -22,13 +29,6 @@ from fpgasim.heterogeneous.inputs import (
     load_dovetail1_inputs,
 )
 from fpgasim.heterogeneous.platform import load_platform
-from fpgasim.heterogeneous.timing import (
-    draft_pass_time,
-    pcie_transfer_s,
-    sd_token_latency_s,
-    target_pass_time,
-    verify_time,
-)
 
 #: The CSV contract of `fpgasim reproduce dovetail1`.
 TABLE_COLUMNS = ["method", "device", "gamma", "speedup_from_measurements", "speedup_model"]

@@ -16,9 +16,9 @@ import pandas as pd
 from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
 from fpgasim.reproduce.beside import beside, beside_columns, disagreements
+from fpgasim.reproduce.experiment_loader import AnyExperiment, ExternalExperiment, load_experiment
+from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
-from fpgasim.reproduce.loader import AnyExperiment, ExternalExperiment, load_experiment
-from fpgasim.reproduce.schema import Experiment
 from fpgasim.reproduce.workloads import RunContext, aat_label, check_aat_dir, check_files
 
 ALWAYS = ("aat_source", "engine", "lowering")

@@ -29,7 +29,7 @@ from fpgasim.analysis.aat import (
     workload_rows,
 )
 from fpgasim.analysis.aat_model import AatFit, fit_curve
-from fpgasim.analysis.acceptance import (
+from fpgasim.analysis.acceptance_rule import (
     AcceptanceSource,
     acceptance_source,
     default_tasks,

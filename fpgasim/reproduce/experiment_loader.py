@@ -13,8 +13,8 @@ from pathlib import Path
 
 from fpgasim.config.loader import available, read_yaml_mapping, resolve, validate_mapping
 from fpgasim.errors import ConfigError, printable
+from fpgasim.reproduce.experiment_schema import NAME_PATTERN, Experiment
 from fpgasim.reproduce.kind import External, experiment_kind, experiment_kinds
-from fpgasim.reproduce.schema import NAME_PATTERN, Experiment
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,8 @@ FLIGHTLLM_ROW = np.dtype([
 
 #: blocks shared across layers (about 70 bytes a row), see `FlightLLMEmitter.share_blocks`
 _SHARED_BLOCKS: BoundedCache[np.ndarray] = bounded_cache(
-    "flightllm.shared_blocks", owner="fpgasim.dataflow.lowerings.flightllm.emitter", unit="rows",
+    "flightllm.shared_blocks", owner="fpgasim.dataflow.lowerings.flightllm.flightllm_emitter",
+    unit="rows",
     keys="the emitter's scope and the block's layer shape", budget=1_000_000, size_of=len,
     why="a verify pass of x rows is x copies of the same row group: x = 2..85 at one context "
     "build 3 distinct row-group blocks per layer instead of 3 per x")

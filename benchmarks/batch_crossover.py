@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis.solver import solve_batches
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
 from fpgasim.simulate import fits_memory
+from fpgasim.solving.solver import solve_batches
 
 BATCHES = (1, 2, 4, 8, 16, 32)
 DRAFTERS = ("longspec", "eagle3", "falcon")

@@ -1,7 +1,7 @@
 """The FlightLLM design-space grid of issue 19 (item 4 / 6): designs x 3 drafters x 4
 contexts on flightllm-vhk158, cold (no result cache), on the process executor (2 workers).
 
-Grid, as `fpgasim explore --vary` (fpgasim/analysis/explore.py): MV lanes
+Grid, as `fpgasim explore --vary` (fpgasim/studies/explore.py): MV lanes
 (design.mv_lanes) {1, 2, 4} x MV width per lane (design.mv_macs_per_lane) {512, 1024} x MM
 tile rows (design.mm_rows) {64, 128} x bandwidth (fpga.memory.bandwidth_gb_s) {460, 819.2,
 1638.4} GB/s x clock (design.clock_mhz) {225, 300} MHz = 72 designs, each re-fitted to the
@@ -20,8 +20,8 @@ from __future__ import annotations
 import resource
 import time
 
-from fpgasim.analysis.explore import explore
 from fpgasim.config import load_algorithm, load_model
+from fpgasim.studies.explore import explore
 from fpgasim.sweep import BoardBase, Variation
 
 GRID = {

@@ -94,8 +94,8 @@ def run() -> list[dict]:
     _clear()
     row("flightllm prefill P=128, event, cold", _timed(
         lambda: EventEngine().run_pass(pre128, board, model)), None)
-    from fpgasim.analysis.generation import generate
     from fpgasim.config import load_algorithm
+    from fpgasim.studies.generation import generate
 
     longspec = load_algorithm("longspec")
     _clear()

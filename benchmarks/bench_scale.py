@@ -19,10 +19,10 @@ import math
 import tempfile
 import time
 
-from fpgasim.analysis.explore import explore
 from fpgasim.bounded import clear_caches
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES
+from fpgasim.studies.explore import explore
 from fpgasim.sweep import BoardBase, Grid, SweepCache, Variation, run_sweep
 from fpgasim.sweep.executors import DaskExecutor, ProcessExecutor, default_workers
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from fpgasim.analysis.generation import generate
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.step import PassService, verify_spec
+from fpgasim.studies.generation import generate
 
 
 def _cpu(fn) -> float:

@@ -75,9 +75,9 @@ def run() -> list[dict]:
 def throughput_rows() -> list[tuple[str, float, float]]:
     """Throughput search, V80, L = 1024, fast engine: engine passes first, then the search
     alone on cached costs (overall best, and the exact per-x curve)."""
-    from fpgasim.analysis.tree_design import EngineTreeCosts, design_trees
     from fpgasim.config import load_board, load_model
     from fpgasim.engine import get_engine
+    from fpgasim.solving.tree_design import EngineTreeCosts, design_trees
 
     rows = []
     for algorithm in ("longspec", "eagle3", "falcon"):

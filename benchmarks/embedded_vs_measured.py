@@ -2,7 +2,7 @@
 
     python benchmarks/embedded_vs_measured.py [--out docs/embedded_vs_measured.csv]
 
-Writes one CSV row per measured row (`fpgasim.analysis.aat_agreement.AGREEMENT_COLUMNS`:
+Writes one CSV row per measured row (`fpgasim.acceptance.agreement.AGREEMENT_COLUMNS`:
 the measured AAT, the embedded model's AAT for the same tree at the same context, the
 relative error, and what the acceptance rule uses by default there) and prints the summary
 block of docs/trees.md ("Embedded model against every measured row").
@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fpgasim.analysis.aat import builtin_tables
-from fpgasim.analysis.aat_agreement import agreement_markdown, embedded_vs_measured
+from fpgasim.acceptance.agreement import agreement_markdown, embedded_vs_measured
+from fpgasim.acceptance.measured import builtin_tables
 from fpgasim.config import load_algorithm
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "embedded_vs_measured.csv"

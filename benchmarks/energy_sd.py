@@ -17,11 +17,11 @@ import sys
 
 import pandas as pd
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.solver import solve_curves
+from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import board_of
 from fpgasim.engine import get_engine
+from fpgasim.solving.solver import solve_curves
 
 DRAFTERS = ("longspec", "eagle3", "falcon")
 #: (label, board, model, contexts): FlightLLM's designs run its LLaMA2-7B (4,096-token

@@ -4,7 +4,7 @@
    (config/fit.py), with one DSP chain per pipeline (shared) and with separate MV slices.
 2. The published designs' verdict: flightllm-vhk158 and flightllm-u280, every drafter.
 3. The cheapest change that makes each drafter pay on each published design: `explore`
-   (fpgasim/analysis/explore.py) over MV lanes {1, 2, 4, 8} x MV width per lane (x1, x2)
+   (fpgasim/studies/explore.py) over MV lanes {1, 2, 4, 8} x MV width per lane (x1, x2)
    at the board's own MM tile, bandwidth and clock, keeping the combinations the fit accepts
    (it refuses an MV array that leaves the part no room for the MM array); every design of
    that space at the largest context is listed too.
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis.explore import cheapest_paying, explore
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.fit import DesignDoesNotFit
+from fpgasim.studies.explore import cheapest_paying, explore
 from fpgasim.sweep import BoardBase, SweepCache, Variation
 
 MODEL = "llama2-7b-flightllm"

@@ -15,11 +15,11 @@ Usage: python benchmarks/flightllm_u280.py
 
 from __future__ import annotations
 
-from fpgasim.analysis.generation import generate
 from fpgasim.config import load_board, load_model
 from fpgasim.config.board import Board
 from fpgasim.engine import get_engine
 from fpgasim.simulate import prefill_timing, verify_timing
+from fpgasim.studies.generation import generate
 
 #: the divisor hypotheses of docs/validation.md and the value each gives on the U280
 DIVISORS = (

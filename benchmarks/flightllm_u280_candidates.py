@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.decision import decision_of
-from fpgasim.analysis.solver import solve_curves
+from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board import Board
 from fpgasim.engine import get_engine
 from fpgasim.engine.energy import pass_energy
 from fpgasim.simulate import verify_timing
+from fpgasim.solving.decision import decision_of
+from fpgasim.solving.solver import solve_curves
 
 BOARD, MODEL = "flightllm-u280", "llama2-7b-flightllm"
 #: the board as round 1 derived it: FlightLLM's constant efficiencies (0.7 / 0.35)

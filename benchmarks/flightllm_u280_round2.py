@@ -13,7 +13,6 @@ Usage: python benchmarks/flightllm_u280_round2.py
 
 from __future__ import annotations
 
-from fpgasim.analysis.generation import generate
 from fpgasim.config import load_board, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import board_of
@@ -23,6 +22,7 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.engine.energy import Energy, pass_energy
 from fpgasim.simulate import prefill_timing, verify_timing
+from fpgasim.studies.generation import generate
 
 BOARD, MODEL = "flightllm-u280", "llama2-7b-flightllm"
 #: the board as round 1 derived it: FlightLLM's constant efficiencies (0.7 / 0.35)

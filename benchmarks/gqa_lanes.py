@@ -10,12 +10,12 @@ Usage: python benchmarks/gqa_lanes.py
 
 from __future__ import annotations
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.solver import solve_curves
+from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of
 from fpgasim.engine import get_engine
 from fpgasim.simulate import verify_timing
+from fpgasim.solving.solver import solve_curves
 
 MODEL = "llama-3.1-8b"
 DRAFTERS = ("longspec", "eagle3", "falcon")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from fpgasim.analysis.roofline import ridge_tokens
 from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
 from fpgasim.cli.options import OutputFormat, format_option, json_option, resolve_format
 from fpgasim.config import available, load_board, load_design, load_fpga
@@ -13,6 +12,7 @@ from fpgasim.config.board_loader import fit_matrix
 from fpgasim.config.describe import describe_file
 from fpgasim.config.loader import KIND_DIRS, data_root
 from fpgasim.errors import ConfigError
+from fpgasim.solving.roofline import ridge_tokens
 
 
 def board_row(b: Board) -> dict:

@@ -6,9 +6,6 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.algorithm_comparison import acceptance_label
-from fpgasim.analysis.algorithm_comparison import compare_algorithms as compare_workload
-from fpgasim.analysis.plot import plot_comparison
 from fpgasim.cli.common import (
     dumps_json,
     json_records,
@@ -36,8 +33,11 @@ from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
+from fpgasim.figures.plots import plot_comparison
 from fpgasim.fileio import check_input_path
 from fpgasim.simulate import fit_warnings
+from fpgasim.studies.algorithm_comparison import acceptance_label
+from fpgasim.studies.algorithm_comparison import compare_algorithms as compare_workload
 
 
 def compare_algorithms(

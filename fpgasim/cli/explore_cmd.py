@@ -1,6 +1,6 @@
 """`fpgasim explore`: a board varied over any field of its FPGA or design file, solved per
 drafter and context: what each variant delivers, what it costs in DSPs, the Pareto front,
-and which step pays more (fpgasim.analysis.explore)."""
+and which step pays more (fpgasim.studies.explore)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.explore import cheapest_lines, explore, verdict
-from fpgasim.analysis.plot import plot_explore
 from fpgasim.cli.common import (
     RichProgress,
     console,
@@ -52,8 +50,10 @@ from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.figures.plots import plot_explore
 from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH
+from fpgasim.studies.explore import cheapest_lines, explore, verdict
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary

@@ -7,16 +7,7 @@ from pathlib import Path
 
 import typer
 
-from fpgasim.analysis.acceptance_rule import tables_for
-from fpgasim.analysis.decision import rests_on
-from fpgasim.analysis.generation import (
-    MAX_DECODE_LEN,
-    Generation,
-    acceptance_curve_at,
-    generate,
-    prefetch_generation,
-)
-from fpgasim.analysis.plot import plot_generation
+from fpgasim.acceptance.rule import tables_for
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     RichProgress,
@@ -51,8 +42,17 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE, get_engine
 from fpgasim.errors import InputError
+from fpgasim.figures.plots import plot_generation
 from fpgasim.fileio import atomic_write_bytes, check_input_path
 from fpgasim.simulate import MAX_BATCH, fit_warnings
+from fpgasim.solving.decision import rests_on
+from fpgasim.studies.generation import (
+    MAX_DECODE_LEN,
+    Generation,
+    acceptance_curve_at,
+    generate,
+    prefetch_generation,
+)
 from fpgasim.sweep.executors import default_workers
 from fpgasim.validation import validation_line, validation_of
 

@@ -10,7 +10,6 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fpgasim.analysis.cross_check import ACCOUNTING
 from fpgasim.cli.common import (
     dumps_json,
     err_console,
@@ -48,6 +47,7 @@ from fpgasim.reproduce.experiment_runner import check_inputs, needs_engine
 from fpgasim.reproduce.output import source_line
 from fpgasim.reproduce.pool import run_experiments, simulator
 from fpgasim.reproduce.workloads import AAT_CHOICES, aat_folder
+from fpgasim.solving.cross_check import ACCOUNTING
 
 #: Rows shown in the terminal table (the files hold every row).
 MAX_SHOWN_ROWS = 40

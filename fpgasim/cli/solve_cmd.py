@@ -9,13 +9,6 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from fpgasim.analysis.algorithm_comparison import drafted_levels
-from fpgasim.analysis.cross_check import CheckedBatches, solve_batches_checked, solve_checked
-from fpgasim.analysis.decision import rests_on
-from fpgasim.analysis.dynamic_schedule import schedule_yaml
-from fpgasim.analysis.plot import plot_batch_speedups, plot_solution
-from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.solver import NAIVE_THRESHOLD, Solution, crossover_lines, marked_points
 from fpgasim.cli.common import (
     TRAILING_ZERO,
     dumps_json,
@@ -50,8 +43,15 @@ from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.engine import BULK_ENGINE
 from fpgasim.errors import InputError
+from fpgasim.figures.plots import plot_batch_speedups, plot_solution
 from fpgasim.fileio import atomic_write_bytes, check_input_path, check_output_path
 from fpgasim.simulate import MAX_BATCH, fit_warnings
+from fpgasim.solving.cross_check import CheckedBatches, solve_batches_checked, solve_checked
+from fpgasim.solving.decision import rests_on
+from fpgasim.solving.dynamic_schedule import schedule_yaml
+from fpgasim.solving.roofline import ridge_tokens
+from fpgasim.solving.solver import NAIVE_THRESHOLD, Solution, crossover_lines, marked_points
+from fpgasim.studies.algorithm_comparison import drafted_levels
 from fpgasim.validation import validation_line, validation_of
 
 

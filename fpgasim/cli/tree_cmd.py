@@ -8,10 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from fpgasim.analysis.aat import aat_path
-from fpgasim.analysis.board_tree import board_tree
-from fpgasim.analysis.decision import USE_SD, rests_on
-from fpgasim.analysis.plot import plot_method_curves
+from fpgasim.acceptance.measured import aat_path
 from fpgasim.cli.common import (
     console,
     csv_text,
@@ -41,6 +38,7 @@ from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import BULK_ENGINE, get_engine
 from fpgasim.errors import InputError
+from fpgasim.figures.plots import plot_method_curves
 from fpgasim.fileio import (
     check_input_path,
     check_out_path,
@@ -49,6 +47,8 @@ from fpgasim.fileio import (
 )
 from fpgasim.lists import split_items
 from fpgasim.simulate import fit_columns, fit_warnings
+from fpgasim.solving.board_tree import board_tree
+from fpgasim.solving.decision import USE_SD, rests_on
 from fpgasim.tree import semantics
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
 from fpgasim.tree.method_curves import compare_curves
@@ -325,7 +325,7 @@ def _throughput_row(
     tables: tuple[Path | None, str | None, str | None],
 ) -> dict:
     """`tree optimal --objective throughput`: the best tree on the board by the acceptance
-    `solve` uses (`analysis.board_tree`), AD beside it, and the AAT-optimal tree of its x."""
+    `solve` uses (`solving.board_tree`), AD beside it, and the AAT-optimal tree of its x."""
     for name, value in (("--algorithm", algorithm), ("--context", context)):
         if value is None:
             raise InputError(name, None, "required with --objective throughput")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fpgasim.analysis import aat
+from fpgasim.acceptance import measured as aat
 from fpgasim.config import schema as schemas
 from fpgasim.config.board import BoardFile
 from fpgasim.config.board_loader import design_mapping, load_board
@@ -245,7 +245,7 @@ def _column_problems(source: str, columns: list[str], kind: str) -> list[ConfigE
 
 
 def check_table(path: Path) -> Report:
-    """An AAT or per-x tree table (fpgasim.analysis.aat), or a trace table (fpgasim.tree)."""
+    """An AAT or per-x tree table (fpgasim.acceptance.measured), or a trace table (fpgasim.tree)."""
     source = str(path)
     try:
         frame = aat.read_raw(path)

@@ -4,7 +4,7 @@
 the kind's key columns: every column the engine changes gets a `NAME_sim` twin, every
 speedup a `NAME_ratio` (simulator / accounting), plus `sim_engine` and `sim_reason`.
 Where the main speedup differs by more than `REASON_THRESHOLD`, `sim_reason` says why in
-one line (`analysis.cross_check.point_reason`: the extra cycles of the simulator's step at
+one line (`solving.cross_check.point_reason`: the extra cycles of the simulator's step at
 the accounting's point, by mechanism), and `disagreements` gives the one line
 (`cross_check.disagreement_line`) of each row where the two decide SD-or-AD otherwise.
 """
@@ -15,10 +15,10 @@ import math
 
 import pandas as pd
 
-from fpgasim.analysis.cross_check import disagreement_line, point_reason
 from fpgasim.engine import Engine
 from fpgasim.reproduce.kind import BesideSpec, experiment_kind
 from fpgasim.reproduce.workloads import load_inputs
+from fpgasim.solving.cross_check import disagreement_line, point_reason
 
 #: A speedup ratio further than this from 1 gets a reason.
 REASON_THRESHOLD = 0.10

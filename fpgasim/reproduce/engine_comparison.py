@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.cross_check import parse_tree
 from fpgasim.config import load_board, load_model
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
@@ -25,6 +24,7 @@ from fpgasim.reproduce.kind import EngineComparison, experiment_kind
 from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.workloads import RunContext, check_aat_dir, folder_label, load_inputs
 from fpgasim.simulate import draft_timing, verify_timing
+from fpgasim.solving.cross_check import parse_tree
 
 MAX_DX = 1
 MAX_REL = 0.03

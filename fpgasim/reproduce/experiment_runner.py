@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.engine import Engine, get_engine
 from fpgasim.reproduce.beside import beside, beside_columns, disagreements
 from fpgasim.reproduce.experiment_loader import AnyExperiment, ExternalExperiment, load_experiment
 from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.workloads import RunContext, aat_label, check_aat_dir, check_files
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 
 ALWAYS = ("aat_source", "engine", "lowering")
 #: Columns only timed kinds carry (which engine, and the lowering of the board it ran).

@@ -16,12 +16,11 @@ from contextlib import contextmanager
 from importlib import import_module
 from typing import Protocol
 
-from fpgasim.analysis.plot import load_matplotlib
-from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine, get_engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, warm_kernels
+from fpgasim.figures.plots import load_matplotlib
 from fpgasim.reproduce.experiment_loader import AnyExperiment
 from fpgasim.reproduce.experiment_runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.experiment_schema import Experiment
@@ -30,6 +29,7 @@ from fpgasim.reproduce.output import figure_png
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.simulate import fits_memory
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import service_for
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
@@ -59,7 +59,7 @@ def simulator(name: str) -> Engine:
 
 def preload_planning() -> None:
     """Load in this process, before the planning workers are forked, what each of them
-    would otherwise load for itself: scipy's optimiser (the AAT fits, `analysis.aat_model`;
+    would otherwise load for itself: scipy's optimiser (the AAT fits, `acceptance.log_model`;
     0.24 s to import, once instead of once per worker)."""
     import_module("scipy.optimize")
 

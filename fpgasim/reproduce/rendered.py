@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from fpgasim.analysis import Solution
-from fpgasim.analysis.decision import decision_of
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.reproduce.experiment_schema import Experiment, Workload
@@ -23,6 +21,8 @@ from fpgasim.reproduce.workloads import (
     source_name,
 )
 from fpgasim.simulate import check_window
+from fpgasim.solving import Solution
+from fpgasim.solving.decision import decision_of
 
 
 @dataclass(frozen=True)

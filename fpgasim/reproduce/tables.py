@@ -8,11 +8,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis import AatCurve, fit_curve
-from fpgasim.analysis.aat import tree_of_row
-from fpgasim.analysis.aat_curve_fits import max_verify_len
-from fpgasim.analysis.roofline import ridge_tokens
-from fpgasim.analysis.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
+from fpgasim.acceptance import AatCurve, fit_curve
+from fpgasim.acceptance.curves import max_verify_len
+from fpgasim.acceptance.measured import tree_of_row
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import DEFAULT_ENGINE, get_engine
@@ -30,6 +28,8 @@ from fpgasim.reproduce.rendered import (
     unavailable,
 )
 from fpgasim.reproduce.workloads import RunContext, curves, restrict, solve
+from fpgasim.solving.roofline import ridge_tokens
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
 from fpgasim.tree.method_curves import compare_curves
 
 SETS = ("ori", "naive", "best")

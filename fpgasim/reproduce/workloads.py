@@ -18,17 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis import (
-    AatCurve,
-    AatTables,
-    Solution,
-    acceptance_curves,
-    fit_curve,
-    load_aat_tables,
-    solve_best_curves,
-    solve_curves,
-)
-from fpgasim.analysis.aat import aat_path, builtin_aat_dir
+from fpgasim.acceptance import AatCurve, AatTables, acceptance_curves, fit_curve, load_aat_tables
+from fpgasim.acceptance.measured import aat_path, builtin_aat_dir
 from fpgasim.bounded import memoised
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board import Board
@@ -36,6 +27,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.reproduce.experiment_schema import Experiment
+from fpgasim.solving import Solution, solve_best_curves, solve_curves
 
 EMBEDDED_LABEL = "embedded acceptance model (fpgasim.tree.embedded; task-agnostic)"
 #: `--aat` choices: the shipped measured tables, or the embedded acceptance model.

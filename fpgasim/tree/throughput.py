@@ -72,7 +72,7 @@ class TreeCosts(Protocol):
         ...
 
 
-#: the costs one TreeCosts has given (`TableCosts`, `analysis.tree_design.EngineTreeCosts`)
+#: the costs one TreeCosts has given (`TableCosts`, `solving.tree_design.EngineTreeCosts`)
 TREE_COSTS = declare_cache(
     "tree.costs", owner="fpgasim.tree.throughput",
     lifetime="one TreeCosts (TableCosts, EngineTreeCosts)",

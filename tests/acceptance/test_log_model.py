@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fpgasim.analysis.aat_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
+from fpgasim.acceptance.log_model import AatFit, fit_aat, fit_curve, naive_verify_len, r_squared
 from fpgasim.errors import InputError
 
 XS = np.array([2, 3, 4, 5, 7, 9, 13, 17, 21, 27, 33, 41, 51, 61, 71, 85], dtype=float)
@@ -93,7 +93,7 @@ def test_grid_search_equals_brute_force_lstsq_grid() -> None:
     import pandas as pd
     from scipy.optimize import minimize_scalar
 
-    from fpgasim.analysis import aat_model as m
+    from fpgasim.acceptance import log_model as m
     from tests.conftest import AAT_DIR
 
     def brute(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:

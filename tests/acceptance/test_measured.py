@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.aat import (
+from fpgasim.acceptance.measured import (
     AAT_COLUMNS,
     load_aat_tables,
     ori_row,

@@ -1,4 +1,4 @@
-"""The one acceptance rule (fpgasim/analysis/acceptance_rule.py): which AAT every command uses.
+"""The one acceptance rule (fpgasim/acceptance/rule.py): which AAT every command uses.
 
 Held against every measured row shipped in workloads/aat: the embedded model does not
 reproduce them within 10% (docs/embedded_vs_measured.csv has the error of every row), so
@@ -18,23 +18,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import fpgasim.analysis.aat_curve_fits as aat_curves_module
-from fpgasim.analysis import acceptance_rule
-from fpgasim.analysis.aat import BUILTIN_AAT, builtin_aat_dir, builtin_tables, load_aat_tables
-from fpgasim.analysis.aat_agreement import (
+import fpgasim.acceptance.curves as aat_curves_module
+from fpgasim.acceptance import rule as acceptance_rule
+from fpgasim.acceptance.agreement import (
     AGREEMENT_COLUMNS,
     agreement_markdown,
     embedded_vs_measured,
 )
-from fpgasim.analysis.aat_curve_fits import acceptance_curves
-from fpgasim.analysis.algorithm_comparison import compare_algorithms
-from fpgasim.analysis.generation import generate
-from fpgasim.analysis.solver import solve
+from fpgasim.acceptance.curves import acceptance_curves
+from fpgasim.acceptance.measured import (
+    BUILTIN_AAT,
+    builtin_aat_dir,
+    builtin_tables,
+    load_aat_tables,
+)
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
 from fpgasim.reproduce import load_experiment
 from fpgasim.reproduce.workloads import RunContext, curves
+from fpgasim.solving.solver import solve
+from fpgasim.studies.algorithm_comparison import compare_algorithms
+from fpgasim.studies.generation import generate
 from fpgasim.tree.embedded import embedded_curve
 from tests.cli_helpers import run_cli
 

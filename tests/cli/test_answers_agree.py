@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.aat_curve_fits import acceptance_curves, embedded_curves
-from fpgasim.analysis.solver import (
+from fpgasim.acceptance.curves import acceptance_curves, embedded_curves
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import get_engine
+from fpgasim.engine.fast import FastEngine
+from fpgasim.simulate import verify_timing
+from fpgasim.solving.solver import (
     SUMMARY_COLUMNS,
     Timer,
     best_energy_set,
@@ -21,11 +25,7 @@ from fpgasim.analysis.solver import (
     solve_bounded,
     solve_curve,
 )
-from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree, design_trees
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import get_engine
-from fpgasim.engine.fast import FastEngine
-from fpgasim.simulate import verify_timing
+from fpgasim.solving.tree_design import EngineTreeCosts, design_tree, design_trees
 from fpgasim.step import service_for
 from fpgasim.tree.embedded import embedded_model
 from tests.cli_helpers import run_cli
@@ -225,7 +225,7 @@ def test_table4_regimes_are_the_accountings_bounds() -> None:
     GPU default tree) gives the golden regime by the documented rule."""
     import pandas as pd
 
-    from fpgasim.analysis.solver import solve_best_curves, solve_curves_for
+    from fpgasim.solving.solver import solve_best_curves, solve_curves_for
 
     golden = pd.read_csv(Path(__file__).resolve().parents[1] / "golden" / "table4.csv")
     engine = get_engine("analytic")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fpgasim.analysis import plot as plot_module
-from fpgasim.analysis.explore import cheapest_paying, explore
-from fpgasim.analysis.plot import plot_batch_speedups, plot_explore
-from fpgasim.analysis.solver import SUMMARY_COLUMNS, batch_crossover, crossover_lines
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.figures import plots as plot_module
+from fpgasim.figures.plots import plot_batch_speedups, plot_explore
+from fpgasim.solving.solver import SUMMARY_COLUMNS, batch_crossover, crossover_lines
+from fpgasim.studies.explore import cheapest_paying, explore
 from fpgasim.sweep.space import parse_vary
 from tests.cli_helpers import run_cli
 from tests.figures.test_figures import assert_inside

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.solver import SUMMARY_COLUMNS
+from fpgasim.solving.solver import SUMMARY_COLUMNS
 from tests.cli_helpers import run_cli, run_subprocess
 from tests.solving.test_solver import synthetic_aat
 

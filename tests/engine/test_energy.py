@@ -12,9 +12,6 @@ import math
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.explore import pareto_energy_flags
-from fpgasim.analysis.generation import generate
-from fpgasim.analysis.solver import Timer, best_set, solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.engine.energy import (
@@ -29,6 +26,9 @@ from fpgasim.engine.energy import (
 from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.simulate import Point, simulate_point, verify_timing
+from fpgasim.solving.solver import Timer, best_set, solve
+from fpgasim.studies.explore import pareto_energy_flags
+from fpgasim.studies.generation import generate
 from tests.cli_helpers import run_cli
 
 U280 = "flightllm-u280"
@@ -189,7 +189,7 @@ def test_best_set_energy_matches_solve() -> None:
     board, model, algo = load_board(U280), load_model(MODEL), load_algorithm("longspec")
     sol = solve(board, model, algo, [512], engine="fast", aat_source="embedded",
                 objective="energy")
-    from fpgasim.analysis.aat_curve_fits import embedded_curves
+    from fpgasim.acceptance.curves import embedded_curves
     curve = embedded_curves(algo, [512], model_id=model.id, why="test")[0]
     b = best_set(Timer(get_engine("fast"), board, model, algo), curve, "energy")
     s = sol.summary.iloc[0]

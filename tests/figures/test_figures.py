@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from fpgasim.analysis.explore import explore
-from fpgasim.analysis.plot import plot_explore, plot_solution
-from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.figures.plots import plot_explore, plot_solution
 from fpgasim.reproduce import load_experiment, run_experiment
 from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
+from fpgasim.solving.solver import solve
+from fpgasim.studies.explore import explore
 from fpgasim.sweep.space import parse_vary
 
 #: Slack for antialiasing (inches).
@@ -66,7 +66,7 @@ def test_reproduce_figures_fit_and_say_their_source(name: str, aat_dir: Path) ->
 
 @pytest.mark.slow
 def test_solve_plot_fits(tmp_path: Path, monkeypatch) -> None:
-    from fpgasim.analysis import plot as plot_module
+    from fpgasim.figures import plots as plot_module
 
     captured = {}
     monkeypatch.setattr(plot_module, "write_figure", lambda fig, _p: captured.update(fig=fig))
@@ -79,7 +79,7 @@ def test_solve_plot_fits(tmp_path: Path, monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_explore_heat_map_fits(tmp_path: Path, monkeypatch) -> None:
-    from fpgasim.analysis import plot as plot_module
+    from fpgasim.figures import plots as plot_module
 
     variation = parse_vary(["design.mm_cols=48,128", "fpga.memory.bandwidth_gb_s=460,1638"])
     result = explore(BoardBase("v80"), variation, load_model("llama-3.1-8b"),

@@ -1,6 +1,7 @@
 """One-way layering: every fpgasim import, read from the source with `ast`, goes downwards.
 
-Stages run config -> dataflow -> engine -> sweep -> analysis -> reproduce -> cli
+Stages run config -> dataflow -> engine -> sweep -> acceptance -> solving -> studies ->
+figures -> reproduce -> cli
 (docs/architecture.md). A module may import its own package and any lower layer; an
 import of a higher layer, or of another package on the same layer, is a back-edge and
 fails. Function-local imports of fpgasim modules fail too unless they are listed in
@@ -33,11 +34,14 @@ LAYERS: dict[str, int] = {
     "step": 5,  # one SD step's passes (verify with its tree mask, drafts), and their timing
     "simulate": 6,  # one point: verify pass and draft passes
     "sweep": 7,  # grids of points, caching, executors
-    "analysis": 8,  # AAT curves, rooflines, the solver
-    "heterogeneous": 8,  # the GPU+FPGA platform model (beside analysis, independent of it)
-    "reproduce": 9,  # the paper's experiments
-    "cli": 10,  # the typer commands, and `fpgasim validate` (knows every file format)
-    "__main__": 11,
+    "acceptance": 8,  # measured AAT tables, the AAT log model, the acceptance rule, curves
+    "heterogeneous": 8,  # the GPU+FPGA platform model (beside acceptance, independent of it)
+    "solving": 9,  # rooflines, the solver, decisions, schedules, the accounting's cross-check
+    "studies": 10,  # explore, generate, the algorithm comparison (over many solves)
+    "figures": 11,  # every plot (reads the solving and studies results)
+    "reproduce": 12,  # the paper's experiments
+    "cli": 13,  # the typer commands, and `fpgasim validate` (knows every file format)
+    "__main__": 14,
     "__init__": 0,  # fpgasim/__init__.py: only __version__, imports nothing
 }
 
@@ -171,8 +175,9 @@ def test_lazy_commands_import_only_cli_modules() -> None:
     "source, expected",
     [
         ("from fpgasim.cli import main\n", [("fpgasim.cli", 1, False)]),
-        ("def f():\n    import fpgasim.analysis.aat\n", [("fpgasim.analysis.aat", 2, True)]),
-        ("from . import aat\n", [("fpgasim.analysis.aat", 1, False)]),
+        ("def f():\n    import fpgasim.acceptance.measured\n",
+         [("fpgasim.acceptance.measured", 2, True)]),
+        ("from . import measured\n", [("fpgasim.acceptance.measured", 1, False)]),
         (
             "class A:\n    def m(self):\n        from fpgasim import sweep\n",
             [("fpgasim.sweep", 3, True)],
@@ -183,7 +188,7 @@ def test_the_import_reader_sees_every_form(tmp_path: Path, source: str, expected
     # the checks above are only as good as this reader: relative, aliased and nested forms
     path = tmp_path / "probe.py"
     path.write_text(source)
-    assert _imports(path, "fpgasim.analysis.probe") == expected
+    assert _imports(path, "fpgasim.acceptance.probe") == expected
 
 
 # --------------------------------------------------------------------------- citations

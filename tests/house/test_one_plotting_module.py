@@ -1,4 +1,4 @@
-"""Every figure is drawn in one module, `fpgasim.analysis.plot`: no other module imports
+"""Every figure is drawn in one module, `fpgasim.figures.plots`: no other module imports
 matplotlib (`fileio.write_figure` only closes the figure it saves), and every command that
 draws calls a function of that module."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fpgasim"
-PLOT = PACKAGE / "analysis" / "plot.py"
+PLOT = PACKAGE / "figures" / "plots.py"
 #: Modules that may import matplotlib without drawing, and why.
 SAVERS = {PACKAGE / "fileio.py": "write_figure closes the figure it saved (pyplot.close)"}
 #: The commands that draw a figure.
@@ -40,4 +40,4 @@ def test_only_the_plotting_module_imports_matplotlib() -> None:
 
 def test_every_drawing_command_uses_the_plotting_module() -> None:
     for name in DRAWING_COMMANDS:
-        assert "fpgasim.analysis.plot" in _imports(PACKAGE / "cli" / f"{name}.py"), name
+        assert "fpgasim.figures.plots" in _imports(PACKAGE / "cli" / f"{name}.py"), name

@@ -12,7 +12,6 @@ import math
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.cross_check import attribute, parse_tree, reason_line
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import Timing, get_engine
 from fpgasim.reproduce import RunContext, load_experiment, run_experiment
@@ -20,6 +19,7 @@ from fpgasim.reproduce.beside import REASON_THRESHOLD, beside_columns
 from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.prefetch import simulator_passes
+from fpgasim.solving.cross_check import attribute, parse_tree, reason_line
 from fpgasim.step import architecture, pass_key, service_for
 from fpgasim.sweep.executors import InProcessExecutor
 

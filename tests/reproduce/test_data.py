@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis import load_aat_tables
+from fpgasim.acceptance import load_aat_tables
 from fpgasim.reproduce import Experiment, experiment_names, load_experiment
 from fpgasim.reproduce.workloads import aat_folder, shipped_aat_dir
 

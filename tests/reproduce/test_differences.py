@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.solver import solve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.reproduce import run_experiment
+from fpgasim.solving.solver import solve
 
 AAT = "workloads/aat"
 LONGSPEC = load_algorithm("longspec")

@@ -7,7 +7,6 @@ import math
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.tree_design import MODEL_TREE_METHODS
 from fpgasim.reproduce import (
     Experiment,
     RunContext,
@@ -19,6 +18,7 @@ from fpgasim.reproduce import (
     write_outputs,
 )
 from fpgasim.reproduce.kind import experiment_kind
+from fpgasim.solving.tree_design import MODEL_TREE_METHODS
 
 STUDY = ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
 

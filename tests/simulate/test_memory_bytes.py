@@ -8,7 +8,6 @@ import math
 
 import pytest
 
-from fpgasim.analysis.generation import generate
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import drafter_weight_count, lower_pass
 from fpgasim.dataflow.passes import PassSpec
@@ -19,6 +18,7 @@ from fpgasim.simulate import (
     simulate_prefill,
     target_weight_count,
 )
+from fpgasim.studies.generation import generate
 
 
 def graph_weights(algorithm: str, model_id: str) -> int:

@@ -11,15 +11,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.aat_curve_fits import acceptance_curves
-from fpgasim.analysis.solver import (
-    Timer,
-    batch_crossover,
-    best_set,
-    solve,
-    solve_batches,
-    solve_curve,
-)
+from fpgasim.acceptance.curves import acceptance_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.lowerings.flightllm import fixed_floor_cycles, lower_fixed
 from fpgasim.engine import get_engine
@@ -31,6 +23,14 @@ from fpgasim.simulate import (
     largest_batch,
     memory_bytes,
     simulate_point,
+)
+from fpgasim.solving.solver import (
+    Timer,
+    batch_crossover,
+    best_set,
+    solve,
+    solve_batches,
+    solve_curve,
 )
 from fpgasim.step import service_for, target_spec, verify_spec
 from tests.cli_helpers import run_cli

@@ -12,8 +12,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.solver import Timer, best_set, best_summary, solve_curve
+from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import draft_passes
 from fpgasim.dataflow.instructions import part_key
@@ -22,6 +21,7 @@ from fpgasim.engine.event import EventEngine
 from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import prefill_specs
+from fpgasim.solving.solver import Timer, best_set, best_summary, solve_curve
 from fpgasim.step import service_for, verify_spec
 from fpgasim.step.service import PassService
 from fpgasim.sweep.executors import InProcessExecutor

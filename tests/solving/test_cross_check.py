@@ -1,4 +1,4 @@
-"""Cross-checks come from the library (`fpgasim.analysis.cross_check`): one wording of an
+"""Cross-checks come from the library (`fpgasim.solving.cross_check`): one wording of an
 SD-or-AD disagreement for solve, solve --batch, explore and reproduce, and solve's check
 against the accounting."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.cross_check import (
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.solving.cross_check import (
     batch_disagreements,
     disagreement_line,
     solve_checked,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
 
 
 def test_one_wording_with_and_without_x_and_reason() -> None:

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fpgasim.analysis.dynamic_schedule import (
+from fpgasim.solving.dynamic_schedule import (
     SCHEDULE_COLUMNS,
     boundaries,
     build_schedule,

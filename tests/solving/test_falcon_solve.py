@@ -11,16 +11,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.algorithm_comparison import (
+from fpgasim.acceptance.curves import embedded_curves
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.engine import get_engine
+from fpgasim.solving.solver import solve_curves
+from fpgasim.studies.algorithm_comparison import (
     COMPARE_COLUMNS,
     WINNER_COLUMNS,
     compare_algorithms,
     drafted_levels,
 )
-from fpgasim.analysis.solver import solve_curves
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import get_engine
 from tests.cli_helpers import run_cli
 
 VICUNA = load_model("vicuna-7b-v1.5")

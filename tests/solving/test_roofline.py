@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpgasim.analysis.roofline import effective, fit_roofline, primary_roofline
 from fpgasim.config import load_board, load_model
 from fpgasim.engine import get_engine
+from fpgasim.solving.roofline import effective, fit_roofline, primary_roofline
 
 
 def test_ridge_found_by_search() -> None:

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat import AAT_COLUMNS, load_aat_tables
-from fpgasim.analysis.dynamic_schedule import lookup
-from fpgasim.analysis.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
+from fpgasim.acceptance.measured import AAT_COLUMNS, load_aat_tables
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.errors import InputError
+from fpgasim.solving.dynamic_schedule import lookup
+from fpgasim.solving.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
 from fpgasim.tree.shapes import depth_based, width_based
 
 MAX_TREE = (4, 16, 16, 16, 16, 16)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from fpgasim.analysis.generation import generate
-from fpgasim.analysis.solver import solve
-from fpgasim.analysis.tree_design import throughput_curve
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
 from fpgasim.engine.timing import Timing
 from fpgasim.simulate import Point, point_result, prefill_result, simulate_point, verify_timing
+from fpgasim.solving.solver import solve
+from fpgasim.solving.tree_design import throughput_curve
 from fpgasim.step import Planner, pass_key, service_for, step_passes, verify_spec
+from fpgasim.studies.generation import generate
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor
 from fpgasim.tree.draft_trees import default_tree
 
@@ -178,8 +178,8 @@ def test_a_planner_for_a_bounded_engine_plans_a_best_set_search_by_its_sure_pass
     """Planning for an engine with lower bounds, the planner answers a bounded search with
     the same floors (sizes alone) and no finite bound: the search then times only the passes
     it times on any engine, T_v(1) and the first x it visits, and the plan lists those."""
-    from fpgasim.analysis.aat_curve_fits import embedded_curves
-    from fpgasim.analysis.solver import Timer, best_set
+    from fpgasim.acceptance.curves import embedded_curves
+    from fpgasim.solving.solver import Timer, best_set
 
     fast = get_engine("fast", window=True)
     planner = Planner(get_engine("analytic"), plan_for=fast)

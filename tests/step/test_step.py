@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.aat import load_aat_tables, table_trees
-from fpgasim.analysis.solver import solve
+from fpgasim.acceptance.measured import load_aat_tables, table_trees
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import DRAFTERS, first_network, lower_pass
 from fpgasim.dataflow.drafters.network import Mlp
@@ -20,6 +19,7 @@ from fpgasim.dataflow.lowerings import registry as lowerings
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import Point, simulate_point
+from fpgasim.solving.solver import solve
 from fpgasim.step import step_passes
 from fpgasim.tree.calibrate import calibrate
 from fpgasim.tree.draft_trees import default_tree

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.algorithm_comparison import compare_algorithms, comparison_markdown
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.studies.algorithm_comparison import compare_algorithms, comparison_markdown
 from fpgasim.tree.sar import falcon_calibration_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "falcon.md"

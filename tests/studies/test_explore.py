@@ -1,7 +1,7 @@
 """`fpgasim explore`: a board varied over fields of its FPGA or design file (`--vary`), re-fitted,
 solved per drafter and context: the delivered rate, DSPs, Pareto front, the cheapest paying
 design, the heat maps, the cache. (The FlightLLM design-space cases of the retired
-`analysis/design_space.py` are here too, against `--vary`.)"""
+`studies/explore.py` are here too, against `--vary`.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fpgasim.analysis.explore import (
+from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.board_loader import BoardBase
+from fpgasim.studies.explore import (
     RESULT_COLUMNS,
     cheapest_paying,
     explore,
@@ -19,8 +21,6 @@ from fpgasim.analysis.explore import (
     solve_boards,
     verdict,
 )
-from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.config.board_loader import BoardBase
 from fpgasim.sweep.space import parse_vary
 from tests.cli_helpers import run_cli
 
@@ -120,7 +120,7 @@ def test_heat_map_greys_out_cells_where_ad_wins(result, tmp_path: Path, monkeypa
 
     import matplotlib.pyplot as plt
 
-    from fpgasim.analysis import plot as plot_module
+    from fpgasim.figures import plots as plot_module
 
     summary = result.summary.copy()
     first = summary.index[0]
@@ -250,7 +250,7 @@ def test_explore_is_cached_and_resumes(tmp_path: Path) -> None:
 
 
 def test_solve_boards_agrees_with_the_solver() -> None:
-    from fpgasim.analysis.solver import solve
+    from fpgasim.solving.solver import solve
 
     model = load_model("llama2-7b-flightllm")
     boards = [load_board("u280"), load_board("v80")]

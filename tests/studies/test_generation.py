@@ -1,4 +1,4 @@
-"""End-to-end generation (analysis/generation.py), prefill, and their CLIs (`simulate --phase
+"""End-to-end generation (studies/generation.py), prefill, and their CLIs (`simulate --phase
 prefill`, `generate`): hand-checkable small cases on the analytic engine."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fpgasim.analysis.aat_curve_fits import embedded_curves
-from fpgasim.analysis.generation import decode_context, generate, planned_passes
+from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_board, load_model, resolve
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
@@ -21,6 +20,7 @@ from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point, prefill_specs, prefill_timing, simulate_point
 from fpgasim.step import pass_key
+from fpgasim.studies.generation import decode_context, generate, planned_passes
 from tests.cli_helpers import run_cli
 
 BOARD, MODEL = "vhk158", "llama2-chat-7b"
@@ -374,7 +374,7 @@ def test_generate_puts_sd_beside_its_ad_baseline(setup) -> None:
 
 @pytest.mark.slow
 def test_generate_cli_shows_the_baseline_and_draws_the_run(capsys, tmp_path, monkeypatch) -> None:
-    import fpgasim.analysis.plot as plot_module
+    import fpgasim.figures.plots as plot_module
     from tests.figures.test_figures import assert_inside
 
     captured = {}

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fpgasim.analysis.aat import load_aat_tables
-from fpgasim.analysis.aat_curve_fits import measured_curves
-from fpgasim.analysis.generation import generate, measured_curve_at
+from fpgasim.acceptance.curves import measured_curves
+from fpgasim.acceptance.measured import load_aat_tables
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import get_engine
+from fpgasim.studies.generation import generate, measured_curve_at
 
 
 def test_generate_with_measured_aat(aat_dir: Path) -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpgasim.analysis.tree_design import EngineTreeCosts, design_tree, design_trees
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.errors import InputError
 from fpgasim.simulate import draft_timing, verify_timing
+from fpgasim.solving.tree_design import EngineTreeCosts, design_tree, design_trees
 from fpgasim.tree.builders import depth_tree, width_tree
 from fpgasim.tree.embedded import default_token_tree, embedded_model
 from fpgasim.tree.method_curves import compare_curves
@@ -300,8 +300,8 @@ def test_v80_1024_beats_every_fixed_tree(v80_longspec_1024) -> None:
 
 def test_solver_costs_the_design_the_same(v80_longspec_1024) -> None:
     """The solver's Timer on the throughput curve gives the design's tokens/s (same engine)."""
-    from fpgasim.analysis.solver import solve_curves
-    from fpgasim.analysis.tree_design import throughput_curve
+    from fpgasim.solving.solver import solve_curves
+    from fpgasim.solving.tree_design import throughput_curve
 
     a, _model, costs, result = v80_longspec_1024
     curve = throughput_curve(costs.engine, costs.board, costs.model, a, 1024, x_max=20)
@@ -326,7 +326,7 @@ def test_eagle3_enumeration_respects_depth_and_top_k() -> None:
 
 def test_solve_throughput_curve_beats_embedded_optimal() -> None:
     """`solve --curve-method throughput`: the Best set is at least the AAT-optimal curve's."""
-    from fpgasim.analysis.solver import solve
+    from fpgasim.solving.solver import solve
 
     b, m, a = load_board("v80"), load_model("llama-3.1-8b"), load_algorithm("longspec")
     hw = solve(b, m, a, [1024], engine="analytic", curve_method="throughput").summary.iloc[0]
@@ -340,7 +340,7 @@ def test_aat_optimal_comparison_respects_the_maximal_tree() -> None:
     """The CLI's AAT-optimal tree of equal size: the best AAT over LongSpec's capped shapes."""
     import itertools
 
-    from fpgasim.analysis.tree_design import aat_optimal_design
+    from fpgasim.solving.tree_design import aat_optimal_design
 
     a = load_algorithm("longspec")
     model = embedded_model(a, 256)

@@ -1,6 +1,6 @@
 """Fig. 6: the AAT against x per tree-construction method."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import SOURCE_COLUMNS, ExperimentKind, register_kind
 

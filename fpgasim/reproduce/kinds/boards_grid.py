@@ -1,6 +1,6 @@
 """Table IV: AD, the best x and its speedup per board and context, with the regime."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import tables
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,

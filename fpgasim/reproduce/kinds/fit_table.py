@@ -1,6 +1,6 @@
 """Fig. 5: the AAT model A + B·ln(x − C) fitted on a few points, and its R²."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import SOURCE_COLUMNS, ExperimentKind, register_kind
 

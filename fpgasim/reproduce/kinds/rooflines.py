@@ -1,6 +1,6 @@
 """Fig. 2: the primary and discounted rooflines, AAT/AR and P_eff against x."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,

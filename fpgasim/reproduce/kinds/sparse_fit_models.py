@@ -1,6 +1,6 @@
 """Fig. 4: the best x per model on the AAT fitted from a few measured points."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import tables
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,

@@ -1,6 +1,6 @@
 """Fig. 1: the speedup over AD against x, with the AAT."""
 
-from fpgasim.analysis import plot
+from fpgasim.figures import plots as plot
 from fpgasim.reproduce import curve_renderers
 from fpgasim.reproduce.kind import (
     TIMED_COLUMNS,

@@ -193,7 +193,7 @@ def test_heads_repeated_equal_heads_emitted_one_by_one(x: int, context: int) -> 
 def test_explore_rows_keep_their_order() -> None:
     """The sweep runs boards that share instructions together; its rows come back in the
     points' order, equal to a run without that reordering."""
-    from fpgasim.analysis import explore
+    from fpgasim.studies import explore
 
     boards = [_other_link(BOARD), BOARD]
     algorithms = [load_algorithm("longspec")]

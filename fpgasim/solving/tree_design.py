@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat_curve_fits import AatCurve, _embedded_ori
-from fpgasim.analysis.aat_curve_fits import max_verify_len as curve_max
-from fpgasim.analysis.aat_model import fit_curve
-from fpgasim.analysis.acceptance_rule import embedded_source
+from fpgasim.acceptance.curves import AatCurve, _embedded_ori
+from fpgasim.acceptance.curves import max_verify_len as curve_max
+from fpgasim.acceptance.log_model import fit_curve
+from fpgasim.acceptance.rule import embedded_source
 from fpgasim.bounded import BoundedCache
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel

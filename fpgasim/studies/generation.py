@@ -9,7 +9,7 @@ once.
 
 SD: g, the expected tokens generated so far, starts at 0. A step starts at g_k, runs at
 context ceil_m(P + floor(g_k) + 1) - 1 (floor: only whole accepted tokens are cached), and
-verifies the solver's best x there (`analysis.solver.best_set`, the draft tree at x with
+verifies the solver's best x there (`solving.solver.best_set`, the draft tree at x with
 floor(AAT) accepted); g_(k+1) = g_k + AAT(x) exactly, in floating point, with no rounding
 between steps. Steps run while g_k < D; the last step is charged in full even when it
 overshoots D. Where the solver decides "use AD" (best speedup <= 1) the step is one AD
@@ -33,11 +33,9 @@ from typing import Protocol
 
 import pandas as pd
 
-from fpgasim.analysis.aat import AatTables, workload_rows
-from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves, embedded_curves
-from fpgasim.analysis.acceptance_rule import main_task, tables_for
-from fpgasim.analysis.decision import USE_SD
-from fpgasim.analysis.solver import Timer, best_set, energy_verdict
+from fpgasim.acceptance.curves import AatCurve, acceptance_curves, embedded_curves
+from fpgasim.acceptance.measured import AatTables, workload_rows
+from fpgasim.acceptance.rule import main_task, tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine
@@ -53,6 +51,8 @@ from fpgasim.simulate import (
     prefill_timing,
     verify_timing,
 )
+from fpgasim.solving.decision import USE_SD
+from fpgasim.solving.solver import Timer, best_set, energy_verdict
 from fpgasim.step import PassKey, service_for, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor
 

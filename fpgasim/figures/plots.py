@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.algorithm_comparison import Comparison, acceptance_label
-from fpgasim.analysis.decision import USE_AD, USE_SD, decision_of
-from fpgasim.analysis.explore import ExploreResult
-from fpgasim.analysis.generation import Generation
-from fpgasim.analysis.solver import Solution
 from fpgasim.errors import InputError
 from fpgasim.fileio import write_figure
+from fpgasim.solving.decision import USE_AD, USE_SD, decision_of
+from fpgasim.solving.solver import Solution
+from fpgasim.studies.algorithm_comparison import Comparison, acceptance_label
+from fpgasim.studies.explore import ExploreResult
+from fpgasim.studies.generation import Generation
 from fpgasim.tree.method_curves import METHODS
 
 if TYPE_CHECKING:  # matplotlib only when a figure is drawn

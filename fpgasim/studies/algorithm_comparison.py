@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis.aat import AatTables
-from fpgasim.analysis.acceptance_rule import main_task, tables_for
-from fpgasim.analysis.solver import Solution, solve
+from fpgasim.acceptance.measured import AatTables
+from fpgasim.acceptance.rule import main_task, tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
+from fpgasim.solving.solver import Solution, solve
 
 #: One row per (context, algorithm); parameter columns first.
 COMPARE_COLUMNS = [
@@ -81,7 +81,7 @@ MAX_ALGORITHMS = 8
 class Comparison:
     """table: COMPARE_COLUMNS, one row per (context, algorithm) at its best x.
     winners: WINNER_COLUMNS, one row per context. curves: the solvers' per-x curves
-    (CURVE_COLUMNS of fpgasim.analysis.solver), all algorithms stacked."""
+    (CURVE_COLUMNS of fpgasim.solving.solver), all algorithms stacked."""
 
     table: pd.DataFrame
     winners: pd.DataFrame

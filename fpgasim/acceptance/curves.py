@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import (
+from fpgasim.acceptance.log_model import AatFit, fit_curve
+from fpgasim.acceptance.measured import (
     AatTables,
     curve_method,
     pair_rows,
@@ -28,8 +29,7 @@ from fpgasim.analysis.aat import (
     tree_of_row,
     workload_rows,
 )
-from fpgasim.analysis.aat_model import AatFit, fit_curve
-from fpgasim.analysis.acceptance_rule import (
+from fpgasim.acceptance.rule import (
     AcceptanceSource,
     acceptance_source,
     default_tasks,

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import (
+from fpgasim.acceptance.measured import (
     CURVE_METHOD_ORDER,
     ORIGINAL,
     AatTables,
@@ -227,7 +227,7 @@ def acceptance_source(
 
     tables None or without the pair: the embedded model. task: the measured task (default:
     `default_tasks`' first); tasks: the task set of the run (the file holding most of them
-    is preferred, as `analysis.aat.select_curve` does); method: a curve method to keep to.
+    is preferred, as `acceptance.measured.select_curve` does); method: a curve method to keep to.
     """
     if context < 1:
         raise InputError("contexts", context, "context lengths >= 1")
@@ -391,7 +391,7 @@ def carried(
 
 def tables_for(aat_dir: AatTables | Path | str | Sequence[Path | str] | None) -> AatTables:
     """The tables of `aat_dir`: the shipped ones for None or BUILTIN_AAT, else that folder
-    (or files), loaded and checked (`analysis.aat.load_aat_tables`)."""
+    (or files), loaded and checked (`acceptance.measured.load_aat_tables`)."""
     if aat_dir is None:
         return builtin_tables()
     if isinstance(aat_dir, AatTables):

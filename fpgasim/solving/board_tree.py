@@ -23,18 +23,18 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves
-from fpgasim.analysis.acceptance_rule import embedded_source, tables_for
-from fpgasim.analysis.decision import decision_of
-from fpgasim.analysis.solver import Timer, best_set
-from fpgasim.analysis.tree_design import EngineTreeCosts, check_size, design_tree
+from fpgasim.acceptance.curves import AatCurve, acceptance_curves
+from fpgasim.acceptance.measured import pair_rows
+from fpgasim.acceptance.rule import embedded_source, tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import InputError
+from fpgasim.solving.decision import decision_of
+from fpgasim.solving.solver import Timer, best_set
+from fpgasim.solving.tree_design import EngineTreeCosts, check_size, design_tree
 from fpgasim.step import service_for
 from fpgasim.tree.embedded import embedded_model
 from fpgasim.tree.positional import PositionalModel

@@ -20,18 +20,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curve_fits import AatCurve, acceptance_curves, max_verify_len
-from fpgasim.analysis.acceptance_rule import tables_for
-from fpgasim.analysis.cross_check import disagreement_line
-from fpgasim.analysis.decision import USE_SD, decision_of, rests_on
-from fpgasim.analysis.solver import energy_verdict
+from fpgasim.acceptance.curves import AatCurve, acceptance_curves, max_verify_len
+from fpgasim.acceptance.measured import pair_rows
+from fpgasim.acceptance.rule import tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point
+from fpgasim.solving.cross_check import disagreement_line
+from fpgasim.solving.decision import USE_SD, decision_of, rests_on
+from fpgasim.solving.solver import energy_verdict
 from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
 from fpgasim.sweep.grid import check_points

@@ -26,21 +26,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat import pair_rows
-from fpgasim.analysis.aat_curve_fits import (
+from fpgasim.acceptance.curves import (
     AAT_SOURCES,
     AatCurve,
     acceptance_curves,
     max_verify_len,
     mean_curve,
 )
-from fpgasim.analysis.aat_model import naive_verify_len
-from fpgasim.analysis.acceptance_rule import tables_for
-from fpgasim.analysis.decision import USE_SD, decision_of
-from fpgasim.analysis.dynamic_schedule import build_schedule
-from fpgasim.analysis.roofline import RooflineFit, effective, fit_roofline, primary_roofline
-from fpgasim.analysis.tasks import unified_table
-from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
+from fpgasim.acceptance.log_model import naive_verify_len
+from fpgasim.acceptance.measured import pair_rows
+from fpgasim.acceptance.rule import tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
@@ -58,6 +53,11 @@ from fpgasim.simulate import (
     fits_memory,
     verify_timing,
 )
+from fpgasim.solving.decision import USE_SD, decision_of
+from fpgasim.solving.dynamic_schedule import build_schedule
+from fpgasim.solving.roofline import RooflineFit, effective, fit_roofline, primary_roofline
+from fpgasim.solving.tasks import unified_table
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
 from fpgasim.sweep.grid import check_points
 
@@ -898,7 +898,7 @@ class Solution:
     context, x), CURVE_COLUMNS. rooflines: one row per (context, x): T_v, P, fitted P.
     unified: with >= 2 tasks, one row per (context, task): best vs unified x (else empty).
     unified_summary: the solution of the mean curve per context (else empty).
-    schedule: context ranges -> (x, tree) (see analysis.dynamic_schedule).
+    schedule: context ranges -> (x, tree) (see solving.dynamic_schedule).
     aat_curves: the AAT curves solved (`solve_curves_for`'s), one per (task, context).
     """
 
@@ -1017,7 +1017,7 @@ def solve(
 
     aat_source: None (the rule), measured or fitted (the log model at every x; measured
     tables required), or embedded (asked for; task-agnostic). curve_method `throughput`
-    (embedded): per x the tree of highest tokens/s on this board (analysis.tree_design).
+    (embedded): per x the tree of highest tokens/s on this board (solving.tree_design).
     Every context plus its curve's largest x must fit the model's window, unless
     `beyond_window` (the study's experiments that ran past it, docs/reproduction.md).
     batch: every step decodes that many requests together (docs/batching.md);

@@ -344,7 +344,7 @@ def load_aat_tables(paths: Path | str | Sequence[Path | str]) -> AatTables:
     return AatTables(rows=rows, tree_table=tree_table, files=tuple(p.name for p in files))
 
 
-@memoised("aat.builtin_tables", owner="fpgasim.analysis.aat", keys="nothing (one value)",
+@memoised("aat.builtin_tables", owner="fpgasim.acceptance.measured", keys="nothing (one value)",
           budget=1, why="the shipped AAT tables, read and checked once per process")
 def builtin_tables() -> AatTables:
     """The shipped tables (BUILTIN_AAT), loaded and checked once per process."""
@@ -470,7 +470,7 @@ def table_tree(
 
 #: `table_trees`' answers: (the tree table, held so its id is not reused, and its trees)
 _TABLE_TREES = bounded_cache(
-    "aat.table_trees", owner="fpgasim.analysis.aat",
+    "aat.table_trees", owner="fpgasim.acceptance.measured",
     keys="a per-x tree table (by identity) and a drafter's tree family and columns",
     budget=64, why="a run reads the same per-x tree table for every curve: building its "
     "trees took 6 ms a curve (0.19 s of a `generate`'s 32 curves)")

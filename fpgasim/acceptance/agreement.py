@@ -13,9 +13,9 @@ import math
 
 import pandas as pd
 
-from fpgasim.analysis.aat import AatTables, table_trees
-from fpgasim.analysis.aat_curve_fits import acceptance_curves
-from fpgasim.analysis.acceptance_rule import acceptance_source, context_range
+from fpgasim.acceptance.curves import acceptance_curves
+from fpgasim.acceptance.measured import AatTables, table_trees
+from fpgasim.acceptance.rule import acceptance_source, context_range
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.tree.builders import dynamic_tree

@@ -34,14 +34,14 @@ from typing import Any
 
 import pandas as pd
 
-from fpgasim.analysis.solver import BatchSolution, Solution, solve, solve_batches
-from fpgasim.analysis.tree_design import COSTED_TREE_METHODS
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
+from fpgasim.solving.solver import BatchSolution, Solution, solve, solve_batches
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import service_for, step_passes, verify_spec
 
 #: Mechanisms named in reasons, in tie-break order.

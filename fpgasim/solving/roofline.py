@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fpgasim.analysis.aat_model import r_squared
+from fpgasim.acceptance.log_model import r_squared
 from fpgasim.config.board import Board
 from fpgasim.config.schema import TargetModel
 from fpgasim.engine import Engine

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 import yaml
 
-from fpgasim.analysis.decision import USE_SD
+from fpgasim.solving.decision import USE_SD
 
 SCHEDULE_COLUMNS = [
     "context_from",

@@ -1,0 +1,2 @@
+"""Studies over many boards or algorithms: explore, generate, the algorithm comparison."""
+

@@ -50,7 +50,13 @@ from fpgasim.solving.cross_check import CheckedBatches, solve_batches_checked, s
 from fpgasim.solving.decision import rests_on
 from fpgasim.solving.dynamic_schedule import schedule_yaml
 from fpgasim.solving.roofline import ridge_tokens
-from fpgasim.solving.solver import NAIVE_THRESHOLD, Solution, crossover_lines, marked_points
+from fpgasim.solving.solver import (
+    NAIVE_THRESHOLD,
+    Solution,
+    SolveOptions,
+    crossover_lines,
+    marked_points,
+)
 from fpgasim.studies.algorithm_comparison import drafted_levels
 from fpgasim.validation import validation_line, validation_of
 
@@ -175,29 +181,29 @@ def solve(
     tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
     b, m, a = board_from(board, fpga, design), load_model(model), load_algorithm(algorithm)
     check_drafter(b, a)
-    inputs = {
-        "tasks": tasks,
-        "aat_dir": aat_dir,
-        "aat_source": aat_source.value if aat_source else None,
-        "fit_points": parse_int_list(fit_points, "--fit-points", 1, 4096) if fit_points else None,
-        "naive_threshold": naive_threshold,
-        "curve_method": curve_method,
-        "mean": mean.value,
-        "objective": objective.value,
-        "every_x": every_x or plot is not None,
-    }
+    options = SolveOptions(
+        tasks=tuple(tasks) if tasks else None,
+        aat_dir=aat_dir,
+        aat_source=aat_source.value if aat_source else None,
+        fit_points=(tuple(parse_int_list(fit_points, "--fit-points", 1, 4096))
+                    if fit_points else None),
+        naive_threshold=naive_threshold,
+        curve_method=curve_method,
+        mean=mean.value,
+        objective=objective.value,
+        every_x=every_x or plot is not None,
+    )
     ctxs = parse_contexts(contexts)
     batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
     if len(batches) > 1:
         if schedule_out is not None:
             raise InputError("--schedule-out", str(schedule_out),
                              "one --batch (a schedule is for one batch size)")
-        checked = solve_batches_checked(b, m, a, ctxs, batches, engine=engine, **inputs)
+        checked = solve_batches_checked(b, m, a, ctxs, batches, options, engine=engine)
         _batch_output(checked, b, output_format, plot)
         _warn_fit(b, m, marked_points(checked.result.summary, a.drafter, decision_taken=True))
         return
-    inputs["batch"] = batches[0]
-    solved = solve_checked(b, m, a, ctxs, engine=engine, **inputs)
+    solved = solve_checked(b, m, a, ctxs, options, engine=engine, batch=batches[0])
     solution, differs = solved.solution, solved.disagreements
     if plot is not None:
         plot_solution(solution, plot, b.lowering)

@@ -18,14 +18,17 @@ from fpgasim.solving.solver import (
     SUMMARY_COLUMNS,
     BestSet,
     Solution,
+    SolveOptions,
     Timer,
     best_set,
     best_summary,
     classify_regime,
     solve,
+    solve_batches_with,
     solve_best_curves,
     solve_curve,
     solve_curves,
+    solve_with,
 )
 from fpgasim.solving.tasks import (
     unified_table,
@@ -38,6 +41,7 @@ __all__ = [
     "RooflineFit",
     "SUMMARY_COLUMNS",
     "Solution",
+    "SolveOptions",
     "Timer",
     "best_set",
     "best_summary",
@@ -52,5 +56,7 @@ __all__ = [
     "solve_best_curves",
     "solve_curve",
     "solve_curves",
+    "solve_batches_with",
+    "solve_with",
     "unified_table",
 ]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -40,9 +39,18 @@ from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
-from fpgasim.solving.solver import BatchSolution, Solution, solve, solve_batches
+from fpgasim.solving.solver import (
+    BatchSolution,
+    Solution,
+    SolveOptions,
+    solve_batches_with,
+    solve_with,
+)
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import service_for, step_passes, verify_spec
+
+#: a solve's options when a caller gives none (frozen: shared safely)
+DEFAULT_OPTIONS = SolveOptions()
 
 #: Mechanisms named in reasons, in tie-break order.
 MECHANISMS = ("MV rate", "padding", "weight re-reads", "SFU", "loads", "stores", "stalls")
@@ -259,16 +267,18 @@ def solve_checked(
     model: TargetModel,
     algorithm: Algorithm,
     contexts: Sequence[int],
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
     engine: str,
-    **inputs: Any,
+    batch: int = 1,
 ) -> CheckedSolution:
     """`solver.solve` under `engine` and, for a simulator, the accounting's cross-check
-    (`solution_disagreements`); `inputs` are `solve`'s keyword arguments. One engine
-    instance serves the solve and the reasons, so no pass is timed twice."""
+    (`solution_disagreements`). One engine instance serves the solve and the reasons, so no
+    pass is timed twice."""
     sim = get_engine(engine)
-    solution = solve(board, model, algorithm, contexts, engine=sim, **inputs)
-    lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, inputs)
+    solution = solve_with(board, model, algorithm, contexts, options, engine=sim, batch=batch)
+    lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, options,
+                                   batch=batch)
     return CheckedSolution(solution, lines)
 
 
@@ -277,7 +287,9 @@ def solution_disagreements(
     workload: tuple[Board, TargetModel, Algorithm],
     contexts: Sequence[int],
     engine: str | Engine,
-    inputs: dict[str, Any],
+    options: SolveOptions = DEFAULT_OPTIONS,
+    *,
+    batch: int = 1,
 ) -> list[str]:
     """With a simulator engine: solve the same inputs with the study's accounting and return
     one line per (task, context) where the two decide SD-or-AD differently, with the
@@ -288,10 +300,10 @@ def solution_disagreements(
     if sim.name == ACCOUNTING:
         return []
     accounting = get_engine(ACCOUNTING)
-    shared = {}  # the same curves, unless their trees were designed on the simulator's costs
-    if inputs.get("curve_method") not in COSTED_TREE_METHODS:
-        shared["curves"] = list(solution.aat_curves)
-    account = solve(board, model, algorithm, contexts, engine=accounting, **inputs, **shared)
+    # the same curves, unless their trees were designed on the simulator's costs
+    same = None if options.curve_method in COSTED_TREE_METHODS else list(solution.aat_curves)
+    account = solve_with(board, model, algorithm, contexts, options, engine=accounting,
+                         batch=batch, curves=same)
     ours = solution.summary.set_index(["task", "context", "batch"])
     multi = solution.summary["task"].nunique() > 1
     batched = solution.summary["batch"].nunique() > 1
@@ -334,18 +346,19 @@ def solve_batches_checked(
     algorithm: Algorithm,
     contexts: Sequence[int],
     batches: Sequence[int],
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
     engine: str,
-    **inputs: Any,
 ) -> CheckedBatches:
     """`solver.solve_batches` under `engine` and, for a simulator, under the accounting
     beside it: its decision and speedup per row, and the rows where the two differ."""
-    result = solve_batches(board, model, algorithm, contexts, batches, engine=engine, **inputs)
+    result = solve_batches_with(board, model, algorithm, contexts, batches, options,
+                                engine=engine)
     summary = result.summary.copy()
     if engine == ACCOUNTING:
         return CheckedBatches(result, summary, [])
-    account = solve_batches(board, model, algorithm, contexts, batches, engine=ACCOUNTING,
-                            **inputs)
+    account = solve_batches_with(board, model, algorithm, contexts, batches, options,
+                                 engine=ACCOUNTING)
     acc = account.summary.set_index(["task", "context", "batch"])
     keys = list(zip(summary["task"], summary["context"], summary["batch"], strict=True))
     summary["decision_accounting"] = [acc.loc[k, "decision"] for k in keys]

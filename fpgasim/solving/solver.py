@@ -1295,3 +1295,62 @@ def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None
 BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
                            "first_ad_batch", "speedup_from", "pays_again_at", "batches",
                            "unfit_batches"]
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """What a solve asks beside its workload, as one typed request (the CLI builds it once
+    and it travels unchanged to the solver: no keyword bag between layers). The acceptance:
+    tasks, AAT tables, source, fit points, curve method, contexts beyond the window; the
+    solver's choices: the Naive threshold, the across-tasks mean, the objective, every x."""
+
+    tasks: tuple[str, ...] | None = None
+    aat_dir: Path | str | tuple[Path | str, ...] | None = None
+    aat_source: str | None = None
+    fit_points: tuple[int, ...] | None = None
+    naive_threshold: float = NAIVE_THRESHOLD
+    curve_method: str | None = None
+    mean: str = "geometric"
+    beyond_window: bool = False
+    objective: str = "throughput"
+    every_x: bool = True
+
+
+def solve_with(
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    options: SolveOptions,
+    *,
+    engine: Engine | str,
+    batch: int = 1,
+    curves: Sequence[AatCurve] | None = None,
+) -> Solution:
+    """`solve` of a workload at one batch with a typed request."""
+    o = options
+    return solve(board, model, algorithm, contexts, engine=engine, tasks=o.tasks,
+                 aat_dir=o.aat_dir, aat_source=o.aat_source, fit_points=o.fit_points,
+                 naive_threshold=o.naive_threshold, curve_method=o.curve_method, mean=o.mean,
+                 beyond_window=o.beyond_window, batch=batch, objective=o.objective,
+                 every_x=o.every_x, curves=curves)
+
+
+def solve_batches_with(
+    board: Board,
+    model: TargetModel,
+    algorithm: Algorithm,
+    contexts: Sequence[int],
+    batches: Sequence[int],
+    options: SolveOptions,
+    *,
+    engine: Engine | str,
+) -> BatchSolution:
+    """`solve_batches` of a workload with a typed request (every option means what it means
+    for one batch)."""
+    o = options
+    return solve_batches(board, model, algorithm, contexts, batches, engine=engine,
+                         tasks=o.tasks, aat_dir=o.aat_dir, aat_source=o.aat_source,
+                         curve_method=o.curve_method, beyond_window=o.beyond_window,
+                         fit_points=o.fit_points, naive_threshold=o.naive_threshold,
+                         mean=o.mean, objective=o.objective, every_x=o.every_x)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from fpgasim.config.board import Board
@@ -42,11 +43,40 @@ def register_engine(name: str, cls: type) -> None:
     ENGINES[name] = cls
 
 
-def get_engine(name: str, **options: object) -> Engine:
-    """An engine instance by name; unknown names list the choices."""
+@dataclass(frozen=True)
+class EngineSpec:
+    """What rebuilds an engine, on a pool worker or anywhere: its class and its options,
+    typed, picklable and hashable (no keyword bag). None: the engine's default."""
+
+    cls: type
+    #: cycle engines: time a window of layers and extend by the proven steady state
+    window: bool | None = None
+    #: cycle engines: the layer windows tried
+    window_layers: tuple[int, ...] | None = None
+
+    def build(self) -> Engine:
+        """A fresh engine of this class with these options."""
+        if self.window is None and self.window_layers is None:
+            return self.cls()
+        window = self.cls().window if self.window is None else self.window
+        return self.cls(window=window, window_layers=self.window_layers)
+
+    @classmethod
+    def of(cls, engine: Engine) -> EngineSpec:
+        """The spec that rebuilds `engine` (its class and its `options`, when it has any)."""
+        window = getattr(engine, "window", None)
+        layers = getattr(engine, "window_layers", None)
+        return cls(type(engine), window, None if layers is None else tuple(layers))
+
+
+def get_engine(name: str, *, window: bool | None = None) -> Engine:
+    """An engine instance by name (`window`: a cycle engine's windowing, None its default);
+    unknown names list the choices."""
     if name not in ENGINES:
         raise InputError("engine", name, f"one of {', '.join(sorted(ENGINES))}")
-    return ENGINES[name](**options)
+    if window is not None and not hasattr(ENGINES[name], "window_layers"):
+        raise InputError("engine", name, "a cycle engine (event, fast) for windowing")
+    return EngineSpec(ENGINES[name], window=window).build()
 
 
 __all__ = [
@@ -54,6 +84,7 @@ __all__ = [
     "DEFAULT_ENGINE",
     "BULK_ENGINE",
     "Engine",
+    "EngineSpec",
     "Timing",
     "combine",
     "get_engine",

@@ -371,11 +371,6 @@ class CycleEngine:
         """Each row's start and finish (the engine's scheduler)."""
         raise NotImplementedError
 
-    @property
-    def options(self) -> dict:
-        """The constructor arguments that rebuild this engine (on a pool worker)."""
-        return {"window": self.window, "window_layers": self.window_layers}
-
     #: programs with more rows than this are windowed even when `window` is False
     max_full_rows = 2_000_000
 

@@ -24,7 +24,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import lower_floor_cycles, lowering_of
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.engine import Engine
+from fpgasim.engine import Engine, EngineSpec
 from fpgasim.engine.timing import Timing, combine, seconds_of
 from fpgasim.errors import InputError, PassOutOfRange
 from fpgasim.step.executor import Executor, Submits
@@ -91,11 +91,6 @@ def costed_spec(spec: PassSpec, board: Board) -> PassSpec:
     if spec.tree_parents is None or lowering_of(board).reads_tree_mask:
         return spec
     return replace(spec, tree_parents=None)
-
-
-def engine_options(engine: Engine) -> dict:
-    """The constructor arguments that rebuild `engine` on a worker ({} when it has none)."""
-    return dict(getattr(engine, "options", None) or {})
 
 
 class PassService:
@@ -271,9 +266,9 @@ class PassService:
             wanted[pk] = (pk[0], *k[1:])  # the spec as costed
         return [k for pk, k in wanted.items() if pk not in self._memo]
 
-    def _options(self) -> tuple:
+    def _options(self) -> EngineSpec:
         """What rebuilds this service's engine on a worker (`_time_chunk`)."""
-        return (type(self.engine), tuple(sorted(engine_options(self.engine).items())))
+        return EngineSpec.of(self.engine)
 
 
 def _chunks(tasks: list[PassKey], size: int) -> list[list[PassKey]]:
@@ -386,11 +381,10 @@ _WORKER_ENGINES: BoundedCache[Engine] = bounded_cache(
     "makespans serve every chunk")
 
 
-def _time_chunk(task: tuple[tuple, list[PassKey]]) -> list[Timed]:
+def _time_chunk(task: tuple[EngineSpec, list[PassKey]]) -> list[Timed]:
     """Pool worker: a chunk of passes timed on this process's engine for the options."""
-    options, keys = task
-    cls, kwargs = options
-    engine = _WORKER_ENGINES(options, lambda: cls(**dict(kwargs)))
+    spec, keys = task
+    engine = _WORKER_ENGINES(spec, spec.build)
     return [time_pass(engine, *key) for key in keys]
 
 

@@ -39,12 +39,16 @@ class BoundedCache(Generic[V]):
         self.size_of = size_of
         self.held = 0  # total size of the values held
         self.items: OrderedDict[Hashable, V] = OrderedDict()
+        #: [hits, misses] of `get` and calls, shared by every cache of one spec (`cache_stats`)
+        self.stats: list[int] = [0, 0]
 
     def get(self, key: Hashable) -> V | None:
         """The value stored under `key` (now the most recently used), or None."""
         value = self.items.get(key, _MISSING)
         if value is _MISSING:
+            self.stats[1] += 1
             return None
+        self.stats[0] += 1
         self.items.move_to_end(key)
         return value
 
@@ -68,7 +72,9 @@ class BoundedCache(Generic[V]):
         """The value under `key` (None included), made by `make()` and stored on a miss."""
         value = self.items.get(key, _MISSING)
         if value is _MISSING:
+            self.stats[1] += 1
             return self.put(key, make())
+        self.stats[0] += 1
         self.items.move_to_end(key)
         return value
 
@@ -109,6 +115,7 @@ class CacheSpec:
         """A new empty cache of this spec (one per owner instance for a per-instance cache),
         of at most `budget` in total `size_of(value)` (1 per entry by default)."""
         cache: BoundedCache = BoundedCache(self.budget, size_of or (lambda value: 1))
+        cache.stats = _STATS[self.name]
         _LIVE[self.name].add(cache)
         return cache
 
@@ -117,6 +124,8 @@ class CacheSpec:
 _SPECS: dict[str, CacheSpec] = {}
 #: the live caches of each name (several for a per-instance cache: one per engine, ...)
 _LIVE: dict[str, weakref.WeakSet[BoundedCache]] = {}
+#: [hits, misses] of every cache of each name since the process started (or `reset_stats`)
+_STATS: dict[str, list[int]] = {}
 
 
 def declare_cache(
@@ -135,6 +144,7 @@ def declare_cache(
         raise ValueError(f"cache {name!r} registered twice")
     spec = _SPECS[name] = CacheSpec(name, owner, keys, budget, unit, lifetime, why)
     _LIVE[name] = weakref.WeakSet()
+    _STATS[name] = [0, 0]
     return spec
 
 
@@ -190,6 +200,18 @@ def clear_caches(prefix: str = "") -> None:
 def cache_specs() -> list[CacheSpec]:
     """Every registered cache's spec, by name (the caches of modules imported so far)."""
     return sorted(_SPECS.values(), key=lambda spec: spec.name)
+
+
+def cache_stats() -> dict[str, tuple[int, int]]:
+    """(hits, misses) of every registered cache by name, summed over its instances, since
+    the process started or `reset_stats` (benchmarks/bench_cache_hits.py)."""
+    return {name: (hits, misses) for name, (hits, misses) in sorted(_STATS.items())}
+
+
+def reset_stats() -> None:
+    """Count every cache's hits and misses from zero."""
+    for counts in _STATS.values():
+        counts[0] = counts[1] = 0
 
 
 def live_caches(name: str) -> list[BoundedCache]:

@@ -138,3 +138,23 @@ if __name__ == "__main__":  # regenerate docs/scaling.md's table of caches
     import_everything()
     DOC.write_text(BLOCK.sub(lambda m: m.group(1) + fpgasim_inventory() + m.group(3),
                              DOC.read_text()))
+
+
+def test_hits_and_misses_are_counted_per_spec_over_its_instances() -> None:
+    from fpgasim import bounded
+
+    spec = bounded.declare_cache("test.counted", owner=__name__, keys="ints", budget=4,
+                                 why="a test")
+    try:
+        a, b = spec.new(), spec.new()
+        a(1, lambda: "one")  # miss
+        a(1, lambda: "never")  # hit
+        assert b.get(2) is None  # miss, on the other instance
+        b.put(2, "two")
+        assert b.get(2) == "two"  # hit
+        assert bounded.cache_stats()["test.counted"] == (2, 2)
+        bounded.reset_stats()
+        assert bounded.cache_stats()["test.counted"] == (0, 0)
+    finally:  # the registry is the documented inventory: leave it as the package made it
+        for table in (bounded._SPECS, bounded._LIVE, bounded._STATS):
+            table.pop("test.counted", None)

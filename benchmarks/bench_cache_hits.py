@@ -3,11 +3,12 @@ which caches earn their place, measured.
 
 The workload, in one process from cold (`clear_caches`), through the real CLI entry point:
 `solve` on v80 and flightllm-vhk158 (Llama-3.1-8B, LongSpec, two contexts, `fast`),
-`tree optimal` on v80, `generate` on flightllm-vhk158 (P = 128, D = 256), `explore` of flightllm-vhk158 over
-bandwidth and clock, and `reproduce table3` and `table4`. A cache that never hits in this workload is listed with hit rate 0:
-a candidate for removal, unless its `why` (docs/scaling.md) names a workload outside it.
-Everything runs in this process (`--executor inprocess`, `--workers 1`): a pool worker's
-caches count in the worker. Run: python benchmarks/bench_cache_hits.py (prints the table; `run()` rows for run.py).
+`tree optimal` on v80, `generate` on flightllm-vhk158 (P = 128, D = 256), `explore` of
+flightllm-vhk158 over bandwidth and clock, and `reproduce table3` and `table4`. A cache that
+never hits in this workload is listed with hit rate 0: a candidate for removal, unless its
+`why` (docs/scaling.md) names a workload outside it. Everything runs in this process
+(`--executor inprocess`, `--workers 1`): a pool worker's caches count in the worker.
+Run: python benchmarks/bench_cache_hits.py (prints the table; `run()` rows for run.py).
 """
 
 from __future__ import annotations

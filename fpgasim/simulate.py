@@ -99,6 +99,11 @@ def target_weight_count(model: TargetModel) -> int:
     return target_arithmetic(model).weight_count
 
 
+def target_active_weight_count(model: TargetModel) -> int:
+    """Target parameters one token uses (`TargetArithmetic.active_weight_count`)."""
+    return target_arithmetic(model).active_weight_count(model)
+
+
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
                  drafter: DrafterSchema | None = None, batch: int = 1) -> int:
     """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus

@@ -147,12 +147,22 @@ class MoeBlock(Strict):
         0.0, ge=0, le=4, description="capped-Zipf exponent s of expert popularity (0: uniform)")
     sibling_correlation: float = Field(
         0.0, ge=0, lt=1, description="rho: a tree token copies its parent's experts")
+    expert_counts: tuple[tuple[Annotated[int, Field(ge=0)], ...], ...] = Field(
+        (), strict=False, max_length=1024,
+        description="a routing trace's expert counts: one row for every layer or one per "
+        "layer, E counts each (empty: routing_skew's law)")
 
     @model_validator(mode="after")
     def _k_within_e(self) -> MoeBlock:
         if self.experts_per_token > self.experts:
             raise ValueError(f"experts_per_token = {self.experts_per_token} exceeds experts = "
                              f"{self.experts}; give 1 <= k <= E")
+        for i, row in enumerate(self.expert_counts):
+            tokens = sum(row) / self.experts_per_token
+            if len(row) != self.experts or tokens <= 0 or max(row) > tokens:
+                raise ValueError(f"expert_counts[{i}]: {len(row)} counts summing to {sum(row)}; "
+                                 f"give E = {self.experts} counts, sum > 0, each at most "
+                                 "sum / k")
         return self
 
 
@@ -217,6 +227,9 @@ class TargetModel(Strict):
             raise ValueError(
                 f"heads*head_dim = {self.heads}*{self.head_dim} != hidden = {self.hidden}"
             )
+        if self.moe is not None and len(self.moe.expert_counts) not in (0, 1, self.layers):
+            raise ValueError(f"moe.expert_counts has {len(self.moe.expert_counts)} rows; give "
+                             f"1 (every layer) or {self.layers}")
         if self.moe is not None and any(i >= self.layers for i in self.moe.dense_layers):
             raise ValueError(f"moe.dense_layers {list(self.moe.dense_layers)}: each in "
                              f"[0, {self.layers})")

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from fpgasim.bounded import memoised
 from fpgasim.config.design import Linear, Recipe
-from fpgasim.config.schema import TargetModel
+from fpgasim.config.schema import TargetModel, model_source
 from fpgasim.dataflow.passes import target_pass
+from fpgasim.errors import ConfigError
 
 
 def recipe_projection(name: str) -> str:
@@ -134,8 +135,6 @@ class TargetArithmetic:
 def target_arithmetic(model: TargetModel) -> TargetArithmetic:
     """The model's arithmetic, read off its one-token pass over a one-token cache."""
     if model.moe is not None and model.moe.dense_layers:
-        from fpgasim.config.schema import model_source
-        from fpgasim.errors import ConfigError
         raise ConfigError(model_source(model), model.key_of("mlp_only_layers"),
                           list(model.moe.dense_layers),
                           "no dense layers (mlp_only_layers [] and decoder_sparse_step 1): "

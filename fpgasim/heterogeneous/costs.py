@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fpgasim.config.schema import TargetModel
+from fpgasim.config.schema import TargetModel, model_source
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
+from fpgasim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,6 @@ def target_streamed_params(m: TargetModel) -> int:
     """Weights read by every target pass: all layers, the final norm and the LM head (a
     mixture of experts is refused: the GPU model has no routed experts, docs/moe-sd.md)."""
     if m.moe is not None:
-        from fpgasim.config.schema import model_source
-        from fpgasim.errors import ConfigError
         raise ConfigError(model_source(m), "model", m.id, "a dense target: the GPU+FPGA model "
                           "has no routed experts (docs/moe-sd.md)")
     return m.layers * layer_params(m) + target_arithmetic(m).final_norm_weights + lm_head_params(m)

@@ -21,6 +21,7 @@ import math
 from pathlib import Path
 
 from fpgasim.config.schema import MoeBlock, TargetModel
+from fpgasim.datafiles import read_table
 from fpgasim.errors import ConfigError
 
 
@@ -89,8 +90,6 @@ def read_trace(path: Path, moe: MoeBlock, layers: int) -> tuple[tuple[int, ...],
     """Per-layer expert counts of a routing trace (CSV or Parquet: columns layer, expert,
     count; one layer -1 row set for every layer, or layers 0..N-1): validated, one row of
     E counts per layer. docs/formats.md, "Routing traces"."""
-    from fpgasim.datafiles import read_table
-
     frame = read_table(path, "routing trace (layer, expert, count)")
     source = str(path)
     missing = [c for c in ("layer", "expert", "count") if c not in frame.columns]

@@ -219,10 +219,10 @@ class Net:
     ) -> str:
         """q, k, v projections of the normed `x` (`width` wide), then attention over the cache."""
         m, n = self.m, self.n
-        h, kv = m.hidden, m.kv_heads * m.head_dim
+        kv = m.kv_heads * m.head_dim
         dot = f"{prefix}." if prefix else ""
-        q = self.linear(f"{dot}q", [x], width, m.q_width if width == h else h,
-                        act_elems=n * width, mac_factor=q_factor)
+        q = self.linear(f"{dot}q", [x], width, m.q_width, act_elems=n * width,
+                        mac_factor=q_factor)
         k = self.linear(f"{dot}k", [x], width, kv, act_elems=n * width)
         v = self.linear(f"{dot}v", [x], width, kv, act_elems=n * width)
         return self.attention(prefix or "attn", q, k, v, keys, cached)

@@ -42,12 +42,15 @@ class GraphParams:
     recipe: Recipe
     key_tile: int
     kv_append: str
+    #: the compiler's block (FSB_BLOCK_SIZE): an MoE router's outputs pad to it (moe.py)
+    block: int = 16
 
     @classmethod
     def of(cls, board) -> GraphParams:
         """The board's: its recipe, the A buffer's depth in keys (PV's credit A_DEPTH // K
-        is at least one up to it, docs/flightllm-model.md §4.4), its KV append."""
-        return cls(board.recipe, board.design.buffers.a, board.compiler.kv_append)
+        is at least one up to it, docs/flightllm-model.md §4.4), its KV append, its block."""
+        return cls(board.recipe, board.design.buffers.a, board.compiler.kv_append,
+                   board.compiler.block)
 
 
 def key_tiles(keys: int, key_tile: int, rows: int, block: int = 16) -> list[tuple[int, int]]:

@@ -3,7 +3,7 @@ the compiler").
 
 One MoE decoder layer's MLP, after the post-attention RMSnorm, in program order:
 
-- the router, a linear h -> E (its E outputs padded like any projection's); its softmax
+- the router, a linear h -> E (its E outputs padded to whole blocks); its softmax
   and top-k (n x E elements) are not costed (docs/models.md);
 - the shared expert, if any (Qwen2-MoE): gate (SiLU fused), up (times the SiLU output,
   fused), down, and its sigmoid gate as a linear h -> 1 whose product with the shared
@@ -32,7 +32,7 @@ from dataclasses import replace
 from fpgasim.bounded import memoised
 from fpgasim.config.design import Linear, Recipe
 from fpgasim.config.schema import MoeBlock, TargetModel
-from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers, build_graph
+from fpgasim.dataflow.lowerings.flightllm.graph import GraphParams, Layers, build_graph, ceil_to
 from fpgasim.dataflow.lowerings.flightllm.layers import hardware_layers
 from fpgasim.dataflow.routing import touched_per_layer
 
@@ -80,17 +80,20 @@ def _swiglu(b: Layers, p: str, src: str, rows: int, width: int, recipe: Recipe,
     return _eltwise(b, f"{p}.scaled", down, scale, "mul")
 
 
-def moe_builder(moe: MoeBlock, touched: int):
-    """The MoE MLP of one decoder layer whose routed tokens touch `touched` experts."""
+def moe_builder(moe: MoeBlock, touched: int, block: int):
+    """The MoE MLP of one decoder layer whose routed tokens touch `touched` experts; the
+    routers' outputs (E, and the shared expert's one gate) padded to whole `block`s (the
+    compiler tiles whole blocks; the padded outputs are loaded, as MV's 512-output groups
+    are)."""
 
     def build(b: Layers, p: str, n2: str, x1: str, recipe: Recipe) -> str:
         g, h, n = b.g, b.h, b.rows
-        _linear(b, f"{p}router", n2, n, h, moe.experts, Linear())
+        _linear(b, f"{p}router", n2, n, h, ceil_to(moe.experts, block), Linear())
         shared = None
         if moe.shared_intermediate:
             scale = None
             if moe.shared_gate:  # its sigmoid (n values) is the scale's, not costed
-                _linear(b, f"{p}shared.router", n2, n, h, 1, Linear())
+                _linear(b, f"{p}shared.router", n2, n, h, block, Linear())
                 scale = g.input(f"{p}shared.weight", (n, h), b.act, "hbm")
             shared = _swiglu(b, f"{p}shared", n2, n, moe.shared_intermediate, recipe, scale)
         for j, rows in enumerate(expert_rows(n * moe.experts_per_token, touched)):
@@ -121,7 +124,7 @@ def _one_layer(model: TargetModel, params: GraphParams, phase: str, rows: int, c
                requests: int, touched: int) -> tuple:
     """(decoder layer 0's hardware layers, the tail's) with `touched` experts."""
     graph = build_graph(model, params, rows, context, phase, layers=1, requests=requests,
-                        moe_mlp=moe_builder(model.moe, touched))
+                        moe_mlp=moe_builder(model.moe, touched, params.block))
     hw = hardware_layers(graph, prefill=phase == "prefill")
     per = tuple(x for x in hw if x.name.startswith("l0."))
     return per, tuple(hw[len(per):])

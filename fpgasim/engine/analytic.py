@@ -133,8 +133,8 @@ def counts_for(
     """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
     the drafter plug-in's pass (tests/test_analytic.py checks both against docs/accounting.md
     transcribed independently)."""
-    if model.moe is not None:  # a closed form over dense layers: it would stream all E experts
-        raise ConfigError(model_source(model), "engine", "analytic",
+    if spec.kind == "target" and model.moe is not None:  # its closed form streams every
+        raise ConfigError(model_source(model), "engine", "analytic",  # expert: refused
                           "event or fast for a mixture-of-experts target (the study's "
                           "accounting has no routed experts: docs/moe-sd.md)")
     if spec.kind == "target":

@@ -20,7 +20,7 @@ from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
-from fpgasim.dataflow.routing import touched_per_layer
+from fpgasim.dataflow.routing import routing_label, touched_per_layer
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.energy import energy_columns, pass_energy
@@ -360,8 +360,11 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         "fits_dsps": point.board.fit.fits_dsps,
     }
     if point.model.moe is not None:  # a mixture of experts: what the verify pass streams
-        row["experts"] = point.model.moe.experts
+        moe = point.model.moe
+        row["experts"] = moe.experts
+        row["experts_per_token"] = moe.experts_per_token
         row["experts_touched"] = experts_streamed(point.model, point.verify_len, point.batch)
+        row["routing"] = routing_label(moe)
     energy = pass_energy(tv, point.board, engine.name)
     tokens = point.verify_len
     if point.algorithm is not None and point.tree is not None:

@@ -120,3 +120,10 @@ def read_trace(path: Path, moe: MoeBlock, layers: int) -> tuple[tuple[int, ...],
                               f"a sum > 0 and each count at most sum / k = {tokens:g} (a "
                               "token routes to an expert once)")
     return out
+
+
+def routing_label(moe: MoeBlock) -> str:
+    """How a result row's experts were counted: the popularity law and rho."""
+    law = ("trace" if moe.expert_counts else
+           "uniform" if moe.routing_skew == 0 else f"zipf s={moe.routing_skew:g}")
+    return f"{law}, rho={moe.sibling_correlation:g}"

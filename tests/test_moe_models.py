@@ -105,3 +105,22 @@ def test_verify_len_one_streams_k_experts(capsys) -> None:
                   "--format", "json")
     row = json.loads(res.out)
     assert row["experts_touched"] == 8 and row["weight_bytes"] > 0
+
+
+def test_routing_option(capsys, tmp_path: Path) -> None:
+    model = str(HF / "Qwen3-30B-A3B.json")
+    base = ["simulate", "--fpga", "v80", "--design", "flightllm-mv4", "-m", model, "-L", "512",
+            "--verify-len", "16", "--format", "json"]
+    plain = json.loads(run_cli(capsys, *base).out)
+    local = json.loads(run_cli(capsys, *base, "--routing", "rho=0.35").out)
+    assert plain["routing"] == "uniform, rho=0" and local["routing"] == "uniform, rho=0.35"
+    assert local["experts_touched"] < plain["experts_touched"]
+    assert local["weight_bytes"] < plain["weight_bytes"]
+    trace = tmp_path / "t.csv"
+    trace.write_text("layer,expert,count\n" + "".join(f"-1,{e},{1 + e % 3}\n"
+                                                       for e in range(128)))
+    traced = json.loads(run_cli(capsys, *base, "--routing", f"trace={trace}").out)
+    assert traced["routing"] == "trace, rho=0"
+    for bad in ("rho=1", "skew=-1", "skew=1,trace=x.csv", "mu=2"):
+        res = run_cli(capsys, *base, "--routing", bad)
+        assert res.code == 2 and "--routing" in res.err and len(res.err.splitlines()) == 1

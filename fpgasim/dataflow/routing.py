@@ -22,7 +22,8 @@ from pathlib import Path
 
 from fpgasim.config.schema import MoeBlock, TargetModel
 from fpgasim.datafiles import read_table
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, InputError
+from fpgasim.lists import split_items
 
 
 def zipf_popularity(experts: int, per_token: int, skew: float) -> tuple[float, ...]:
@@ -127,3 +128,43 @@ def routing_label(moe: MoeBlock) -> str:
     law = ("trace" if moe.expert_counts else
            "uniform" if moe.routing_skew == 0 else f"zipf s={moe.routing_skew:g}")
     return f"{law}, rho={moe.sibling_correlation:g}"
+
+
+#: `--routing`'s keys -> (MoeBlock field, allowed range text)
+_ROUTING_KEYS = {"skew": "routing_skew", "rho": "sibling_correlation", "trace": "expert_counts"}
+
+
+def with_routing(model: TargetModel, spec: str | None) -> TargetModel:
+    """The model with `--routing skew=S,rho=R,trace=FILE` applied to its MoE block (each key
+    optional; None or empty: unchanged). A trace replaces the skew law; skew and trace
+    together are refused."""
+    if not spec:
+        return model
+    if model.moe is None:
+        raise InputError("--routing", spec, "only with a mixture-of-experts --model")
+    update: dict = {}
+    for item in split_items(spec, "--routing", "skew=0.6,rho=0.1"):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in _ROUTING_KEYS or key in {k for k in update}:
+            raise InputError("--routing", item, "skew=S (0 to 4), rho=R (0 to < 1) or "
+                             "trace=FILE (layer, expert, count), each at most once")
+        update[key] = value.strip()
+    if "skew" in update and "trace" in update:
+        raise InputError("--routing", spec, "skew or trace, not both")
+    fields: dict = {}
+    for key, low, high in (("skew", 0.0, 4.0), ("rho", 0.0, 1.0)):
+        if key in update:
+            try:
+                number = float(update[key])
+            except ValueError:
+                number = math.nan
+            if not (low <= number <= high) or (key == "rho" and number == high):
+                raise InputError("--routing", f"{key}={update[key]}",
+                                 f"{key} in [{low:g}, {high:g}{')' if key == 'rho' else ']'}")
+            fields[_ROUTING_KEYS[key]] = number
+    if "trace" in update:
+        fields["expert_counts"] = read_trace(Path(update["trace"]), model.moe, model.layers)
+        fields["routing_skew"] = 0.0
+    moe = model.moe.model_copy(update=fields)
+    return model.model_copy(update={"moe": moe})

@@ -8,6 +8,8 @@ Writes docs/moe_crossover.csv, one row per case with a `table` column:
   flightllm@v80 and flightllm-mv4@v80, at L = 1024 and 8192;
 - `verdict`: `fpgasim solve`'s decision, best x, speedup and AAT basis per drafter
   (longspec, eagle3, falcon) for the same models and designs;
+- `batch`: EAGLE-3's best speedup (best x) at L = 1024 for batches 1 ... 16 (`fpgasim
+  solve --batch`) on flightllm@vhk158 and flightllm-mv4@v80, MoE and dense;
 - `crossover`: Qwen3-30B-A3B with E and k varied, the routed width k x I_e held at its 6,144
   (the active parameters fixed), EAGLE-3 at L = 1024: T_v(x)/T_v(1) at x = 4 and 16, the
   best x and speedup, and the largest x at which SD still pays (speedup > 1).
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fpgasim.analysis.solver import solve
+from fpgasim.analysis.solver import solve, solve_batches
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
 from fpgasim.engine.fast import FastEngine
@@ -95,6 +97,31 @@ def verdict_rows(engine: FastEngine) -> list[dict]:
     return rows
 
 
+BATCHES = (1, 2, 4, 8, 16)
+
+
+def batch_rows() -> list[dict]:
+    """EAGLE-3 at L = 1024 against the batch (each request its own tree and cache)."""
+    algorithm = load_algorithm("eagle3")
+    rows = []
+    for label, make in (BOARDS[0], BOARDS[2]):
+        board = make()
+        for name in MODELS:
+            model = model_of(name)
+            print(f"batch {label} {name}", file=sys.stderr)
+            tried = [b for b in BATCHES if fits_memory(board, model, 1024, 1, None, b)]
+            result = solve_batches(board, model, algorithm, [1024], tried, engine="fast")
+            at = result.summary.set_index("batch")
+            row = {"table": "batch", "board": label, "model": model.id, "algorithm": "eagle3",
+                   "context": 1024,
+                   "largest_sd_batch": result.crossover.iloc[0]["largest_sd_batch"]}
+            for b in tried:
+                row[f"speedup_b{b}"] = round(float(at.loc[b, "best_speedup"]), 3)
+                row[f"x_b{b}"] = int(at.loc[b, "best_verify_len"])
+            rows.append(row)
+    return rows
+
+
 def crossover_rows(engine: FastEngine) -> list[dict]:
     """Qwen3-30B-A3B with (E, k) varied at a fixed routed width, EAGLE-3, L = 1024."""
     base = model_of("Qwen3-30B-A3B")
@@ -133,9 +160,10 @@ def crossover_rows(engine: FastEngine) -> list[dict]:
 
 def main() -> None:
     engine = FastEngine()
-    frame = pd.DataFrame(tv_rows(engine) + verdict_rows(engine) + crossover_rows(engine))
+    frame = pd.DataFrame(tv_rows(engine) + verdict_rows(engine) + batch_rows()
+                         + crossover_rows(engine))
     frame.to_csv(REPO / "docs" / "moe_crossover.csv", index=False)
-    for table in ("tv", "verdict", "crossover"):
+    for table in ("tv", "verdict", "batch", "crossover"):
         part = frame[frame["table"] == table].dropna(axis=1, how="all")
         print(f"\n## {table}\n")
         print(markdown(part.drop(columns="table")))

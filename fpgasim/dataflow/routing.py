@@ -141,17 +141,17 @@ def with_routing(model: TargetModel, spec: str | None) -> TargetModel:
     if not spec:
         return model
     if model.moe is None:
-        raise InputError("--routing", spec, "only with a mixture-of-experts --model")
+        raise InputError("routing", spec, "only with a mixture-of-experts model")
     update: dict = {}
-    for item in split_items(spec, "--routing", "skew=0.6,rho=0.1"):
+    for item in split_items(spec, "routing", "skew=0.6,rho=0.1"):
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in _ROUTING_KEYS or key in {k for k in update}:
-            raise InputError("--routing", item, "skew=S (0 to 4), rho=R (0 to < 1) or "
+            raise InputError("routing", item, "skew=S (0 to 4), rho=R (0 to < 1) or "
                              "trace=FILE (layer, expert, count), each at most once")
         update[key] = value.strip()
     if "skew" in update and "trace" in update:
-        raise InputError("--routing", spec, "skew or trace, not both")
+        raise InputError("routing", spec, "skew or trace, not both")
     fields: dict = {}
     for key, low, high in (("skew", 0.0, 4.0), ("rho", 0.0, 1.0)):
         if key in update:
@@ -160,7 +160,7 @@ def with_routing(model: TargetModel, spec: str | None) -> TargetModel:
             except ValueError:
                 number = math.nan
             if not (low <= number <= high) or (key == "rho" and number == high):
-                raise InputError("--routing", f"{key}={update[key]}",
+                raise InputError("routing", f"{key}={update[key]}",
                                  f"{key} in [{low:g}, {high:g}{')' if key == 'rho' else ']'}")
             fields[_ROUTING_KEYS[key]] = number
     if "trace" in update:

@@ -10,10 +10,10 @@ configuration class is chosen by `model_type` (else the one class `architectures
 and each key fpgasim needs takes that class's default where it is absent, and where it is
 null if the class reads null as its default (`num_key_value_heads`, `head_dim`); the
 activation is any name transformers' `ACT2FN` knows. Anything fpgasim cannot lower (another
-architecture, a mixture of experts, an MLP bias, a head_dim other than hidden_size /
-num_attention_heads) is refused in one line naming the file, the key as the file writes it,
-and what is read. The tables below are transformers' (v4.46 and v5 agree on each entry;
-docs/models.md cites the files).
+architecture, expert keys in a dense architecture, an MLP bias, a dense model's head_dim
+other than hidden_size / num_attention_heads) is refused in one line naming the file, the
+key as the file writes it, and what is read. The tables below are transformers' (v4.46
+and v5 agree on each entry; docs/models.md cites the files).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.routing import routing_label, touched_per_layer
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.engine.energy import energy_columns, pass_energy
@@ -97,6 +98,17 @@ def largest_batch(board: Board, model: TargetModel, context: int, verify_len: in
 def target_weight_count(model: TargetModel) -> int:
     """Target parameters as stored (`model_arithmetic.TargetArithmetic.weight_count`)."""
     return target_arithmetic(model).weight_count
+
+
+def experts_streamed(model: TargetModel, verify_len: int, batch: int = 1) -> float:
+    """Routed experts a verify pass of `verify_len` tokens per request streams, mean per
+    MoE layer (`routing.touched_per_layer`: the expectation, whole per layer)."""
+    return sum(touched_per_layer(model, verify_len, batch)) / model.layers
+
+
+def target_active_weight_count(model: TargetModel) -> int:
+    """Target parameters one token uses (`TargetArithmetic.active_weight_count`)."""
+    return target_arithmetic(model).active_weight_count(model)
 
 
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
@@ -347,6 +359,12 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         "dsps_used": point.board.fit.dsps_used,
         "fits_dsps": point.board.fit.fits_dsps,
     }
+    if point.model.moe is not None:  # a mixture of experts: what the verify pass streams
+        moe = point.model.moe
+        row["experts"] = moe.experts
+        row["experts_per_token"] = moe.experts_per_token
+        row["experts_touched"] = experts_streamed(point.model, point.verify_len, point.batch)
+        row["routing"] = routing_label(moe)
     energy = pass_energy(tv, point.board, engine.name)
     tokens = point.verify_len
     if point.algorithm is not None and point.tree is not None:

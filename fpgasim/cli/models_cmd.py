@@ -11,7 +11,7 @@ from fpgasim.config import available, load_model
 from fpgasim.config.loader import hf_models, resolve
 from fpgasim.config.loader import source_shown as shown
 from fpgasim.config.schema import TargetModel
-from fpgasim.simulate import target_weight_count
+from fpgasim.simulate import target_active_weight_count, target_weight_count
 
 
 def source_shown(name: str) -> str:
@@ -32,6 +32,9 @@ def model_row(m: TargetModel) -> dict:
         "vocab": m.vocab,
         "window_tokens": m.window_tokens,
         "params_b": round(target_weight_count(m) / 1e9, 3),
+        "active_params_b": round(target_active_weight_count(m) / 1e9, 3),
+        "experts": m.moe.experts if m.moe else None,
+        "experts_per_token": m.moe.experts_per_token if m.moe else None,
         "params_b_published": m.params_b,
         "qkv_bias": m.attention_bias,
         "tied_embeddings": m.tied_embeddings,
@@ -41,7 +44,7 @@ def model_row(m: TargetModel) -> dict:
 def models(
     file: str | None = typer.Argument(
         None, help="Show one model instead: a shipped name, a YAML path, or a Hugging Face "
-        "config.json (Llama, Mistral or Qwen2)."
+        "config.json (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, Qwen3-MoE or OLMoE)."
     ),
     chosen: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
     as_json: bool = json_option(),
@@ -52,7 +55,9 @@ def models(
     workloads/models/hf, each usable as --model by the name listed.
 
     params_b is counted from the architecture (embeddings, every projection, norms, the LM
-    head unless tied, Qwen2's q/k/v biases) and shown beside the published count. A Hugging
+    head unless tied, Qwen2's q/k/v biases) and shown beside the published count;
+    active_params_b is what one token uses (a mixture of experts: k of its E experts per
+    layer; a dense model: all). A Hugging
     Face config.json is read by its documented keys (docs/models.md, "From a Hugging Face
     config"); give the same path as --model to any command.
     """

@@ -27,6 +27,7 @@ from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.schema import Algorithm, config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.dataflow.routing import with_routing
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import get_engine
 from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
@@ -177,6 +178,11 @@ def simulate(
         "--trace",
         help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
     ),
+    routing: str | None = typer.Option(
+        None, "--routing",
+        help="A mixture-of-experts target's routing (docs/moe-sd.md): skew=S (capped-Zipf "
+        "popularity, 0 = uniform), rho=R (a tree token routes as its parent), trace=FILE "
+        "(per-layer expert counts: layer, expert, count); default uniform, rho 0."),
     dump_graph: bool = typer.Option(
         False,
         "--dump-graph",
@@ -197,6 +203,7 @@ def simulate(
                          "table with --dump-graph (the graph dump is text)")
     if phase is Phase.prefill:
         decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
+                       "--routing": (routing is not None, routing),
                        "--batch": (batch != 1, batch),
                        "--tree": (tree is not None, tree), "--depth": (depth is not None, depth),
                        "--top-k": (top_k is not None, top_k)}
@@ -222,7 +229,7 @@ def simulate(
     if trace is not None:
         check_output_path(trace, "--trace")
     b = board_from(board, fpga, design)
-    m = load_model(model)
+    m = with_routing(load_model(model), routing)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
     if algo is None and (tree or depth or top_k):

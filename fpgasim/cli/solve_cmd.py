@@ -41,6 +41,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.dataflow.routing import with_routing
 from fpgasim.engine import BULK_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.figures.plots import plot_batch_speedups, plot_solution
@@ -155,6 +156,10 @@ def solve(
         "the decision, best x, the batch's tokens/s and each request's TPOT, and per context "
         "the largest batch at which SD still pays (docs/batching.md).",
     ),
+    routing: str | None = typer.Option(
+        None, "--routing",
+        help="A mixture-of-experts target's routing (docs/moe-sd.md): skew=S, rho=R, "
+        "trace=FILE; default uniform, rho 0 (as `fpgasim simulate --routing`)."),
 ) -> None:
     """Solve when SD beats AD on a board, and at which verification length x.
 
@@ -179,7 +184,8 @@ def solve(
     if not math.isfinite(naive_threshold) or naive_threshold <= 0:
         raise InputError("--naive-threshold", naive_threshold, "a positive number of tokens")
     tasks = [t for item in (task or []) for t in parse_name_list(item, "--task")] or None
-    b, m, a = board_from(board, fpga, design), load_model(model), load_algorithm(algorithm)
+    b, m, a = (board_from(board, fpga, design), with_routing(load_model(model), routing),
+               load_algorithm(algorithm))
     check_drafter(b, a)
     options = SolveOptions(
         tasks=tuple(tasks) if tasks else None,

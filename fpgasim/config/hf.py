@@ -3,15 +3,17 @@ Face config").
 
 The architectures whose decoder fpgasim's graph describes are read: Llama
 (`LlamaForCausalLM`), Mistral (`MistralForCausalLM`) and Qwen2 (`Qwen2ForCausalLM`): RMSNorm,
-a gated MLP, RoPE, grouped-query attention. The file is read as transformers reads it: the
+a gated MLP, RoPE, grouped-query attention; and the mixtures of experts Mixtral,
+Qwen2-MoE, Qwen3-MoE and OLMoE, whose MLP is an MoE block (`TargetModel.moe`,
+docs/moe-sd.md, "Reading an MoE config"). The file is read as transformers reads it: the
 configuration class is chosen by `model_type` (else the one class `architectures` names),
 and each key fpgasim needs takes that class's default where it is absent, and where it is
 null if the class reads null as its default (`num_key_value_heads`, `head_dim`); the
 activation is any name transformers' `ACT2FN` knows. Anything fpgasim cannot lower (another
-architecture, a mixture of experts, an MLP bias, a head_dim other than hidden_size /
-num_attention_heads) is refused in one line naming the file, the key as the file writes it,
-and what is read. The tables below are transformers' (v4.46 and v5 agree on each entry;
-docs/models.md cites the files).
+architecture, expert keys in a dense architecture, an MLP bias, a dense model's head_dim
+other than hidden_size / num_attention_heads) is refused in one line naming the file, the
+key as the file writes it, and what is read. The tables below are transformers' (v4.46
+and v5 agree on each entry; docs/models.md cites the files).
 """
 
 from __future__ import annotations
@@ -70,6 +72,47 @@ ARCHITECTURES: dict[str, HfArchitecture] = {
         qkv_bias_built_in=True,  # transformers, models/qwen2/modeling_qwen2.py: bias=True
         own_keys=frozenset({"sliding_window", "use_sliding_window", "max_window_layers",
                             "layer_types"}),
+    ),
+    # mixtures of experts (docs/moe-sd.md, "Reading an MoE config": transformers'
+    # models/{mixtral,qwen2_moe,qwen3_moe,olmoe}/configuration_*.py)
+    "mixtral": HfArchitecture(
+        "MixtralConfig", "MixtralForCausalLM",
+        {**_COMMON, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+         "max_position_embeddings": 4096 * 32, "sliding_window": None,
+         "num_local_experts": 8, "num_experts_per_tok": 2},
+        own_keys=frozenset({"sliding_window", "moe"}),
+    ),
+    "qwen2_moe": HfArchitecture(
+        "Qwen2MoeConfig", "Qwen2MoeForCausalLM",
+        {**_COMMON, "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
+         "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+         "max_position_embeddings": 32768, "use_sliding_window": False,
+         "sliding_window": 4096, "max_window_layers": 28, "decoder_sparse_step": 1,
+         "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+         "num_experts_per_tok": 4, "num_experts": 60, "norm_topk_prob": False},
+        qkv_bias_built_in=True,  # modeling_qwen2_moe.py: q/k/v bias=True
+        own_keys=frozenset({"sliding_window", "use_sliding_window", "max_window_layers",
+                            "layer_types", "moe"}),
+    ),
+    "qwen3_moe": HfArchitecture(
+        "Qwen3MoeConfig", "Qwen3MoeForCausalLM",
+        {**_COMMON, "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+         "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
+         "max_position_embeddings": 32768, "attention_bias": False,
+         "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28,
+         "decoder_sparse_step": 1, "moe_intermediate_size": 768, "num_experts_per_tok": 8,
+         "num_experts": 128, "norm_topk_prob": False},
+        own_keys=frozenset({"attention_bias", "sliding_window", "use_sliding_window",
+                            "max_window_layers", "layer_types", "moe"}),
+    ),
+    "olmoe": HfArchitecture(
+        "OlmoeConfig", "OlmoeForCausalLM",
+        {**_COMMON, "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048,
+         "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": None,
+         "max_position_embeddings": 4096, "attention_bias": False, "num_experts": 64,
+         "num_experts_per_tok": 8, "norm_topk_prob": False},
+        own_keys=frozenset({"attention_bias", "moe"}),
     ),
 }
 
@@ -174,9 +217,13 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
     """The TargetModel a Hugging Face config mapping describes (module docstring)."""
     kind, arch = architecture_of(data, source)
     read = _Reader(data, source, arch)
-    for name in _EXPERT_KEYS:
-        if data.get(name):
-            raise read.refuse(name, data[name], "absent, 0 or null: fpgasim lowers a dense MLP")
+    moe = _moe(read, kind) if "moe" in arch.own_keys else None
+    if moe is None:
+        for name in _EXPERT_KEYS:
+            if data.get(name):
+                raise read.refuse(name, data[name], f"absent, 0 or null: {arch.config_class} "
+                                  "is a dense decoder (MoE: Mixtral, Qwen2-MoE, Qwen3-MoE, "
+                                  "OLMoE)")
     if "mlp_bias" in arch.own_keys and read.flag("mlp_bias"):
         raise read.refuse("mlp_bias", True, "false: fpgasim lowers an MLP without biases")
     act = read.get("hidden_act")
@@ -197,7 +244,7 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
                               f"{heads} (no head_dim given)")
         head_dim = hidden // heads
     head_dim = read.whole("head_dim", head_dim)
-    if head_dim * heads != hidden:
+    if head_dim * heads != hidden and moe is None:
         raise read.refuse("head_dim", head_dim, f"hidden_size / num_attention_heads = "
                           f"{hidden / heads:g}: fpgasim's graph projects the heads back to "
                           "hidden_size (a head_dim that differs is not lowered)")
@@ -209,6 +256,13 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
     if act not in SILU_NAMES:
         notes.append(f"hidden_act {act}: costed as SiLU's one special-function pass per "
                      "element (docs/models.md)")
+    if moe is not None:
+        notes.append(f"MoE: {moe['experts']} experts, top-{moe['experts_per_token']}, "
+                     f"width {moe['expert_intermediate']}"
+                     + (f", shared {moe['shared_intermediate']}"
+                        if moe["shared_intermediate"] else "")
+                     + "; the router's softmax and top-k not costed"
+                     + ("; q/k norms not costed" if kind in ("qwen3_moe", "olmoe") else ""))
     if arch.qkv_bias_built_in:
         notes.append("q/k/v biases: built into the architecture's attention class")
     fields = {
@@ -227,6 +281,8 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
         "dtype": _dtype(data, source),
         "source": "",
     }
+    if moe is not None:
+        fields["moe"] = moe
     if read.defaulted:
         notes.append(f"{arch.config_class} defaults: {', '.join(read.defaulted)}")
     fields["source"] = "; ".join(notes)[:500]
@@ -241,6 +297,47 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
         raise ConfigError(source, keys[exc.field], exc.value, exc.allowed) from None
     model._keys = keys  # later errors (the lowering's) name these keys too
     return model
+
+
+def _moe(read: _Reader, kind: str) -> dict:
+    """The MoE block of a Mixtral, Qwen2-MoE, Qwen3-MoE or OLMoE config (docs/moe-sd.md's
+    table of keys): E, k, the expert width, the shared expert, and the dense layers (Qwen:
+    layer i is sparse iff i is not in `mlp_only_layers` and (i + 1) % `decoder_sparse_step`
+    is 0)."""
+    data = read.data
+    if kind == "mixtral":
+        key_e = "num_local_experts" if "num_local_experts" in data or "num_experts" not in data \
+            else "num_experts"
+    else:
+        key_e = "num_experts" if "num_experts" in data or "num_local_experts" not in data \
+            else "num_local_experts"
+    experts = read.whole(key_e, read.get(key_e) if key_e in data else
+                         read.arch.defaults.get("num_experts",
+                                                read.arch.defaults.get("num_local_experts")))
+    per_token = read.whole("num_experts_per_tok")
+    if per_token > experts:
+        raise read.refuse("num_experts_per_tok", per_token, f"1 to {key_e} = {experts}")
+    width_key = "moe_intermediate_size" if kind.startswith("qwen") else "intermediate_size"
+    block = {"experts": experts, "experts_per_token": per_token,
+             "expert_intermediate": read.whole(width_key), "shared_intermediate": 0,
+             "shared_gate": False,
+             "norm_topk_prob": True if kind == "mixtral" else read.flag("norm_topk_prob"),
+             "dense_layers": ()}
+    if kind == "qwen2_moe":
+        block["shared_intermediate"] = read.whole("shared_expert_intermediate_size")
+        block["shared_gate"] = True
+    if kind.startswith("qwen"):
+        layers = read.whole("num_hidden_layers")
+        step = read.whole("decoder_sparse_step")
+        only = data.get("mlp_only_layers")
+        only = [] if only is None else only
+        if (not isinstance(only, list) or any(isinstance(i, bool) or not isinstance(i, int)
+                                              or not 0 <= i < layers for i in only)):
+            raise read.refuse("mlp_only_layers", only, f"a list of layers in [0, {layers}) "
+                              "or null")
+        block["dense_layers"] = tuple(i for i in range(layers)
+                                      if i in only or (i + 1) % step)
+    return block
 
 
 def _text(value: object, limit: int) -> str:

@@ -127,6 +127,45 @@ class MaskTable(Strict):
         return self
 
 
+class MoeBlock(Strict):
+    """A mixture-of-experts feed-forward block (docs/moe-sd.md, "Reading an MoE config"):
+    E routed SwiGLU experts of which each token uses k, an optional shared expert, and
+    which layers are sparse; plus how tokens route (docs/moe-sd.md, "How many experts a
+    verify pass touches": uniform by default)."""
+
+    experts: PosInt = Field(le=4096, description="routed experts per layer E")
+    experts_per_token: PosInt = Field(le=4096, description="experts each token uses k")
+    expert_intermediate: PosInt = Field(le=1 << 19, description="one expert's width I_e")
+    shared_intermediate: int = Field(
+        0, ge=0, le=1 << 19, description="shared expert's width I_s (0: none)")
+    shared_gate: bool = Field(False, description="the shared expert has a [1, h] sigmoid gate")
+    norm_topk_prob: bool = Field(False, description="top-k weights renormalised")
+    dense_layers: tuple[Annotated[int, Field(ge=0, le=1023)], ...] = Field(
+        (), strict=False, max_length=1024,
+        description="layers whose MLP is dense (intermediate wide)")
+    routing_skew: float = Field(
+        0.0, ge=0, le=4, description="capped-Zipf exponent s of expert popularity (0: uniform)")
+    sibling_correlation: float = Field(
+        0.0, ge=0, lt=1, description="rho: a tree token copies its parent's experts")
+    expert_counts: tuple[tuple[Annotated[int, Field(ge=0)], ...], ...] = Field(
+        (), strict=False, max_length=1024,
+        description="a routing trace's expert counts: one row for every layer or one per "
+        "layer, E counts each (empty: routing_skew's law)")
+
+    @model_validator(mode="after")
+    def _k_within_e(self) -> MoeBlock:
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token = {self.experts_per_token} exceeds experts = "
+                             f"{self.experts}; give 1 <= k <= E")
+        for i, row in enumerate(self.expert_counts):
+            tokens = sum(row) / self.experts_per_token
+            if len(row) != self.experts or tokens <= 0 or max(row) > tokens:
+                raise ValueError(f"expert_counts[{i}]: {len(row)} counts summing to {sum(row)}; "
+                                 f"give E = {self.experts} counts, sum > 0, each at most "
+                                 "sum / k")
+        return self
+
+
 class TargetModel(Strict):
     """A Llama-family decoder-only target model, architecture only (as its Hugging Face
     config states it): RMSNorm, SwiGLU, RoPE. Precision and compression are the design's
@@ -157,6 +196,7 @@ class TargetModel(Strict):
         description="published parameter count, billions (null: not published)",
     )
     source: str = Field("", max_length=500, description="where the facts were read")
+    moe: MoeBlock | None = Field(None, description="mixture-of-experts MLP (null: dense)")
     #: the key the model's file writes for a field, where it differs (a Hugging Face
     #: config's `hidden_size` for `hidden`): errors name what the user wrote
     _keys: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -171,16 +211,28 @@ class TargetModel(Strict):
         return self.kv_heads / self.heads
 
     @property
+    def q_width(self) -> int:
+        """Width of the q projection and attention output, heads x head_dim (hidden in
+        every dense model shipped; Qwen3-MoE's is twice its hidden)."""
+        return self.heads * self.head_dim
+
+    @property
     def group(self) -> int:
         """Query heads per KV head (grouped-query attention; 1 without it)."""
         return self.heads // self.kv_heads
 
     @model_validator(mode="after")
     def _shapes(self) -> TargetModel:
-        if self.heads * self.head_dim != self.hidden:
+        if self.heads * self.head_dim != self.hidden and self.moe is None:
             raise ValueError(
                 f"heads*head_dim = {self.heads}*{self.head_dim} != hidden = {self.hidden}"
             )
+        if self.moe is not None and len(self.moe.expert_counts) not in (0, 1, self.layers):
+            raise ValueError(f"moe.expert_counts has {len(self.moe.expert_counts)} rows; give "
+                             f"1 (every layer) or {self.layers}")
+        if self.moe is not None and any(i >= self.layers for i in self.moe.dense_layers):
+            raise ValueError(f"moe.dense_layers {list(self.moe.dense_layers)}: each in "
+                             f"[0, {self.layers})")
         if self.heads % self.kv_heads:
             raise ValueError(
                 f"heads = {self.heads} is not a multiple of kv_heads = {self.kv_heads}"

@@ -19,9 +19,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.bounded import memoised
-from fpgasim.config.design import Recipe
-from fpgasim.config.schema import TargetModel
+from fpgasim.config.design import Linear, Recipe
+from fpgasim.config.schema import TargetModel, model_source
 from fpgasim.dataflow.passes import target_pass
+from fpgasim.errors import ConfigError
+
+
+def recipe_projection(name: str) -> str:
+    """The recipe projection a layer linear is compressed as: its own name; an MoE
+    expert's or shared expert's gate, up and down as the dense MLP's (docs/moe-sd.md);
+    a router (`router`, `shared.router`): None's dense stand-in `router`."""
+    last = name.rsplit(".", 1)[-1]
+    return "router" if last == "router" else last
+
+
+def projection_linear(recipe: Recipe, name: str) -> Linear:
+    """The recipe's Linear of a layer projection (`recipe_projection`); routers are
+    dense and unbiased (no recipe compresses them: docs/moe-sd.md)."""
+    short = recipe_projection(name)
+    return Linear() if short == "router" else recipe.linear(short)
 
 
 @dataclass(frozen=True)
@@ -59,11 +75,21 @@ class TargetArithmetic:
         tables = 0 if self.tied_embeddings else self.embedding_weights
         return layers + self.lm_head_weights + tables
 
+    def active_weight_count(self, model: TargetModel) -> int:
+        """Parameters one token uses: `weight_count` with k routed experts per layer in
+        place of all E (docs/moe-sd.md, "Parameters, total and active"); a dense model's
+        every parameter."""
+        moe = model.moe
+        if moe is None:
+            return self.weight_count
+        idle = (moe.experts - moe.experts_per_token) * 3 * model.hidden * moe.expert_intermediate
+        return self.weight_count - self.layers * idle
+
     def streamed_bytes(self, recipe: Recipe) -> float:
         """Bytes one read of every streamed weight moves (each decoder layer's projections
         and the LM head, no biases) at the recipe's width and sparse ratios: the analytic
         engine's weight stream."""
-        layer = sum(recipe.weight_bytes(k * n, recipe.linear(name).sparse_ratio)
+        layer = sum(recipe.weight_bytes(k * n, projection_linear(recipe, name).sparse_ratio)
                     for name, k, n in self.layer_projections)
         head = recipe.weight_bytes(self.lm_head_weights, recipe.lm_head.sparse_ratio)
         return self.layers * layer + head
@@ -72,7 +98,7 @@ class TargetArithmetic:
         """The streamed weights' bytes under the recipe's sparse ratios over their dense
         bytes (exactly 1.0 for a dense recipe)."""
         names = [name for name, _, _ in self.layer_projections] + ["lm_head"]
-        if all(recipe.linear(name).sparse_ratio == 1.0 for name in names):
+        if all(projection_linear(recipe, name).sparse_ratio == 1.0 for name in names):
             return 1.0
         dense = (self.layers * sum(k * n for _, k, n in self.layer_projections)
                  + self.lm_head_weights)
@@ -86,7 +112,7 @@ class TargetArithmetic:
         streamed). Norm gains are left out (`weight_count`)."""
         biased = {"q", "k", "v"} if model_bias else set()
         layer_bias = sum(n for name, _, n in self.layer_projections
-                         if recipe.linear(name).bias or name in biased)
+                         if projection_linear(recipe, name).bias or name in biased)
         head_bias = self.lm_head_weights // self.hidden if recipe.lm_head.bias else 0
         tables = 0 if self.tied_embeddings else recipe.weight_bytes(self.embedding_weights)
         return (self.streamed_bytes(recipe)
@@ -108,6 +134,11 @@ class TargetArithmetic:
           "`memory_bytes` asks on every result row and every x of a solve; a hit costs 2.3 us")
 def target_arithmetic(model: TargetModel) -> TargetArithmetic:
     """The model's arithmetic, read off its one-token pass over a one-token cache."""
+    if model.moe is not None and model.moe.dense_layers:
+        raise ConfigError(model_source(model), model.key_of("mlp_only_layers"),
+                          list(model.moe.dense_layers),
+                          "no dense layers (mlp_only_layers [] and decoder_sparse_step 1): "
+                          "MoE models with dense layers between sparse ones are not lowered yet")
     ops = target_pass(model, 1, 1, None)
     layer, tail = ops.layer, ops.tail
     linear = sum(op.in_dim * op.out_dim for op in layer if op.kind == "linear")

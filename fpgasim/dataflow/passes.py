@@ -169,7 +169,7 @@ class Net:
         target's), default this block's own `{prefix}.k_cache`/`{prefix}.v_cache`.
         """
         m, n = self.m, self.n
-        h, kv, heads = m.hidden, m.kv_heads * m.head_dim, m.heads
+        h, kv, heads = m.q_width, m.kv_heads * m.head_dim, m.heads
         scores = n * keys * heads
         where = f"/{cache}" if cache else f"{prefix}"
         k_cache = self.cache(f"{where}.k_cache", cached, kv)
@@ -219,17 +219,19 @@ class Net:
     ) -> str:
         """q, k, v projections of the normed `x` (`width` wide), then attention over the cache."""
         m, n = self.m, self.n
-        h, kv = m.hidden, m.kv_heads * m.head_dim
+        kv = m.kv_heads * m.head_dim
         dot = f"{prefix}." if prefix else ""
-        q = self.linear(f"{dot}q", [x], width, h, act_elems=n * width, mac_factor=q_factor)
+        q = self.linear(f"{dot}q", [x], width, m.q_width, act_elems=n * width,
+                        mac_factor=q_factor)
         k = self.linear(f"{dot}k", [x], width, kv, act_elems=n * width)
         v = self.linear(f"{dot}v", [x], width, kv, act_elems=n * width)
         return self.attention(prefix or "attn", q, k, v, keys, cached)
 
     def out_proj(self, name: str, attn: str, residual: str) -> str:
         """o projection plus the residual add (its SFU pass and the residual's load)."""
-        n, h = self.n, self.m.hidden
-        return self.linear(name, [attn, residual], h, h, act_elems=2 * n * h, sfu_elems=n * h)
+        n, h, q = self.n, self.m.hidden, self.m.q_width
+        return self.linear(name, [attn, residual], q, h, act_elems=n * q + n * h,
+                           sfu_elems=n * h)
 
     def mlp(self, prefix: str, x: str) -> str:
         """post-norm, gate, up (charged the SiLU-multiply), down (plus the residual add)."""
@@ -241,6 +243,30 @@ class Net:
         return self.linear(
             f"{prefix}.down", [gate, up, x], i, h, act_elems=n * i + n * h, sfu_elems=n * h
         )
+
+    def moe_weights(self, prefix: str, x: str) -> str:
+        """An MoE block's stored weights (docs/moe-sd.md, "Parameters, total and active"):
+        post-norm, the router, all E experts' gate, up and down as three linears of E
+        experts' width, and the shared expert with its gate. The model's arithmetic
+        (capacity, parameters) reads it; no engine times it (the analytic engine refuses an
+        MoE target, FlightLLM's compiler lowers the routed experts itself)."""
+        m, n, moe = self.m, self.n, self.m.moe
+        h, width = m.hidden, moe.experts * moe.expert_intermediate
+        xn = self.norm(f"{prefix}.post_norm", x, h)
+        self.linear(f"{prefix}.router", [xn], h, moe.experts, act_elems=n * h)
+        gate = self.linear(f"{prefix}.experts.gate", [xn], h, width, act_elems=n * h)
+        up = self.linear(f"{prefix}.experts.up", [xn], h, width, act_elems=n * h)
+        out = self.linear(f"{prefix}.experts.down", [gate, up, x], width, h,
+                          act_elems=n * width + n * h)
+        if moe.shared_intermediate:
+            s = moe.shared_intermediate
+            if moe.shared_gate:
+                self.linear(f"{prefix}.shared.router", [xn], h, 1, act_elems=n * h)
+            sg = self.linear(f"{prefix}.shared.gate", [xn], h, s, act_elems=n * h)
+            su = self.linear(f"{prefix}.shared.up", [xn], h, s, act_elems=n * h)
+            out = self.linear(f"{prefix}.shared.down", [sg, su, out], s, h,
+                              act_elems=n * s + n * h)
+        return out
 
     def lm_head(self, x: str, rows: int, vocab: int) -> None:
         """The LM head over `rows` positions (its weights read like every linear's)."""
@@ -310,7 +336,8 @@ def target_pass(m: TargetModel, n: int, context: int, board: Board | None) -> Pa
         """One decoder layer: norm, self-attention over n + L keys, o, the MLP."""
         xn = net.norm("attn_norm", x, h)
         attn = net.self_attention("", xn, h, n + context, context)
-        return net.mlp("mlp", net.out_proj("o", attn, x))
+        mlp = net.mlp if m.moe is None else net.moe_weights
+        return mlp("mlp", net.out_proj("o", attn, x))
 
     def tail(x: str) -> None:
         """The final norm, then the LM head."""

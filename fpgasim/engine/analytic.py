@@ -16,11 +16,12 @@ from fractions import Fraction
 import numpy as np
 
 from fpgasim.config.board import Board
-from fpgasim.config.schema import DrafterSchema, TargetModel
+from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
+from fpgasim.errors import ConfigError
 
 #: the study reads every bandwidth figure as GiB/s (docs/accounting.md, "Bandwidth units")
 STUDY_GIB_PER_GB = 1.024**3
@@ -132,6 +133,10 @@ def counts_for(
     """Element counts of one PassSpec: the target's closed form, or the sums over the ops of
     the drafter plug-in's pass (tests/engine/test_analytic.py checks both against docs/accounting.md
     transcribed independently)."""
+    if spec.kind == "target" and model.moe is not None:  # its closed form streams every
+        raise ConfigError(model_source(model), "engine", "analytic",  # expert: refused
+                          "event or fast for a mixture-of-experts target (the study's "
+                          "accounting has no routed experts: docs/moe-sd.md)")
     if spec.kind == "target":
         return target_counts(model, spec.tokens, spec.context, board, spec.batch)
     counts = ops_counts(lower_pass(replace(spec, batch=1), board, model, drafter))

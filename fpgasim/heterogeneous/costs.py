@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fpgasim.config.schema import TargetModel
+from fpgasim.config.schema import TargetModel, model_source
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
+from fpgasim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,11 @@ def lm_head_params(m: TargetModel) -> int:
 
 
 def target_streamed_params(m: TargetModel) -> int:
-    """Weights read by every target pass: all layers, the final norm and the LM head."""
+    """Weights read by every target pass: all layers, the final norm and the LM head (a
+    mixture of experts is refused: the GPU model has no routed experts, docs/moe-sd.md)."""
+    if m.moe is not None:
+        raise ConfigError(model_source(m), "model", m.id, "a dense target: the GPU+FPGA model "
+                          "has no routed experts (docs/moe-sd.md)")
     return m.layers * layer_params(m) + target_arithmetic(m).final_norm_weights + lm_head_params(m)
 
 

@@ -297,7 +297,7 @@ def solution_disagreements(
     it is an instance, whose remembered passes it reuses)."""
     board, model, algorithm = workload
     sim = get_engine(engine) if isinstance(engine, str) else engine
-    if sim.name == ACCOUNTING:
+    if sim.name == ACCOUNTING or model.moe is not None:  # the accounting has no MoE
         return []
     accounting = get_engine(ACCOUNTING)
     # the same curves, unless their trees were designed on the simulator's costs

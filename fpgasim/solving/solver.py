@@ -295,8 +295,11 @@ class Timer:
         return passes
 
     def target_weights(self, context: int) -> int:
-        """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting."""
-        t = verify_timing(self.analytic, self.board, self.model, 1, context, batch=self.batch)
+        """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting;
+        a mixture of experts' (k experts a layer), which the accounting refuses, by the
+        engine (docs/moe-sd.md)."""
+        engine = self.analytic if self.model.moe is None else self.engine
+        t = verify_timing(engine, self.board, self.model, 1, context, batch=self.batch)
         return max(1, t.weight_bytes)
 
 

@@ -41,6 +41,9 @@ SOLVE = ["solve", "-b", "v80", "-m", "llama-3.1-8b", "-a", "longspec", "--contex
 COMMANDS = {
     "simulate": (SIMULATE, None, ()),
     "simulate --algorithm": (SIMULATE + ["-a", "longspec"], None, ("simulate",)),
+    "simulate --model MoE": (["simulate", "-b", "v80", "-m",
+                              str(REPO / "workloads/models/hf/Qwen3-30B-A3B.json"), "-L", "256",
+                              "--verify-len", "4"], None, ("simulate",)),
     "simulate --phase prefill": (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "--phase",
                                   "prefill", "--prompt-len", "128", "-e", "analytic"], None,
                                  ()),

@@ -48,6 +48,7 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, bu
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
 from fpgasim.dataflow.lowerings.flightllm.masks import load as load_masks
+from fpgasim.dataflow.lowerings.flightllm.moe import moe_hardware_layers
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -122,6 +123,8 @@ def hardware_layers_of(model: TargetModel, params: GraphParams, phase: str, rows
     decoder layer of the graph is identical but for names and that index
     (`test_one_layer_graph_matches_the_full_graph` checks it).
     """
+    if model.moe is not None:  # routed experts: each layer its own (moe.py)
+        return moe_hardware_layers(model, params, phase, rows, context, requests)
     graph = build_graph(model, params, rows, context, phase, layers=1, requests=requests)
     hw = hardware_layers(graph, prefill=phase == "prefill")
     per = [x for x in hw if x.name.startswith("l0.")]

@@ -42,12 +42,15 @@ class GraphParams:
     recipe: Recipe
     key_tile: int
     kv_append: str
+    #: the compiler's block (FSB_BLOCK_SIZE): an MoE router's outputs pad to it (moe.py)
+    block: int = 16
 
     @classmethod
     def of(cls, board) -> GraphParams:
         """The board's: its recipe, the A buffer's depth in keys (PV's credit A_DEPTH // K
-        is at least one up to it, docs/flightllm-model.md §4.4), its KV append."""
-        return cls(board.recipe, board.design.buffers.a, board.compiler.kv_append)
+        is at least one up to it, docs/flightllm-model.md §4.4), its KV append, its block."""
+        return cls(board.recipe, board.design.buffers.a, board.compiler.kv_append,
+                   board.compiler.block)
 
 
 def key_tiles(keys: int, key_tile: int, rows: int, block: int = 16) -> list[tuple[int, int]]:
@@ -81,7 +84,10 @@ class Layers:
         self.h, self.heads, self.hd = model.hidden, model.heads, model.head_dim
         self.kv_heads = model.kv_heads
         self.kv_width = model.kv_heads * model.head_dim
+        self.q_width = model.q_width  # heads x head_dim: hidden but in Qwen3-MoE
         self.inter = model.intermediate
+        #: the MoE block's builder of a target decoder layer's MLP (moe.py), else None
+        self.moe_mlp = None
         self.qkv_bias = model.attention_bias
         self.key_tile, self.append_mode = params.key_tile, params.kv_append
         self.residual = ""
@@ -189,10 +195,10 @@ class Layers:
             probs = g.tensor(f"{p}.probs{tag}", (heads, group * rows, n), act, "hbm")
             outs = [probs]
             if len(tiles) > 1:  # the running max and sum: a rescale factor per row and head
-                stats = g.tensor(f"{p}.rescale{tag}", (self.rows, self.h), act, "hbm")
+                stats = g.tensor(f"{p}.rescale{tag}", (self.rows, self.q_width), act, "hbm")
                 outs.append(stats)
             g.op(f"{p}.softmax{tag}", "softmax", [scores], outs)
-            out = g.tensor(f"{p}.attn{tag}", (self.rows, self.h), act, "hbm")
+            out = g.tensor(f"{p}.attn{tag}", (self.rows, self.q_width), act, "hbm")
             g.op(f"{p}.pv{tag}", "attention_pv", [probs, v, *after], [out], layer=layer,
                  group=group, past=past, requests=self.requests)
             if t == 0:
@@ -209,14 +215,14 @@ class Layers:
         """One decoder layer over `keys` keys: RMSnorm of `x` (`width` wide), q/k (RoPE) and v
         from it, the KV append (decode), attention, o plus the residual, the MLP. `recipe`
         gives each projection's sparsity and bias (None: dense, no biases: a drafter's)."""
-        h, inter, kvw = self.h, self.inter, self.kv_width
+        h, inter, kvw, qw = self.h, self.inter, self.kv_width, self.q_width
 
         def cfg(name: str) -> Linear:
             return recipe.linear(name) if recipe is not None else Linear()
 
         bias = self.qkv_bias and recipe is not None
         n1 = self.rmsnorm(f"{p}input_norm" if recipe else f"{p}norm", x, width)
-        q = self.rope(f"{p}q", self.linear(f"{p}q_proj", n1, width, h, cfg("q"), bias))
+        q = self.rope(f"{p}q", self.linear(f"{p}q_proj", n1, width, qw, cfg("q"), bias))
         k = self.rope(f"{p}k", self.linear(f"{p}k_proj", n1, width, kvw, cfg("k"), bias))
         v = self.linear(f"{p}v_proj", n1, width, kvw, cfg("v"), bias)
         after: tuple[str, ...] = ()
@@ -225,9 +231,11 @@ class Layers:
         att = self.attention((p.rstrip(".") or "self"), q, k, v, keys, layer, after,
                              grouped=not prefill)
         residual = self.residual or x
-        o = self.linear(f"{p}o_proj", att, h, h, cfg("o"))
+        o = self.linear(f"{p}o_proj", att, qw, h, cfg("o"))
         x1 = self.eltwise(f"{p}residual_attn", o, residual, "add")
         n2 = self.rmsnorm(f"{p}post_norm", x1)
+        if self.moe_mlp is not None and recipe is not None:
+            return self.moe_mlp(self, p, n2, x1, recipe)
         act_out = self.silu(f"{p}silu", self.linear(f"{p}gate_proj", n2, h, inter, cfg("gate")),
                             inter)
         up = self.linear(f"{p}up_proj", n2, h, inter, cfg("up"))
@@ -249,18 +257,21 @@ def build_graph(
     phase: str,
     layers: int | None = None,
     requests: int = 1,
+    moe_mlp=None,
 ) -> Graph:
     """The graph of one pass: `rows` query rows (x in decode, L in prefill) over `context` keys.
 
     Decode: the K/V caches hold context - rows positions and the append adds the new rows.
     Prefill: rows = context = L and K/V come straight from the projections. `layers`
     decoder layers (default: the model's), then the final norm and the LM head. `requests`:
-    a batch of that many requests, each with these rows and its own cache.
+    a batch of that many requests, each with these rows and its own cache. `moe_mlp`: the
+    builder of a mixture of experts' MLP (moe.py), which replaces the dense one.
     """
     h = model.hidden
     name = f"flightllm {model.id} {phase} rows={rows} context={context}"
     g = GraphBuilder(name + (f" requests={requests}" if requests > 1 else ""))
     b = Layers(g, model, params, rows, requests)
+    b.moe_mlp = moe_mlp
     x = b.x
     for layer in range(model.layers if layers is None else layers):
         x = b.decoder(f"l{layer}.", x, h, context, params.recipe, layer,

@@ -190,6 +190,11 @@ CASES: list[tuple[list[str], list[str]]] = [
         ("b_overrides_list.yaml", "overrides"), ("b_overrides_unknown.yaml", "design.nosuch"),
         ("b_overrides_neg.yaml", "bandwidth_gb_s"), ("b_overrides_zero.yaml", "clock_mhz"),
         ("b_overrides_null.yaml", "clock_mhz"), ("b_overrides_intkey.yaml", "overrides"),
+        # fixed here: the file that named an unknown or missing fpga/design is named (the
+        # line blamed `--fpga`, not given, or named only the value)
+        ("b_fpga_unknown.yaml", "fpga = 'nosuch'"),
+        ("b_fpga_dotdot.yaml", "fpga = '../../etc/passwd.yaml'"),
+        ("b_design_missing.yaml", "design = './nope/design.yaml'"),
     ]],
     (sim(board="{w}/in/dir.yaml"), ["dir.yaml"]),
     (sim(board="{w}/in"), ["in"]),

@@ -212,6 +212,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*sim(), "-a", "longspec", "--tree", "4 99999999999999999999"], ["--tree"]),
     ([*sim(), "-a", "longspec", "--tree", "4,16"], ["--tree"]),
     ([*sim(), "--tree", "4 16"], ["--tree", "--algorithm"]),
+    # fixed here: --accepted without --algorithm was ignored without a word
+    ([*sim(), "--accepted", "5"], ["--accepted", "--algorithm"]),
     (["simulate", "-b", "u280", "-m", "llama-3.1-8b", "-e", "analytic", "--phase", "prefill"],
      ["--prompt-len"]),
     (["simulate", "--fpga", "u280", "-m", "llama-3.1-8b", *SIM], ["--design"]),

@@ -250,6 +250,10 @@ CASES: list[tuple[list[str], list[str]]] = [
      ["--sizes"]),
     (["tree", "compare", "-a", "longspec", "--sizes", "2-5", "--iterations", "10", "--seed", "-1"],
      ["--seed"]),
+    # fixed here: a --max-tree deeper than the trace sampler was blamed on --max-depth, a flag
+    # `tree compare` does not have
+    (["tree", "compare", "-a", "longspec", "--sizes", "2-5", "--iterations", "10",
+      "--max-tree", LEVELS_74], ["--max-tree", "64"]),
     (["tree", "search", "-t", "{w}/in/m_ok.yaml", "--out", "{w}/s.csv"], ["m_ok.yaml"]),
     (["tree", "calibrate", "-a", "longspec", "--aat-dir", "{w}/in/m_ok.yaml"], ["--aat-dir"]),
     (["hetero", "solve", "-p", "rtx4090", "-m", "llama2-chat-7b", "--gammas", "0-3"],

@@ -278,6 +278,12 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*SWEEP, "--chunk-size", "0"], ["--chunk-size"]),
     ([a for a in SWEEP if a != "--no-cache"] + ["--cache-dir", "{w}/in/m_ok.yaml"],
      ["m_ok.yaml", "--cache-dir"]),
+    # fixed here: --tree-method checked only where an x >= 2 with a drafter used it (a typo
+    # ran silently), and --tree-method / --accepted without --algorithm were ignored
+    ([*SWEEP, "--tree-method", "nosuch"], ["--tree-method", "nosuch"]),
+    ([*SWEEP, "-a", "longspec", "--tree-method", "nosuch"], ["--tree-method", "nosuch"]),
+    ([*SWEEP[:8], "2", *SWEEP[9:], "--tree-method", "width"], ["--tree-method", "--algorithm"]),
+    ([*SWEEP[:8], "2", *SWEEP[9:], "--accepted", "3"], ["--accepted", "--algorithm"]),
     ([*EXPLORE, "--batch", "0"], ["--batch"]),
     ([*EXPLORE, "--verify-lens", "0-3"], ["--verify-lens"]),
     ([*EXPLORE[:-1], "{w}/e.parquet", "--plot", "{w}/e.jpg"], ["--plot", ".png"]),

@@ -287,6 +287,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*EXPLORE, "--batch", "0"], ["--batch"]),
     ([*EXPLORE, "--verify-lens", "0-3"], ["--verify-lens"]),
     ([*EXPLORE[:-1], "{w}/e.parquet", "--plot", "{w}/e.jpg"], ["--plot", ".png"]),
+    # fixed here: explore ran a repeated algorithm twice (compare-algorithms refuses it)
+    ([*EXPLORE[:7], "-a", "longspec,longspec", *EXPLORE[9:]], ["--algorithms", "once"]),
     (["compare-algorithms", "-b", "v80", "-m", "vicuna-7b-v1.5", "--contexts", "512",
       "-a", "longspec,longspec", "-e", "analytic"], ["--algorithms", "once"]),
     (["reproduce", "--format", "csv", "table1", "fig4"], ["--format"]),

@@ -278,6 +278,10 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*SWEEP, "--chunk-size", "0"], ["--chunk-size"]),
     ([a for a in SWEEP if a != "--no-cache"] + ["--cache-dir", "{w}/in/m_ok.yaml"],
      ["m_ok.yaml", "--cache-dir"]),
+    # fixed here: --cache-dir / --cache-limit-mb beside --no-cache were ignored without a word
+    ([*SWEEP, "--cache-dir", "{w}/in/m_ok.yaml"], ["--cache-dir", "--no-cache"]),
+    ([*SWEEP, "--cache-limit-mb", "5"], ["--cache-limit-mb", "--no-cache"]),
+    ([*EXPLORE, "--cache-dir", "{w}/cache2"], ["--cache-dir", "--no-cache"]),
     # fixed here: --tree-method checked only where an x >= 2 with a drafter used it (a typo
     # ran silently), and --tree-method / --accepted without --algorithm were ignored
     ([*SWEEP, "--tree-method", "nosuch"], ["--tree-method", "nosuch"]),

@@ -108,7 +108,8 @@ INPUTS: dict[str, str | bytes] = {
     "m_binary.yaml": "\x00\x01\x02garbage",
     "m_badutf8.yaml": b"id: \xff\xfe\n",
     "m_alias.yaml": "a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
-        f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh")),
+        f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n"
+        for p, n in zip("abcdefg", "bcdefgh", strict=True)),
     "m_deep.yaml": "a: " + "[" * 5000 + "]" * 5000 + "\n",
     "m_ok.yaml": MODEL,
     "m_bom.yaml": "\ufeff" + MODEL,
@@ -148,7 +149,8 @@ CASES: list[tuple[list[str], list[str]]] = [
         ("hf_mismatch.json", "mistral"),
     ]],
     # the GPT-2 and MoE configs waiting in workloads/pending: refused, by architecture
-    *[(["models", str(PENDING / sub / name)], [name, "architectures", arch]) for sub, name, arch in [
+    *[(["models", str(PENDING / sub / name)], [name, "architectures", arch])
+      for sub, name, arch in [
         ("gpt2", "gpt2-large.json", "GPT2LMHeadModel"),
         ("gpt2", "gpt2-medium.json", "GPT2LMHeadModel"),
         ("gpt2", "gpt2-xl.json", "GPT2LMHeadModel"),

@@ -50,6 +50,7 @@ from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.errors import InputError
 from fpgasim.figures.plots import plot_explore
 from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH
@@ -137,6 +138,10 @@ def explore_cmd(
     m = load_model(model)
     ctxs = parse_contexts(contexts)
     algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]
+    ids = [a.id for a in algos]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:  # as compare-algorithms: a repeated algorithm would only repeat its rows
+        raise InputError("--algorithms", ",".join(dup), "each algorithm once")
     first = base.build()
     for algo in algos:
         check_drafter(first, algo)

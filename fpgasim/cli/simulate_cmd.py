@@ -232,6 +232,8 @@ def simulate(
     m = with_routing(load_model(model), routing)
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
+    if algo is None and accepted != 1:
+        raise InputError("--accepted", accepted, "only with --algorithm (the draft phase)")
     if algo is None and (tree or depth or top_k):
         raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
     draft_tree = build_tree(algo, tree, depth, top_k) if algo else None

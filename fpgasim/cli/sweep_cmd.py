@@ -41,12 +41,14 @@ from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
 from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.sweep import EXECUTORS, Grid, run_sweep
 from fpgasim.sweep.grid import check_grid
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
+from fpgasim.tree.draft_trees import TREE_METHODS
 
 
 def sweep(
@@ -110,6 +112,13 @@ def sweep(
     check_executor(executor, scheduler)
     engine_version(engine)  # unknown engine: fail before loading anything
     variation = parse_vary(vary)
+    if tree_method not in TREE_METHODS:  # every value checked, not only where an x >= 2 uses it
+        raise InputError("--tree-method", tree_method, f"one of {', '.join(TREE_METHODS)}")
+    if algorithm is None:  # the draft-tree options cost nothing without a drafter: say so
+        for flag, given, value in (("--tree-method", tree_method != "optimal", tree_method),
+                                   ("--accepted", accepted != 1, accepted)):
+            if given:
+                raise InputError(flag, value, "only with --algorithm (the draft phase)")
     if board is not None and fpga is None and design is None:
         names = parse_name_list(board, "--board")
         bases = [BoardBase(name) for name in names]

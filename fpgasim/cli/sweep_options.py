@@ -65,6 +65,10 @@ def open_cache(
 
     The cache connects on first use, as the runner reads it; its folder is checked here.
     """
+    if no_cache:  # a cache option beside --no-cache would be ignored without a word
+        for flag, value in (("--cache-dir", cache_dir), ("--cache-limit-mb", limit_mb)):
+            if value is not None:
+                raise InputError(flag, str(value), "not with --no-cache (no cache is used)")
     cache = None if no_cache else SweepCache(cache_dir, limit_mb)
     if cache is not None:
         cache.check_layout()

@@ -53,7 +53,7 @@ from fpgasim.tree import semantics
 from fpgasim.tree.embedded import default_token_tree, default_tree_aat, embedded_model
 from fpgasim.tree.method_curves import compare_curves
 from fpgasim.tree.optimal import greedy_tree, optimal_tree, sequoia_tree
-from fpgasim.tree.positional import PositionalModel
+from fpgasim.tree.positional import MAX_TRACE_DEPTH, PositionalModel
 from fpgasim.tree.prior_score import prior_score_search, trie_tree
 from fpgasim.tree.shapes import parse_shape
 from fpgasim.tree.traces import load_traces
@@ -436,6 +436,9 @@ def compare(
     algo = load_algorithm(algorithm)
     xs = parse_int_list(sizes, "--sizes", 2, 4096)
     shape = parse_shape(max_tree, "--max-tree") if max_tree else None
+    if shape is not None and len(shape) > MAX_TRACE_DEPTH:  # else named as --max-depth
+        raise InputError("--max-tree", max_tree, f"at most {MAX_TRACE_DEPTH} levels (prior-score "
+                         f"traces are drawn that deep); {len(shape)} given")
     frame = compare_curves(
         algo, xs, np.random.default_rng(seed), context, iterations, max_shape=shape
     )

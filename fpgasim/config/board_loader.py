@@ -86,11 +86,24 @@ def load_board(name_or_path: str, changes: Iterable[tuple[str, Scalar]] = ()) ->
     data = read_yaml_mapping(path)
     pair = validate_kind(BoardFile, data, str(path))
     changes = list(changes)
-    board = _fitted(pair.name, pair.description, resolve("fpga", pair.fpga),
-                    resolve("design", pair.design), [*pair.overrides.items(), *changes],
+    board = _fitted(pair.name, pair.description, _named_in(path, "fpga", pair.fpga),
+                    _named_in(path, "design", pair.design), [*pair.overrides.items(), *changes],
                     str(path), shown=changes)
     board._source = str(path)
     return board
+
+
+def _named_in(board_path: Path, kind: str, name_or_path: str) -> Path:
+    """The file a board file's `fpga:` or `design:` names; a name or path that does not
+    resolve is refused naming the board file and its key (not `--fpga`, which the user did
+    not give). A relative path is read from the current folder, as on the command line."""
+    try:
+        return resolve(kind, name_or_path)
+    except ConfigError as exc:
+        allowed = exc.allowed
+        if allowed == "file not found" and not Path(name_or_path).is_absolute():
+            allowed += " (a relative path is read from the current folder, not the board's)"
+        raise ConfigError(str(board_path), kind, name_or_path, allowed) from None
 
 
 def board_of(fpga: str, design: str, changes: Iterable[tuple[str, Scalar]] = ()) -> Board:

@@ -21,7 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 HF = json.loads((REPO / "workloads/models/hf/Llama-3.1-8B-Instruct.json").read_text())
 MODEL = (REPO / "workloads/models/llama-3.1-8b.yaml").read_text()
 BOARD = (REPO / "boards/u280.yaml").read_text()
-PENDING = REPO / "workloads/pending"
 DROP = object()  # a key left out of a Hugging Face config
 
 SIM = ["-L", "256", "-e", "analytic"]
@@ -148,18 +147,6 @@ CASES: list[tuple[list[str], list[str]]] = [
         ("hf_latin1.json", "UTF-8"), ("hf_rope.json", "factor"),
         ("hf_mismatch.json", "mistral"),
     ]],
-    # the GPT-2 and MoE configs waiting in workloads/pending: refused, by architecture
-    *[(["models", str(PENDING / sub / name)], [name, "architectures", arch])
-      for sub, name, arch in [
-        ("gpt2", "gpt2-large.json", "GPT2LMHeadModel"),
-        ("gpt2", "gpt2-medium.json", "GPT2LMHeadModel"),
-        ("gpt2", "gpt2-xl.json", "GPT2LMHeadModel"),
-        ("moe", "Mixtral-8x7B-v0.1.json", "MixtralForCausalLM"),
-        ("moe", "Qwen1.5-MoE-A2.7B-Chat.json", "Qwen2MoeForCausalLM"),
-        ("moe", "Qwen3-30B-A3B.json", "Qwen3MoeForCausalLM"),
-    ]],
-    (sim(str(PENDING / "moe/Mixtral-8x7B-v0.1.json")), ["Mixtral-8x7B-v0.1.json", "Mixtral"]),
-    ([*SOLVE[:3], "-m", str(PENDING / "moe/Qwen3-30B-A3B.json"), *SOLVE[5:]], ["Qwen3-30B-A3B"]),
     (sim("{w}/in/hf_heads_nodiv.json"), ["hf_heads_nodiv.json", "num_key_value_heads"]),
     # ---- model YAML files
     *[(["models", "{w}/in/" + name], [name, key]) for name, key in [

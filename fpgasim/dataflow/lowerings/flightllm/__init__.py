@@ -20,6 +20,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
+from fpgasim.dataflow.lowerings.flightllm.cluster import check_cluster, tp_layers
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MV_FORM,
     TICKS_PER_CYCLE,
@@ -390,6 +391,10 @@ def _layers(
         masks = prefill_masks(board, model, context)
     hw = hardware_layers_of(model, params, phase, rows, context, spec.batch)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    if not board.cluster.is_single:  # one card's share and its collectives (cluster.py)
+        check_cluster(board, model)
+        hw = tp_layers(hw, board, rates.act_bytes) if board.cluster.tp_cards > 1 else hw
+        label += f" cards={board.cluster.cards}"
     if spec.batch > 1:
         label += f" batch={spec.batch}"
     return hw, rates, masks, label

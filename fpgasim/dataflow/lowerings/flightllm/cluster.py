@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from fpgasim.config.board import Board
 from fpgasim.config.cluster import Cluster
+from fpgasim.config.fpga import Fpga
 from fpgasim.config.schema import TargetModel
 from fpgasim.dataflow.instructions import TRAFFIC_NONE
 from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
@@ -116,27 +117,41 @@ def emit_collective(e: FlightLLMEmitter, L: CollectiveLayer) -> None:
     e.st(nbytes, wait=mask_of(SYS))
 
 
-def check_cluster(board: Board, model: TargetModel) -> None:
-    """Refuse a cluster the model or the part cannot run (one line naming field and range)."""
-    c = board.cluster
-    if c.is_single:
+def check_ports(fpga: Fpga, cluster: Cluster) -> None:
+    """Refuse a cluster of a part without known network ports, or a ring its ports cannot
+    close (a ring of more than two cards needs two ports a card)."""
+    if cluster.is_single:
         return
-    ports = board.fpga.network.ports
-    if not ports or board.fpga.network.port_bytes_per_s is None:
-        raise ConfigError(f"fpga {board.fpga.name}", "network.ports",
-                          ports, "at least 1 port with a known port_gbit_s for --cards > 1")
-    if c.tp_cards > 1 and c.topology == "ring" and ports < 2 and c.tp_cards > 2:
-        raise InputError("cards", c.tp_cards, f"at most 2 on a ring of {board.fpga.name} "
-                         f"(1 network port; a ring of more needs 2), or topology switch")
-    n = c.tp_cards
+    ports = fpga.network.ports
+    if not ports or fpga.network.port_bytes_per_s is None:
+        raise ConfigError(f"fpga {fpga.name}", "network.ports", ports,
+                          "at least 1 port with a known port_gbit_s for more than one card")
+    if cluster.topology == "ring" and ports < 2 and cluster.cards > 2:
+        raise InputError("cards", cluster.cards, f"at most 2 on a ring of {fpga.name} cards "
+                         "(1 network port each; a longer ring needs 2 a card)")
+
+
+def check_split(cluster: Cluster, model: TargetModel) -> None:
+    """Refuse a model whose heads, KV heads, FFN columns or vocabulary do not divide over the
+    tensor-parallel cards, or with fewer layers than pipeline stages."""
+    if cluster.pp_stages > 1:
+        raise InputError("parallel", cluster.parallel, "tp (pipeline parallelism is not "
+                         "lowered yet: docs/multi-fpga.md)")
+    n = cluster.tp_cards
     for field, value in (("heads", model.heads), ("kv_heads", model.kv_heads),
                          ("intermediate", model.intermediate), ("vocab", model.vocab)):
         if value % n:
-            raise InputError("cards", n, f"a divisor of the model's {field} = {value} "
-                             f"(tensor parallelism splits it over the cards)")
-    if model.layers < c.pp_stages:
-        raise InputError("cards", c.cards, f"at most {model.layers * c.tp_cards} "
-                         f"({model.layers} layers, one pipeline stage needs one)")
+            raise InputError("cards", n, f"a divisor of {model.id}'s {field} = {value} "
+                             "(tensor parallelism splits it over the cards)")
+    if model.layers < cluster.pp_stages:
+        raise InputError("cards", cluster.cards, f"at most {model.layers} pipeline stages "
+                         f"({model.id} has {model.layers} layers)")
+
+
+def check_cluster(board: Board, model: TargetModel) -> None:
+    """Refuse a cluster the part or the model cannot run (`check_ports`, `check_split`)."""
+    check_ports(board.fpga, board.cluster)
+    check_split(board.cluster, model)
 
 
 def per_card_share(cluster: Cluster, layers: int) -> float:

@@ -1,0 +1,95 @@
+"""FlightLLM's lowering over a cluster of cards (docs/multi-fpga.md): Megatron tensor
+parallelism, its all-reduces and the refusals of what does not split."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.cluster import Cluster
+from fpgasim.config.loader import load_model
+from fpgasim.dataflow.lowerings.flightllm import _layers
+from fpgasim.dataflow.lowerings.flightllm.cluster import (
+    COLLECTIVE,
+    all_reduce,
+    check_split,
+    collective_totals,
+)
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.engine import get_engine
+from fpgasim.errors import InputError
+from fpgasim.simulate import verify_timing
+from tests.cli_helpers import run_cli
+
+MODEL = "llama-3.1-8b"
+
+
+def _board(cards: int = 1, hop_us: float = 0.25):
+    base = BoardBase("flightllm-u280", None, None).build()
+    return base if cards == 1 else base.with_cluster(Cluster(cards=cards,
+                                                              hop_latency_s=hop_us * 1e-6))
+
+
+def test_each_card_holds_its_share_and_two_all_reduces_per_layer() -> None:
+    m = load_model(MODEL)
+    one = _layers(PassSpec("target", 4, 1024), _board(), m)[0]
+    four = _layers(PassSpec("target", 4, 1024), _board(4), m)[0]
+    ops = [L for L in four if L.kind == COLLECTIVE]
+    assert len(ops) == 2 * m.layers + 1  # o-proj, down-proj per layer, the LM head's argmax
+    by_name = {L.name: L for L in one}
+    split = {L.name: L for L in four if L.kind != COLLECTIVE}
+    assert split["l0.q_proj"].n * 4 == by_name["l0.q_proj"].n
+    assert split["l0.down_proj"].k * 4 == by_name["l0.down_proj"].k
+    assert split["l0.qk"].heads * 4 == by_name["l0.qk"].heads
+
+
+def test_all_reduce_follows_the_alpha_beta_formulas() -> None:
+    c = Cluster(cards=8, hop_latency_s=1e-6)
+    beta = 12.5e9
+    big = all_reduce(1 << 20, c, beta, 8)  # a large message: the ring's fewer bytes win
+    assert big.form == "ring" and big.steps == 14
+    assert big.port_bytes == pytest.approx(7 / 8 * (1 << 20))
+    assert big.seconds > 14 * 1e-6 + (1 << 20) * 7 / 8 / beta
+    small = all_reduce(64, c, beta, 8)  # a tiny one: the gather's fewer steps win
+    assert small.form == "gather" and small.steps == 4
+
+
+@pytest.mark.slow
+def test_cluster_is_faster_engines_agree_and_sync_grows_with_hop_latency() -> None:
+    m = load_model(MODEL)
+    fast, event = get_engine("fast"), get_engine("event")
+    t1 = verify_timing(fast, _board(), m, 4, 1024).cycles
+    t4 = verify_timing(fast, _board(4), m, 4, 1024)
+    assert t4.cycles == verify_timing(event, _board(4), m, 4, 1024).cycles
+    assert t4.cycles < t1 / 2
+    slow = verify_timing(fast, _board(4, hop_us=2.0), m, 4, 1024).cycles
+    hw = _layers(PassSpec("target", 4, 1024), _board(4), m)[0]
+    hw_slow = _layers(PassSpec("target", 4, 1024), _board(4, hop_us=2.0), m)[0]
+    extra_s = collective_totals(hw_slow)[0] - collective_totals(hw)[0]
+    # collectives sit between barriers: every second of link latency lands on the pass
+    assert (slow - t4.cycles) / 225e6 == pytest.approx(extra_s, rel=1e-6)
+
+
+def test_splits_that_do_not_divide_are_refused() -> None:
+    m = load_model(MODEL)
+    with pytest.raises(InputError, match="kv_heads = 8"):
+        check_split(Cluster(cards=16), m)
+    with pytest.raises(InputError, match="heads = 32"):
+        check_split(Cluster(cards=3), m)
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--cards", "0"), "--cards = 0"),
+    (("--cards", "3"), "--cards = 3"),
+    (("--cards", "4", "--hop-latency-us", "-1"), "--hop-latency-us"),
+])
+def test_cli_refuses_in_one_line(capsys, args, says) -> None:
+    r = run_cli(capsys, "simulate", "-b", "flightllm-u280", "-m", MODEL, "--context", "64",
+                *args)
+    assert r.code == 2 and says in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_cli_refuses_a_part_without_ports(capsys) -> None:
+    r = run_cli(capsys, "simulate", "--fpga", "vhk158", "--design", "flightllm", "-m", MODEL,
+                "--context", "64", "--cards", "2")
+    assert r.code == 2 and "network.ports" in r.err

@@ -18,6 +18,12 @@ from fpgasim.config.schema import (
 from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
+from fpgasim.dataflow.lowerings.flightllm.cluster import (
+    cluster_columns,
+    cluster_energy,
+    link_seconds,
+    per_card_share,
+)
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
@@ -101,7 +107,8 @@ def target_weight_count(model: TargetModel) -> int:
 
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
                  drafter: DrafterSchema | None = None, batch: int = 1) -> int:
-    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
+    """Off-chip bytes the point needs (on a cluster: its busiest card's, `per_card_share`):
+    target weights + KV cache of context + x tokens, plus
     the drafter's weights and its own KV cache when a drafter is given; a batch holds one
     set of weights and a KV cache (target's and drafter's) per request.
 
@@ -114,6 +121,9 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     arithmetic = target_arithmetic(model)
     weights = arithmetic.stored_bytes(recipe, model.attention_bias)
     kv_elements = arithmetic.kv_elements(context + verify_len)
+    if not board.cluster.is_single:  # the busiest card's share; the drafter whole on one card
+        share = per_card_share(board.cluster, model.layers)
+        weights, kv_elements = weights * share, math.ceil(kv_elements * share)
     if drafter is not None:  # the drafter's one layer of cache, at the target's KV width
         weights += recipe.weight_bytes(drafter_weight_count(model, drafter))
         kv_elements += arithmetic.layer_kv_per_token * drafter_kv_tokens(drafter, context,
@@ -143,8 +153,10 @@ def memory_warning(board: Board, model: TargetModel, context: int, verify_len: i
     requests = f" for {batch} requests" if batch > 1 else ""
     largest = largest_batch(board, model, context, verify_len, drafter) if batch > 1 else 0
     hint = f"; at most {largest} requests fit at L={context}" if largest else ""
+    cards = board.cluster.cards
+    per_card = f" on its busiest card of {cards}" if cards > 1 else ""
     return (
-        f"{model.id} needs {need / 2**30:.2f} GiB{requests} (weights + KV caches at "
+        f"{model.id} needs {need / 2**30:.2f} GiB{requests}{per_card} (weights + KV caches at "
         f"L={context}{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
         f"(memory.capacity_gib){hint}; timed as if it fit, marked fits_memory = False"
     )
@@ -347,8 +359,10 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         "dsps_used": point.board.fit.dsps_used,
         "fits_dsps": point.board.fit.fits_dsps,
     }
-    energy = pass_energy(tv, point.board, engine.name)
+    cards = point.board.cluster.cards
+    energy = cluster_energy(pass_energy(tv, point.board, engine.name), cards, busy=True)
     tokens = point.verify_len
+    step_s = tv.seconds
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
             engine,
@@ -367,12 +381,17 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
-        energy = energy + pass_energy(td, point.board, engine.name)
+        energy = energy + cluster_energy(pass_energy(td, point.board, engine.name), cards,
+                                         busy=False)
         tokens = point.accepted
+        step_s = tv.seconds + td.seconds
     # the pass's (or, with an algorithm, the step's) power and energy (docs/energy.md):
     # tokens_per_j counts the verified tokens, or the step's accepted tokens, of every
     # request of the batch
     row.update(energy_columns(energy, tokens * point.batch))
+    spec = verify_spec(point.verify_len, point.context, point.tree, point.batch)
+    row.update(cluster_columns(point.board, *link_seconds(spec, point.board, point.model),
+                               step_s))
     check_finite_row(row, point)
     return row, (tv, units)
 
@@ -523,7 +542,8 @@ def _prefill_row(
         row[f"busy_{unit.lower()}_cycles"] = cycles
     row.update(fit_columns(board, model, aligned, 0))
     row.update(dsps_used=board.fit.dsps_used)
-    row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
+    row.update(energy_columns(cluster_energy(pass_energy(t, board, engine.name),
+                                             board.cluster.cards, busy=True), prompt_len))
     return row, (t, units)
 
 

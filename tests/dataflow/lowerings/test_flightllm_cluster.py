@@ -93,3 +93,25 @@ def test_cli_refuses_a_part_without_ports(capsys) -> None:
     r = run_cli(capsys, "simulate", "--fpga", "vhk158", "--design", "flightllm", "-m", MODEL,
                 "--context", "64", "--cards", "2")
     assert r.code == 2 and "network.ports" in r.err
+
+
+def test_rows_carry_the_cluster_and_per_card_memory() -> None:
+    from fpgasim.simulate import Point, memory_bytes, simulate_point
+
+    m = load_model(MODEL)
+    fast = get_engine("fast")
+    one = simulate_point(fast, Point(_board(), m, 256, 4, None, None, 1, 1))
+    two = simulate_point(fast, Point(_board(2), m, 256, 4, None, None, 1, 1))
+    assert (one["cards"], one["parallel"], one["sync_share"], one["link_busy_share"]) == (
+        1, "none", 0.0, 0.0)
+    assert (two["cards"], two["parallel"]) == (2, "tp")
+    assert 0 < two["link_busy_share"] and 0 < two["sync_share"] < 1
+    # the busiest card holds half the target (weights and KV cache)
+    assert two["memory_bytes"] == pytest.approx(memory_bytes(_board(), m, 256, 4) / 2, rel=1e-6)
+    # the cluster's power: both cards' static power at least
+    assert two["static_w"] == pytest.approx(2 * one["static_w"])
+
+
+def test_the_analytic_accounting_refuses_a_cluster() -> None:
+    with pytest.raises(InputError, match="event or fast"):
+        verify_timing(get_engine("analytic"), _board(2), load_model(MODEL), 1, 64)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from fpgasim.config.board import Board
 from fpgasim.config.cluster import Cluster
@@ -29,7 +30,11 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     mask_of,
 )
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
+from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
+
+if TYPE_CHECKING:  # the engines import the lowerings
+    from fpgasim.engine.energy import Energy
 
 #: the hardware-layer kind of a collective
 COLLECTIVE = "collective"
@@ -194,3 +199,36 @@ def collective_totals(hw: tuple[HwLayer, ...]) -> tuple[float, float]:
     """(seconds, bytes per port) of a pass's collectives."""
     layers = [L for L in hw if isinstance(L, CollectiveLayer)]
     return sum(L.seconds for L in layers), sum(L.port_bytes for L in layers)
+
+
+def link_seconds(spec: PassSpec, board: Board, model: TargetModel) -> tuple[float, float]:
+    """(seconds the pass waits on its collectives, seconds one port is busy sending) of a
+    target pass on the board's cluster; (0, 0) on one card or for a drafter's pass."""
+    if board.cluster.is_single or spec.kind != "target":
+        return 0.0, 0.0
+    from fpgasim.dataflow.lowerings.flightllm import _layers  # the package imports this module
+
+    seconds, port_bytes = collective_totals(_layers(spec, board, model)[0])
+    return seconds, port_bytes / board.fpga.network.port_bytes_per_s
+
+
+def cluster_energy(energy: Energy, cards: int, busy: bool) -> Energy:
+    """The whole cluster's energy of a pass one card's `energy` describes: every card alike
+    when all run their share (`busy`, tensor parallel), else one card's work and the others'
+    static and clock power over the pass (a drafter on one card; docs/multi-fpga.md)."""
+    if cards == 1:
+        return energy
+    if busy:
+        return replace(energy, static_w=energy.static_w * cards,
+                       memory_j=energy.memory_j * cards, mac_j=energy.mac_j * cards,
+                       sram_j=energy.sram_j * cards, sfu_j=energy.sfu_j * cards,
+                       clock_j=energy.clock_j * cards)
+    return replace(energy, static_w=energy.static_w * cards, clock_j=energy.clock_j * cards)
+
+
+def cluster_columns(board: Board, sync_s: float, link_busy_s: float, step_s: float) -> dict:
+    """A result row's cluster columns: cards, parallel, tp_cards, pp_stages, hop_latency_s,
+    link_busy_share (one port's sending time / the step) and sync_share (the step's time
+    waiting on collectives)."""
+    return {**board.cluster.columns(), "link_busy_share": link_busy_s / step_s,
+            "sync_share": sync_s / step_s}

@@ -22,7 +22,7 @@ import pandas as pd
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import Cluster
-from fpgasim.dataflow.lowerings.flightllm.cluster import link_seconds
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import link_seconds
 from fpgasim.engine import get_engine
 from fpgasim.simulate import verify_timing
 from fpgasim.solving.solver import solve

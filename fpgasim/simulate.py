@@ -18,9 +18,8 @@ from fpgasim.config.schema import (
 from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
-from fpgasim.dataflow.lowerings.flightllm.cluster import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    cluster_energy,
     link_seconds,
     per_card_share,
 )
@@ -28,7 +27,7 @@ from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.energy import energy_columns, pass_energy
+from fpgasim.engine.energy import cluster_energy, energy_columns, pass_energy
 from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, combine, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import (

@@ -20,7 +20,7 @@ import typer
 
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, Cluster
-from fpgasim.dataflow.lowerings.flightllm.cluster import check_ports, check_split
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path

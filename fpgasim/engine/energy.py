@@ -25,7 +25,7 @@ not finite, a static power above `power.max_w`) are refused by the data sheet's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fpgasim.config.board import Board
 from fpgasim.config.fit import precision_of
@@ -306,3 +306,18 @@ def energy_columns(energy: Energy, tokens: float) -> dict:
         "energy_j": e,
         "tokens_per_j": tokens / e if e > 0 else math.inf,
     }
+
+
+def cluster_energy(energy: Energy, cards: int, busy: bool) -> Energy:
+    """The whole cluster's energy of a pass one card's `energy` describes: every card alike
+    when all run their share (`busy`, tensor parallel), else one card's work and the others'
+    static and clock power over the pass (a drafter on one card; docs/multi-fpga.md, "How
+    fpgasim runs a cluster")."""
+    if cards == 1:
+        return energy
+    if busy:
+        return replace(energy, static_w=energy.static_w * cards,
+                       memory_j=energy.memory_j * cards, mac_j=energy.mac_j * cards,
+                       sram_j=energy.sram_j * cards, sfu_j=energy.sfu_j * cards,
+                       clock_j=energy.clock_j * cards)
+    return replace(energy, static_w=energy.static_w * cards, clock_j=energy.clock_j * cards)

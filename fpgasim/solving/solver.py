@@ -40,14 +40,13 @@ from fpgasim.config.board import Board
 from fpgasim.config.cluster import Cluster
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
-from fpgasim.dataflow.lowerings.flightllm.cluster import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    cluster_energy,
     link_seconds,
 )
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
-from fpgasim.engine.energy import Energy, energy_constants, pass_energy
+from fpgasim.engine.energy import Energy, cluster_energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     FitPoint,

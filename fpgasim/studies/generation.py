@@ -38,14 +38,13 @@ from fpgasim.acceptance.measured import AatTables, workload_rows
 from fpgasim.acceptance.rule import main_task, tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
-from fpgasim.dataflow.lowerings.flightllm.cluster import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    cluster_energy,
     link_seconds,
 )
 from fpgasim.engine import Engine
 from fpgasim.engine.cycle import CycleEngine
-from fpgasim.engine.energy import energy_constants, pass_energy
+from fpgasim.engine.energy import cluster_energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,

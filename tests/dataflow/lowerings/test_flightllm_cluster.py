@@ -9,7 +9,7 @@ from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import Cluster
 from fpgasim.config.loader import load_model
 from fpgasim.dataflow.lowerings.flightllm import _layers
-from fpgasim.dataflow.lowerings.flightllm.cluster import (
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     COLLECTIVE,
     all_reduce,
     check_split,

@@ -20,7 +20,6 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
-from fpgasim.dataflow.lowerings.flightllm.cluster import check_cluster, tp_layers
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MV_FORM,
     TICKS_PER_CYCLE,
@@ -45,6 +44,7 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, tp_layers
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set

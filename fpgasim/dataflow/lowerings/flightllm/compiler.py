@@ -36,7 +36,7 @@ from fpgasim.dataflow.lowerings.flightllm.attention import (
     attention_mv,
     causal_mm_key,
 )
-from fpgasim.dataflow.lowerings.flightllm.cluster import COLLECTIVE, emit_collective
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import COLLECTIVE, emit_collective
 from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     LD,
     MISC,

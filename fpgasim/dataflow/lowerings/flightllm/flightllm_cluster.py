@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from fpgasim.config.board import Board
 from fpgasim.config.cluster import Cluster
@@ -32,9 +31,6 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
-
-if TYPE_CHECKING:  # the engines import the lowerings
-    from fpgasim.engine.energy import Energy
 
 #: the hardware-layer kind of a collective
 COLLECTIVE = "collective"
@@ -210,20 +206,6 @@ def link_seconds(spec: PassSpec, board: Board, model: TargetModel) -> tuple[floa
 
     seconds, port_bytes = collective_totals(_layers(spec, board, model)[0])
     return seconds, port_bytes / board.fpga.network.port_bytes_per_s
-
-
-def cluster_energy(energy: Energy, cards: int, busy: bool) -> Energy:
-    """The whole cluster's energy of a pass one card's `energy` describes: every card alike
-    when all run their share (`busy`, tensor parallel), else one card's work and the others'
-    static and clock power over the pass (a drafter on one card; docs/multi-fpga.md)."""
-    if cards == 1:
-        return energy
-    if busy:
-        return replace(energy, static_w=energy.static_w * cards,
-                       memory_j=energy.memory_j * cards, mac_j=energy.mac_j * cards,
-                       sram_j=energy.sram_j * cards, sfu_j=energy.sfu_j * cards,
-                       clock_j=energy.clock_j * cards)
-    return replace(energy, static_w=energy.static_w * cards, clock_j=energy.clock_j * cards)
 
 
 def cluster_columns(board: Board, sync_s: float, link_busy_s: float, step_s: float) -> dict:

@@ -359,7 +359,8 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         "fits_dsps": point.board.fit.fits_dsps,
     }
     cards = point.board.cluster.cards
-    energy = cluster_energy(pass_energy(tv, point.board, engine.name), cards, busy=True)
+    energy = cluster_energy(pass_energy(tv, point.board, engine.name), cards,
+                            working=point.board.cluster.tp_cards)
     tokens = point.verify_len
     step_s = tv.seconds
     if point.algorithm is not None and point.tree is not None:
@@ -381,7 +382,7 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
             step_s=tv.seconds + td.seconds,
         )
         energy = energy + cluster_energy(pass_energy(td, point.board, engine.name), cards,
-                                         busy=False)
+                                         working=1)
         tokens = point.accepted
         step_s = tv.seconds + td.seconds
     # the pass's (or, with an algorithm, the step's) power and energy (docs/energy.md):
@@ -542,7 +543,8 @@ def _prefill_row(
     row.update(fit_columns(board, model, aligned, 0))
     row.update(dsps_used=board.fit.dsps_used)
     row.update(energy_columns(cluster_energy(pass_energy(t, board, engine.name),
-                                             board.cluster.cards, busy=True), prompt_len))
+                                             board.cluster.cards,
+                                             working=board.cluster.tp_cards), prompt_len))
     return row, (t, units)
 
 

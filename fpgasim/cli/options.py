@@ -201,6 +201,9 @@ def cluster_from(cards: int, parallel: str, hop_latency_us: float) -> Cluster:
     if not 0.0 <= hop_latency_us <= 100.0:  # also refuses nan
         raise InputError("hop_latency_us", hop_latency_us, "between 0 and 100 us "
                          "(docs/multi-fpga.md argues 0.15 to 2)")
+    if parallel == "tp-pp":
+        raise InputError("parallel", parallel, "tp or pp (tp-pp needs the cards per stage, "
+                         "which no flag sets yet)")
     return Cluster(cards=cards, parallel=parallel, hop_latency_s=hop_latency_us * 1e-6)
 
 

@@ -308,16 +308,15 @@ def energy_columns(energy: Energy, tokens: float) -> dict:
     }
 
 
-def cluster_energy(energy: Energy, cards: int, busy: bool) -> Energy:
-    """The whole cluster's energy of a pass one card's `energy` describes: every card alike
-    when all run their share (`busy`, tensor parallel), else one card's work and the others'
-    static and clock power over the pass (a drafter on one card; docs/multi-fpga.md, "How
-    fpgasim runs a cluster")."""
+def cluster_energy(energy: Energy, cards: int, working: int) -> Energy:
+    """The whole cluster's energy of a pass one card's `energy` describes: `working` cards
+    do that work side by side (the tensor-parallel cards; 1 for a drafter on one card),
+    and every card draws static and clock power over the pass (a pipeline's waiting
+    stages, the cards a drafter leaves idle; docs/multi-fpga.md, "How fpgasim runs a
+    cluster")."""
     if cards == 1:
         return energy
-    if busy:
-        return replace(energy, static_w=energy.static_w * cards,
-                       memory_j=energy.memory_j * cards, mac_j=energy.mac_j * cards,
-                       sram_j=energy.sram_j * cards, sfu_j=energy.sfu_j * cards,
-                       clock_j=energy.clock_j * cards)
-    return replace(energy, static_w=energy.static_w * cards, clock_j=energy.clock_j * cards)
+    return replace(energy, static_w=energy.static_w * cards,
+                   memory_j=energy.memory_j * working, mac_j=energy.mac_j * working,
+                   sram_j=energy.sram_j * working, sfu_j=energy.sfu_j * working,
+                   clock_j=energy.clock_j * cards)

@@ -226,7 +226,8 @@ class Timer:
         t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree,
                           self.batch)
         return cluster_energy(pass_energy(t, self.board, self.engine.name,
-                                          self.energy_constants), self.cards, busy=True)
+                                          self.energy_constants), self.cards,
+                              working=self.board.cluster.tp_cards)
 
     @property
     def cards(self) -> int:
@@ -248,7 +249,7 @@ class Timer:
                              accepted, context, self.batch)
             energy = energy + cluster_energy(pass_energy(t, self.board, self.engine.name,
                                                          self.energy_constants),
-                                             self.cards, busy=False)
+                                             self.cards, working=1)
         return energy.energy_j / self.batch
 
     def verify_pass(self, verify_len: int, context: int) -> Timing:

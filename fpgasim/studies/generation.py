@@ -509,7 +509,8 @@ def _ad_steps(
         seconds[context] = timing.seconds
         # each request's share of the batch's pass, as the SD steps' (Timer.step_energy_j)
         joules[context] = cluster_energy(pass_energy(timing, board, engine.name, constants),
-                                         board.cluster.cards, busy=True).energy_j / batch
+                                         board.cluster.cards,
+                                             working=board.cluster.tp_cards).energy_j / batch
         if progress is not None:
             progress.advance(1)
     return [

@@ -115,3 +115,23 @@ def test_rows_carry_the_cluster_and_per_card_memory() -> None:
 def test_the_analytic_accounting_refuses_a_cluster() -> None:
     with pytest.raises(InputError, match="event or fast"):
         verify_timing(get_engine("analytic"), _board(2), load_model(MODEL), 1, 64)
+
+
+def test_a_pipeline_is_one_card_plus_its_hops() -> None:
+    m = load_model(MODEL)
+    fast = get_engine("fast")
+    pp = _board(1).with_cluster(Cluster(cards=4, parallel="pp"))
+    one = verify_timing(fast, _board(), m, 4, 256).cycles
+    four = verify_timing(fast, pp, m, 4, 256).cycles
+    hw = _layers(PassSpec("target", 4, 256), pp, m)[0]
+    hops = [L for L in hw if L.kind == COLLECTIVE]
+    assert len(hops) == 3 and all(h.form == "p2p" for h in hops)
+    # each hop adds its LD, link and ST between two barriers, nothing else changes
+    assert four > one + sum(h.seconds for h in hops) * 225e6
+    assert four < one * 1.01
+
+
+def test_cli_refuses_tp_pp_without_cards_per_stage(capsys) -> None:
+    r = run_cli(capsys, "simulate", "-b", "flightllm-u280", "-m", MODEL, "--context", "64",
+                "--cards", "4", "--parallel", "tp-pp")
+    assert r.code == 2 and "--parallel" in r.err

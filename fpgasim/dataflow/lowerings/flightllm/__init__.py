@@ -44,7 +44,7 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, tp_layers
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, cluster_layers
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
@@ -393,7 +393,7 @@ def _layers(
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     if not board.cluster.is_single:  # one card's share and its collectives (cluster.py)
         check_cluster(board, model)
-        hw = tp_layers(hw, board, rates.act_bytes) if board.cluster.tp_cards > 1 else hw
+        hw = cluster_layers(hw, board, rates.act_bytes)
         label += f" cards={board.cluster.cards}"
     if spec.batch > 1:
         label += f" batch={spec.batch}"

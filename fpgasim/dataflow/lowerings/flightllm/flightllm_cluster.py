@@ -135,9 +135,9 @@ def check_ports(fpga: Fpga, cluster: Cluster) -> None:
 def check_split(cluster: Cluster, model: TargetModel) -> None:
     """Refuse a model whose heads, KV heads, FFN columns or vocabulary do not divide over the
     tensor-parallel cards, or with fewer layers than pipeline stages."""
-    if cluster.pp_stages > 1:
-        raise InputError("parallel", cluster.parallel, "tp (pipeline parallelism is not "
-                         "lowered yet: docs/multi-fpga.md)")
+    if cluster.micro_batches > 1:
+        raise InputError("micro_batches", cluster.micro_batches, "1 (a pass cut into "
+                         "micro-batches is not lowered yet: docs/multi-fpga.md)")
     n = cluster.tp_cards
     for field, value in (("heads", model.heads), ("kv_heads", model.kv_heads),
                          ("intermediate", model.intermediate), ("vocab", model.vocab)):
@@ -191,6 +191,41 @@ def tp_layers(hw: tuple[HwLayer, ...], board: Board, act_bytes: float) -> tuple[
     return tuple(out)
 
 
+def point_to_point(message_bytes: float, cluster: Cluster, port_bytes_per_s: float) -> Collective:
+    """One pipeline stage's activations to the next: one hop (neighbours on the ring, or
+    through the switch), α + S/β (docs/multi-fpga.md, "Cost model")."""
+    beta = port_bytes_per_s * payload_share(message_bytes, cluster.link_layer)
+    return Collective("p2p", cluster.hop_latency_s + message_bytes / beta, 1, message_bytes)
+
+
+def cluster_layers(hw: tuple[HwLayer, ...], board: Board,
+                   act_bytes: float) -> tuple[HwLayer, ...]:
+    """The hardware layers one pass runs through on the board's cluster, as one card of
+    each stage sees them in turn: each layer's tensor-parallel share (`tp_layers`), and with
+    pipeline stages a hop of the activations before each stage but the first. A single
+    micro-batch visits the stages one after the other (docs/multi-fpga.md, "Pipeline
+    parallelism"), so the pass's time is the stages' times and the hops in sequence."""
+    c = board.cluster
+    if c.tp_cards > 1:
+        hw = tp_layers(hw, board, act_bytes)
+    if c.pp_stages == 1:
+        return hw
+    starts = [i for i, L in enumerate(hw) if L.name.endswith("input_norm")]
+    per_stage = math.ceil(len(starts) / c.pp_stages)
+    cuts = {starts[k] for k in range(per_stage, len(starts), per_stage)}
+    rate = board.fpga.network.port_bytes_per_s
+    out: list[HwLayer] = []
+    for i, L in enumerate(hw):
+        if i in cuts:
+            width = L.k  # the residual stream entering the stage's first norm
+            cost = point_to_point(L.rows * width * act_bytes, c, rate)
+            out.append(CollectiveLayer(COLLECTIVE, f"{L.name}.stage_hop", L.rows, width, width,
+                                       seconds=cost.seconds, port_bytes=cost.port_bytes,
+                                       form=cost.form))
+        out.append(L)
+    return tuple(out)
+
+
 def collective_totals(hw: tuple[HwLayer, ...]) -> tuple[float, float]:
     """(seconds, bytes per port) of a pass's collectives."""
     layers = [L for L in hw if isinstance(L, CollectiveLayer)]
@@ -204,7 +239,12 @@ def link_seconds(spec: PassSpec, board: Board, model: TargetModel) -> tuple[floa
         return 0.0, 0.0
     from fpgasim.dataflow.lowerings.flightllm import _layers  # the package imports this module
 
-    seconds, port_bytes = collective_totals(_layers(spec, board, model)[0])
+    hw = _layers(spec, board, model)[0]
+    seconds, port_bytes = collective_totals(hw)
+    hops = [L for L in hw if isinstance(L, CollectiveLayer) and L.form == "p2p"]
+    if hops:  # a card's port sends its own stage's hop, not every stage's
+        hop_bytes = sum(L.port_bytes for L in hops)
+        port_bytes += hop_bytes / len(hops) - hop_bytes
     return seconds, port_bytes / board.fpga.network.port_bytes_per_s
 
 

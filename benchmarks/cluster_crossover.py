@@ -106,7 +106,11 @@ def main() -> None:
     frame.to_csv(REPO / "docs" / "cluster_crossover.csv", index=False, float_format="%.6g")
     table = frame.pivot_table(index=["model", "fpga", "algorithm", "context"],
                               columns="cards", values="best_speedup")
-    print(table.to_markdown(floatfmt=".2f"))
+    print("| model | fpga | drafter | L | " + " | ".join(f"{c} cards" for c in table.columns)
+          + " |")
+    for key, values in table.iterrows():
+        print("| " + " | ".join(map(str, key)) + " | "
+              + " | ".join(f"{v:.2f}" for v in values) + " |")
 
 
 if __name__ == "__main__":

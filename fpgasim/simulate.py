@@ -18,12 +18,17 @@ from fpgasim.config.schema import (
 from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    cluster_columns,
+    link_seconds,
+    per_card_share,
+)
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.routing import routing_label, touched_per_layer
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
-from fpgasim.engine.energy import energy_columns, pass_energy
+from fpgasim.engine.energy import cluster_energy, energy_columns, pass_energy
 from fpgasim.engine.timing import MAX_COUNT, MAX_COUNT_SHOWN, Timing, combine, count_shown
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import (
@@ -113,7 +118,8 @@ def target_active_weight_count(model: TargetModel) -> int:
 
 def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int,
                  drafter: DrafterSchema | None = None, batch: int = 1) -> int:
-    """Off-chip bytes the point needs: target weights + KV cache of context + x tokens, plus
+    """Off-chip bytes the point needs (on a cluster: its busiest card's, `per_card_share`):
+    target weights + KV cache of context + x tokens, plus
     the drafter's weights and its own KV cache when a drafter is given; a batch holds one
     set of weights and a KV cache (target's and drafter's) per request.
 
@@ -126,6 +132,9 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     arithmetic = target_arithmetic(model)
     weights = arithmetic.stored_bytes(recipe, model.attention_bias)
     kv_elements = arithmetic.kv_elements(context + verify_len)
+    if not board.cluster.is_single:  # the busiest card's share; the drafter whole on one card
+        share = per_card_share(board.cluster, model.layers)
+        weights, kv_elements = weights * share, math.ceil(kv_elements * share)
     if drafter is not None:  # the drafter's one layer of cache, at the target's KV width
         weights += recipe.weight_bytes(drafter_weight_count(model, drafter))
         kv_elements += arithmetic.layer_kv_per_token * drafter_kv_tokens(drafter, context,
@@ -155,8 +164,10 @@ def memory_warning(board: Board, model: TargetModel, context: int, verify_len: i
     requests = f" for {batch} requests" if batch > 1 else ""
     largest = largest_batch(board, model, context, verify_len, drafter) if batch > 1 else 0
     hint = f"; at most {largest} requests fit at L={context}" if largest else ""
+    cards = board.cluster.cards
+    per_card = f" on its busiest card of {cards}" if cards > 1 else ""
     return (
-        f"{model.id} needs {need / 2**30:.2f} GiB{requests} (weights + KV caches at "
+        f"{model.id} needs {need / 2**30:.2f} GiB{requests}{per_card} (weights + KV caches at "
         f"L={context}{with_drafter}) but {board.name} has {board.memory.capacity_gib:g} GiB "
         f"(memory.capacity_gib){hint}; timed as if it fit, marked fits_memory = False"
     )
@@ -365,8 +376,11 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         row["experts_per_token"] = moe.experts_per_token
         row["experts_touched"] = experts_streamed(point.model, point.verify_len, point.batch)
         row["routing"] = routing_label(moe)
-    energy = pass_energy(tv, point.board, engine.name)
+    cards = point.board.cluster.cards
+    energy = cluster_energy(pass_energy(tv, point.board, engine.name), cards,
+                            working=point.board.cluster.tp_cards)
     tokens = point.verify_len
+    step_s = tv.seconds
     if point.algorithm is not None and point.tree is not None:
         td = draft_timing(
             engine,
@@ -385,12 +399,17 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
             draft_bound=td.bound,
             step_s=tv.seconds + td.seconds,
         )
-        energy = energy + pass_energy(td, point.board, engine.name)
+        energy = energy + cluster_energy(pass_energy(td, point.board, engine.name), cards,
+                                         working=1)
         tokens = point.accepted
+        step_s = tv.seconds + td.seconds
     # the pass's (or, with an algorithm, the step's) power and energy (docs/energy.md):
     # tokens_per_j counts the verified tokens, or the step's accepted tokens, of every
     # request of the batch
     row.update(energy_columns(energy, tokens * point.batch))
+    spec = verify_spec(point.verify_len, point.context, point.tree, point.batch)
+    row.update(cluster_columns(point.board, *link_seconds(spec, point.board, point.model),
+                               step_s))
     check_finite_row(row, point)
     return row, (tv, units)
 
@@ -541,7 +560,9 @@ def _prefill_row(
         row[f"busy_{unit.lower()}_cycles"] = cycles
     row.update(fit_columns(board, model, aligned, 0))
     row.update(dsps_used=board.fit.dsps_used)
-    row.update(energy_columns(pass_energy(t, board, engine.name), prompt_len))
+    row.update(energy_columns(cluster_energy(pass_energy(t, board, engine.name),
+                                             board.cluster.cards,
+                                             working=board.cluster.tp_cards), prompt_len))
     return row, (t, units)
 
 

@@ -19,6 +19,7 @@ from fpgasim.cli.options import (
     board_from,
     board_option,
     check_png,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -40,6 +41,7 @@ from fpgasim.studies.algorithm_comparison import acceptance_label
 from fpgasim.studies.algorithm_comparison import compare_algorithms as compare_workload
 
 
+@cluster_options
 def compare_algorithms(
     board: str | None = board_option(),
     fpga: str | None = fpga_option(),

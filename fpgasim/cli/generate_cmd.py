@@ -27,6 +27,7 @@ from fpgasim.cli.options import (
     board_option,
     check_png,
     check_writable,
+    cluster_options,
     design_option,
     engine_option,
     format_option,
@@ -65,6 +66,7 @@ class GenerateSource(StrEnum):
     embedded = "embedded"
 
 
+@cluster_options
 def generate_cmd(
     board: str | None = board_option(),
     fpga: str | None = fpga_option(),

@@ -8,7 +8,10 @@ their member order is the order `--help` lists the choices in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,8 @@ from typing import Any
 import typer
 
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, Cluster
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path
@@ -171,8 +176,76 @@ def vary_option(help_text: str) -> Any:
 
 def board_from(board: str | None, fpga: str | None, design: str | None,
                changes: Sequence[tuple[str, object]] = ()):
-    """The board the arguments name: --board NAME, or --fpga F --design D (fitted)."""
-    return BoardBase(board, fpga, design).build(changes)
+    """The board the arguments name: --board NAME, or --fpga F --design D (fitted), on the
+    cluster of the command's --cards/--parallel/--hop-latency-us (`cluster_options`)."""
+    built = BoardBase(board, fpga, design).build(changes)
+    cluster = _CLUSTER.get()
+    if cluster is None or cluster.is_single:
+        return built  # one card: the board as it always was, to the last digit
+    check_ports(built.fpga, cluster)
+    return built.with_cluster(cluster)
+
+
+#: the cluster the running command's --cards/--parallel/--hop-latency-us name
+_CLUSTER: ContextVar[Cluster | None] = ContextVar("fpgasim_cli_cluster", default=None)
+#: the choices of --parallel (docs/multi-fpga.md, "Collectives")
+PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
+
+
+def cluster_from(cards: int, parallel: str, hop_latency_us: float) -> Cluster:
+    """The cluster the three options name, each checked (one line naming the flag)."""
+    if not 1 <= cards <= 64:
+        raise InputError("cards", cards, "between 1 and 64 cards")
+    if parallel not in PARALLEL_CHOICES:
+        raise InputError("parallel", parallel, f"one of {', '.join(PARALLEL_CHOICES)}")
+    if not 0.0 <= hop_latency_us <= 100.0:  # also refuses nan
+        raise InputError("hop_latency_us", hop_latency_us, "between 0 and 100 us "
+                         "(docs/multi-fpga.md argues 0.15 to 2)")
+    if parallel == "tp-pp":
+        raise InputError("parallel", parallel, "tp or pp (tp-pp needs the cards per stage, "
+                         "which no flag sets yet)")
+    return Cluster(cards=cards, parallel=parallel, hop_latency_s=hop_latency_us * 1e-6)
+
+
+def cluster_options(command: Callable) -> Callable:
+    """Give a command that takes a board --cards, --parallel and --hop-latency-us (defined
+    here once); `board_from` builds its board on that cluster, and a --model that does not
+    split over it is refused before anything runs."""
+    extra = {
+        "cards": (int, typer.Option(1, "--cards", help="Cards of the board's part running the "
+                                    "model (1: one card, as always; docs/multi-fpga.md).")),
+        "parallel": (str, typer.Option("tp", "--parallel", help="How the model splits over "
+                                       "the cards: tp (heads and FFN columns), pp (layers), "
+                                       "tp-pp.")),
+        "hop_latency_us": (float, typer.Option(
+            DEFAULT_HOP_LATENCY_S * 1e6, "--hop-latency-us",
+            help="One link hop's latency, us (direct Aurora cables 0.15-2; docs/multi-fpga.md).")),
+    }
+    signature = inspect.signature(command)
+    params = list(signature.parameters.values()) + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                          annotation=kind.__name__)
+        for name, (kind, option) in extra.items()]
+
+    @functools.wraps(command)
+    def run(*args: Any, cards: int = 1, parallel: str = "tp",
+            hop_latency_us: float = DEFAULT_HOP_LATENCY_S * 1e6, **kwargs: Any) -> Any:
+        cluster = cluster_from(cards, parallel, hop_latency_us)
+        model = kwargs.get("model")
+        if not cluster.is_single and isinstance(model, str):
+            from fpgasim.config.loader import load_model
+
+            check_split(cluster, load_model(model))
+        token = _CLUSTER.set(cluster)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _CLUSTER.reset(token)
+
+    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {**command.__annotations__,
+                           **{name: kind.__name__ for name, (kind, _) in extra.items()}}
+    return run
 
 
 def model_option(example: str | None = None) -> Any:

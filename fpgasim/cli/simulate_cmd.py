@@ -15,6 +15,7 @@ from fpgasim.cli.options import (
     algorithm_option,
     board_from,
     board_option,
+    cluster_options,
     context_option,
     design_option,
     engine_option,
@@ -122,6 +123,7 @@ def print_graphs(point: Point) -> None:
         print(graph.dump())
 
 
+@cluster_options
 def simulate(
     board: str | None = board_option(),
     fpga: str | None = fpga_option(),

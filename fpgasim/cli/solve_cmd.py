@@ -25,6 +25,7 @@ from fpgasim.cli.options import (
     board_from,
     board_option,
     check_png,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -78,6 +79,7 @@ class Mean(StrEnum):
     arithmetic = "arithmetic"
 
 
+@cluster_options
 def solve(
     board: str | None = board_option(),
     fpga: str | None = fpga_option(),

@@ -21,7 +21,7 @@ from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
-from fpgasim.errors import ConfigError
+from fpgasim.errors import ConfigError, InputError
 
 #: the study reads every bandwidth figure as GiB/s (docs/accounting.md, "Bandwidth units")
 STUDY_GIB_PER_GB = 1.024**3
@@ -164,6 +164,9 @@ class AnalyticEngine:
         drafter: DrafterSchema | None = None,
     ) -> Timing:
         """Timing of one pass (the tree mask is ignored, as the study)."""
+        if not board.cluster.is_single:  # the study's accounting knows one card only
+            raise InputError("engine", self.name, "event or fast with --cards > 1 (the "
+                             "analytic accounting models one card)")
         return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:

@@ -25,7 +25,7 @@ not finite, a static power above `power.max_w`) are refused by the data sheet's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fpgasim.config.board import Board
 from fpgasim.config.fit import precision_of
@@ -306,3 +306,17 @@ def energy_columns(energy: Energy, tokens: float) -> dict:
         "energy_j": e,
         "tokens_per_j": tokens / e if e > 0 else math.inf,
     }
+
+
+def cluster_energy(energy: Energy, cards: int, working: int) -> Energy:
+    """The whole cluster's energy of a pass one card's `energy` describes: `working` cards
+    do that work side by side (the tensor-parallel cards; 1 for a drafter on one card),
+    and every card draws static and clock power over the pass (a pipeline's waiting
+    stages, the cards a drafter leaves idle; docs/multi-fpga.md, "How fpgasim runs a
+    cluster")."""
+    if cards == 1:
+        return energy
+    return replace(energy, static_w=energy.static_w * cards,
+                   memory_j=energy.memory_j * working, mac_j=energy.mac_j * working,
+                   sram_j=energy.sram_j * working, sfu_j=energy.sfu_j * working,
+                   clock_j=energy.clock_j * cards)

@@ -297,7 +297,8 @@ def solution_disagreements(
     it is an instance, whose remembered passes it reuses)."""
     board, model, algorithm = workload
     sim = get_engine(engine) if isinstance(engine, str) else engine
-    if sim.name == ACCOUNTING or model.moe is not None:  # the accounting has no MoE
+    if sim.name == ACCOUNTING or model.moe is not None or not board.cluster.is_single:
+        # the accounting has no MoE and models one card
         return []
     accounting = get_engine(ACCOUNTING)
     # the same curves, unless their trees were designed on the simulator's costs
@@ -355,7 +356,7 @@ def solve_batches_checked(
     result = solve_batches_with(board, model, algorithm, contexts, batches, options,
                                 engine=engine)
     summary = result.summary.copy()
-    if engine == ACCOUNTING:
+    if engine == ACCOUNTING or not board.cluster.is_single:  # the accounting: one card
         return CheckedBatches(result, summary, [])
     account = solve_batches_with(board, model, algorithm, contexts, batches, options,
                                  engine=ACCOUNTING)

@@ -37,11 +37,16 @@ from fpgasim.acceptance.log_model import naive_verify_len
 from fpgasim.acceptance.measured import pair_rows
 from fpgasim.acceptance.rule import tables_for
 from fpgasim.config.board import Board
+from fpgasim.config.cluster import Cluster
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    cluster_columns,
+    link_seconds,
+)
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
-from fpgasim.engine.energy import Energy, energy_constants, pass_energy
+from fpgasim.engine.energy import Energy, cluster_energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     FitPoint,
@@ -103,6 +108,13 @@ SUMMARY_COLUMNS = [
     "tpot_s",
     "fits_memory",
     "fits_dsps",
+    "cards",
+    "parallel",
+    "tp_cards",
+    "pp_stages",
+    "hop_latency_s",
+    "link_busy_share",
+    "sync_share",
     "regime",
     "regime_reason",
     "ad_bound",
@@ -202,6 +214,9 @@ class Timer:
         self.batch = batch
         # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
         self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        # alpha's denominator is the whole target's bytes, as on one card (a drafter runs
+        # unsplit on one card of a cluster; the accounting models one card)
+        self.one_card = board if board.cluster.is_single else board.with_cluster(Cluster())
         self.energy_constants = energy_constants(board)
 
     def verify_energy(self, verify_len: int, context: int,
@@ -210,7 +225,14 @@ class Timer:
         whole batch's pass)."""
         t = verify_timing(self.engine, self.board, self.model, verify_len, context, tree,
                           self.batch)
-        return pass_energy(t, self.board, self.engine.name, self.energy_constants)
+        return cluster_energy(pass_energy(t, self.board, self.engine.name,
+                                          self.energy_constants), self.cards,
+                              working=self.board.cluster.tp_cards)
+
+    @property
+    def cards(self) -> int:
+        """Cards the board's cluster runs the target on (1: one card)."""
+        return self.board.cluster.cards
 
     def ad_energy_j(self, context: int) -> float:
         """Joules of one AD step per request (the batch's pass over its requests), so AD's
@@ -225,8 +247,9 @@ class Timer:
         if tree is not None:
             t = draft_timing(self.engine, self.board, self.model, self.algorithm, tree,
                              accepted, context, self.batch)
-            energy = energy + pass_energy(t, self.board, self.engine.name,
-                                          self.energy_constants)
+            energy = energy + cluster_energy(pass_energy(t, self.board, self.engine.name,
+                                                         self.energy_constants),
+                                             self.cards, working=1)
         return energy.energy_j / self.batch
 
     def verify_pass(self, verify_len: int, context: int) -> Timing:
@@ -238,7 +261,7 @@ class Timer:
     def static_w(self) -> float:
         """The card's static power, W: every step's energy is at least this times its
         seconds (docs/energy.md), the floor `best_energy_set` bounds tokens/J with."""
-        return self.energy_constants.static_w.value
+        return self.energy_constants.static_w.value * self.cards
 
     def verify_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """T_v in seconds; with a tree, mask-aware lowerings cost that tree's attention (the
@@ -251,7 +274,8 @@ class Timer:
         a = (self.engine, self.board, self.model, self.algorithm, tree, accepted, context,
              self.batch)
         t = draft_timing(*a)
-        ref = t if self.analytic is self.engine else draft_timing(self.analytic, *a[1:])
+        ref = t if self.analytic is self.engine else draft_timing(
+            self.analytic, self.one_card, *a[2:])
         return t.seconds, t.passes, ref.weight_bytes / self.target_weights(context)
 
     @property
@@ -295,11 +319,14 @@ class Timer:
         return passes
 
     def target_weights(self, context: int) -> int:
-        """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting;
-        a mixture of experts' (k experts a layer), which the accounting refuses, by the
-        engine (docs/moe-sd.md)."""
-        engine = self.analytic if self.model.moe is None else self.engine
-        t = verify_timing(engine, self.board, self.model, 1, context, batch=self.batch)
+        """Weight bytes of one AD pass at `context` (alpha's denominator), by the accounting
+        on one card; a mixture of experts' (k experts a layer), which the accounting refuses,
+        by the engine (docs/moe-sd.md)."""
+        if self.model.moe is None:
+            t = verify_timing(self.analytic, self.one_card, self.model, 1, context,
+                              batch=self.batch)
+        else:
+            t = verify_timing(self.engine, self.board, self.model, 1, context, batch=self.batch)
         return max(1, t.weight_bytes)
 
 
@@ -646,6 +673,13 @@ def _curve_row(timer: Timer, curve: AatCurve, inputs: dict, x: int, aat: float,
     }
 
 
+def _cluster_summary(timer: Timer, best, context: int) -> dict:
+    """The cluster columns of the best set's step (`cluster_columns`; zeros on one card)."""
+    step_s = float(best["aat"]) / float(best["p_eff_tokens_per_s"])
+    spec = verify_spec(int(best["verify_len"]), context, batch=timer.batch)
+    return cluster_columns(timer.board, *link_seconds(spec, timer.board, timer.model), step_s)
+
+
 def _curve_frame(rows: list[dict], p1: float) -> pd.DataFrame:
     """Curve rows with P, P_disc, AR, P_eff, the speedup and tokens/J (CURVE_COLUMNS)."""
     frame = pd.DataFrame(rows)
@@ -764,6 +798,7 @@ def _summary_head(timer: Timer, curve: AatCurve, p1: float, best: pd.Series,
         "fits_memory": fits_memory(board, model, curve.context, int(best["verify_len"]),
                                    algorithm.drafter, timer.batch),
         "fits_dsps": board.fit.fits_dsps,
+        **_cluster_summary(timer, best, curve.context),
         "alpha_best": float(best["alpha"]),
         "param_ratio": float(best["alpha"]) / max(1, int(best["draft_passes"])),
         **_fit_columns(curve),

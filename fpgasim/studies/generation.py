@@ -38,9 +38,13 @@ from fpgasim.acceptance.measured import AatTables, workload_rows
 from fpgasim.acceptance.rule import main_task, tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    cluster_columns,
+    link_seconds,
+)
 from fpgasim.engine import Engine
 from fpgasim.engine.cycle import CycleEngine
-from fpgasim.engine.energy import energy_constants, pass_energy
+from fpgasim.engine.energy import cluster_energy, energy_constants, pass_energy
 from fpgasim.errors import InputError
 from fpgasim.simulate import (
     align_up,
@@ -446,8 +450,23 @@ def generate(
         # weights and KV at the last step's context (the largest)
         **fit_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
                       algorithm.drafter if algorithm else None, batch),
+        **_cluster_summary(board, model, frame, batch, decode_s),
     }
     return Generation(frame, summary, ad)
+
+
+def _cluster_summary(board: Board, model: TargetModel, frame: pd.DataFrame, batch: int,
+                     decode_s: float) -> dict:
+    """The decode's cluster columns (`cluster_columns`): its verify passes' link time over
+    the decode's time (each distinct pass lowered once; zeros on one card)."""
+    if board.cluster.is_single:
+        return cluster_columns(board, 0.0, 0.0, decode_s)
+    sync_s = busy_s = 0.0
+    counts = frame.groupby(["verify_len", "context"]).size()
+    for (x, context), n in counts.items():
+        sync, busy = link_seconds(verify_spec(int(x), int(context), batch=batch), board, model)
+        sync_s, busy_s = sync_s + n * sync, busy_s + n * busy
+    return cluster_columns(board, sync_s, busy_s, decode_s)
 
 
 def _curve_sources(curve_at: CurveAt, steps: pd.DataFrame) -> str:
@@ -489,7 +508,9 @@ def _ad_steps(
         timing = verify_timing(engine, board, model, 1, context, batch=batch)
         seconds[context] = timing.seconds
         # each request's share of the batch's pass, as the SD steps' (Timer.step_energy_j)
-        joules[context] = pass_energy(timing, board, engine.name, constants).energy_j / batch
+        joules[context] = cluster_energy(pass_energy(timing, board, engine.name, constants),
+                                         board.cluster.cards,
+                                             working=board.cluster.tp_cards).energy_j / batch
         if progress is not None:
             progress.advance(1)
     return [

@@ -44,6 +44,7 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, cluster_layers
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
@@ -393,6 +394,10 @@ def _layers(
         masks = prefill_masks(board, model, context)
     hw = hardware_layers_of(model, params, phase, rows, context, spec.batch)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
+    if not board.cluster.is_single:  # one card's share and its collectives (cluster.py)
+        check_cluster(board, model)
+        hw = cluster_layers(hw, board, rates.act_bytes)
+        label += f" cards={board.cluster.cards}"
     if spec.batch > 1:
         label += f" batch={spec.batch}"
     return hw, rates, masks, label

@@ -36,6 +36,7 @@ from fpgasim.dataflow.lowerings.flightllm.attention import (
     attention_mv,
     causal_mm_key,
 )
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import COLLECTIVE, emit_collective
 from fpgasim.dataflow.lowerings.flightllm.flightllm_emitter import (
     LD,
     MISC,
@@ -121,6 +122,8 @@ def emit_layer(e: FlightLLMEmitter, L: HwLayer, masks, form: str) -> None:
             attention_mm(e, L, None, 0)
     elif L.kind == "concat":
         concat(e, L)
+    elif L.kind == COLLECTIVE:
+        emit_collective(e, L)
     else:
         misc_layer(e, L)
 

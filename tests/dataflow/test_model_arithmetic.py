@@ -15,7 +15,9 @@ from fpgasim.heterogeneous.costs import target_streamed_params, target_total_par
 from fpgasim.simulate import memory_bytes, target_weight_count
 
 MODELS = Path(__file__).resolve().parents[2] / "workloads" / "models"
-FILES = sorted(MODELS.glob("*.yaml")) + sorted((MODELS / "hf").glob("*.json"))
+#: Llama-family files (GPT-2's closed form is tests/config/test_gpt2.py's)
+FILES = [p for p in sorted(MODELS.glob("*.yaml")) + sorted((MODELS / "hf").glob("*.json"))
+         if load_model(str(p)).architecture == "llama"]
 
 
 def closed_form_weights(m) -> int:

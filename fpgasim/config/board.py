@@ -72,8 +72,9 @@ class Board(Strict):
 
     @property
     def lowering(self) -> str:
-        """The compiler that lowers passes for this board (FlightLLM's, generalised)."""
-        return "flightllm"
+        """The compiler that lowers passes for this board: its design's `lowering` (FlightLLM's,
+        generalised, unless the design names another)."""
+        return self.design.lowering
 
     @property
     def clock_mhz(self) -> float:

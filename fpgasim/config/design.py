@@ -228,6 +228,10 @@ class Design(Strict):
 
     name: str = Field(min_length=1, max_length=64, description="short id, e.g. flightllm")
     description: str = Field("", max_length=500, description="human-readable name")
+    lowering: Literal["flightllm", "dfx"] = Field(
+        "flightllm", description="the compiler that lowers its passes: flightllm (FlightLLM's, "
+        "generalised) or dfx (DFX's core and ring, docs/dfx.md)"
+    )
     clock_mhz: float = Field(
         allow_inf_nan=False, ge=CLOCK_MHZ[0], le=CLOCK_MHZ[1], description="clock, MHz"
     )

@@ -114,6 +114,21 @@ ARCHITECTURES: dict[str, HfArchitecture] = {
          "num_experts_per_tok": 8, "norm_topk_prob": False},
         own_keys=frozenset({"attention_bias", "moe"}),
     ),
+    # transformers' models/gpt2/configuration_gpt2.py: its own key names (n_embd, ...)
+    "gpt2": HfArchitecture(
+        "GPT2Config", "GPT2LMHeadModel",
+        {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
+         "n_head": 12, "n_inner": None, "activation_function": "gelu_new",
+         "tie_word_embeddings": True},
+        qkv_bias_built_in=True,  # GPT-2's c_attn (Conv1D) always has a bias
+    ),
+}
+
+#: GPT-2's keys (GPT2Config's names) for the TargetModel fields they fill
+GPT2_FIELD_KEYS = {
+    "hidden": "n_embd", "intermediate": "n_inner", "layers": "n_layer", "heads": "n_head",
+    "kv_heads": "n_head", "head_dim": "n_embd", "vocab": "vocab_size",
+    "window_tokens": "n_positions", "hf_name": "_name_or_path",
 }
 
 #: the activation names of transformers' ACT2FN (activations.py, v5; v4.46's are a subset).
@@ -217,6 +232,8 @@ def model_from_hf(data: dict, source: str) -> TargetModel:
     """The TargetModel a Hugging Face config mapping describes (module docstring)."""
     kind, arch = architecture_of(data, source)
     read = _Reader(data, source, arch)
+    if kind == "gpt2":
+        return _gpt2_from_hf(read, data, source)
     moe = _moe(read, kind) if "moe" in arch.own_keys else None
     if moe is None:
         for name in _EXPERT_KEYS:
@@ -338,6 +355,54 @@ def _moe(read: _Reader, kind: str) -> dict:
         block["dense_layers"] = tuple(i for i in range(layers)
                                       if i in only or (i + 1) % step)
     return block
+
+
+def _gpt2_from_hf(read: _Reader, data: dict, source: str) -> TargetModel:
+    """A GPT-2 config (`GPT2LMHeadModel`): n_embd, n_layer, n_head, n_inner (null: 4 x
+    n_embd, as GPT2MLP builds it), n_positions, vocab_size; the LM head is tied (GPT-2
+    always ties it: a false `tie_word_embeddings` is refused)."""
+    act = read.get("activation_function")
+    if not isinstance(act, str) or act not in ACTIVATIONS:
+        raise read.refuse("activation_function", act, "a name of transformers' ACT2FN, "
+                          "e.g. gelu_new")
+    if "tie_word_embeddings" in data and data["tie_word_embeddings"] is False:
+        raise read.refuse("tie_word_embeddings", False, "true or absent: GPT-2's LM head "
+                          "is its token table")
+    hidden = read.whole("n_embd")
+    heads = read.whole("n_head")
+    if hidden % heads:
+        raise read.refuse("n_embd", hidden, f"a multiple of n_head = {heads}")
+    inner = read.get("n_inner")
+    inner = read.whole("n_inner", 4 * hidden if inner is None else inner)
+    fields = {
+        "id": _model_id(data, source),
+        "architecture": "gpt2",
+        "hf_name": _text(data.get("_name_or_path"), 200),
+        "hidden": hidden,
+        "intermediate": inner,
+        "layers": read.whole("n_layer"),
+        "heads": heads,
+        "kv_heads": heads,
+        "head_dim": hidden // heads,
+        "vocab": read.whole("vocab_size"),
+        "window_tokens": read.whole("n_positions"),
+        "tied_embeddings": True,
+        "attention_bias": True,
+        "dtype": _dtype(data, source),
+        "source": (f"Hugging Face config {printable(Path(source).name)} (GPT2Config); "
+                   f"n_inner {'null: 4 x n_embd' if data.get('n_inner') is None else inner}; "
+                   f"activation {act}")[:500],
+    }
+    from fpgasim.config.loader import validate_mapping
+
+    try:
+        model = validate_mapping(TargetModel, fields, source)
+    except ConfigError as exc:
+        if exc.field not in GPT2_FIELD_KEYS:
+            raise
+        raise ConfigError(source, GPT2_FIELD_KEYS[exc.field], exc.value, exc.allowed) from None
+    model._keys = dict(GPT2_FIELD_KEYS)
+    return model
 
 
 def _text(value: object, limit: int) -> str:

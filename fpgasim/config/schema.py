@@ -76,6 +76,18 @@ def config_source(obj: BaseModel) -> str:
     return f"{type(obj).__name__.lower()} {name}".strip()
 
 
+def refuse_architecture(model: BaseModel, where: str, allowed: tuple[str, ...]) -> None:
+    """Refuse, in one line naming the model and `where` (a lowering or the accounting), a
+    target model of an architecture `where` does not describe (docs/models.md, "GPT-2")."""
+    arch = getattr(model, "architecture", "llama")
+    if arch not in allowed:
+        from fpgasim.errors import ConfigError
+
+        raise ConfigError(model_source(model), "architecture", arch,
+                          f"{' or '.join(allowed)}: {where} does not model {arch} (model "
+                          f"{getattr(model, 'id', '')}; GPT-2 runs on --design dfx)")
+
+
 def model_source(model: BaseModel) -> str:
     """How an error names a target model: its file when read from one, else `model ID`."""
     return getattr(model, "_source", "") or f"model {getattr(model, 'id', '')}"
@@ -167,11 +179,17 @@ class MoeBlock(Strict):
 
 
 class TargetModel(Strict):
-    """A Llama-family decoder-only target model, architecture only (as its Hugging Face
-    config states it): RMSNorm, SwiGLU, RoPE. Precision and compression are the design's
-    recipe (config/design.py), not the model's."""
+    """A decoder-only target model, architecture only (as its Hugging Face config states
+    it): Llama family (RMSNorm, SwiGLU, RoPE) or GPT-2 (`architecture: gpt2`: LayerNorm with
+    bias, GELU MLP with biases, learned positions, biased projections, tied LM head;
+    docs/models.md, "GPT-2"). Precision and compression are the design's recipe
+    (config/design.py), not the model's."""
 
     id: str = Field(min_length=1, max_length=64)
+    architecture: Literal["llama", "gpt2"] = Field(
+        "llama", description="llama (RMSNorm, SwiGLU, RoPE) or gpt2 (LayerNorm, GELU MLP, "
+        "learned positions, every projection biased, tied LM head)"
+    )
     hf_name: str = Field("", max_length=200, description="Hugging Face repository")
     hidden: PosInt = Field(le=1 << 17, description="hidden size h (hidden_size)")
     intermediate: PosInt = Field(le=1 << 19, description="MLP intermediate size i")
@@ -237,6 +255,11 @@ class TargetModel(Strict):
             raise ValueError(
                 f"heads = {self.heads} is not a multiple of kv_heads = {self.kv_heads}"
             )
+        if self.architecture == "gpt2" and (self.kv_heads != self.heads
+                                            or not self.tied_embeddings):
+            raise ValueError("a gpt2 model has kv_heads = heads and tied_embeddings: true "
+                             f"(kv_heads = {self.kv_heads}, tied_embeddings = "
+                             f"{str(self.tied_embeddings).lower()})")
         return self
 
 

@@ -65,6 +65,10 @@ class TargetArithmetic:
     layer_kv_per_token: int
     tied_embeddings: bool
     layer_projections: tuple[tuple[str, int, int], ...] = ()
+    #: GPT-2's learned position table (positions x hidden), 0 for RoPE models
+    position_weights: int = 0
+    #: count the norms' gains and biases (GPT-2's LayerNorms, as its published count does)
+    norms_counted: bool = False
 
     @property
     def weight_count(self) -> int:
@@ -73,7 +77,9 @@ class TargetArithmetic:
         8.03e9, its published count)."""
         layers = self.layers * (self.layer_linear_weights + self.layer_bias_weights)
         tables = 0 if self.tied_embeddings else self.embedding_weights
-        return layers + self.lm_head_weights + tables
+        norms = (self.layers * self.layer_norm_weights + self.final_norm_weights
+                 if self.norms_counted else 0)
+        return layers + self.lm_head_weights + tables + self.position_weights + norms
 
     def active_weight_count(self, model: TargetModel) -> int:
         """Parameters one token uses: `weight_count` with k routed experts per layer in
@@ -111,12 +117,15 @@ class TargetArithmetic:
         embedding table unless tied to the LM head, at the recipe's width (looked up, never
         streamed). Norm gains are left out (`weight_count`)."""
         biased = {"q", "k", "v"} if model_bias else set()
+        if self.norms_counted:  # GPT-2: every projection has its bias
+            biased = {name for name, _, _ in self.layer_projections}
         layer_bias = sum(n for name, _, n in self.layer_projections
                          if projection_linear(recipe, name).bias or name in biased)
         head_bias = self.lm_head_weights // self.hidden if recipe.lm_head.bias else 0
         tables = 0 if self.tied_embeddings else recipe.weight_bytes(self.embedding_weights)
         return (self.streamed_bytes(recipe)
-                + (self.layers * layer_bias + head_bias) * recipe.bias_bits / 8 + tables)
+                + (self.layers * layer_bias + head_bias) * recipe.bias_bits / 8 + tables
+                + recipe.weight_bytes(self.position_weights))
 
     @property
     def hidden(self) -> int:
@@ -133,7 +142,10 @@ class TargetArithmetic:
           why="read off the model's one-token pass (0.40 ms for Llama-3.1-8B's), and "
           "`memory_bytes` asks on every result row and every x of a solve; a hit costs 2.3 us")
 def target_arithmetic(model: TargetModel) -> TargetArithmetic:
-    """The model's arithmetic, read off its one-token pass over a one-token cache."""
+    """The model's arithmetic, read off its one-token pass over a one-token cache (GPT-2's
+    from its architecture: `gpt2_arithmetic`)."""
+    if model.architecture == "gpt2":
+        return gpt2_arithmetic(model)
     if model.moe is not None and model.moe.dense_layers:
         raise ConfigError(model_source(model), model.key_of("mlp_only_layers"),
                           list(model.moe.dense_layers),
@@ -158,4 +170,28 @@ def target_arithmetic(model: TargetModel) -> TargetArithmetic:
         layer_kv_per_token=sum(op.kv_elems for op in layer),  # at one cached position
         tied_embeddings=model.tied_embeddings,
         layer_projections=projections,
+    )
+
+
+def gpt2_arithmetic(model: TargetModel) -> TargetArithmetic:
+    """GPT-2's arithmetic from its architecture (docs/models.md, "GPT-2"): per layer q, k, v,
+    o (h x h each, biased) and the non-gated MLP's fc (h x i) and proj (i x h), both biased;
+    two LayerNorms with gain and bias; a final LayerNorm; learned positions; the LM head tied
+    to the token table. The op graph (`passes.target_pass`) is Llama's, so it is not read."""
+    h, i = model.hidden, model.intermediate
+    projections = (("q", h, h), ("k", h, h), ("v", h, h), ("o", h, h), ("up", h, i),
+                   ("down", i, h))
+    return TargetArithmetic(
+        layers=model.layers,
+        layer_linear_weights=sum(k * n for _, k, n in projections),
+        layer_norm_weights=2 * 2 * h,  # ln_1, ln_2: gain and bias each
+        layer_bias_weights=sum(n for _, _, n in projections),
+        final_norm_weights=2 * h,
+        lm_head_weights=h * model.vocab,
+        embedding_weights=h * model.vocab,
+        layer_kv_per_token=2 * model.kv_heads * model.head_dim,
+        tied_embeddings=True,
+        layer_projections=projections,
+        position_weights=model.window_tokens * h,
+        norms_counted=True,
     )

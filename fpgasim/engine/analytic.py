@@ -16,7 +16,12 @@ from fractions import Fraction
 import numpy as np
 
 from fpgasim.config.board import Board
-from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
+from fpgasim.config.schema import (
+    DrafterSchema,
+    TargetModel,
+    model_source,
+    refuse_architecture,
+)
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
@@ -170,6 +175,7 @@ class AnalyticEngine:
         return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:
+        refuse_architecture(model, "the study's accounting (engine analytic)", ("llama",))
         u = unit_cycles(counts_for(spec, board, model, drafter), board,
                         sparse_share(spec, board, model))
         ld, st, comp = (float(u[k]) for k in ("ld", "st", "compute"))

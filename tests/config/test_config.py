@@ -42,7 +42,7 @@ def test_every_shipped_file_validates() -> None:
     assert available("board") == ["flightllm-u280", "flightllm-vhk158", "u250", "u280", "v80",
                                   "vhk158"]
     assert available("fpga") == ["u250", "u280", "u50", "u55c", "v80", "vck190", "vhk158"]
-    assert available("design") == ["flightllm", "flightllm-mv4", "study"]
+    assert available("design") == ["dfx", "flightllm", "flightllm-mv4", "study"]
     assert len(available("model")) >= 8
     for name in available("board"):
         assert load_board(name).name == name
@@ -227,7 +227,7 @@ def test_malformed_files(tmp_path: Path, loader, text: str) -> None:
 @pytest.mark.parametrize(("loader", "kind", "choices"), [
     (load_board, "board", "flightllm-u280, flightllm-vhk158, u250, u280, v80, vhk158"),
     (load_fpga, "fpga", "u250, u280, u50, u55c, v80, vck190, vhk158"),
-    (load_design, "design", "flightllm, flightllm-mv4, study"),
+    (load_design, "design", "dfx, flightllm, flightllm-mv4, study"),
 ])
 def test_unknown_name_lists_choices(loader, kind: str, choices: str) -> None:
     with pytest.raises(ConfigError, match=f"unknown {kind}; choose one of: {choices}$"):

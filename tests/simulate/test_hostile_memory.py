@@ -11,9 +11,11 @@ from fpgasim.simulate import fits_memory, memory_bytes, target_weight_count
 from tests.cli_helpers import run_cli
 
 
-@pytest.mark.parametrize("name", available("model"))
+@pytest.mark.parametrize("name", [n for n in available("model")
+                                  if load_model(n).params_b is not None])
 def test_weight_count_matches_the_published_parameter_count(name: str) -> None:
-    """The shapes give the published count (params_b, from the model cards) within 0.2 %."""
+    """The shapes give the published count (params_b, from the model cards) within 0.2 %
+    (DFX's gpt2-1.5b has none: tests/config/test_gpt2.py checks its closed form)."""
     model = load_model(name)
     assert target_weight_count(model) / 1e9 == pytest.approx(model.params_b, rel=2e-3)
 

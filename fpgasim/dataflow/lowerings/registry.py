@@ -1,7 +1,8 @@
 """The registry of lowerings: `board.lowering` -> how a pass becomes an `Executable`.
 
-One lowering is registered: FlightLLM's compiler, generalised (`lowerings.flightllm`; the
-study's tiling was retired, docs/flightllm-sd.md "One compiler"). It returns an
+Two lowerings are registered: FlightLLM's compiler, generalised (`lowerings.flightllm`; the
+study's tiling was retired, docs/flightllm-sd.md "One compiler"), and DFX's core and ring
+(`lowerings.dfx`, docs/dfx.md). It returns an
 `Executable` whose units carry roles, so the engines, the solver and `simulate` ask this
 registry what a lowering is and does instead of testing its name. A lowering's buffer that
 cannot hold its smallest tile (`BufferTooSmall`) becomes one `ConfigError` here, naming the
@@ -19,7 +20,7 @@ from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel, model_s
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.drafters import first_network
 from fpgasim.dataflow.instructions import Executable
-from fpgasim.dataflow.lowerings import flightllm
+from fpgasim.dataflow.lowerings import dfx, flightllm
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
@@ -143,3 +144,4 @@ register_lowering(
              build_bound=flightllm.lower_fixed, bound_shape=flightllm.fixed_shape,
              floor_cycles=flightllm.fixed_floor_cycles)
 )
+register_lowering(Lowering("dfx", dfx.lower, reads_tree_mask=False, blocks=dfx.BLOCKS))

@@ -22,9 +22,12 @@ LLAMA = load_model("llama-3.1-8b")
 LLAMA2 = load_model("llama2-7b-flightllm")
 
 
-def test_one_lowering_is_registered() -> None:
-    assert sorted(LOWERINGS) == ["flightllm"]
+def test_the_lowerings_are_registered_and_named_by_the_design() -> None:
+    from fpgasim.config.board_loader import board_of
+
+    assert sorted(LOWERINGS) == ["dfx", "flightllm"]
     assert all(load_board(b).lowering == "flightllm" for b in ("u280", "flightllm-vhk158"))
+    assert board_of("u280", "dfx").lowering == "dfx"
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,7 @@ def test_engines_total_by_role_not_by_name(monkeypatch, engine) -> None:
 def test_an_unregistered_lowering_is_one_config_error(monkeypatch) -> None:
     board = load_board("u280")
     monkeypatch.setattr(Board, "lowering", property(lambda self: "study"))
-    with pytest.raises(ConfigError, match="lowering = 'study': one of flightllm$"):
+    with pytest.raises(ConfigError, match="lowering = 'study': one of dfx, flightllm$"):
         lower(PassSpec("target", 1, 128), board, LLAMA)
 
 

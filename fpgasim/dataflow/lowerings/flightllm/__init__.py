@@ -17,7 +17,7 @@ import numpy as np
 
 from fpgasim.bounded import BoundedCache, bounded_cache, memoised
 from fpgasim.config.board import Board
-from fpgasim.config.schema import DrafterSchema, TargetModel, model_source
+from fpgasim.config.schema import DrafterSchema, TargetModel, model_source, refuse_architecture
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
@@ -66,7 +66,9 @@ MAX_PART_TICKS = 1 << 62
 
 def _check_model(model: TargetModel, block: int) -> None:
     """The model's sizes in whole blocks; an error names the model's file and the key it
-    writes (`hidden_size` in a Hugging Face config)."""
+    writes (`hidden_size` in a Hugging Face config); a GPT-2 model is refused (FlightLLM's
+    graph is Llama's)."""
+    refuse_architecture(model, "FlightLLM's lowering", ("llama",))
     source = model_source(model)
     for name in ("hidden", "intermediate", "head_dim", "vocab"):
         value = getattr(model, name)

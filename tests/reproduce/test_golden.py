@@ -160,13 +160,13 @@ def test_decision_column_follows_the_speedup(name: str) -> None:
 @pytest.mark.parametrize("name", ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4"])
 def test_lowering_column_names_the_boards_lowering(name: str) -> None:
     """Provenance: every timed golden row names its board's lowering, FlightLLM's compiler
-    (the one registered; the study lowering is retired: the analytic engine's numbers are
-    the study's accounting on any board, and its rows still say which compiler the board
-    has)."""
+    (the study lowering is retired: the analytic engine's numbers are the study's
+    accounting on any board, and its rows still say which compiler the board has; DFX's
+    lowering runs no study board)."""
     from fpgasim.config import load_board
     from fpgasim.dataflow.lowerings.registry import LOWERINGS
 
-    assert set(LOWERINGS) == {"flightllm"}
+    assert set(LOWERINGS) == {"flightllm", "dfx"}
     want = pd.read_csv(GOLDEN / f"{name}.csv")
     assert (want["lowering"] == "flightllm").all(), name
     for board in set(want["board"]):

@@ -20,6 +20,7 @@ import typer
 
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, Cluster
+from fpgasim.config.loader import load_model
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
@@ -233,8 +234,6 @@ def cluster_options(command: Callable) -> Callable:
         cluster = cluster_from(cards, parallel, hop_latency_us)
         model = kwargs.get("model")
         if not cluster.is_single and isinstance(model, str):
-            from fpgasim.config.loader import load_model
-
             check_split(cluster, load_model(model))
         token = _CLUSTER.set(cluster)
         try:

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from fpgasim.errors import printable
+from fpgasim.errors import ConfigError, printable
 
 #: Positive quantities; every field adds its own physically meaningful bounds (Field(ge/le)).
 PosInt = Annotated[int, Field(gt=0)]
@@ -81,11 +81,9 @@ def refuse_architecture(model: BaseModel, where: str, allowed: tuple[str, ...]) 
     target model of an architecture `where` does not describe (docs/models.md, "GPT-2")."""
     arch = getattr(model, "architecture", "llama")
     if arch not in allowed:
-        from fpgasim.errors import ConfigError
-
         raise ConfigError(model_source(model), "architecture", arch,
                           f"{' or '.join(allowed)}: {where} does not model {arch} (model "
-                          f"{getattr(model, 'id', '')}; GPT-2 runs on --design dfx)")
+                          f"{getattr(model, 'id', '')}; GPT-2 runs on the dfx design)")
 
 
 def model_source(model: BaseModel) -> str:

@@ -170,8 +170,8 @@ class AnalyticEngine:
     ) -> Timing:
         """Timing of one pass (the tree mask is ignored, as the study)."""
         if not board.cluster.is_single:  # the study's accounting knows one card only
-            raise InputError("engine", self.name, "event or fast with --cards > 1 (the "
-                             "analytic accounting models one card)")
+            raise InputError("engine", self.name, "event or fast on a cluster of several "
+                             "cards (the analytic accounting models one card)")
         return self._timing(spec, board, model, drafter)
 
     def _timing(self, spec: PassSpec, board: Board, model: TargetModel, drafter) -> Timing:

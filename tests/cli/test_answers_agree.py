@@ -5,6 +5,7 @@ exhaustive ones, float for float)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -212,7 +213,7 @@ def test_solve_and_tree_optimal_time_the_passes_that_can_matter() -> None:
     from fpgasim.cli.tree_cmd import optimal
 
     for command in (solve_command, optimal):
-        default = command.__defaults__
+        default = inspect.unwrap(command).__defaults__  # under cluster_options' wrapper
         assert "fast" in [getattr(d, "default", None) for d in default]
 
 

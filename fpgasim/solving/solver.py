@@ -460,12 +460,8 @@ def best_summary(timer: Timer, curve: AatCurve, naive_threshold: float = NAIVE_T
         "best_tokens_per_s": best.p_eff_tokens_per_s,
         "best_speedup": best.speedup,
         **_ori_summary(timer, curve, p1),
-        "naive_verify_len": x_naive,
-        "naive_tree": naive_tree.describe(),
-        "naive_aat": naive_aat,
-        "naive_tokens_per_s": naive_p_eff,
-        "naive_speedup": naive_p_eff / p1,
-        "naive_threshold": naive_threshold,
+        **_naive_columns(x_naive, naive_tree.describe(), naive_aat, naive_p_eff,
+                         naive_p_eff / p1, naive_threshold),
         "decision": best.decision,
         **_regime_columns(timer, curve, {"verify_len": best.verify_len, "alpha": alpha,
                                          "aat": best.aat, "speedup": best.speedup}, x_naive),
@@ -750,12 +746,9 @@ def solve_curve(
     s1, s2 = _ideal_speedups(frame, x_ridge)
     summary = {
         **_summary_head(timer, curve, p1, best, fastest, thriftiest, ad_tpj, objective),
-        "naive_verify_len": x_naive,
-        "naive_tree": naive["tree"],
-        "naive_aat": float(naive["aat"]),
-        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
-        "naive_speedup": float(naive["speedup"]),
-        "naive_threshold": naive_threshold,
+        **_naive_columns(x_naive, naive["tree"], float(naive["aat"]),
+                         float(naive["p_eff_tokens_per_s"]), float(naive["speedup"]),
+                         naive_threshold),
         **_regime_columns(timer, curve, best, x_naive),
         "every_x": True,
         "x_ridge": x_ridge,
@@ -816,6 +809,14 @@ def _summary_head(timer: Timer, curve: AatCurve, p1: float, best: pd.Series,
     }
 
 
+def _naive_columns(x_naive: int, tree: str, aat: float, tokens_per_s: float,
+                   speedup: float, threshold: float) -> dict:
+    """The summary's Naive-set columns (the slope rule's x, its tree and what it delivers)."""
+    return {"naive_verify_len": x_naive, "naive_tree": tree, "naive_aat": aat,
+            "naive_tokens_per_s": tokens_per_s, "naive_speedup": speedup,
+            "naive_threshold": threshold}
+
+
 def _regime_columns(timer: Timer, curve: AatCurve, best: pd.Series | dict,
                     x_naive: int) -> dict:
     """regime, regime_reason and the bounds behind them (`classify_regime`) at the x the
@@ -868,12 +869,9 @@ def solve_bounded(
     ad_tpj = 1.0 / timer.ad_energy_j(context)
     summary = {
         **_summary_head(timer, curve, p1, best, fastest, thriftiest, ad_tpj, objective),
-        "naive_verify_len": x_naive,
-        "naive_tree": naive["tree"],
-        "naive_aat": float(naive["aat"]),
-        "naive_tokens_per_s": float(naive["p_eff_tokens_per_s"]),
-        "naive_speedup": float(naive["speedup"]),
-        "naive_threshold": naive_threshold,
+        **_naive_columns(x_naive, naive["tree"], float(naive["aat"]),
+                         float(naive["p_eff_tokens_per_s"]), float(naive["speedup"]),
+                         naive_threshold),
         **_regime_columns(timer, curve, best, x_naive),
         "every_x": False,
         "x_ridge": None,

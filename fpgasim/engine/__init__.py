@@ -56,10 +56,11 @@ class EngineSpec:
 
     def build(self) -> Engine:
         """A fresh engine of this class with these options."""
-        if self.window is None and self.window_layers is None:
-            return self.cls()
-        window = self.cls().window if self.window is None else self.window
-        return self.cls(window=window, window_layers=self.window_layers)
+        if self.window is None:  # the class's own windowing
+            if self.window_layers is None:
+                return self.cls()
+            return self.cls(window_layers=self.window_layers)
+        return self.cls(window=self.window, window_layers=self.window_layers)
 
     @classmethod
     def of(cls, engine: Engine) -> EngineSpec:

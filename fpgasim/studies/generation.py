@@ -247,7 +247,7 @@ def _check(model: TargetModel, prompt_len: int, decode_len: int) -> None:
         raise InputError("prompt_len", prompt_len, "at least 1 token")
     if not 1 <= decode_len <= MAX_DECODE_LEN:
         raise InputError("decode_len", decode_len, f"1 to {MAX_DECODE_LEN} tokens")
-    check_window(model, prompt_len, 0, "prompt_len")
+    check_window(model, prompt_len, 1, "prompt_len")  # at least one decoded token follows
     if prompt_len + decode_len > model.window_tokens:
         raise InputError("decode_len", decode_len,
                          f"at most {model.window_tokens - prompt_len}: {model.id}'s window is "

@@ -1,9 +1,9 @@
 """Round-4 hostile battery (issue 43), written without reading the hardening: every command
 fed broken files (YAML/JSON: malformed, wrong types, NaN/inf, huge, duplicate keys, alias
 bombs, deep nesting, BOM, UTF-16, NUL, tabs), Hugging Face configs (missing or hostile fields,
-unknown architectures, GPT-2 from workloads/pending), --vary values, paths and numeric and
-list flags. Each refusal: exit 2, one line `fpgasim: error: ...` naming the culprit, no
-traceback, nothing written under the scratch folder. Valid-but-unusual inputs that the
+unknown architectures, GPT-2 where its lowering is not FlightLLM's), --vary values, paths
+and numeric and list flags. Each refusal: exit 2, one line `fpgasim: error: ...` naming the
+culprit, no traceback, nothing written under the scratch folder. Valid-but-unusual inputs that the
 reference ecosystems accept (BOM, CRLF, tab-indented JSON, hex under YAML 1.2) must run.
 """
 
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 U280 = (REPO / "boards/u280.yaml").read_text()
 HF = json.loads((REPO / "workloads/models/hf/Llama-3.1-8B-Instruct.json").read_text())
 TABLE1 = (REPO / "workloads/experiments/table1.yaml").read_text()
-GPT2 = (REPO / "workloads/pending/gpt2/gpt2-xl.json").read_text()
+GPT2 = (REPO / "workloads/models/hf/gpt2-xl.json").read_text()
 ESC = "\x1b[2J"
 
 SIM = ["simulate", "-b", "u280", "-m", "llama-3.1-8b", "-L", "256", "-e", "analytic"]
@@ -131,7 +131,7 @@ REFUSED: list[tuple[list[str], list[str]]] = [
     (["simulate", "-b", "{i}/tab.json", *SIM[3:]], ["tab.json", "model file", "--board"]),
     # ---- Hugging Face configs
     *[([*SIM_M, "{i}/" + n], [n, key]) for n, key in [
-        ("deep.json", "nesting"), ("gpt2.json", "GPT2LMHeadModel"),
+        ("deep.json", "nesting"),
         ("arch_empty.json", "architectures"), ("arch_bert.json", "BertModel"),
         ("arch_str.json", "architectures"), ("arch_esc.json", "\\x1b"),
         ("type_bert.json", "model_type"), ("dup.json", "hidden_size"),
@@ -144,8 +144,8 @@ REFUSED: list[tuple[list[str], list[str]]] = [
         ("kv_0.json", "num_key_value_heads"), ("vocab_list.json", "vocab_size"),
         ("inter_null.json", "intermediate_size"), ("maxpos_0.json", "max_position_embeddings"),
         ("act_bad.json", "hidden_act"), ("head_dim_7.json", "head_dim")]],
-    (["models", "{i}/gpt2.json"], ["gpt2.json", "GPT2LMHeadModel"]),
-    ([*SOLVE[:3], "-m", "{i}/gpt2.json", *SOLVE[5:]], ["gpt2.json", "architectures"]),
+    ([*SOLVE[:3], "-m", "{i}/gpt2.json", *SOLVE[5:-1], "512"],
+     ["gpt2.json", "architecture", "dfx"]),
     (["hetero", "solve", "-p", "rtx4090", "-m", str(REPO / "workloads/models/hf/"
                                                    "Mixtral-8x7B-v0.1.json")], ["dense"]),
     ([*SIM_M, str(REPO / "workloads/models/hf/Mixtral-8x7B-v0.1.json")], ["analytic"]),

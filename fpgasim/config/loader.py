@@ -182,6 +182,8 @@ def resolve(kind: str, name_or_path: str) -> Path:
         if text and (candidate.suffix in {".yaml", ".yml", ".json"} or os.sep in text):
             if candidate.is_file():
                 return candidate
+            if candidate.is_dir():
+                return _in_folder(kind, candidate, text)
             raise ConfigError(text, kind, text, "file not found")
         shipped = shipped_name(kind, text) if text else None
         if shipped is not None:
@@ -189,6 +191,19 @@ def resolve(kind: str, name_or_path: str) -> Path:
     except OSError as exc:
         raise ConfigError(text, kind, text, f"a readable file ({exc.strerror})") from None
     raise _unknown_name(kind, text)
+
+
+def _in_folder(kind: str, folder: Path, text: str) -> Path:
+    """A folder given where a file is expected: a model folder holding `config.json` is
+    read as `transformers`' `from_pretrained` reads it; anything else is refused as a
+    folder (not as a missing file)."""
+    if kind == "model":
+        config = folder / "config.json"
+        if config.is_file():
+            return config
+        raise ConfigError(text, kind, text, "a model file, or a folder holding a Hugging Face "
+                          "config.json (this folder holds none)")
+    raise ConfigError(text, kind, text, f"a {kind} file, not a folder")
 
 
 def check_file_size(path: Path, limit: int) -> None:

@@ -187,6 +187,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     ]],
     (sim(board="{w}/in/dir.yaml"), ["dir.yaml"]),
     (sim(board="{w}/in"), ["in"]),
+    (sim("{w}/in/dir.yaml"), ["dir.yaml", "folder"]),  # was "file not found"
+    (sim(board="{w}/in/dir.yaml"), ["dir.yaml", "not a folder"]),
     # ---- numeric flags
     *[(["simulate", "-b", "u280", "-m", "llama-3.1-8b", "-L", v, "-e", "analytic"], ["--context"])
       for v in ("0", "-5", "nan", "1e309", "256.5", "0x100", "99999999999999999999999",
@@ -213,7 +215,7 @@ CASES: list[tuple[list[str], list[str]]] = [
     ([*GEN, "-P", "0", "-D", "8"], ["--prompt-len"]),
     ([*GEN, "-P", "128", "-D", "0"], ["--decode-len"]),
     ([*GEN, "-P", "128", "-D", "99999999999"], ["--decode-len"]),
-    ([*GEN, "-P", "131072", "-D", "8"], ["--decode-len", "window"]),
+    ([*GEN, "-P", "131072", "-D", "8"], ["--prompt-len", "window"]),
     ([*GEN, "-P", "131000", "-D", "72", "-a", "longspec"], ["--decode-len", "window"]),
     ([*GEN, "-P", "128", "-D", "8", "--out", "{w}/g.txt"], ["--out", ".csv"]),
     ([*GEN, "-P", "128", "-D", "8", "--plot", "{w}/g.csv"], ["--plot", ".png"]),
@@ -331,8 +333,6 @@ XFAIL: list[tuple[list[str], list[str], str]] = [
     (sim(board="{w}/in/b_overrides_inf.yaml"), ["design.clock_mhz = inf"],
      "an override of .inf is named `overrides.design.clock_mhz.float` (pydantic's union "
      "branch of Scalar), not the key the file writes"),
-    (sim("{w}/in/dir.yaml"), ["dir.yaml", "folder"],
-     "a folder given as a model file is reported as 'file not found'"),
 ]
 
 

@@ -482,8 +482,18 @@ def _shown(value: object) -> object:
     return value
 
 
+#: the tags pydantic appends to a location for the branch of a union it tried (`Scalar`:
+#: float | int | str | bool | None); not keys a file writes, so never shown
+_UNION_BRANCHES = frozenset({"float", "int", "str", "bool", "none"})
+
+
 def _location(err: dict) -> str:
-    return ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+    """The dotted path of the key the file wrote (pydantic's validator and union-branch
+    tags dropped)."""
+    parts = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+    while len(parts) > 1 and parts[-1] in _UNION_BRANCHES:
+        parts.pop()
+    return ".".join(parts)
 
 
 def reported_error(errors: list[dict]) -> dict:
@@ -534,6 +544,12 @@ KIND_SCHEMAS: dict[str, type[BaseModel]] = {
     "board": BoardFile, "fpga": Fpga, "design": Design, "model": TargetModel,
     "algorithm": Algorithm,
 }
+
+
+def register_kind(kind: str, schema: type[BaseModel]) -> None:
+    """Name a file kind a higher layer owns (the heterogeneous hosts' `platform`), so that a
+    file of another kind given for it, or it given for another, is named by its kind."""
+    KIND_SCHEMAS.setdefault(kind, schema)
 
 
 def wrong_kind(schema: type[BaseModel], data: dict) -> str | None:

@@ -188,6 +188,11 @@ CASES: list[tuple[list[str], list[str]]] = [
     (sim(board="{w}/in/dir.yaml"), ["dir.yaml"]),
     (sim(board="{w}/in"), ["in"]),
     (sim("{w}/in/dir.yaml"), ["dir.yaml", "folder"]),  # was "file not found"
+    # were unclear (strict xfails of this battery), fixed: a board file given as a platform
+    # is named as a board file; an override's .inf is named by the key the file writes
+    (["hetero", "solve", "-p", "{w}/in/b_ok.yaml", "-m", "llama2-chat-7b"],
+     ["--platform", "board file"]),
+    (sim(board="{w}/in/b_overrides_inf.yaml"), ["design.clock_mhz = inf"]),
     (sim(board="{w}/in/dir.yaml"), ["dir.yaml", "not a folder"]),
     # ---- numeric flags
     *[(["simulate", "-b", "u280", "-m", "llama-3.1-8b", "-L", v, "-e", "analytic"], ["--context"])
@@ -325,15 +330,6 @@ CASES: list[tuple[list[str], list[str]]] = [
 ]
 
 # defects left for their owners: (args, words the one line should hold, why it fails today)
-XFAIL: list[tuple[list[str], list[str], str]] = [
-    (["hetero", "solve", "-p", "{w}/in/b_ok.yaml", "-m", "llama2-chat-7b"],
-     ["--platform", "board file"],
-     "a board file given as --platform is refused by its first unknown key (`fpga`), not "
-     "named as a board file: loader.KIND_SCHEMAS holds no platform schema"),
-    (sim(board="{w}/in/b_overrides_inf.yaml"), ["design.clock_mhz = inf"],
-     "an override of .inf is named `overrides.design.clock_mhz.float` (pydantic's union "
-     "branch of Scalar), not the key the file writes"),
-]
 
 
 @pytest.fixture(scope="module")
@@ -371,16 +367,6 @@ def refused(work: Path, capsys, monkeypatch, args: list[str], words: list[str]) 
 
 @pytest.mark.parametrize(("args", "words"), CASES, ids=[str(i) for i in range(len(CASES))])
 def test_refused(work: Path, capsys, monkeypatch, args: list[str], words: list[str]) -> None:
-    refused(work, capsys, monkeypatch, args, words)
-
-
-@pytest.mark.parametrize(
-    ("args", "words"),
-    [pytest.param(a, w, marks=pytest.mark.xfail(strict=True, reason=why)) for a, w, why in XFAIL],
-    ids=[f"xfail{i}" for i in range(len(XFAIL))],
-)
-def test_refused_today_unclear(work: Path, capsys, monkeypatch, args: list[str],
-                               words: list[str]) -> None:
     refused(work, capsys, monkeypatch, args, words)
 
 

@@ -40,7 +40,7 @@ PASS_BUDGET = 250_000
 #: lower bounds (and floors) a service remembers
 BOUND_BUDGET = 1_000_000
 PASSES = declare_cache(
-    "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.passes", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="the spec as costed (`step.costed_spec`: without the tree mask on a lowering that "
     "costs every tree of x tokens alike), board, architecture, drafter (interned as small "
     "ints by identity)", budget=PASS_BUDGET,
@@ -51,14 +51,14 @@ PASSES = declare_cache(
     "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 times "
     "for 3,425 distinct passes")
 BOUNDS = declare_cache(
-    "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.bounds", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,
     why="the solver's best-set search reads a bound per x and context and times only the x "
     "that can be best (docs/method.md, \"Finding the best x by bounds\"): 2,688 bounds and "
     "32 timed verify passes instead of 2,688 timed, for LongSpec's `generate` on "
     "`flightllm-vhk158`")
 FLOORS = declare_cache(
-    "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.floors", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
     why="the cheaper, looser bound from sizes alone, once per shape")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fpgasim.bounded import BoundedCache, bounded_cache, memoised
+from fpgasim.bounded import memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
@@ -36,10 +36,9 @@ from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet
 from fpgasim.dataflow.lowerings.flightllm.moe import moe_hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.part_plan import PartGroup, plan
-from fpgasim.dataflow.lowerings.flightllm.part_store import PART_CACHE_ROWS, PARTS
+from fpgasim.dataflow.lowerings.flightllm.part_store import PARTS
 from fpgasim.dataflow.lowerings.flightllm.pass_shapes import (
     checked_rates,
-    fixed_shape,
     pass_shape,
     prefill_masks,
 )
@@ -93,18 +92,19 @@ def lower_fixed(
     as in the pass; None for prefill and draft passes (no bound). The pass takes at least
     their time (docs/engines.md, "Lower bounds").
 
-    They are built once per row count and reused at every context: `build_graph` hands the
-    context only to concat and attention, the layer kinds left out, so the other layers,
-    their barrier runs and how often each runs are the same at any context (tested part
-    for part against the pass's own at many contexts)."""
+    They depend on the row count, not the context (the pass service keeps one bound per
+    shape, `fixed_shape`): `build_graph` hands the context only to concat and attention,
+    the layer kinds left out, so the other layers, their barrier runs and how often each
+    runs are the same at any context (tested part for part against the pass's own at many
+    contexts)."""
     if drafter is not None or spec.kind != "target" or spec.phase == "prefill":
         return None
-    rates = checked_rates(board, model)
+    checked_rates(board, model)  # the model's and board's checks first, as `lower`'s
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
-    # the recipe beside the rates: two designs alike in rates but not in, e.g., a
-    # projection's sparsity compile different parts
-    return _FIXED_PARTS((rates, GraphParams.of(board), model, *fixed_shape(spec)),
-                        lambda: _fixed_parts(spec, board, model, f"rows={rows * spec.batch}"))
+    # not cached here: the pass service keeps each bound by its shape (`step.bounds`,
+    # `fixed_shape`), and a cache of these executables hit 2 of 44 asks with no measurable
+    # gain (docs/scaling.md, "Hit rates, measured"); their parts are the part store's
+    return _fixed_parts(spec, board, model, f"rows={rows * spec.batch}")
 
 
 #: the floor's allowance for the engines' tick rounding (each duration rounds to 2**-24 of a
@@ -150,20 +150,6 @@ def _one_group_busiest(L: HwLayer, rates: Rates) -> float:
     cost = form_cost(L, rates.link_free, None, MV_FORM)
     busiest, err = cost.busiest_unit_cycles(rates)
     return busiest * (1 - err)
-
-
-#: `lower_fixed`'s executables by (rates, recipe, model, rows), up to as many rows in all
-#: as the part cache holds (least recently used out; their parts are mostly the part cache's own
-#: objects): `generate`'s x = 1..85 hold 4.2M rows
-_FIXED_PARTS: BoundedCache[Executable | None] = bounded_cache(
-    "flightllm.fixed_parts", owner=_OWNER, unit="rows",
-    keys="rates, graph parameters (the recipe), model, pass kind, phase, rows",
-    budget=PART_CACHE_ROWS,
-    size_of=lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts),
-    why="what a pass's lower bound sums (`flightllm.lower_fixed`; x = 1..85 hold 4.2M rows); "
-    "rebuilding the pass's graph and plan at every context to find them cost 2.5 s of CPU "
-    "for the 2,688 bounds of LongSpec's `generate` on `flightllm-vhk158`, 1.16 s "
-    "with them kept")
 
 
 def _fixed_parts(spec: PassSpec, board: Board, model: TargetModel, label: str) -> Executable | None:

@@ -117,8 +117,9 @@ class ProgramFacts:
     too_slow: bool
     #: shared with every pricing of the same rows (None: the program's own)
     structure: RowStructure | None
-    #: rows, layer blocks and layers of the program they were computed for
-    shape: tuple[int, int, int]
+    #: what of the program they were computed for they depend on besides the rows' values
+    #: (`program_shape`): a program refuses facts of another
+    shape: tuple
 
     @classmethod
     def of(cls, program: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> ProgramFacts:
@@ -127,7 +128,7 @@ class ProgramFacts:
                    totals=MappingProxyType(_totals(program, unit_roles)),
                    uses_ports=rows_use_ports(program.instrs),
                    too_slow=sums_past_range(program.instrs["cycles"]),
-                   structure=None, shape=_shape(program))
+                   structure=None, shape=program_shape(program))
 
 
 #: the largest tick count a part may reach (int64 with headroom)
@@ -145,9 +146,12 @@ def rows_use_ports(rows: np.ndarray) -> bool:
     return bool((rows["chan"] >= 0).any())
 
 
-def _shape(program: Program) -> tuple[int, int, int]:
-    """What `ProgramFacts.shape` records of a program."""
-    return (len(program.instrs), program.layers, program.total_layers)
+def program_shape(program: Program) -> tuple:
+    """What `ProgramFacts.shape` records of a program: its row count, its blocks (head,
+    block rows, blocks, layers), its unit names and its time unit (the keys of `totals`
+    and the hash of `part_key` depend on them)."""
+    return (len(program.instrs), program.head_len, program.layer_len, program.layers,
+            program.total_layers, program.unit_names, program.ticks_per_cycle)
 
 
 @dataclass(frozen=True)
@@ -176,9 +180,10 @@ class Program:
     facts: ProgramFacts | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.facts is not None and self.facts.shape != _shape(self):
-            raise ValueError(f"{self.label}: facts of {self.facts.shape} (rows, blocks, "
-                             f"layers) given to a program of {_shape(self)}")
+        if self.facts is not None and self.facts.shape != program_shape(self):
+            raise ValueError(f"{self.label}: facts of {self.facts.shape} given to a program "
+                             f"of {program_shape(self)} (`program_shape`): pass facts=None "
+                             "to a program made from another")
 
     @property
     def n_units(self) -> int:

@@ -99,8 +99,9 @@ def test_programs_and_their_facts_are_frozen() -> None:
     with pytest.raises(TypeError):
         part.facts.totals["busy_LD"] = 0  # type: ignore[index]
     assert window(part, part.total_layers).facts is None
-    with pytest.raises(ValueError, match="facts of"):
-        dataclasses.replace(part, total_layers=part.total_layers + 1)
+    for change in ({"total_layers": part.total_layers + 1}, {"unit_names": tuple("ABCDEF")}):
+        with pytest.raises(ValueError, match="facts of"):
+            dataclasses.replace(part, **change)
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ from fpgasim.dataflow.instructions import (
     layer_weights,
     other_totals,
     priced_totals,
+    program_shape,
     row_classes,
     rows_use_ports,
     sums_past_range,
@@ -520,7 +521,7 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
         part_key=digest.digest(), template_key=template_key, unit_roles=UNIT_ROLES,
         totals=MappingProxyType(totals), uses_ports=part.structure.uses_ports,
         too_slow=sums_past_range(cycles), structure=part.structure,
-        shape=(len(rows), program.layers, program.total_layers))
+        shape=program_shape(program))
     return replace(program, facts=facts)
 
 

@@ -34,7 +34,7 @@ from fpgasim.errors import ConfigError, InputError
 from fpgasim.step import (
     pass_keys,
     run_passes,
-    service_for,
+    simulator_of,
     step_passes,
     target_spec,
     verify_spec,
@@ -285,7 +285,7 @@ def verify_timed(
     without them)."""
     spec = verify_spec(verify_len, context, tree, batch)
     with errors_name_the_file(board):
-        return service_for(engine).timed(spec, board, model)
+        return simulator_of(engine).timed(spec, board, model)
 
 
 def draft_timing(
@@ -503,7 +503,7 @@ def prefill_timed(engine: Engine, board: Board, model: TargetModel, prompt_len: 
     """`prefill_timing` with the per-unit rows of the prefill's last pass."""
     check_window(model, prompt_len, 0, "prompt_len")
     specs = prefill_specs(board, prompt_len)
-    service = service_for(engine)
+    service = simulator_of(engine)
     with errors_name_the_file(board):
         if len(specs) == 1:
             return service.timed(specs[0], board, model)

@@ -47,6 +47,7 @@ from fpgasim.figures.plots import plot_generation
 from fpgasim.fileio import atomic_write_bytes, check_input_path
 from fpgasim.simulate import MAX_BATCH, fit_warnings
 from fpgasim.solving.decision import rests_on
+from fpgasim.step import Simulator
 from fpgasim.studies.generation import (
     MAX_DECODE_LEN,
     Generation,
@@ -149,7 +150,7 @@ def generate_cmd(
             "--aat-source", "embedded", "no --aat-dir or --task with the embedded model"
         )
     b, m = board_from(board, fpga, design), load_model(model)
-    eng = get_engine(engine)
+    eng = Simulator(get_engine(engine))  # the prefetch fills the memo `generate` reads
     algo = load_algorithm(algorithm) if algorithm else None
     check_drafter(b, algo)
     curve_at, run_task = None, ""

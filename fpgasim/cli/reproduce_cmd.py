@@ -27,7 +27,7 @@ from fpgasim.cli.options import (
     workers_option,
 )
 from fpgasim.config.loader import did_you_mean
-from fpgasim.engine import BULK_ENGINE, ENGINES, get_engine
+from fpgasim.engine import BULK_ENGINE, ENGINES
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_input_path, check_output_path
 from fpgasim.lists import split_items
@@ -112,7 +112,7 @@ def reproduce(
     for exp in experiments:
         check_inputs(exp, ctx)
     if any(needs_engine(e) for e in experiments):
-        ctx.engine = get_engine(ACCOUNTING)
+        ctx.engine = simulator(ACCOUNTING)
         ctx.sim = None if engine == ACCOUNTING else simulator(engine)
     progress = not csv_stdout and err_console.is_terminal
     results = _run(experiments, ctx, out_dir, progress=progress, workers=workers)

@@ -15,7 +15,9 @@ by role, never by a unit's name. See docs/engines.md.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -72,36 +74,84 @@ INSTR_DTYPE = np.dtype(
 )
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class RowStructure:
     """What every pricing of one set of rows shares (programs equal in each column a
     schedule depends on but `cycles`: unit, opcode, wait, chan, acq_*, rel_*; e.g. a part
-    priced for several boards), set by the lowering that prices rows again and filled by
-    whoever derives it first."""
+    priced for several boards), computed once by the lowering that made the rows and
+    compared by identity (an engine keys what it derives from the rows by it)."""
 
-    #: `part_key_prefix` of the rows: the hash of their units and waits (copied per pricing)
-    key_prefix: hashlib.blake2b | None = None
+    #: `part_key_prefix` of the rows: the hash of their units and waits, never updated in
+    #: place (`key_of` adds a pricing's durations to a copy)
+    key_prefix: hashlib.blake2b
     #: whether the rows' transfers use channel-group ports (the cycle engines' unit rows)
-    uses_ports: bool | None = None
+    uses_ports: bool
+
+    def key_of(self, cycles: np.ndarray) -> hashlib.blake2b:
+        """`part_key`'s hash of a pricing of these rows with durations `cycles` (unfinished:
+        a template's key adds its copy count)."""
+        digest = self.key_prefix.copy()
+        digest.update(np.ascontiguousarray(cycles).tobytes())
+        return digest
 
 
-@dataclass(eq=False)
-class Derived:
-    """Results derived from a program's read-only rows, kept with them: a program that a
-    lowering cache hands out again computes each once. Never part of a program's value."""
+@dataclass(frozen=True)
+class ProgramFacts:
+    """What engines read of a program besides its rows, computed once by the lowering that
+    built it and never changed (`Program.facts`; `ProgramFacts.of` computes them from the
+    rows alone). A program made from another (a window, a relabelled part) keeps them only
+    where they still hold: `Program` checks the rows and layers they were computed for."""
 
-    #: `part_key` (a lowering may seed it from `RowStructure.key_prefix`)
-    part_key: bytes | None = None
-    #: `part_key` of a template without its copy count (one window proof for any count)
-    template_key: bytes | None = None
-    #: `totals` per unit-role tuple
-    totals: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
-    #: whether the rows' durations sum past the simulator's time range (the lowering's check)
-    too_slow: bool | None = None
-    #: whether the rows' transfers use channel-group ports (when no `structure` is shared)
-    uses_ports: bool | None = None
+    #: `part_key` of the program
+    part_key: bytes
+    #: `part_key` of a template without its copy count (one window proof for any count;
+    #: None: not a template)
+    template_key: bytes | None
+    #: the unit roles `totals` sums by, and `totals` for them (read-only)
+    unit_roles: tuple[str, ...]
+    totals: Mapping[str, int]
+    #: whether the rows' transfers use channel-group ports
+    uses_ports: bool
+    #: whether the rows' durations sum past the simulator's time range, `MAX_PART_TICKS`
+    #: (summed as floats: an int64 sum of many long rows could wrap)
+    too_slow: bool
     #: shared with every pricing of the same rows (None: the program's own)
-    structure: RowStructure | None = None
+    structure: RowStructure | None
+    #: what of the program they were computed for they depend on besides the rows' values
+    #: (`program_shape`): a program refuses facts of another
+    shape: tuple
+
+    @classmethod
+    def of(cls, program: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> ProgramFacts:
+        """The facts of a program computed from its rows (no structure shared)."""
+        return cls(part_key=_digest(program), template_key=None, unit_roles=unit_roles,
+                   totals=MappingProxyType(_totals(program, unit_roles)),
+                   uses_ports=rows_use_ports(program.instrs),
+                   too_slow=sums_past_range(program.instrs["cycles"]),
+                   structure=None, shape=program_shape(program))
+
+
+#: the largest tick count a part may reach (int64 with headroom)
+MAX_PART_TICKS = 1 << 62
+
+
+def sums_past_range(cycles: np.ndarray) -> bool:
+    """Whether durations sum past `MAX_PART_TICKS` (summed as floats: an int64 sum of many
+    long rows could wrap)."""
+    return float(cycles.sum(dtype=np.float64)) >= MAX_PART_TICKS
+
+
+def rows_use_ports(rows: np.ndarray) -> bool:
+    """Whether any row's transfer uses a channel-group port."""
+    return bool((rows["chan"] >= 0).any())
+
+
+def program_shape(program: Program) -> tuple:
+    """What `ProgramFacts.shape` records of a program: its row count, its blocks (head,
+    block rows, blocks, layers), its unit names and its time unit (the keys of `totals`
+    and the hash of `part_key` depend on them)."""
+    return (len(program.instrs), program.head_len, program.layer_len, program.layers,
+            program.total_layers, program.unit_names, program.ticks_per_cycle)
 
 
 @dataclass(frozen=True)
@@ -125,8 +175,15 @@ class Program:
     unit_names: tuple[str, ...] = UNIT_NAMES
     #: time units per clock cycle of `cycles` (1; FlightLLM programs: TICKS_PER_CYCLE)
     ticks_per_cycle: int = 1
-    #: results derived from the (read-only) rows, kept with them (`Derived`)
-    derived: Derived = field(default_factory=Derived, init=False, compare=False, repr=False)
+    #: what engines read besides the rows, computed by the lowering (`ProgramFacts`; None:
+    #: computed from the rows when asked, e.g. for a window an engine simulates)
+    facts: ProgramFacts | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.facts is not None and self.facts.shape != program_shape(self):
+            raise ValueError(f"{self.label}: facts of {self.facts.shape} given to a program "
+                             f"of {program_shape(self)} (`program_shape`): pass facts=None "
+                             "to a program made from another")
 
     @property
     def n_units(self) -> int:
@@ -177,7 +234,7 @@ def window(template: Program, layers: int) -> Program:
     instrs["layer"][blocks] = np.repeat(np.arange(1, layers, dtype=np.int32), lam)
     instrs["layer"][tail] = layers
     instrs.flags.writeable = False
-    return replace(template, instrs=instrs, layers=layers)
+    return replace(template, instrs=instrs, layers=layers, facts=None)
 
 
 def _window_rows(template: Program, layers: int) -> np.ndarray | None:
@@ -302,17 +359,15 @@ class Executable:
             layers=1,
             total_layers=1,
             label=self.label,
+            facts=None,
         )
 
 
 def part_key(part: Program) -> bytes:
-    """Digest of what decides a part's schedule: units, durations and waits (not names).
-    A lowering that prices the same rows again seeds `Derived.part_key` from
-    `part_key_prefix`."""
-    key = part.derived.part_key
-    if key is None:
-        key = part.derived.part_key = _digest(part)
-    return key
+    """Digest of what decides a part's schedule: units, durations and waits (not names):
+    the lowering's (`ProgramFacts.part_key`, from `RowStructure.key_prefix` for rows priced
+    again), else computed from the rows."""
+    return part.facts.part_key if part.facts is not None else _digest(part)
 
 
 def _digest(part: Program) -> bytes:
@@ -325,9 +380,16 @@ def part_key_prefix(rows: np.ndarray, unit_names: tuple[str, ...],
                     ticks_per_cycle: int) -> hashlib.blake2b:
     """`part_key`'s hash of everything but the durations, before their bytes are added: a
     lowering that prices the same rows again copies it (`hashlib` objects copy their state)."""
+    return columns_key_prefix(rows["unit"], rows["wait"], unit_names, ticks_per_cycle)
+
+
+def columns_key_prefix(unit: np.ndarray, wait: np.ndarray, unit_names: tuple[str, ...],
+                       ticks_per_cycle: int) -> hashlib.blake2b:
+    """`part_key_prefix` from the rows' `unit` and `wait` columns alone (a lowering has them
+    before it builds the rows: `RowStructure.key_prefix`)."""
     h = hashlib.blake2b(digest_size=20)
-    for col in ("unit", "wait"):
-        h.update(np.ascontiguousarray(rows[col]).tobytes())
+    for col in (unit, wait):
+        h.update(np.ascontiguousarray(col).tobytes())
     h.update(repr((unit_names, ticks_per_cycle)).encode())
     return h
 
@@ -339,16 +401,16 @@ def totals(template: Program, unit_roles: tuple[str, ...] = UNIT_ROLES) -> dict[
     `macs` is the work of the compute units, `sfu_elements` that of the special-function
     units (`unit_roles`); `mv_cycles` and `mv_macs` the part of them in MV-mode rows.
     """
-    out = template.derived.totals.get(unit_roles)
-    if out is None:
-        out = template.derived.totals[unit_roles] = _totals(template, unit_roles)
-    return dict(out)
+    facts = template.facts
+    if facts is not None and facts.unit_roles == unit_roles:
+        return dict(facts.totals)
+    return _totals(template, unit_roles)
 
 
 def _totals(template: Program, unit_roles: tuple[str, ...]) -> dict[str, int]:
     """`totals` computed: each row's durations, bytes and work, times how many layers its
     block stands for, summed per `row_classes` class (the one definition of what each total
-    sums, `class_totals`, shared with the totals of priced-again rows, `seed_totals`)."""
+    sums, `class_totals`, shared with the totals of priced-again rows, `priced_totals`)."""
     src = template.instrs
     h, lam, blocks = template.head_len, template.layer_len, template.layers
     weights = np.ones(len(src), dtype=np.int64)
@@ -376,7 +438,7 @@ def row_classes(template: Program, unit_roles: tuple[str, ...]) -> np.ndarray:
     compute row), numbered as `class_totals` reads them: the sums of durations, bytes and
     work per class give every total, so a program whose rows are priced again
     (FlightLLM's compiler, another link rate) sums its new durations by class and
-    recomputes nothing else (`seed_totals`; tests/dataflow/lowerings/test_flightllm_reuse.py
+    recomputes nothing else (`priced_totals`; tests/dataflow/lowerings/test_flightllm_reuse.py
     checks it against
     `totals`)."""
     src = template.instrs
@@ -489,14 +551,14 @@ def _role_rows(template: Program, unit_roles: tuple[str, ...], role: str) -> np.
     return (np.array(list(unit_roles) + pad) == role)[template.instrs["unit"]]
 
 
-def seed_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
-                classes: np.ndarray, cycles: np.ndarray,
-                weights: np.ndarray | None = None) -> None:
-    """Record `totals` of a program from its duration-free totals (`other_totals`) and its
-    rows' durations, each counted `weights` times, summed per `row_classes` class (exact
-    integer sums)."""
+def priced_totals(template: Program, unit_roles: tuple[str, ...], other: dict[str, int],
+                  classes: np.ndarray, cycles: np.ndarray,
+                  weights: np.ndarray | None = None) -> dict[str, int]:
+    """`totals` of a program from its duration-free totals (`other_totals`) and its rows'
+    durations, each counted `weights` times, summed per `row_classes` class (exact integer
+    sums): what a lowering that prices rows again gives `ProgramFacts.totals`."""
     if weights is not None:
         cycles = cycles * weights
     per_class = class_sums(classes, cycles, _classes_of(template))
     out = other | class_totals(template, unit_roles, per_class, "cycles")
-    template.derived.totals[unit_roles] = {k: out[k] for k in _order(template)}
+    return {k: out[k] for k in _order(template)}

@@ -48,6 +48,7 @@ from fpgasim.dataflow.instructions import (
     Program,
     full,
     part_key,
+    rows_use_ports,
     totals,
     window,
 )
@@ -407,7 +408,8 @@ class CycleEngine:
         end extrapolated; the full expansion when no window proves it or the part has fewer
         blocks than the window. The proof depends on the template, not on its copy count,
         so it is found once for every count (`_windows`)."""
-        key = part.derived.template_key or part_key(part)
+        template_key = part.facts.template_key if part.facts is not None else None
+        key = template_key or part_key(part)
         proof = self._windows(key, lambda: self._window_proof(part))
         n = part.total_layers
         if proof is not None and n >= proof[0]:
@@ -419,7 +421,8 @@ class CycleEngine:
         """(w, how the end moves per block added) of the first window in `window_layers`
         whose steady state is proven, or None."""
         anchor = _anchor(part)
-        wide = replace(part, total_layers=max(part.total_layers, max(self.window_layers)))
+        wide = replace(part, total_layers=max(part.total_layers, max(self.window_layers)),
+                       facts=None)
         for w in self.window_layers:
             sched = self.simulate(window(wide, w))
             proof = _proof(sched, anchor)
@@ -621,13 +624,11 @@ def _uses_ports(prog: Executable) -> bool:
 
 
 def _part_uses_ports(part: Program) -> bool:
-    """Whether one part's transfers use channel-group ports (kept with its rows: a part is
-    shared by many passes)."""
-    # the same for every pricing of its rows
-    holder = part.derived.structure or part.derived
-    if holder.uses_ports is None:
-        holder.uses_ports = bool((part.instrs["chan"] >= 0).any())
-    return holder.uses_ports
+    """Whether one part's transfers use channel-group ports (the lowering's fact, else read
+    from the rows)."""
+    if part.facts is not None:
+        return part.facts.uses_ports
+    return rows_use_ports(part.instrs)
 
 
 # --------------------------------------------------------------------------- trace

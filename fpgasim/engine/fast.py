@@ -225,7 +225,7 @@ def run_loop(program: Program, compiled: bool = True) -> Timeline:
 
 
 #: the loop's fixed inputs (`_fixed_inputs`) of recent program structures
-#: (`Program.derived.structure`, by identity, held), up to this many rows in all (about 40
+#: (`ProgramFacts.structure`, by identity, held), up to this many rows in all (about 40
 #: bytes a row; least recently used out): a design-space sweep prices a part for the
 #: boards of one instruction group one after the other, and FlightLLM's verify passes
 #: share a few hundred part structures
@@ -241,7 +241,7 @@ _FIXED: BoundedCache[tuple[RowStructure, tuple]] = bounded_cache(
 
 def _fixed_of(program: Program) -> tuple:
     """`_fixed_inputs` of a program, shared by the programs of its structure."""
-    structure = program.derived.structure
+    structure = program.facts.structure if program.facts is not None else None
     if structure is None:
         return _fixed_inputs(program)
     # keyed by identity: the entry holds `structure`, so no other `RowStructure` has its id
@@ -252,7 +252,7 @@ def _fixed_of(program: Program) -> tuple:
 def _fixed_inputs(program: Program) -> tuple:
     """(least duration, then the loop's inputs but the durations: ptr, order, acq_buf,
     acq_bytes, rel_buf, rel_bytes, wait) of a program, its ports checked: programs whose
-    rows differ only in durations share them (`Program.derived.structure`). A buffer
+    rows differ only in durations share them (`ProgramFacts.structure`). A buffer
     column whose rows are all alike is kept as that value (they are kept a while)."""
     least = least_cycles(program)
     ins = program.instrs

@@ -25,6 +25,7 @@ from fpgasim.reproduce.output import markdown_table
 from fpgasim.reproduce.workloads import RunContext, check_aat_dir, folder_label, load_inputs
 from fpgasim.simulate import draft_timing, verify_timing
 from fpgasim.solving.cross_check import parse_tree
+from fpgasim.step import Simulator
 
 MAX_DX = 1
 MAX_REL = 0.03
@@ -82,7 +83,7 @@ def breakdown(result: ExperimentResult, engines: Sequence[str]) -> pd.DataFrame:
     event engine's busiest unit (LD, MPE, SFU).
     """
 
-    engs = {name: get_engine(name) for name in engines}
+    engs = {name: Simulator(get_engine(name)) for name in engines}
     rows = []
     full = result.full
     for r in full.to_dict("records"):
@@ -116,7 +117,7 @@ def verify_sweep(engines: Sequence[str], model: str = "llama-3.1-8b") -> pd.Data
     With the second engine's busy cycles per unit as a share of its pass time.
     """
 
-    first, second = (get_engine(e) for e in engines)
+    first, second = (Simulator(get_engine(e)) for e in engines)
     target = load_model(model)
     rows = []
     for name in SWEEP_BOARDS:

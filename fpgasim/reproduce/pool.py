@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Protocol
 
 from fpgasim.config import load_algorithm, load_board, load_model
-from fpgasim.engine import ENGINES, Engine, get_engine
+from fpgasim.engine import ENGINES, Engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, warm_kernels
 from fpgasim.figures.plots import load_matplotlib
@@ -30,7 +30,7 @@ from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.reproduce.workloads import RunContext
 from fpgasim.simulate import fits_memory
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
-from fpgasim.step import service_for
+from fpgasim.step import Simulator, engine_of
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor, default_workers
 
 
@@ -50,11 +50,11 @@ class RunProgress(Protocol):
         """One more experiment finished."""
 
 
-def simulator(name: str) -> Engine:
+def simulator(name: str) -> Simulator:
     """The simulator by name; cycle-level engines extrapolate from a proven steady state of
     a few layers (`CycleEngine.pass_cycles`: exact, the same cycles as simulating all)."""
     cls = ENGINES[name]
-    return get_engine(name, window=True) if issubclass(cls, CycleEngine) else get_engine(name)
+    return Simulator.named(name, window=True if issubclass(cls, CycleEngine) else None)
 
 
 def preload_planning() -> None:
@@ -69,7 +69,7 @@ def preload(sim: Engine | None, draw: bool) -> None:
     the fast engine's numba kernels (`warm_kernels`: compiled once, cached on disk), what
     planning needs (`preload_planning`) and, when figures are drawn, matplotlib. Workers
     forked afterwards inherit them (cold, each worker compiled the kernels itself)."""
-    if isinstance(sim, FastEngine):
+    if isinstance(engine_of(sim), FastEngine):
         warm_kernels()
     preload_planning()
     if draw:
@@ -113,7 +113,7 @@ def run_experiments(
     then the experiments, costliest first (the workers inherit the run's caches, the
     simulator's passes included)."""
     n = workers or default_workers()
-    prefetch = ctx.sim is not None and isinstance(ctx.sim, CycleEngine)
+    prefetch = ctx.sim is not None and isinstance(engine_of(ctx.sim), CycleEngine)
     global _JOB
     _JOB = (list(experiments), ctx, draw)
     forked = n > 1 and sys.platform.startswith("linux")
@@ -144,7 +144,7 @@ def run_experiments(
                     progress.passes_done(count)
 
             with pool() as timers:
-                service_for(ctx.sim).prefetch(keys, timers, progress=advance)
+                ctx.sim.prefetch(keys, timers, progress=advance)
         else:
             preload(ctx.sim, draw)
         if progress is not None:

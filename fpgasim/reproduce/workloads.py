@@ -28,6 +28,7 @@ from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.solving import Solution, solve_best_curves, solve_curves
+from fpgasim.step import Simulator, simulator_of
 
 EMBEDDED_LABEL = "embedded acceptance model (fpgasim.tree.embedded; task-agnostic)"
 #: `--aat` choices: the shipped measured tables, or the embedded acceptance model.
@@ -66,12 +67,19 @@ class RunContext:
     caches are shared with `beside()`'s context, so both sides read each file once.
     """
 
-    engine: Engine | None
+    engine: Engine | Simulator | None
     aat_dir: Path | None = None
-    sim: Engine | None = None
+    sim: Engine | Simulator | None = None
     roofline: bool = True
     _tables: dict[tuple[str, ...], AatTables] = field(default_factory=dict, repr=False)
     _curves: dict[tuple, list[AatCurve]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # each engine in one simulator, so every experiment of the run shares its memo
+        if self.engine is not None:
+            self.engine = simulator_of(self.engine)
+        if self.sim is not None:
+            self.sim = simulator_of(self.sim)
 
     def beside(self) -> RunContext:
         """The context of the simulator's side: its engine, same AAT, shared caches."""

@@ -35,7 +35,7 @@ from fpgasim.errors import InputError
 from fpgasim.solving.decision import decision_of
 from fpgasim.solving.solver import Timer, best_set
 from fpgasim.solving.tree_design import EngineTreeCosts, check_size, design_tree
-from fpgasim.step import service_for
+from fpgasim.step import simulator_of
 from fpgasim.tree.embedded import embedded_model
 from fpgasim.tree.positional import PositionalModel
 
@@ -105,6 +105,7 @@ def board_tree(
     otherwise the acceptance rule with `aat_dir` (None: the shipped tables), `aat_source`
     (None: the rule; embedded: the model even where tables measure the pair; measured or
     fitted: the tables) and `task` (default: the rule's)."""
+    engine = simulator_of(engine)  # one memo for every consumer below
     if context < 1:
         raise InputError("context", context, "a context length >= 1")
     if given is not None and (aat_source is not None or task is not None or aat_dir is not None):
@@ -193,4 +194,4 @@ def _up_to(curve: AatCurve, max_verify_len: int | None) -> AatCurve:
 
 def _passes(timer: Timer) -> int:
     """Distinct passes the engine's service holds (what this answer costed)."""
-    return service_for(timer.engine).remembered
+    return timer.engine.remembered

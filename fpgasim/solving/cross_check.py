@@ -47,7 +47,7 @@ from fpgasim.solving.solver import (
     solve_with,
 )
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
-from fpgasim.step import service_for, step_passes, verify_spec
+from fpgasim.step import Simulator, simulator_of, step_passes, verify_spec
 
 #: a solve's options when a caller gives none (frozen: shared safely)
 DEFAULT_OPTIONS = SolveOptions()
@@ -184,8 +184,8 @@ def pass_excess(
     drafter: DrafterSchema | None = None,
 ) -> tuple[int, int, dict[str, float]]:
     """(accounting cycles, simulator cycles, extra cycles per mechanism) of one pass."""
-    a = service_for(account).run_pass(spec, board, model, drafter)
-    s = service_for(sim).run_pass(spec, board, model, drafter)
+    a = simulator_of(account).run_pass(spec, board, model, drafter)
+    s = simulator_of(sim).run_pass(spec, board, model, drafter)
     return a.cycles, s.cycles / s.duration_divisor, attribute(a, s, board.mm_macs_per_cycle)
 
 
@@ -275,7 +275,7 @@ def solve_checked(
     """`solver.solve` under `engine` and, for a simulator, the accounting's cross-check
     (`solution_disagreements`). One engine instance serves the solve and the reasons, so no
     pass is timed twice."""
-    sim = get_engine(engine)
+    sim = Simulator(get_engine(engine))
     solution = solve_with(board, model, algorithm, contexts, options, engine=sim, batch=batch)
     lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, options,
                                    batch=batch)
@@ -296,11 +296,11 @@ def solution_disagreements(
     simulator's reason at the accounting's point (`point_reason`, on `engine` itself when
     it is an instance, whose remembered passes it reuses)."""
     board, model, algorithm = workload
-    sim = get_engine(engine) if isinstance(engine, str) else engine
+    sim = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     if sim.name == ACCOUNTING or model.moe is not None or not board.cluster.is_single:
         # the accounting has no MoE and models one card
         return []
-    accounting = get_engine(ACCOUNTING)
+    accounting = Simulator(get_engine(ACCOUNTING))
     # the same curves, unless their trees were designed on the simulator's costs
     same = None if options.curve_method in COSTED_TREE_METHODS else list(solution.aat_curves)
     account = solve_with(board, model, algorithm, contexts, options, engine=accounting,

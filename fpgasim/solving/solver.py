@@ -63,7 +63,7 @@ from fpgasim.solving.dynamic_schedule import build_schedule
 from fpgasim.solving.roofline import RooflineFit, effective, fit_roofline, primary_roofline
 from fpgasim.solving.tasks import unified_table
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
-from fpgasim.step import PassKey, pass_keys, service_for, step_passes, verify_spec
+from fpgasim.step import PassKey, pass_keys, simulator_of, step_passes, verify_spec
 from fpgasim.sweep.grid import check_points
 
 #: P_max/P(1) below this: verification gains (almost) nothing from parallel tokens.
@@ -210,10 +210,13 @@ class Timer:
         self, engine: Engine, board: Board, model: TargetModel, algorithm: Algorithm,
         batch: int = 1,
     ) -> None:
-        self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
+        #: the simulator every pass is asked of (its memo shared with whoever holds it)
+        self.engine = simulator_of(engine)
+        self.board, self.model, self.algorithm = board, model, algorithm
         self.batch = batch
         # alpha's byte counts: the study's accounting (docs/method.md, the regimes)
-        self.analytic = engine if engine.name == "analytic" else get_engine("analytic")
+        self.analytic = self.engine if engine.name == "analytic" else simulator_of(
+            get_engine("analytic"))
         # alpha's denominator is the whole target's bytes, as on one card (a drafter runs
         # unsplit on one card of a cluster; the accounting models one card)
         self.one_card = board if board.cluster.is_single else board.with_cluster(Cluster())
@@ -282,20 +285,20 @@ class Timer:
     def bounded(self) -> bool:
         """True if the engine bounds this board's verify passes from below
         (`verify_bound_s` > 0), so `best_set` can skip the x that cannot be best."""
-        return service_for(self.engine).has_bounds(self.board)
+        return self.engine.has_bounds(self.board)
 
     def verify_bound_s(self, verify_len: int, context: int, tree: TokenTree | None = None) -> float:
         """A lower bound of `verify_s(...)` at a fraction of its cost (0.0 when not `bounded`)."""
         spec = verify_spec(verify_len, context, tree, self.batch)
         with errors_name_the_file(self.board):
-            return service_for(self.engine).bound_s(spec, self.board, self.model)
+            return self.engine.bound_s(spec, self.board, self.model)
 
     def verify_floor_s(self, verify_len: int, context: int) -> float:
         """A looser lower bound of `verify_s(...)` than `verify_bound_s`, from sizes alone
         (0.0 when not `bounded`): `best_set`'s first filter."""
         spec = verify_spec(verify_len, context, batch=self.batch)
         with errors_name_the_file(self.board):
-            return service_for(self.engine).floor_s(spec, self.board, self.model)
+            return self.engine.floor_s(spec, self.board, self.model)
 
     def x_passes(self, verify_len: int, aat: float, tree: TokenTree, context: int) -> list[PassKey]:
         """The engine passes of one x (`step.step_passes` with floor(AAT) accepted): its
@@ -490,6 +493,7 @@ def solve_best_curves(
 ) -> pd.DataFrame:
     """`best_summary` of every curve, as `solve_curves`' summary frame (`SUMMARY_COLUMNS`,
     the columns it does not compute NaN): for reports of the best x alone."""
+    engine = simulator_of(engine)  # one memo for every consumer below
     check_naive_threshold(naive_threshold)
     timer = Timer(engine, board, model, algorithm, batch)
     return pd.DataFrame([best_summary(timer, c, naive_threshold) for c in curves],
@@ -969,6 +973,7 @@ def solve_curves(
     tokens/s (throughput) or tokens/J (energy); every_x=False: the bounded search
     (`solve_bounded`: the same sets, no per-x curve or roofline).
     """
+    engine = simulator_of(engine)  # one memo for every consumer below
     check_naive_threshold(naive_threshold)
     check_objective(objective)
     timer = Timer(engine, board, model, algorithm, batch)
@@ -1065,7 +1070,7 @@ def solve(
     cross-check solving the same curves on another engine).
     """
     check_objective(objective)
-    eng = get_engine(engine) if isinstance(engine, str) else engine
+    eng = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     check_batch(batch)
     if curves is None:
         curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
@@ -1093,6 +1098,7 @@ def solve_curves_for(
 ) -> list[AatCurve]:
     """The AAT curves `solve` solves, by the acceptance rule (or designed on this board's
     costs: curve_method `throughput`), their size and the model's window checked."""
+    engine = simulator_of(engine)  # one memo for every consumer below
     eng = engine
     if aat_source is not None and aat_source not in AAT_SOURCES:
         raise InputError("aat_source", aat_source, f"one of {', '.join(AAT_SOURCES)}")
@@ -1183,7 +1189,7 @@ def solve_batches(
     delivers, and per context the largest batch at which SD still pays (`batch_crossover`)."""
     check_objective(objective)
     check_naive_threshold(naive_threshold)
-    eng = get_engine(engine) if isinstance(engine, str) else engine
+    eng = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     batches = sorted({int(b) for b in batches})
     if not batches:
         raise InputError("batch", batches, "one or more batch sizes")

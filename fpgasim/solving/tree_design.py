@@ -33,7 +33,7 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine
 from fpgasim.errors import ConfigError, InputError
-from fpgasim.step import service_for, target_spec
+from fpgasim.step import simulator_of, target_spec
 from fpgasim.tree.builders import dynamic_tree
 from fpgasim.tree.embedded import embedded_max_depth, embedded_model
 from fpgasim.tree.optimal import greedy_parents
@@ -78,7 +78,7 @@ class EngineTreeCosts:
         if context < 1:
             raise InputError("context", context, "a context length >= 1")
         self.engine, self.board, self.model, self.algorithm = engine, board, model, algorithm
-        self.passes = service_for(engine)
+        self.passes = simulator_of(engine)
         self.context = context
         self.levels_per_pass = algorithm.drafter.levels_per_pass
         self._clock: float | None = None
@@ -377,6 +377,7 @@ def throughput_curve(
 ) -> AatCurve:
     """The `throughput` tree method: per x the tree of highest tokens/s on this board under
     the algorithm's embedded acceptance model at `context`, as a solver AatCurve."""
+    engine = simulator_of(engine)  # one memo for every consumer below
     acceptance = embedded_model(algorithm, context)
     costs = EngineTreeCosts(engine, board, model, algorithm, context)
     result = design_trees(acceptance, costs, x_max, per_size=True)

@@ -1,7 +1,7 @@
 """One speculative-decoding step, planned and timed in one place: the verify pass (with
 the tree's mask) and the draft passes of a point (this module), and the pass service that
 times them on an engine, remembers each pass and batches missing ones on an executor
-(`service.py`, `executor.py`).
+(`service.py`, `executor.py`), both owned by one `Simulator` per run (`simulator.py`).
 
 Every consumer (simulate, the solver, tree design, the side-by-side tables, generate,
 `--trace` and `--dump-graph`) asks here for the passes it costs and for their timing, so a
@@ -29,8 +29,8 @@ from fpgasim.step.service import (
     costed_spec,
     pass_key,
     pass_keys,
-    service_for,
 )
+from fpgasim.step.simulator import Simulator, engine_of, simulator_of
 
 
 @dataclass(frozen=True)
@@ -92,9 +92,9 @@ def run_passes(
     model: TargetModel,
     algorithm: Algorithm | None = None,
 ) -> Timing:
-    """The passes in sequence on `engine`'s pass service (draft passes run with the
+    """The passes in sequence on `engine`'s simulator (draft passes run with the
     algorithm's drafter)."""
-    return service_for(engine).run_passes(specs, board, model, algorithm)
+    return simulator_of(engine).run_passes(specs, board, model, algorithm)
 
 
 __all__ = [
@@ -108,7 +108,9 @@ __all__ = [
     "pass_key",
     "pass_keys",
     "run_passes",
-    "service_for",
+    "Simulator",
+    "engine_of",
+    "simulator_of",
     "step_passes",
     "target_spec",
     "tree_parents",

@@ -3,10 +3,10 @@
 Engines turn one pass into a `Timing`. `PassService` wraps an engine and owns what sits
 around it: the in-memory memo of passes (keyed by `pass_key`'s content: the spec, the
 board, the model's architecture and the drafter) and batching (`prefetch`: the missing
-passes of a plan computed on an executor's workers and stored here). `service_for(engine)`
-is the one service of an engine instance (carried by the engine object, so both are freed
-together), and every consumer holding that engine (simulate, the solver, tree design, the
-side-by-side tables, generate, `--trace`) shares one memo: nothing is timed twice.
+passes of a plan computed on an executor's workers and stored here). A `Simulator`
+(simulator.py) owns one engine and its service; every consumer holding that simulator
+(simulate, the solver, tree design, the side-by-side tables, generate, `--trace`) shares one
+memo: nothing is timed twice.
 
 A service satisfies the `Engine` protocol itself (`name`, `version`, `run_pass`), so it can
 be handed wherever an engine is expected.
@@ -40,7 +40,7 @@ PASS_BUDGET = 250_000
 #: lower bounds (and floors) a service remembers
 BOUND_BUDGET = 1_000_000
 PASSES = declare_cache(
-    "step.passes", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.passes", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="the spec as costed (`step.costed_spec`: without the tree mask on a lowering that "
     "costs every tree of x tokens alike), board, architecture, drafter (interned as small "
     "ints by identity)", budget=PASS_BUDGET,
@@ -51,14 +51,14 @@ PASSES = declare_cache(
     "benchmarks/run.py step`); the simulator's side of `reproduce all` asks 40,446 times "
     "for 3,425 distinct passes")
 BOUNDS = declare_cache(
-    "step.bounds", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.bounds", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="as `step.passes`, or the pass's shape (`Lowering.bound_shape`)", budget=BOUND_BUDGET,
     why="the solver's best-set search reads a bound per x and context and times only the x "
     "that can be best (docs/method.md, \"Finding the best x by bounds\"): 2,688 bounds and "
     "32 timed verify passes instead of 2,688 timed, for LongSpec's `generate` on "
     "`flightllm-vhk158`")
 FLOORS = declare_cache(
-    "step.floors", owner="fpgasim.step.service", lifetime="one engine's service",
+    "step.floors", owner="fpgasim.step.service", lifetime="one simulator's service",
     keys="a target pass's shape, board, architecture", budget=BOUND_BUDGET,
     why="the cheaper, looser bound from sizes alone, once per shape")
 
@@ -342,36 +342,6 @@ def _bound(
     return 0.0 if bound is None else bound(spec, board, model, drafter)
 
 
-#: The attribute under which an engine instance carries its service (set by `service_for`;
-#: the engine's own code never reads it). An attribute, not a weak-keyed table: the
-#: service refers to its engine, which would keep a table's key alive for ever, while an
-#: engine and its service form a cycle the garbage collector frees together.
-_ATTRIBUTE = "_pass_service"
-#: Services of engines that take no attributes (slots, frozen classes); the service holds
-#: its engine, so the id is not reused while the entry lives (an evicted engine's service
-#: is made again, empty: its passes are timed again, to the same numbers).
-_DETACHED: BoundedCache[PassService] = bounded_cache(
-    "step.detached_services", owner="fpgasim.step.service", keys="an engine's identity (held)",
-    budget=64, why="the pass service of an engine that cannot carry it as an attribute, so "
-    "its consumers share one memo")
-
-
-def service_for(engine: Engine | PassService) -> PassService:
-    """The pass service of an engine instance (created on first ask; a service is its own)."""
-    if isinstance(engine, PassService):
-        return engine
-    service = getattr(engine, _ATTRIBUTE, None)
-    if service is None:
-        service = _DETACHED.get(id(engine))
-    if service is None:
-        service = PassService(engine)
-        try:
-            setattr(engine, _ATTRIBUTE, service)
-        except (AttributeError, TypeError):
-            _DETACHED.put(id(engine), service)
-    return service
-
-
 #: Worker side of `prefetch`: one engine per (class, options) per process, reused across
 #: chunks (a cycle engine keeps its per-part memo of FlightLLM programs).
 _WORKER_ENGINES: BoundedCache[Engine] = bounded_cache(
@@ -393,11 +363,13 @@ class Planner(PassService):
     first asked) and answers with another, cheaper engine (the accounting), so a consumer
     run on it lists the passes it needs without timing them on the real engine."""
 
-    def __init__(self, answer: Engine, plan_for: Engine | None = None) -> None:
+    def __init__(self, answer: Engine, plan_for: Any = None) -> None:
         super().__init__(answer)
         self._plan: dict[tuple, PassKey] = {}
-        #: the engine the plan is for: a search bounded on it is bounded here too
-        self._plan_for = None if plan_for is None else service_for(plan_for)
+        #: what the plan is for (a `Simulator`, a service, or a bare engine, given a service
+        #: of its own here): a search bounded on it is bounded here too
+        self._plan_for = plan_for if plan_for is None or hasattr(plan_for, "has_bounds") else (
+            PassService(plan_for))
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
 from fpgasim.solving.solver import Solution, solve
+from fpgasim.step import simulator_of
 
 #: One row per (context, algorithm); parameter columns first.
 COMPARE_COLUMNS = [
@@ -234,7 +235,7 @@ def compare_algorithms(
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise InputError("algorithms", ",".join(dup), "each algorithm once")
-    eng = get_engine(engine) if isinstance(engine, str) else engine
+    eng = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     rows: list[dict] = []
     curves = []
     tables = tables_for(aat_dir) if aat_source != "embedded" else None

@@ -57,7 +57,7 @@ from fpgasim.simulate import (
 )
 from fpgasim.solving.decision import USE_SD
 from fpgasim.solving.solver import Timer, best_set, energy_verdict
-from fpgasim.step import PassKey, service_for, verify_spec
+from fpgasim.step import PassKey, engine_of, simulator_of, verify_spec
 from fpgasim.sweep.executors import ProcessExecutor
 
 #: Longest decode a command accepts, tokens.
@@ -278,6 +278,7 @@ def planned_passes(
     for sure, then (on boards with bounds) the passes of the few x whose floor and bound
     let them be best, which no plan can list before the times are known.
     """
+    engine = simulator_of(engine)  # one memo for every consumer below
     _check(model, prompt_len, decode_len)
     keys: list[PassKey] = [(spec, board, model, None) for spec in prefill_specs(board, prompt_len)]
     bins = _context_bins(prompt_len, decode_len, board.padding.decode_multiple)
@@ -320,9 +321,9 @@ def prefetch_generation(
     worker while the plan lists the rest. A pass that fails is left to `generate`, which
     asks it in its own order and reports it as a serial run does; an error of the plan
     itself is raised. `progress` starts when the first passes are timed."""
-    if workers <= 1 or not isinstance(engine, CycleEngine):
+    if workers <= 1 or not isinstance(engine_of(engine), CycleEngine):
         return
-    service = service_for(engine)
+    service = simulator_of(engine)
     failed: Exception | None = None  # the plan's own error
     try:
         first = decode_context(prompt_len, 0, board.padding.decode_multiple)
@@ -387,6 +388,7 @@ def generate(
     batch: that many requests in lockstep (docs/batching.md): their prompts prefilled one
     after another (`ttft_s` is the batch's), then every step decodes all of them; the
     per-request rates stay per request, `batch_decode_tokens_per_s` counts the batch."""
+    engine = simulator_of(engine)  # one memo for every consumer below
     _check(model, prompt_len, decode_len)
     check_batch(batch)
     prefill = prefill_timing(engine, board, model, prompt_len)

@@ -23,6 +23,7 @@ import fpgasim
 from fpgasim.engine import DEFAULT_ENGINE, ENGINES, get_engine
 from fpgasim.engine.cycle import CycleEngine, check_mask_tokens
 from fpgasim.simulate import Point, simulate_point
+from fpgasim.step import Simulator
 from fpgasim.sweep.cache import SweepCache, code_fingerprint, point_key
 from fpgasim.sweep.executors import DEFAULT_EXECUTOR, Executor, make_executor
 from fpgasim.sweep.grid import Grid, finish_row, rows_to_frame
@@ -119,7 +120,7 @@ def _plain(value: Any) -> Any:
 
 def simulate_chunk(chunk: Chunk) -> ChunkResult:
     """Worker side: simulate every point of a chunk with a fresh engine."""
-    engine = get_engine(chunk.engine)
+    engine = Simulator(get_engine(chunk.engine))  # one memo for the chunk's points
     delay = float(os.environ.get(SLOWDOWN_ENV) or 0.0)
     rows = []
     for point in chunk.points:

@@ -27,7 +27,7 @@ from fpgasim.solving.solver import (
     solve_curve,
 )
 from fpgasim.solving.tree_design import EngineTreeCosts, design_tree, design_trees
-from fpgasim.step import service_for
+from fpgasim.step import Simulator
 from fpgasim.tree.embedded import embedded_model
 from tests.cli_helpers import run_cli
 
@@ -150,10 +150,10 @@ def test_bounded_energy_search_is_the_exhaustive_one(board) -> None:
     a, e = best_energy_set(bounded, curve), best_energy_set(everything, curve)
     assert (a.verify_len, a.tokens_per_j, a.decision) == (e.verify_len, e.tokens_per_j,
                                                           e.decision)
-    timed = service_for(bounded.engine).remembered
-    assert timed <= service_for(everything.engine).remembered
+    timed = bounded.engine.remembered
+    assert timed <= everything.engine.remembered
     if board != "u250":
-        assert timed < service_for(everything.engine).remembered
+        assert timed < everything.engine.remembered
 
 
 @pytest.mark.parametrize("board", ["v80", "u280", "vhk158", "u250", "flightllm-vhk158",
@@ -206,9 +206,9 @@ def test_solve_and_tree_optimal_time_the_passes_that_can_matter() -> None:
     workload, five tasks) timed 118 distinct passes and took 17 s on `event`; the bounded
     searches time under 45, and the default engine is `fast` (event's cycles bit for bit;
     the wall times are benchmarks/bench_answer.py's)."""
-    engine = FastEngine()
+    engine = Simulator(FastEngine())
     solve(load_board("v80"), LLAMA, LONGSPEC, [1024], engine=engine, every_x=False)
-    assert service_for(engine).remembered < 45
+    assert engine.remembered < 45
     from fpgasim.cli.solve_cmd import solve as solve_command
     from fpgasim.cli.tree_cmd import optimal
 

@@ -37,7 +37,7 @@ from fpgasim.engine.cycle import (
 )
 from fpgasim.engine.event import EventEngine, stall_counts
 from fpgasim.engine.fast import FastEngine, run_loop
-from fpgasim.step import service_for
+from fpgasim.step import simulator_of
 from tests.cli_helpers import run_cli
 
 LLAMA = load_model("llama-3.1-8b")
@@ -290,7 +290,7 @@ def test_timing_fields_cache_and_utilisation(monkeypatch) -> None:
     real = engine.simulate
     monkeypatch.setattr(engine, "simulate", lambda p: calls.append(1) or real(p))
     spec = PassSpec("target", 16, 1023)
-    service = service_for(engine)
+    service = simulator_of(engine)
     t = service.run_pass(spec, VHK158, LLAMA2)
     n_calls = len(calls)
     assert service.run_pass(spec, VHK158, LLAMA2) is t and len(calls) == n_calls  # remembered

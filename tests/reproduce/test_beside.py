@@ -20,7 +20,7 @@ from fpgasim.reproduce.experiment_schema import Experiment
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.prefetch import simulator_passes
 from fpgasim.solving.cross_check import attribute, parse_tree, reason_line
-from fpgasim.step import architecture, pass_key, service_for
+from fpgasim.step import Simulator, architecture, pass_key
 from fpgasim.sweep.executors import InProcessExecutor
 
 TIMED = ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4"]
@@ -169,7 +169,7 @@ def test_prefetched_passes_equal_passes_run_here() -> None:
     keys = simulator_passes(exps, planned)
     assert keys
     assert len({pass_key(*k) for k in keys}) == len(keys)  # each distinct pass once
-    service = service_for(planned.sim)
+    service = planned.sim
     with InProcessExecutor() as pool:
         assert service.prefetch(keys, pool) == len(keys)
     assert service.prefetch(keys, InProcessExecutor()) == 0  # all remembered now
@@ -195,7 +195,7 @@ def test_a_bounded_search_is_planned_by_its_sure_passes_and_gives_the_same_table
     sim = get_engine("fast", window=True)
     planned = RunContext(get_engine("analytic"), AAT_DIR, sim)
     keys = simulator_passes([exp], planned)
-    service = service_for(sim)
+    service = planned.sim  # the run's simulator of `sim`
     with InProcessExecutor() as pool:
         service.prefetch(keys, pool)
     with_plan = run_experiment(exp, ctx=planned)
@@ -203,7 +203,7 @@ def test_a_bounded_search_is_planned_by_its_sure_passes_and_gives_the_same_table
     assert len(keys) < asked  # the search timed x the plan could not know
     unplanned = RunContext(get_engine("analytic"), AAT_DIR, get_engine("fast", window=True))
     without = run_experiment(exp, ctx=unplanned)
-    assert service_for(unplanned.sim).remembered == asked  # the same passes, in all
+    assert unplanned.sim.remembered == asked  # the same passes, in all
     pd.testing.assert_frame_equal(with_plan.full, without.full)
     everything = [k for k in keys if k[0].kind == "target" and k[0].tokens > 1]
     assert everything, "the plan holds verify passes of the sets the search times for sure"
@@ -213,11 +213,11 @@ def test_passes_are_shared_across_models_of_one_architecture() -> None:
     a, b = load_model("vicuna-13b-v1.5"), load_model("longchat-13b")
     assert a != b and architecture(a) == architecture(b)
     assert architecture(a) != architecture(load_model("vicuna-7b-v1.5"))
-    fast = get_engine("fast", window=True)
+    fast = Simulator(get_engine("fast", window=True))
     from fpgasim.simulate import verify_timing
 
     board = load_board("v80")
     ta = verify_timing(fast, board, a, 3, 512)
-    assert service_for(fast).remembered == 1
-    assert verify_timing(fast, board, b, 3, 512) == ta and service_for(fast).remembered == 1
+    assert fast.remembered == 1
+    assert verify_timing(fast, board, b, 3, 512) == ta and fast.remembered == 1
     assert verify_timing(get_engine("fast"), board, b, 3, 512).cycles == ta.cycles

@@ -32,7 +32,7 @@ from fpgasim.solving.solver import (
     solve_batches,
     solve_curve,
 )
-from fpgasim.step import service_for, target_spec, verify_spec
+from fpgasim.step import simulator_of, target_spec, verify_spec
 from tests.cli_helpers import run_cli
 
 FLIGHT = ("flightllm-vhk158", "llama2-7b-flightllm")
@@ -97,7 +97,7 @@ def test_floor_below_bound_below_pass(names) -> None:
     """`best_set`'s two lower bounds: the floor from sizes alone <= the compiled bound <=
     the pass, at every batch and x tried."""
     board, model = _inputs(names)
-    service = service_for(get_engine("fast"))
+    service = simulator_of(get_engine("fast"))
     for batch in (1, 4, 16):
         for x in (1, 3, 8, 24):
             spec = verify_spec(x, 512, batch=batch)

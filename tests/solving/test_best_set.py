@@ -22,7 +22,7 @@ from fpgasim.engine.fast import FastEngine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import prefill_specs
 from fpgasim.solving.solver import Timer, best_set, best_summary, solve_curve
-from fpgasim.step import service_for, verify_spec
+from fpgasim.step import simulator_of, verify_spec
 from fpgasim.step.service import PassService
 from fpgasim.sweep.executors import InProcessExecutor
 
@@ -84,9 +84,9 @@ def test_bounds_of_decode_and_verify_passes_only() -> None:
     draft = draft_passes(algo, embedded_curves(algo, [255])[0].points["tree"].iloc[3], 1, 255)[0]
     assert lower_bound(draft, FLIGHTLLM, FL_MODEL, algo.drafter) is None
     assert FastEngine().lower_bound_s(spec, STUDY, STUDY_MODEL) > 0.0
-    assert service_for(FastEngine()).has_bounds(STUDY)
-    assert service_for(FastEngine()).has_bounds(FLIGHTLLM)
-    assert not service_for(AnalyticEngine()).has_bounds(STUDY)
+    assert simulator_of(FastEngine()).has_bounds(STUDY)
+    assert simulator_of(FastEngine()).has_bounds(FLIGHTLLM)
+    assert not simulator_of(AnalyticEngine()).has_bounds(STUDY)
 
 
 def test_the_service_answers_a_timed_pass_with_its_time() -> None:

@@ -11,7 +11,15 @@ from fpgasim.engine.timing import Timing
 from fpgasim.simulate import Point, point_result, prefill_result, simulate_point, verify_timing
 from fpgasim.solving.solver import solve
 from fpgasim.solving.tree_design import throughput_curve
-from fpgasim.step import Planner, pass_key, service_for, step_passes, verify_spec
+from fpgasim.step import (
+    Planner,
+    Simulator,
+    engine_of,
+    pass_key,
+    simulator_of,
+    step_passes,
+    verify_spec,
+)
 from fpgasim.studies.generation import generate
 from fpgasim.sweep.executors import InProcessExecutor, ProcessExecutor
 from fpgasim.tree.draft_trees import default_tree
@@ -37,7 +45,8 @@ class CountingEngine:
 
 
 def test_every_consumer_shares_one_memo_and_no_pass_is_timed_twice() -> None:
-    engine = CountingEngine()
+    counting = CountingEngine()
+    engine = Simulator(counting)  # every consumer handed the one simulator
     tree = default_tree(LONGSPEC)
     point = Point(V80, LLAMA, 1024, tree.size, LONGSPEC, tree, 3)
     first = simulate_point(engine, point)
@@ -45,8 +54,8 @@ def test_every_consumer_shares_one_memo_and_no_pass_is_timed_twice() -> None:
     solve(V80, LLAMA, LONGSPEC, [1024, 2048], engine=engine)
     throughput_curve(engine, V80, LLAMA, LONGSPEC, 1024, x_max=24)
     generate(engine, V80, LLAMA, 64, 8, algorithm=LONGSPEC)
-    assert len(engine.asked) == len(set(engine.asked)) > 50
-    assert service_for(engine).remembered == len(engine.asked)
+    assert len(counting.asked) == len(set(counting.asked)) > 50
+    assert engine.remembered == len(counting.asked)
 
 
 def test_engines_remember_part_times_the_service_remembers_passes() -> None:
@@ -67,11 +76,14 @@ def test_engines_remember_part_times_the_service_remembers_passes() -> None:
     fast._parts.cache_clear()
     fast._windows.cache_clear()
     assert fast.run_pass(spec, V80, LLAMA) == first and len(calls) == 2 * once
-    service = service_for(fast)
-    assert service_for(fast) is service and service_for(service) is service
-    t = service.run_pass(spec, V80, LLAMA)
-    assert service.run_pass(spec, V80, LLAMA) is t
-    assert verify_timing(fast, V80, LLAMA, 4, 512) is t  # simulate asks the same service
+    sim = Simulator(fast)
+    assert simulator_of(sim) is sim and engine_of(sim) is fast
+    assert simulator_of(sim.passes).passes is sim.passes  # a service keeps its own memo
+    assert simulator_of(fast) is not sim  # a bare engine: a new simulator, a new memo
+    t = sim.run_pass(spec, V80, LLAMA)
+    assert sim.run_pass(spec, V80, LLAMA) is t
+    assert verify_timing(sim, V80, LLAMA, 4, 512) is t  # simulate asks the same service
+    assert sim.window is fast.window  # any other attribute is the engine's
 
 
 def test_a_result_carries_its_unit_rows_clock_and_divisor() -> None:
@@ -83,7 +95,7 @@ def test_a_result_carries_its_unit_rows_clock_and_divisor() -> None:
     tree = default_tree(LONGSPEC)
     point = Point(board, model, 1023, tree.size, LONGSPEC, tree, 3)
     result = point_result(fast, point)
-    verify = service_for(fast).timed(verify_spec(tree.size, 1023, tree), board, model)
+    verify = simulator_of(fast).timed(verify_spec(tree.size, 1023, tree), board, model)
     assert result.unit_rows == tuple(verify[1]) and result.unit_rows
     assert (result.clock_hz, result.duration_divisor) == (225e6, 3.2)
     assert result.row["verify_s"] == verify[0].cycles / (225e6 * 3.2)
@@ -97,7 +109,7 @@ def test_a_result_carries_its_unit_rows_clock_and_divisor() -> None:
 
 def test_an_empty_service_is_still_an_engine() -> None:
     """Callers write `engine or default`; an empty service must not read as no engine."""
-    for service in (service_for(get_engine("analytic")), Planner(get_engine("analytic"))):
+    for service in (Simulator(get_engine("analytic")), Planner(get_engine("analytic"))):
         assert service.remembered == 0 and bool(service)
 
 
@@ -108,7 +120,7 @@ def test_prefetch_on_an_executor_gives_the_in_process_timings(pool) -> None:
     keys = [(s.verify, V80, LLAMA, None) for s in steps]
     keys += [(p, V80, LLAMA, LONGSPEC.drafter) for s in steps for p in s.drafts]
     keys += keys[:2]  # asked twice: computed once
-    service = service_for(get_engine("fast", window=True))
+    service = Simulator(get_engine("fast", window=True))
     with pool(2) if pool is ProcessExecutor else pool() as ex:
         done: list[int] = []
         assert service.prefetch(keys, ex, progress=lambda n, total: done.append(n)) == len(
@@ -149,7 +161,7 @@ def test_passes_started_early_are_remembered_when_finished(pool) -> None:
     """`start` times passes on a worker at once; what its `finish` remembers is what
     `run_pass` gives in this process, and a pass remembered is not started again."""
     keys = [(verify_spec(x, 700), V80, LLAMA, None) for x in (1, 6)]
-    service = service_for(get_engine("fast", window=True))
+    service = Simulator(get_engine("fast", window=True))
     with pool(2) if pool is ProcessExecutor else pool() as ex:
         finish = service.start(keys + keys[:1], ex)
         assert service.remembered == 0  # nothing stored before `finish`
@@ -181,25 +193,26 @@ def test_a_planner_for_a_bounded_engine_plans_a_best_set_search_by_its_sure_pass
     from fpgasim.acceptance.curves import embedded_curves
     from fpgasim.solving.solver import Timer, best_set
 
-    fast = get_engine("fast", window=True)
+    fast = Simulator(get_engine("fast", window=True))
     planner = Planner(get_engine("analytic"), plan_for=fast)
     assert planner.has_bounds(V80) and not Planner(get_engine("analytic")).has_bounds(V80)
     spec = verify_spec(8, 1024)
     assert planner.bound_s(spec, V80, LLAMA) == float("inf")
-    assert planner.floor_s(spec, V80, LLAMA) == service_for(fast).floor_s(spec, V80, LLAMA) > 0
+    assert planner.floor_s(spec, V80, LLAMA) == fast.floor_s(spec, V80, LLAMA) > 0
     (curve,) = embedded_curves(LONGSPEC, [1024])
     best_set(Timer(planner, V80, LLAMA, LONGSPEC), curve)
     planned = {(k[0].kind, k[0].tokens) for k in planner.plan}
     real = Timer(fast, V80, LLAMA, LONGSPEC)
     best_set(real, curve)
-    timed = {(k[0].kind, k[0].tokens) for k in service_for(fast)._memo.items}
+    timed = {(k[0].kind, k[0].tokens) for k in fast.passes._memo.items}
     assert ("target", 1) in planned and planned <= timed  # nothing planned in vain
     unbounded = Planner(get_engine("analytic"))  # for an engine without bounds: every x
     best_set(Timer(unbounded, V80, LLAMA, LONGSPEC), curve)
     assert len({k[0].tokens for k in unbounded.plan}) == len(curve.points) + 1 > len(planned)
 
 
-def test_an_engine_that_takes_no_attributes_gets_one_service_too() -> None:
+def test_an_engine_that_takes_no_attributes_is_simulated_too() -> None:
+    """A simulator never sets attributes on its engine: a frozen engine works alike."""
     from dataclasses import dataclass
 
     @dataclass(frozen=True)
@@ -210,9 +223,9 @@ def test_an_engine_that_takes_no_attributes_gets_one_service_too() -> None:
         def run_pass(self, spec, board, model, drafter=None) -> Timing:
             return get_engine("analytic").run_pass(spec, board, model, drafter)
 
-    engine = FrozenEngine()
-    assert service_for(engine) is service_for(engine)
+    engine = Simulator(FrozenEngine())
     assert verify_timing(engine, V80, LLAMA, 2, 64) is verify_timing(engine, V80, LLAMA, 2, 64)
+    assert engine.remembered == 1 and engine.name == "frozen"
 
 
 @pytest.mark.slow
@@ -221,9 +234,9 @@ def test_an_engine_and_its_service_are_freed_together() -> None:
     import gc
     import weakref
 
-    engine = get_engine("analytic")
+    engine = Simulator(get_engine("analytic"))
     verify_timing(engine, V80, LLAMA, 2, 64)
-    gone = weakref.ref(service_for(engine))
+    gone = weakref.ref(engine.passes)
     del engine
     gc.collect()
     assert gone() is None
@@ -249,7 +262,7 @@ def test_a_lowering_that_ignores_the_mask_times_every_tree_of_x_once(monkeypatch
     for board_name, model_name, distinct in cases:
         board, model = load_board(board_name), load_model(model_name)
         engine = CountingEngine() if distinct == 3 else get_engine("event")
-        service = service_for(engine)
+        service = Simulator(engine)
         specs = [verify_spec(4, 512, tree) for tree in (chain, wide, None)]
         assert specs[0].tree_parents != specs[1].tree_parents  # the trees' masks differ
         timings = [service.run_pass(spec, board, model) for spec in specs]

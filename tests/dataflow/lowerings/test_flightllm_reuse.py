@@ -14,7 +14,7 @@ from fpgasim.bounded import clear_caches
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.instructions import _totals, part_key_prefix
 from fpgasim.dataflow.lowerings import flightllm
-from fpgasim.dataflow.lowerings.flightllm import compiler, flightllm_emitter
+from fpgasim.dataflow.lowerings.flightllm import compiler, flightllm_emitter, part_plan
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MM_FORM,
     MV_FORM,
@@ -41,7 +41,7 @@ def _other_link(board):
 def _groups(spec: PassSpec, board=BOARD):
     hw = flightllm.hardware_layers_of(MODEL, GraphParams.of(board),
                                       *flightllm.pass_shape(spec, board))
-    return flightllm._plan(hw)[0]
+    return part_plan.plan(hw)[0]
 
 
 def _fresh(layers, rates, masks=None):
@@ -82,8 +82,10 @@ def test_cached_and_repriced_parts_equal_fresh_compilations(spec: PassSpec) -> N
             fresh = _fresh(group.layers, rates, masks)
             assert np.array_equal(part.instrs, fresh.instrs), part.label
             assert flightllm.compiler.TICKS_PER_CYCLE == part.ticks_per_cycle
-            assert part.derived.totals[prog.unit_roles] == _totals(fresh, prog.unit_roles)
-            assert part.derived.part_key == _key_from_scratch(fresh)
+            assert part.facts.unit_roles == prog.unit_roles
+            assert dict(part.facts.totals) == _totals(fresh, prog.unit_roles)
+            assert part.facts.part_key == _key_from_scratch(fresh)
+            assert part.facts.uses_ports == bool((fresh.instrs["chan"] >= 0).any())
     clear_caches("flightllm.")
 
 
@@ -163,7 +165,7 @@ def test_parts_of_one_structure_share_their_waits() -> None:
     for group, part in warm.values():
         fresh = _fresh(group.layers, rates)
         assert np.array_equal(part.instrs, fresh.instrs), group.names
-        assert part.derived.totals[UNIT_ROLES] == fresh.derived.totals[UNIT_ROLES]
+        assert dict(part.facts.totals) == dict(fresh.facts.totals) == _totals(fresh, UNIT_ROLES)
 
 
 @pytest.mark.parametrize("x,context", [(5, 656), (40, 1023), (200, 700)])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import load_board, load_model
-from fpgasim.dataflow.lowerings.flightllm import _rates, hardware_layers_of, pass_shape
+from fpgasim.dataflow.lowerings.flightllm import Rates, hardware_layers_of, pass_shape
 from fpgasim.dataflow.lowerings.flightllm.compiler import MM_FORM, choose_forms, has_choice
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams
 from fpgasim.step import verify_spec
@@ -30,7 +30,7 @@ def first_mm_rows(board_name: str, context: int = 1023) -> dict[str, int]:
     """Per projection of LLaMA2-7B, the fewest verify rows the compiler runs in MM tiles
     (checked: every larger row count up to 64 too)."""
     board, model = load_board(board_name), load_model("llama2-7b-flightllm")
-    rates, params = _rates(board), GraphParams.of(board)
+    rates, params = Rates.of(board), GraphParams.of(board)
     forms: dict[str, list[bool]] = {}
     for rows in range(2, 65):
         phase, r, ctx = pass_shape(verify_spec(rows, context), board)

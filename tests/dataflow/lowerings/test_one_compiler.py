@@ -30,7 +30,7 @@ from fpgasim.simulate import (
     prefill_timing,
     verify_timing,
 )
-from fpgasim.step import service_for
+from fpgasim.step import simulator_of
 from fpgasim.tree.draft_trees import default_tree
 from tests.cli_helpers import run_cli
 
@@ -223,7 +223,7 @@ def test_prefill_beyond_one_tile_runs_in_chunks() -> None:
     specs = prefill_specs(board, 8192)
     assert [(s.tokens, s.context, s.phase) for s in specs] == [(4096, 0, "decode"),
                                                                (4096, 4096, "decode")]
-    total = sum(service_for(engine()).run_pass(s, board, m).seconds for s in specs)
+    total = sum(simulator_of(engine()).run_pass(s, board, m).seconds for s in specs)
     assert prefill_timing(engine(), board, m, 8192).seconds == pytest.approx(total, rel=1e-12)
 
 

@@ -55,7 +55,7 @@ NAMES = ("A", "B", "C", "D", "E", "F")
 def _renamed(spec, board, model, drafter=None) -> Executable:
     """FlightLLM's program on units named A-F: names are labels, roles carry the meaning."""
     prog = flightllm.lower(spec, board, model, drafter)
-    parts = tuple(replace(p, unit_names=NAMES) for p in prog.parts)
+    parts = tuple(replace(p, unit_names=NAMES, facts=None) for p in prog.parts)
     return Executable(parts=parts, order=prog.order, label=prog.label,
                       unit_roles=prog.unit_roles)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -23,12 +24,16 @@ from fpgasim.dataflow.instructions import (
     INSTR_DTYPE,
     MAX_WAIT,
     Program,
+    ProgramFacts,
     RowStructure,
+    columns_key_prefix,
     layer_weights,
     other_totals,
-    part_key_prefix,
+    priced_totals,
+    program_shape,
     row_classes,
-    seed_totals,
+    rows_use_ports,
+    sums_past_range,
 )
 from fpgasim.dataflow.lowerings.flightllm.attention import (
     _causal_key_blocks,
@@ -174,9 +179,10 @@ class PartRows:
     starts: np.ndarray
     other_totals: dict[str, int]  # `instructions.totals` that do not depend on durations
     classes: np.ndarray  # each row's class for the duration totals (`row_classes`)
-    #: `Program.derived.structure` of every pricing: shared with the parts of the same
+    #: `ProgramFacts.structure` of every pricing: shared with the parts of the same
     #: structure (`_structure`: equal units, waits, ports and buffers; no part uses the
-    #: last two), it keeps what engines derive from those and `part_key`'s hash of them
+    #: last two), what engines derive from those is kept by it and `part_key`'s hash of
+    #: them is in it
     structure: RowStructure = field(compare=False, repr=False)
     #: (head rows, block rows, copies) when the rows are a two-block template of a run of
     #: identical blocks (`_template_run`), else None
@@ -339,15 +345,20 @@ def _structure(unpriced: Program, wait: np.ndarray,
     cols = np.stack([unit, unpriced.instrs["traffic"], wait, rel])
     small = cols.astype(np.int8)
     if not (small == cols).all():
-        return resolve(unit, wait, rel), row_classes(unpriced, UNIT_ROLES), RowStructure()
+        return _new_structure(unpriced, wait, rel)
     return _STRUCTURES(small.tobytes(), lambda: _new_structure(unpriced, wait, rel))
 
 
 def _new_structure(unpriced: Program, wait: np.ndarray,
                    rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, RowStructure]:
-    """`_structure`'s value, computed (its arrays read-only: parts of one structure share them)."""
-    value = (resolve(unpriced.instrs["unit"], wait, rel), row_classes(unpriced, UNIT_ROLES),
-             RowStructure())
+    """`_structure`'s value, computed (its arrays read-only: parts of one structure share
+    them). The rows' ports are those of every part of the structure: `part_rows` gives
+    none (its `chan` column is -1)."""
+    unit = unpriced.instrs["unit"]
+    deps = resolve(unit, wait, rel)
+    structure = RowStructure(columns_key_prefix(unit, deps, UNIT_NAMES, TICKS_PER_CYCLE),
+                             rows_use_ports(unpriced.instrs))
+    value = (deps, row_classes(unpriced, UNIT_ROLES), structure)
     value[0].flags.writeable = False
     value[1].flags.writeable = False
     return value
@@ -490,26 +501,28 @@ def program_at(part: PartRows, rates: Rates, names: list[str]) -> Program:
     raw = np.dtype((np.void, INSTR_DTYPE.itemsize))  # copied as bytes: one memcpy
     rows = part.rows.view(raw).copy().view(INSTR_DTYPE)
     # a duration past MAX_ROW_TICKS is kept at it (cast, it would wrap to a negative int64):
-    # its part then sums past the time range and the lowering refuses it (flightllm._parts)
+    # its part then sums past the time range (`ProgramFacts.too_slow`) and the lowering
+    # refuses it (`flightllm_lowering.compiled_parts`)
     cycles = np.minimum(np.rint(part.cycles(rates) * TICKS_PER_CYCLE),
                         float(MAX_ROW_TICKS)).astype(np.int64)
     rows["cycles"] = cycles
     rows.flags.writeable = False
     program = _program(rows, names, part.template)
-    seed_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles, part.weights)
-    derived = program.derived
-    derived.structure = part.structure
-    # `part_key`: the units and waits are hashed once, each pricing adds its durations
-    fixed = part.structure.key_prefix
-    if fixed is None:
-        fixed = part.structure.key_prefix = part_key_prefix(rows, UNIT_NAMES, TICKS_PER_CYCLE)
-    digest = fixed.copy()
-    digest.update(cycles.tobytes())
+    totals = priced_totals(program, UNIT_ROLES, part.other_totals, part.classes, cycles,
+                           part.weights)
+    # `part_key`: the units and waits are hashed once per structure, each pricing adds its
+    # durations
+    digest = part.structure.key_of(cycles)
+    template_key = None
     if part.template is not None:  # the same template stands for parts of any copy count
-        derived.template_key = digest.copy().digest()
+        template_key = digest.copy().digest()
         digest.update(b"copies %d" % part.template[2])
-    derived.part_key = digest.digest()
-    return program
+    facts = ProgramFacts(
+        part_key=digest.digest(), template_key=template_key, unit_roles=UNIT_ROLES,
+        totals=MappingProxyType(totals), uses_ports=part.structure.uses_ports,
+        too_slow=sums_past_range(cycles), structure=part.structure,
+        shape=program_shape(program))
+    return replace(program, facts=facts)
 
 
 def _program(rows: np.ndarray, names: list[str],

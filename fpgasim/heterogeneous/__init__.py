@@ -6,7 +6,7 @@ offloading, T_SD), `acceptance` (Omega(gamma)), `inputs` (published Dovetail fig
 """
 
 from fpgasim.heterogeneous.calibration import calibrations
-from fpgasim.heterogeneous.costs import EAGLE2, Drafter, dovetail_drafter
+from fpgasim.heterogeneous.costs import EAGLE2, dovetail_drafter, dovetail_network
 from fpgasim.heterogeneous.device_time import (
     beats_offloading,
     draft_pass_time,
@@ -37,7 +37,6 @@ __all__ = [
     "TABLE_COLUMNS",
     "BlockGain",
     "Dovetail1Inputs",
-    "Drafter",
     "FittedAcceptance",
     "HeterogeneousPlatform",
     "TreeAcceptance",
@@ -48,6 +47,7 @@ __all__ = [
     "dovetail1_detail",
     "dovetail1_table",
     "dovetail_drafter",
+    "dovetail_network",
     "draft_pass_time",
     "fit_acceptance",
     "fit_top1",

@@ -1,7 +1,8 @@
 """FLOPs and bytes of one target verification pass and one draft pass (Llama-family sizes).
 
 The target's weights and KV width come from its op graph (`dataflow.model_arithmetic`);
-the Dovetail-family drafters here are the GPU model's own (not fpgasim's drafter plug-ins).
+the Dovetail-family drafters are `DraftNetwork`s (not fpgasim's drafter plug-ins: no
+schedule, no schema), read here by the GPU model's own reader (`GpuDraftParams`).
 
 Counts, not times: `timing.py` turns them into seconds on a device. A pass over n tokens at
 context L reads every streamed weight once (the embedding table is only looked up), reads the
@@ -15,6 +16,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fpgasim.config.schema import TargetModel, model_source
+from fpgasim.dataflow.drafters.network import (
+    Decoder,
+    DraftNetwork,
+    Fc,
+    GatedFusion,
+    LmHead,
+    read_block,
+)
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.errors import ConfigError
 
@@ -27,40 +36,34 @@ class Work:
     bytes: float
 
 
-@dataclass(frozen=True)
-class Drafter:
-    """A Dovetail-family drafter: a fusion of target feature and token embedding, then layers.
+def dovetail_network(name: str, fusion: Literal["fc", "dgf"], blocks: int,
+                     width: int = 10) -> DraftNetwork:
+    """A Dovetail-family drafter as a `DraftNetwork`: the fusion of the target's feature and
+    the token embedding (2h), EAGLE-2's decoder layer and `blocks` (M) extra ones, then the
+    target's LM head.
 
     fusion  "fc": EAGLE-2's concat + fc (2h -> h); "dgf": Dynamic Gated Fusion (W1, W2: h x h;
             Wz: 2h -> h gate), which replaces the fc
-    blocks  M, extra transformer blocks after EAGLE-2's single decoder layer (0 for EAGLE-2)
-    width   tokens per draft pass after the first (top-k of the dynamic tree)
+    width   tokens per draft pass after the first (top-k of the dynamic tree): the rows
     """
-
-    name: str
-    fusion: Literal["fc", "dgf"]
-    blocks: int
-    width: int = 10
-
-    @property
-    def layers(self) -> int:
-        """Decoder layers of the drafter: EAGLE-2's one plus the M extra blocks."""
-        return 1 + self.blocks
+    head = (Fc(2),) if fusion == "fc" else (GatedFusion(),)
+    return DraftNetwork(name, width, "embedding_feature", 2, head, (Decoder(),) * (1 + blocks),
+                        LmHead(width))
 
 
-EAGLE2 = Drafter("eagle2", "fc", 0)
+EAGLE2 = dovetail_network("eagle2", "fc", 0)
 
 
-def dovetail_drafter(blocks: int = 4, width: int = 10) -> Drafter:
+def dovetail_drafter(blocks: int = 4, width: int = 10) -> DraftNetwork:
     """Dovetail's drafter: DGF + EAGLE-2's decoder layer + `blocks` extra blocks (M=4 default)."""
-    return Drafter("dovetail", "dgf", blocks, width)
+    return dovetail_network("dovetail", "dgf", blocks, width)
 
 
-def drafter_for(method: str, blocks: int = 4, width: int = 10) -> Drafter:
+def drafter_for(method: str, blocks: int = 4, width: int = 10) -> DraftNetwork:
     """'EAGLE-2' / 'eagle2' -> EAGLE-2's head; 'Dovetail' / 'dovetail' -> Dovetail with M blocks."""
     key = method.lower().replace("-", "")
     if key == "eagle2":
-        return Drafter("eagle2", "fc", 0, width)
+        return dovetail_network("eagle2", "fc", 0, width)
     if key == "dovetail":
         return dovetail_drafter(blocks, width)
     raise ValueError(f"unknown drafter {method!r}; use EAGLE-2 or Dovetail")
@@ -96,15 +99,44 @@ def target_total_params(m: TargetModel) -> int:
     return target_streamed_params(m) + target_arithmetic(m).embedding_weights
 
 
-def fusion_params(m: TargetModel, fusion: str) -> int:
-    """fc: 2h x h. DGF: W1 (h x h) + W2 (h x h) + Wz (2h x h)."""
-    h = m.hidden
-    return 2 * h * h if fusion == "fc" else 4 * h * h
+class GpuDraftParams:
+    """Reads a drafter's blocks as the GPU model's streamed weights and attention layers
+    (each method: (weights, layers with their own KV cache)) for target `m`."""
+
+    def __init__(self, m: TargetModel) -> None:
+        self.m = m
+
+    def fc(self, block: Fc) -> tuple[int, int]:
+        """EAGLE-2's fc: fused_layers h x h."""
+        return block.fused_layers * self.m.hidden * self.m.hidden, 0
+
+    def gated_fusion(self, block: GatedFusion) -> tuple[int, int]:
+        """DGF: W1 (h x h) + W2 (h x h) + Wz (2h x h)."""
+        return 4 * self.m.hidden * self.m.hidden, 0
+
+    def decoder(self, block: Decoder) -> tuple[int, int]:
+        """A decoder layer of the target's shape (`layer_params`), one attention layer."""
+        if block.input_multiple != 1:
+            raise ValueError(f"{block!r}: the GPU model's decoder layers read h, not "
+                             f"{block.input_multiple} h")
+        return layer_params(self.m), 1
+
+    def lm_head(self, block: LmHead) -> tuple[int, int]:
+        """The LM head, streamed by every pass, shared or not: h x vocab."""
+        vocab = block.vocab
+        return (lm_head_params(self.m) if vocab is None else self.m.hidden * vocab), 0
 
 
-def drafter_streamed_params(m: TargetModel, d: Drafter) -> int:
+def _draft_params(m: TargetModel, d: DraftNetwork) -> tuple[int, int]:
+    """(streamed weights, attention layers) of drafter `d`'s pass on the GPU."""
+    reader = GpuDraftParams(m)
+    read = [read_block(reader, block) for block in (*d.blocks(), d.lm_head)]
+    return sum(weights for weights, _ in read), sum(layers for _, layers in read)
+
+
+def drafter_streamed_params(m: TargetModel, d: DraftNetwork) -> int:
     """Weights read by every draft pass: fusion, 1+M decoder layers, the shared LM head."""
-    return fusion_params(m, d.fusion) + d.layers * layer_params(m) + lm_head_params(m)
+    return _draft_params(m, d)[0]
 
 
 def _pass_work(
@@ -133,16 +165,18 @@ def target_pass_work(
 
 
 def draft_pass_work(
-    m: TargetModel, d: Drafter, tokens: int, context: int, element_bytes: float
+    m: TargetModel, d: DraftNetwork, tokens: int, context: int, element_bytes: float
 ) -> Work:
     """One draft forward pass over `tokens` tokens (the drafter keeps its own KV cache)."""
-    return _pass_work(
-        drafter_streamed_params(m, d), d.layers, m, tokens, context, element_bytes, element_bytes
-    )
+    streamed, layers = _draft_params(m, d)
+    return _pass_work(streamed, layers, m, tokens, context, element_bytes, element_bytes)
 
 
-def drafter_resident_bytes(m: TargetModel, d: Drafter, context: int, element_bytes: float) -> float:
+def drafter_resident_bytes(
+    m: TargetModel, d: DraftNetwork, context: int, element_bytes: float
+) -> float:
     """GPU memory the drafter needs: its weights, the shared embedding and LM head, its KV cache."""
-    weights = drafter_streamed_params(m, d) + m.vocab * m.hidden
-    kv = d.layers * 2.0 * kv_width(m) * context
+    streamed, layers = _draft_params(m, d)
+    weights = streamed + m.vocab * m.hidden
+    kv = layers * 2.0 * kv_width(m) * context
     return (weights + kv) * element_bytes

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.drafters.network import DraftNetwork
 from fpgasim.heterogeneous.costs import (
-    Drafter,
     Work,
     draft_pass_work,
     drafter_resident_bytes,
@@ -117,11 +117,12 @@ def verify_time(p: HeterogeneousPlatform, m: TargetModel, gamma: int, context: i
 
 
 def draft_pass_time(
-    p: HeterogeneousPlatform, m: TargetModel, d: Drafter, context: int, tokens: int | None = None
+    p: HeterogeneousPlatform, m: TargetModel, d: DraftNetwork, context: int,
+    tokens: int | None = None,
 ) -> DeviceTime:
     """T_D: one draft forward pass on the GPU over `tokens` tokens (default: the tree width)."""
     work = draft_pass_work(
-        m, d, d.width if tokens is None else tokens, context, BYTES_PER_ELEMENT[p.precision.draft]
+        m, d, d.rows if tokens is None else tokens, context, BYTES_PER_ELEMENT[p.precision.draft]
     )
     return gpu_time(p.gpu, work)
 
@@ -165,13 +166,17 @@ def sd_token_latency_s(
     return (draft_levels * t_draft_pass_s + t_verify_s + t_pcie_s) / omega
 
 
-def drafter_fits_gpu(p: HeterogeneousPlatform, m: TargetModel, d: Drafter, context: int) -> bool:
+def drafter_fits_gpu(
+    p: HeterogeneousPlatform, m: TargetModel, d: DraftNetwork, context: int
+) -> bool:
     """The drafter's weights, shared embedding/LM head and KV fit the GPU beside the reserve."""
     need = drafter_resident_bytes(m, d, context, BYTES_PER_ELEMENT[p.precision.draft])
     return need <= (p.gpu.memory_gib - p.gpu.reserved_gib) * GIB
 
 
-def target_fits_gpu(p: HeterogeneousPlatform, m: TargetModel, d: Drafter, context: int) -> bool:
+def target_fits_gpu(
+    p: HeterogeneousPlatform, m: TargetModel, d: DraftNetwork, context: int
+) -> bool:
     """All target weights (precision.offload) plus the drafter fit: the GPU alone could serve it."""
     draft = drafter_resident_bytes(m, d, context, BYTES_PER_ELEMENT[p.precision.draft])
     target = target_total_params(m) * BYTES_PER_ELEMENT[p.precision.offload]

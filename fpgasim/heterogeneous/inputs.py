@@ -13,7 +13,8 @@ from pydantic import Field, model_validator
 
 from fpgasim.config.loader import load_file, resolve
 from fpgasim.config.schema import PosFloat, PosInt, Source, Strict
-from fpgasim.heterogeneous.costs import Drafter, drafter_for
+from fpgasim.dataflow.drafters.network import DraftNetwork
+from fpgasim.heterogeneous.costs import drafter_for
 from fpgasim.heterogeneous.tree_acceptance import (
     BlockGain,
     TreeAcceptance,
@@ -50,7 +51,7 @@ class PublishedRow(Strict):
         """Tree levels the drafter can build (= draft passes)."""
         return self.depth + 1
 
-    def drafter(self, width: int) -> Drafter:
+    def drafter(self, width: int) -> DraftNetwork:
         """The row's drafter (its method and M blocks), `width` tokens per later pass."""
         return drafter_for(self.method, self.blocks, width)
 

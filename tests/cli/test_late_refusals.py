@@ -39,7 +39,7 @@ def test_an_unsupported_drafter_is_refused_before_any_work(command: list[str], t
 
     flight = registry.LOWERINGS["flightllm"]
     monkeypatch.setitem(registry.LOWERINGS, "flightllm",
-                        replace(flight, blocks=flight.blocks - {Fc, Lstm}))
+                        replace(flight, block_kinds=flight.block_kinds - {Fc.kind, Lstm.kind}))
     # the up-front check (lowering.check_drafter) names the board; the late one did not
     res = run_cli(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in command])
     assert res.code == 2, res.err

@@ -101,7 +101,8 @@ FLIGHT = ["-b", "flightllm-vhk158", "-m", "llama2-7b-flightllm", "-L", "512"]
 def test_a_drafter_from_tests_runs_on_flightllms_compiler(mlp_drafter, capsys) -> None:
     board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
     lowering = lowerings.lowering_of(board)
-    assert all(type(b) in lowering.blocks for b in first_network(mlp_drafter.drafter).blocks())
+    assert all(b.kind in lowering.block_kinds
+               for b in first_network(mlp_drafter.drafter).blocks())
     tree = default_tree(mlp_drafter)
     spec = step_passes(69, 512, mlp_drafter, tree, 3).drafts[1]
     exe = lowerings.lower(spec, board, model, mlp_drafter.drafter)
@@ -123,7 +124,7 @@ def test_a_drafter_whose_blocks_a_lowering_lacks_is_refused_in_one_line(
 ) -> None:
     flight = lowerings.LOWERINGS["flightllm"]
     monkeypatch.setitem(lowerings.LOWERINGS, "flightllm",
-                        replace(flight, blocks=flight.blocks - {Mlp}))
+                        replace(flight, block_kinds=flight.block_kinds - {Mlp.kind}))
     res = run_cli(capsys, "simulate", *FLIGHT, "--algorithm", str(YAML))
     assert res.code == 2
     (line,) = res.err.strip().splitlines()

@@ -19,6 +19,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.drafters import first_network
+from fpgasim.dataflow.drafters.network import missing_blocks
 from fpgasim.dataflow.instructions import Executable
 from fpgasim.dataflow.lowerings import dfx, flightllm
 from fpgasim.dataflow.passes import PassSpec
@@ -37,8 +38,9 @@ class Lowering:
     build              (spec, board, model, drafter) -> Executable
     reads_tree_mask    True if a pass's cost depends on the spec's `tree_parents` (else
                        passes that differ only in their tree cost the same)
-    blocks             the drafter network blocks it lowers (`drafters.network`; None: every
-                       block), so a drafter is refused by what its network uses, not its kind
+    block_kinds        the kinds of drafter network blocks it lowers: the methods of its
+                       block reader (`drafters.network.block_kinds`; None: every kind), so a
+                       drafter is refused by what its network uses, not its kind
     build_bound        (spec, board, model, drafter) -> Executable or None: some of the
                        barrier parts of `build`'s executable (each at most as often), built
                        for a fraction of its cost; the pass takes at least their time
@@ -53,7 +55,7 @@ class Lowering:
     name: str
     build: Callable[[PassSpec, Board, TargetModel, object], Executable]
     reads_tree_mask: bool = True
-    blocks: frozenset[type] | None = None
+    block_kinds: frozenset[str] | None = None
     build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
     bound_shape: Callable[[PassSpec], Hashable] | None = None
     floor_cycles: Callable[[PassSpec, Board, TargetModel], float | None] | None = None
@@ -82,11 +84,11 @@ def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
     Commands call it right after loading their inputs, so an unsupported pair fails in
     milliseconds instead of at the first draft pass, after every other point was timed.
     """
-    blocks = lowering_of(board).blocks
-    if algorithm is None or blocks is None:
+    kinds = lowering_of(board).block_kinds
+    if algorithm is None or kinds is None:
         return
-    missing = sorted({type(block).__name__ for block in first_network(algorithm.drafter).blocks()
-                      if type(block) not in blocks})
+    network = first_network(algorithm.drafter)
+    missing = missing_blocks(kinds, (*network.blocks(), network.lm_head))
     if missing:
         raise InputError(
             "algorithm",
@@ -140,8 +142,8 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
 
 
 register_lowering(
-    Lowering("flightllm", flightllm.lower, reads_tree_mask=False, blocks=flightllm.BLOCKS,
+    Lowering("flightllm", flightllm.lower, reads_tree_mask=False, block_kinds=flightllm.BLOCKS,
              build_bound=flightllm.lower_fixed, bound_shape=flightllm.fixed_shape,
              floor_cycles=flightllm.fixed_floor_cycles)
 )
-register_lowering(Lowering("dfx", dfx.lower, reads_tree_mask=False, blocks=dfx.BLOCKS))
+register_lowering(Lowering("dfx", dfx.lower, reads_tree_mask=False, block_kinds=dfx.BLOCKS))

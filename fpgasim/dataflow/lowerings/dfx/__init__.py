@@ -58,7 +58,7 @@ UNIT_NAMES = ("DMA", "MPU", "VPU", "ROUTER")
 UNIT_ROLES = (ROLE_LOAD, ROLE_COMPUTE, ROLE_SFU, ROLE_SYNC)
 U_DMA, U_MPU, U_VPU, U_ROUTER = range(4)
 #: DFX lowers no drafter network (it runs GPT-2 text generation, no speculative decoding)
-BLOCKS: frozenset[type] = frozenset()
+BLOCKS: frozenset[str] = frozenset()
 
 #: MFU tile: d = 64 inputs x l = 16 lanes per cycle (§V-B; docs/dfx.md "MPU")
 TILE_IN, TILE_OUT = 64, 16

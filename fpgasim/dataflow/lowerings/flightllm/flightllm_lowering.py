@@ -13,6 +13,7 @@ from fpgasim.bounded import memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel
 from fpgasim.dataflow.drafters import DRAFTERS, DrafterKind, DraftNetwork, draft_network
+from fpgasim.dataflow.drafters.network import missing_blocks
 from fpgasim.dataflow.instructions import Executable, Program
 from fpgasim.dataflow.lowerings.flightllm.compiler import (
     MV_FORM,
@@ -195,7 +196,7 @@ def _draft_layers(spec: PassSpec, board: Board, model: TargetModel, drafter,
     if getattr(drafter, "kind", None) != spec.kind or DrafterKind(spec.kind) not in DRAFTERS:
         raise InputError("algorithm", spec.kind, "a drafter of the pass's kind (registered)")
     network = draft_network(spec, drafter)
-    unknown = [type(block).__name__ for block in network.blocks() if type(block) not in BLOCKS]
+    unknown = missing_blocks(BLOCKS, network.blocks())
     if unknown:
         raise InputError("algorithm", spec.kind, f"a drafter without {', '.join(unknown)} "
                          "blocks (FlightLLM's lowering has no layers for them)")

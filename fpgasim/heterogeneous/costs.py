@@ -1,6 +1,7 @@
 """FLOPs and bytes of one target verification pass and one draft pass (Llama-family sizes).
 
-The target's weights and KV width come from its op graph (`dataflow.model_arithmetic`);
+The target's weights and KV width are its description's parameters
+(`dataflow.description.parameters`);
 the Dovetail-family drafters here are the GPU model's own (not fpgasim's drafter plug-ins).
 
 Counts, not times: `timing.py` turns them into seconds on a device. A pass over n tokens at
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fpgasim.config.schema import TargetModel, model_source
-from fpgasim.dataflow.model_arithmetic import target_arithmetic
+from fpgasim.dataflow.description.parameters import target_arithmetic
 from fpgasim.errors import ConfigError
 
 

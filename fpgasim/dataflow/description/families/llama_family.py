@@ -45,21 +45,24 @@ def linear(name: str, x: str, role: str, d_in: int, d_out: int, bias: bool = Fal
                   bias=Weight("bias", (d_out,)) if bias else None)
 
 
-def attention_part(model: TargetModel, x: str, rope: bool = True) -> tuple[list[Node], str]:
-    """A decoder layer up to the attention residual: the norm, q, k, v (RoPE on q and k
-    unless `rope` is False), attention over the layer's own cache, o, the residual add
-    onto `x`; the nodes and the residual's output."""
+def attention_part(model: TargetModel, x: str, rope: bool = True, width: int | None = None,
+                   bias: bool | None = None) -> tuple[list[Node], str]:
+    """A decoder layer up to the attention residual: the norm of `x` (`width` wide, default
+    the hidden size), q, k, v (biased as the model's unless `bias` says; RoPE on q and k
+    unless `rope` is False), attention over the layer's own cache, o, the residual add onto
+    `x`; the nodes and the residual's output."""
     h, qw, kvw = model.hidden, model.q_width, model.kv_heads * model.head_dim
-    bias = model.attention_bias
-    norm = rms_norm("attn_norm", x, h)
-    q = linear("q", norm.output, "q", h, qw, bias)
-    k = linear("k", norm.output, "k", h, kvw, bias)
-    v = linear("v", norm.output, "v", h, kvw, bias)
+    width = width or h
+    bias = model.attention_bias if bias is None else bias
+    norm = rms_norm("attn_norm", x, width)
+    q = linear("q", norm.output, "q", width, qw, bias)
+    k = linear("k", norm.output, "k", width, kvw, bias)
+    v = linear("v", norm.output, "v", width, kvw, bias)
     nodes: list[Node] = [norm, q, k, v]
     q_in, k_in = q.output, k.output
-    if rope:
-        nodes += [Rope(name="q.rope", inputs=(q.output,), output=out("q.rope"), width=qw),
-                  Rope(name="k.rope", inputs=(k.output,), output=out("k.rope"), width=kvw)]
+    if rope:  # each rotation right after its projection (the order FlightLLM runs them)
+        nodes = [norm, q, Rope(name="q.rope", inputs=(q.output,), output=out("q.rope"), width=qw),
+                 k, Rope(name="k.rope", inputs=(k.output,), output=out("k.rope"), width=kvw), v]
         q_in, k_in = out("q.rope"), out("k.rope")
     attn = Attention(name="attn", inputs=(q_in, k_in, v.output), output=out("attn"),
                      heads=model.heads, kv_heads=model.kv_heads, head_dim=model.head_dim)
@@ -105,6 +108,14 @@ def describe(model: TargetModel) -> ModelGraph:
     layer += swiglu_mlp(model, x)
     return ModelGraph("llama", EMBEDDINGS, model.hidden, (), tuple(layer), model.layers,
                       tail(model, out("mlp.residual")), embedding(model))
+
+
+def draft_decoder_layer(model: TargetModel, width: int) -> tuple[Node, ...]:
+    """A drafter's decoder layer at the target's sizes (docs/validation.md, draft passes):
+    Llama's layer over an input `width` wide, without biases (its projections are dense:
+    no recipe compresses a drafter's)."""
+    layer, x = attention_part(model, EMBEDDINGS, width=width, bias=False)
+    return tuple(layer + swiglu_mlp(model, x))
 
 
 register_family(ModelFamily(

@@ -133,3 +133,37 @@ def test_a_new_family_is_one_registration() -> None:
         FAMILIES.pop("norope")
         describe_target.cache_clear()
         target_arithmetic.cache_clear()
+
+
+def test_each_lowering_reads_the_kinds_of_its_families_only() -> None:
+    from fpgasim.dataflow.lowerings.dfx import DfxReader
+    from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import FlightLLMReader
+
+    llama, gpt2 = describe_target(LLAMA).kinds(), describe_target(load_model("gpt2-345m")).kinds()
+    moe = describe_target(load_model(str(MODELS / "hf" / "Mixtral-8x7B-v0.1.json"))).kinds()
+    assert llama | moe <= FlightLLMReader.kinds() and not gpt2 <= FlightLLMReader.kinds()
+    assert gpt2 <= DfxReader.kinds() and not llama <= DfxReader.kinds()
+    assert llama | moe <= StudyReader.kinds()
+
+
+def test_readers_dispatch_on_kind_never_on_class() -> None:
+    """No reader of the description tests a node's class (one visitor per reader)."""
+    import ast
+    import inspect
+
+    from fpgasim.dataflow import study_counts
+    from fpgasim.dataflow.description import parameters
+    from fpgasim.dataflow.lowerings import dfx
+    from fpgasim.dataflow.lowerings.flightllm import flightllm_graph
+
+    readers = 0
+    for module in (parameters, study_counts, flightllm_graph, dfx):
+        tree = ast.parse(inspect.getsource(module))
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            if not any(getattr(b, "id", "") == "Reader" for b in cls.bases):
+                continue
+            readers += 1
+            calls = [c.func.id for c in ast.walk(cls) if isinstance(c, ast.Call)
+                     and isinstance(c.func, ast.Name)]
+            assert "isinstance" not in calls and "type" not in calls, (module.__name__, cls.name)
+    assert readers == 4

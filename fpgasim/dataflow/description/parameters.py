@@ -213,10 +213,10 @@ class ParameterReader(Reader):
 
     def routed_experts(self, node: RoutedExperts) -> None:
         """All E experts' gate, up and down, each as one projection E experts wide."""
-        for w in node.weights_per_expert:
+        for w in node.weights_per_expert:  # gate and up widen their outputs, down its inputs
             d_in, d_out = w.shape
-            wide = (d_in, d_out * node.experts) if d_in == node.d_in else (
-                d_in * node.experts, d_out)
+            wide = (d_in * node.experts, d_out) if w.role.endswith(".down") else (
+                d_in, d_out * node.experts)
             self.projections.append((w.role, *wide))
 
     def shared_experts(self, node: SharedExperts) -> None:

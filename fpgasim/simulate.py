@@ -15,6 +15,7 @@ from fpgasim.config.schema import (
     TargetModel,
     config_source,
 )
+from fpgasim.dataflow.description.parameters import target_arithmetic
 from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
@@ -23,7 +24,6 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     link_seconds,
     per_card_share,
 )
-from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.routing import routing_label, touched_per_layer
 from fpgasim.dataflow.token_tree import TokenTree
@@ -101,7 +101,7 @@ def largest_batch(board: Board, model: TargetModel, context: int, verify_len: in
 
 
 def target_weight_count(model: TargetModel) -> int:
-    """Target parameters as stored (`model_arithmetic.TargetArithmetic.weight_count`)."""
+    """Target parameters as stored (`description.parameters.TargetArithmetic.weight_count`)."""
     return target_arithmetic(model).weight_count
 
 
@@ -130,7 +130,7 @@ def memory_bytes(board: Board, model: TargetModel, context: int, verify_len: int
     """
     recipe = board.recipe
     arithmetic = target_arithmetic(model)
-    weights = arithmetic.stored_bytes(recipe, model.attention_bias)
+    weights = arithmetic.stored_bytes(recipe)
     kv_elements = arithmetic.kv_elements(context + verify_len)
     if not board.cluster.is_single:  # the busiest card's share; the drafter whole on one card
         share = per_card_share(board.cluster, model.layers)

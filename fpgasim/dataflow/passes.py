@@ -1,4 +1,5 @@
-"""Lowering of target and draft forward passes to ops and their dataflow graph (docs/accounting.md).
+"""The study's op builder (`Net`): a pass's ops and their dataflow graph (docs/accounting.md),
+for the target's description (`study_counts.py`) and the drafters' blocks (`network_ops.py`).
 
 Symbols: n tokens of the pass, L cached context, h hidden, i intermediate, H heads,
 kv = kv_heads*head_dim (= s*h), V vocabulary. Weights are reread every
@@ -66,7 +67,7 @@ class Net:
     """Builds a pass's ops and its graph together; `prefix` names the current layer block.
 
     `board` None: the elements only (one SFU pass each, fp16 tensors), for the model's
-    arithmetic, which no board changes (`dataflow/model_arithmetic.py`)."""
+    parameters, which no board changes."""
 
     def __init__(self, name: str, m: TargetModel, n: int, board: Board | None) -> None:
         self.g = GraphBuilder(name)
@@ -244,30 +245,6 @@ class Net:
             f"{prefix}.down", [gate, up, x], i, h, act_elems=n * i + n * h, sfu_elems=n * h
         )
 
-    def moe_weights(self, prefix: str, x: str) -> str:
-        """An MoE block's stored weights (docs/moe-sd.md, "Parameters, total and active"):
-        post-norm, the router, all E experts' gate, up and down as three linears of E
-        experts' width, and the shared expert with its gate. The model's arithmetic
-        (capacity, parameters) reads it; no engine times it (the analytic engine refuses an
-        MoE target, FlightLLM's compiler lowers the routed experts itself)."""
-        m, n, moe = self.m, self.n, self.m.moe
-        h, width = m.hidden, moe.experts * moe.expert_intermediate
-        xn = self.norm(f"{prefix}.post_norm", x, h)
-        self.linear(f"{prefix}.router", [xn], h, moe.experts, act_elems=n * h)
-        gate = self.linear(f"{prefix}.experts.gate", [xn], h, width, act_elems=n * h)
-        up = self.linear(f"{prefix}.experts.up", [xn], h, width, act_elems=n * h)
-        out = self.linear(f"{prefix}.experts.down", [gate, up, x], width, h,
-                          act_elems=n * width + n * h)
-        if moe.shared_intermediate:
-            s = moe.shared_intermediate
-            if moe.shared_gate:
-                self.linear(f"{prefix}.shared.router", [xn], h, 1, act_elems=n * h)
-            sg = self.linear(f"{prefix}.shared.gate", [xn], h, s, act_elems=n * h)
-            su = self.linear(f"{prefix}.shared.up", [xn], h, s, act_elems=n * h)
-            out = self.linear(f"{prefix}.shared.down", [sg, su, out], s, h,
-                              act_elems=n * s + n * h)
-        return out
-
     def lm_head(self, x: str, rows: int, vocab: int) -> None:
         """The LM head over `rows` positions (its weights read like every linear's)."""
         h, reads = self.m.hidden, self.reads
@@ -319,29 +296,3 @@ class Net:
         tail(x)
         tail_ops = tuple(self.ops[tail_start:])
         return PassOps(kind, self.n, context, layers, head_ops, block_ops, tail_ops, self.g.build())
-
-
-def identity(x: str) -> str:
-    """A head or tail that leaves the activation as it is."""
-    return x
-
-
-def target_pass(m: TargetModel, n: int, context: int, board: Board | None) -> PassOps:
-    """Target forward pass over n tree tokens at context L (n = 1 is AD); `board` None: its
-    elements only (see `Net`)."""
-    net = Net(f"target n={n} L={context}", m, n, board)
-    h = m.hidden
-
-    def layer(x: str) -> str:
-        """One decoder layer: norm, self-attention over n + L keys, o, the MLP."""
-        xn = net.norm("attn_norm", x, h)
-        attn = net.self_attention("", xn, h, n + context, context)
-        mlp = net.mlp if m.moe is None else net.moe_weights
-        return mlp("mlp", net.out_proj("o", attn, x))
-
-    def tail(x: str) -> None:
-        """The final norm, then the LM head."""
-        net.lm_head(net.norm("final_norm", x, h), n, m.vocab)
-
-    x = net.act_input("embeddings", n, h)
-    return net.build("target", context, m.layers, identity, layer, tail, x)

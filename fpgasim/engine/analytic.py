@@ -22,8 +22,8 @@ from fpgasim.config.schema import (
     model_source,
     refuse_architecture,
 )
+from fpgasim.dataflow.description.parameters import target_arithmetic
 from fpgasim.dataflow.drafters import Counts, lower_pass, ops_counts
-from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, PassSpec, weight_reads
 from fpgasim.engine.timing import Timing, bound_of, whole_count
 from fpgasim.errors import ConfigError, InputError

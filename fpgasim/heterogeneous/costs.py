@@ -1,8 +1,9 @@
 """FLOPs and bytes of one target verification pass and one draft pass (Llama-family sizes).
 
-The target's weights and KV width come from its op graph (`dataflow.model_arithmetic`);
-the Dovetail-family drafters are `DraftNetwork`s (not fpgasim's drafter plug-ins: no
-schedule, no schema), read here by the GPU model's own reader (`GpuDraftParams`).
+The target's weights and KV width are its description's parameters
+(`dataflow.description.parameters`); the Dovetail-family drafters are `DraftNetwork`s (not
+fpgasim's drafter plug-ins: no schedule, no schema), read here by the GPU model's own reader
+(`GpuDraftParams`).
 
 Counts, not times: `timing.py` turns them into seconds on a device. A pass over n tokens at
 context L reads every streamed weight once (the embedding table is only looked up), reads the
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fpgasim.config.schema import TargetModel, model_source
+from fpgasim.dataflow.description.parameters import target_arithmetic
 from fpgasim.dataflow.drafters.network import (
     Decoder,
     DraftNetwork,
@@ -24,7 +26,6 @@ from fpgasim.dataflow.drafters.network import (
     LmHead,
     read_block,
 )
-from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.errors import ConfigError
 
 

@@ -1,4 +1,4 @@
-"""The target model's arithmetic is read off its op graph once (dataflow.model_arithmetic);
+"""The target model's arithmetic is read off its description once (description.parameters);
 the closed forms written out by hand (the study's accounting, the old per-module counts)
 are its oracles, for every shipped model, a tied-embedding one and Qwen2's q/k/v biases."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fpgasim.config import load_board, load_model
-from fpgasim.dataflow.model_arithmetic import target_arithmetic
+from fpgasim.dataflow.description.parameters import target_arithmetic
 from fpgasim.engine.analytic import target_counts
 from fpgasim.heterogeneous.costs import target_streamed_params, target_total_params
 from fpgasim.simulate import memory_bytes, target_weight_count

@@ -7,7 +7,8 @@ import pytest
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.dataflow.drafters import lower_pass
 from fpgasim.dataflow.graph import GraphError
-from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, Net, PassSpec, target_pass
+from fpgasim.dataflow.passes import WEIGHT_REUSE_TOKENS, Net, PassSpec
+from fpgasim.dataflow.study_counts import target_pass
 from tests.cli_helpers import run_cli
 
 LLAMA = load_model("llama-3.1-8b")

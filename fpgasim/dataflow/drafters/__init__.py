@@ -28,7 +28,8 @@ from fpgasim.dataflow.drafters.longspec import LongSpec
 from fpgasim.dataflow.drafters.network import DraftNetwork
 from fpgasim.dataflow.network_ops import network_ops, network_weight_count
 from fpgasim.dataflow.ops import PassOps
-from fpgasim.dataflow.passes import PassSpec, target_pass
+from fpgasim.dataflow.passes import PassSpec
+from fpgasim.dataflow.study_counts import target_pass
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.errors import InputError
 

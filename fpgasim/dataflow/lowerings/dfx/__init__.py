@@ -22,6 +22,17 @@ import numpy as np
 from fpgasim.bounded import memoised
 from fpgasim.config.board import Board
 from fpgasim.config.schema import DrafterSchema, TargetModel, model_source, refuse_architecture
+from fpgasim.dataflow.description import Reader, describe_target
+from fpgasim.dataflow.description.nodes import (
+    Activation,
+    Attention,
+    LmHead,
+    Node,
+    Positions,
+    Residual,
+)
+from fpgasim.dataflow.description.nodes import Linear as LinearNode
+from fpgasim.dataflow.description.nodes import Norm as NormNode
 from fpgasim.dataflow.instructions import (
     BUF_WEIGHT,
     GROUP_ACT,
@@ -239,59 +250,146 @@ def _vector(elements: int) -> int:
     return math.ceil(elements / VFU_WIDTH)
 
 
-def _layer(r: _Rows, rates: DfxRates, model: TargetModel, tokens: int, keys: int,
-           causal_rows: bool, prev: int, layer: int) -> int:
-    """One decoder layer (Algorithm 1) on one card; returns its last row."""
-    h, n = model.hidden, rates.cards
-    heads = model.heads // n
-    hd = model.head_dim
-    ln1 = r.add(U_VPU, MISC, "ln1", NORM_PASSES * _vector(h) * tokens + NORM_LATENCY, (prev,),
-                work=NORM_PASSES * h * tokens, layer=layer)
-    qkv = _conv1d(r, rates, "qkv", h, 3 * h // n, tokens, (ln1,), layer)  # V, K, Q in order
-    kv_bytes = 2 * tokens * heads * hd * ELEMENT_BYTES
-    r.add(U_DMA, ST, "kv.st", kv_bytes / rates.weight_bytes_per_cycle, (qkv,), nbytes=kv_bytes,
-          traffic=TRAFFIC_STORE, group=GROUP_ACT, chan=PORT_ACT_STORE, layer=layer)
-    # attention over this card's heads, whole-vector dependencies [A]: every head's K
-    # block, every head's Query x Key^T (SFU_M masks and takes the row maximum), one
-    # softmax pass chain over all heads on the VPU (pipelined: one latency), every head's
-    # V block, every head's Score x Value
-    past = keys - tokens  # keys already in HBM; this pass's own K and V are on chip
-    kv_block = heads * past * hd * ELEMENT_BYTES
-    waits: tuple[int, ...] = (qkv,)
-    if past:
-        kr = r.add(U_DMA, LD, "k.ld", kv_block / rates.weight_bytes_per_cycle
-                   + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
-                   group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
-        waits = (qkv, kr)
-    qk_tiles = heads * math.ceil(keys / TILE_OUT) * math.ceil(hd / TILE_IN)
-    qk = r.add(U_MPU, MV, "qk.mv", qk_tiles * tokens + MPU_DRAIN_CYCLES, waits,
-               work=heads * keys * hd * tokens, layer=layer)
-    sm = r.add(U_VPU, MISC, "softmax",
-               SOFTMAX_PASSES * heads * _vector(keys) * tokens + SOFTMAX_LATENCY, (qk,),
-               work=SOFTMAX_PASSES * heads * keys * tokens, layer=layer)
-    waits = (sm,)
-    if past:
-        vr = r.add(U_DMA, LD, "v.ld", kv_block / rates.weight_bytes_per_cycle
-                   + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
-                   group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
-        waits = (sm, vr)
-    sv_tiles = heads * math.ceil(keys / TILE_IN) * math.ceil(hd / TILE_OUT)
-    sv = r.add(U_MPU, MV, "sv.mv", sv_tiles * tokens + MPU_DRAIN_CYCLES, waits,
-               work=heads * keys * hd * tokens, layer=layer)
-    del causal_rows  # every query row runs over every key; masked elements are computed
-    s4 = _gather(r, rates, "sync.attn", h, tokens, sv, layer)
-    wa = _conv1d(r, rates, "attn_proj", h, h // n, tokens, (s4,), layer)
-    s5 = _gather(r, rates, "sync.attn_proj", h, tokens, wa, layer)
-    res1 = r.add(U_VPU, MISC, "residual", _vector(h) * tokens + ADD, (s5,), work=h * tokens,
-                 layer=layer)
-    ln2 = r.add(U_VPU, MISC, "ln2", NORM_PASSES * _vector(h) * tokens + NORM_LATENCY, (res1,),
-                work=NORM_PASSES * h * tokens, layer=layer)
-    f1 = _conv1d(r, rates, "ffn1", h, model.intermediate // n, tokens, (ln2,), layer)  # + GELU
-    s8 = _gather(r, rates, "sync.ffn1", model.intermediate, tokens, f1, layer)
-    f2 = _conv1d(r, rates, "ffn2", model.intermediate, h // n, tokens, (s8,), layer)
-    s9 = _gather(r, rates, "sync.ffn2", h, tokens, f2, layer)
-    return r.add(U_VPU, MISC, "residual", _vector(h) * tokens + ADD, (s9,), work=h * tokens,
-                 layer=layer)
+#: DFX's op names of the description's nodes (docs/dfx.md, Algorithm 1)
+DFX_NAMES = {"attn_norm": "ln1", "mlp.post_norm": "ln2", "final_norm": "ln_f",
+             "o": "attn_proj", "mlp.up": "ffn1", "mlp.down": "ffn2",
+             "attn_residual": "residual", "mlp.residual": "residual"}
+
+
+class DfxReader(Reader):
+    """Lowers a target's description onto one card's rows (Algorithm 1), one method per
+    node kind: the embedding and position rows from DDR, LayerNorms and residual adds on the
+    VPU, q, k and v as one `Conv1D` over this card's heads, attention over them, every other
+    projection split by columns and all-gathered, GELU in its projection's pipeline, the LM
+    head split by vocabulary over the last token."""
+
+    what = "DFX's lowering"
+
+    def __init__(self, r: _Rows, rates: DfxRates, model: TargetModel, tokens: int,
+                 keys: int) -> None:
+        self.r, self.rates, self.model, self.keys = r, rates, model, keys
+        self.tokens, self.layer = tokens, -1
+        self.rows: dict[str, int] = {}  # an activation -> the row that produces it
+        self.qkv: list[LinearNode] = []  # q, k, v met so far, to run as one Conv1D
+        self.attn_inputs: set[str] = set()
+
+    def read(self, nodes: tuple[Node, ...], source: str, prev: int, layer: int,
+             tokens: int) -> int:
+        """Emit `nodes` for `layer` over `tokens` rows, their input `source` produced by
+        row `prev`; the last row."""
+        self.layer, self.tokens, self.rows = layer, tokens, {source: prev}
+        self.attn_inputs = {i for n in nodes if n.kind == "attention" for i in n.inputs}
+        for node in nodes:
+            self.visit(node)
+        return self.r.last
+
+    def refuse(self, what: str) -> None:
+        """One line: the model's architecture and what DFX's lowering lacks."""
+        raise ConfigError(model_source(self.model), "architecture", self.model.architecture,
+                          f"a model DFX's lowering reads (it has no {what})")
+
+    def positions(self, node: Positions) -> None:
+        """A token-table row and a position row per token from DDR, added on the VPU."""
+        h, tokens = node.table.shape[1], self.tokens
+        emb_bytes = 2 * h * tokens * ELEMENT_BYTES  # a WTE and a WPE row per token
+        emb = self.r.add(U_DMA, LD, "embedding.ld", emb_bytes / self.rates.ddr_bytes_per_cycle,
+                         nbytes=emb_bytes, traffic=TRAFFIC_ACT, group=GROUP_ACT,
+                         chan=PORT_ACT_LOAD, layer=self.layer)
+        self.rows[node.output] = self.r.add(U_VPU, MISC, "embedding.add",
+                                            _vector(h) * tokens + ADD, (emb,),
+                                            work=h * tokens, layer=self.layer)
+
+    def norm(self, node: NormNode) -> None:
+        """A LayerNorm on the VPU: its passes over every row, then its latency."""
+        if node.norm != "layer":
+            self.refuse(f"{node.norm} norm")
+        w, tokens = node.width, self.tokens
+        self.rows[node.output] = self.r.add(
+            U_VPU, MISC, DFX_NAMES[node.name], NORM_PASSES * _vector(w) * tokens + NORM_LATENCY,
+            (self.rows[node.inputs[0]],), work=NORM_PASSES * w * tokens, layer=self.layer)
+
+    def linear(self, node: LinearNode) -> None:
+        """q, k and v (attention's inputs) as one Conv1D of this card's heads once all
+        three are met; any other projection split by columns, then all-gathered."""
+        cards, layer = self.rates.cards, self.layer
+        waits = (self.rows[node.inputs[0]],)
+        if node.output in self.attn_inputs:
+            self.qkv.append(node)
+            if len(self.qkv) == 3:  # V, K, Q in order
+                out = _conv1d(self.r, self.rates, "qkv", node.d_in,
+                              sum(n.d_out for n in self.qkv) // cards, self.tokens, waits,
+                              layer)
+                for n in self.qkv:
+                    self.rows[n.output] = out
+                self.qkv = []
+            return
+        name = DFX_NAMES[node.name]
+        out = _conv1d(self.r, self.rates, name, node.d_in, node.d_out // cards, self.tokens,
+                      waits, layer)
+        self.rows[node.output] = _gather(self.r, self.rates, f"sync.{name}", node.d_out,
+                                         self.tokens, out, layer)
+
+    def attention(self, node: Attention) -> None:
+        """The new K and V stored; per card's heads the cached K block, QK^T (SFU_M masks
+        and takes the row maximum), one softmax chain on the VPU, the cached V block, SV;
+        whole-vector dependencies [A]; then the heads all-gathered."""
+        r, rates, layer, tokens, keys = self.r, self.rates, self.layer, self.tokens, self.keys
+        heads, hd = node.heads // rates.cards, node.head_dim
+        qkv = self.rows[node.inputs[0]]
+        kv_bytes = 2 * tokens * heads * hd * ELEMENT_BYTES
+        r.add(U_DMA, ST, "kv.st", kv_bytes / rates.weight_bytes_per_cycle, (qkv,),
+              nbytes=kv_bytes, traffic=TRAFFIC_STORE, group=GROUP_ACT, chan=PORT_ACT_STORE,
+              layer=layer)
+        past = keys - tokens  # keys already in HBM; this pass's own K and V are on chip
+        kv_block = heads * past * hd * ELEMENT_BYTES
+        waits: tuple[int, ...] = (qkv,)
+        if past:
+            kr = r.add(U_DMA, LD, "k.ld", kv_block / rates.weight_bytes_per_cycle
+                       + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
+                       group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
+            waits = (qkv, kr)
+        qk_tiles = heads * math.ceil(keys / TILE_OUT) * math.ceil(hd / TILE_IN)
+        qk = r.add(U_MPU, MV, "qk.mv", qk_tiles * tokens + MPU_DRAIN_CYCLES, waits,
+                   work=heads * keys * hd * tokens, layer=layer)
+        sm = r.add(U_VPU, MISC, "softmax",
+                   SOFTMAX_PASSES * heads * _vector(keys) * tokens + SOFTMAX_LATENCY, (qk,),
+                   work=SOFTMAX_PASSES * heads * keys * tokens, layer=layer)
+        waits = (sm,)
+        if past:
+            vr = r.add(U_DMA, LD, "v.ld", kv_block / rates.weight_bytes_per_cycle
+                       + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
+                       group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
+            waits = (sm, vr)
+        sv_tiles = heads * math.ceil(keys / TILE_IN) * math.ceil(hd / TILE_OUT)
+        sv = r.add(U_MPU, MV, "sv.mv", sv_tiles * tokens + MPU_DRAIN_CYCLES, waits,
+                   work=heads * keys * hd * tokens, layer=layer)
+        # every query row runs over every key; masked elements are computed
+        self.rows[node.output] = _gather(r, rates, "sync.attn", node.q_width, tokens, sv,
+                                         layer)
+
+    def activation(self, node: Activation) -> None:
+        """GELU in the pipeline of the projection before it (no row)."""
+        if node.gated or node.fn != "gelu":
+            self.refuse(f"{'gated ' if node.gated else ''}{node.fn} activation")
+        self.rows[node.output] = self.rows[node.inputs[0]]
+
+    def residual(self, node: Residual) -> None:
+        """An add on the VPU once the branch is gathered."""
+        w, tokens = node.width, self.tokens
+        self.rows[node.output] = self.r.add(
+            U_VPU, MISC, DFX_NAMES[node.name], _vector(w) * tokens + ADD,
+            (self.rows[node.inputs[0]],), work=w * tokens, layer=self.layer)
+
+    def lm_head(self, node: LmHead) -> None:
+        """The last token's LM head split by vocabulary (its tied WTE copy in HBM), argmax
+        in SFU_M, a gather of the cards' (value, index) pairs [A]."""
+        r, rates, layer = self.r, self.rates, self.layer
+        vocab = math.ceil(node.vocab / rates.cards)
+        head = _conv1d(r, rates, "lm_head", node.d_in, vocab, 1,
+                       (self.rows[node.inputs[0]],), layer)
+        pair = _gather(r, rates, "sync.argmax", 4 * rates.cards, 1, head, layer)  # 8 B a card
+        self.rows[node.output] = r.add(U_ROUTER, SYS, "done", 1, (pair, head, r.last),
+                                       layer=layer)
 
 
 @memoised("dfx.programs", owner="fpgasim.dataflow.lowerings.dfx",
@@ -304,27 +402,18 @@ def _program(rates: DfxRates, model: TargetModel, shape: tuple[str, int, int],
     window), tail."""
     phase, tokens, keys = shape
     r = _Rows()
-    h = model.hidden
-    emb_bytes = 2 * h * tokens * ELEMENT_BYTES  # a WTE and a WPE row per token, from DDR
-    emb = r.add(U_DMA, LD, "embedding.ld", emb_bytes / rates.ddr_bytes_per_cycle,
-                nbytes=emb_bytes, traffic=TRAFFIC_ACT, group=GROUP_ACT, chan=PORT_ACT_LOAD,
-                layer=-1)
-    prev = r.add(U_VPU, MISC, "embedding.add", _vector(h) * tokens + ADD, (emb,),
-                 work=h * tokens, layer=-1)
+    described = describe_target(model)
+    reader = DfxReader(r, rates, model, tokens, keys)
+    reader.check(described, model)
+    prev = reader.read(described.head, described.input, -1, -1, tokens)
     head_len = len(r.rows)
     blocks = min(2, model.layers)
+    layer_in = described.head[-1].output if described.head else described.input
     for k in range(blocks):
-        prev = _layer(r, rates, model, tokens, keys, phase == "prefill", prev, k)
+        prev = reader.read(described.layer, layer_in, prev, k, tokens)
     layer_len = (len(r.rows) - head_len) // blocks
-    last = model.layers
-    # the tail: the last token's final LayerNorm, the LM head split by vocabulary (its tied
-    # WTE copy in HBM), argmax in SFU_M, a gather of the cards' (value, index) pairs [A]
-    ln = r.add(U_VPU, MISC, "ln_f", NORM_PASSES * _vector(h) + NORM_LATENCY, (prev,),
-               work=NORM_PASSES * h, layer=last)
-    vocab = math.ceil(model.vocab / rates.cards)
-    head = _conv1d(r, rates, "lm_head", h, vocab, 1, (ln,), last)
-    pair = _gather(r, rates, "sync.argmax", 4 * rates.cards, 1, head, last)  # 8 B per card
-    r.add(U_ROUTER, SYS, "done", 1, (pair, head, r.last), layer=last)
+    # the tail over the last token only
+    reader.read(described.tail, described.layer[-1].output, prev, model.layers, 1)
     instrs = np.array(r.rows, dtype=INSTR_DTYPE)
     instrs.flags.writeable = False
     cap = BUFFER_CHUNKS * CHUNK_TILES * TILE_IN * TILE_OUT * ELEMENT_BYTES

@@ -5,7 +5,9 @@ cache, mul by the cos cache, add); v; decode only: the KV append (FlightLLM's co
 new k and v onto the caches, or the projections storing straight into the cache); QK^T,
 softmax, PV; o plus the residual add; RMSnorm; gate, SiLU; up times the SiLU output; down
 plus the residual add. Then the final RMSnorm and the LM head. Every op names the tensors it
-reads and writes; the compiler fuses from those, never from op names.
+reads and writes; the compiler fuses from those, never from op names. The layer is not
+described here: `FlightLLMReader` lowers the target's description (`dataflow/description/`)
+and a drafter's decoder layer's (`draft_decoder_layer`) node by node onto `Layers`.
 
 Generalised (docs/flightllm-sd.md, "One compiler"): precision and compression come from the
 design's recipe; k and v project to `kv_heads` heads (grouped-query attention: in decode and
@@ -21,8 +23,24 @@ import math
 from dataclasses import dataclass
 
 from fpgasim.config.design import Linear, Recipe
-from fpgasim.config.schema import TargetModel
+from fpgasim.config.schema import TargetModel, model_source
+from fpgasim.dataflow.description import Reader, describe_target
+from fpgasim.dataflow.description.families.llama_family import EMBEDDINGS, draft_decoder_layer
+from fpgasim.dataflow.description.nodes import (
+    Activation,
+    Attention,
+    LmHead,
+    Node,
+    Residual,
+    Rope,
+    RoutedExperts,
+    Router,
+    SharedExperts,
+)
+from fpgasim.dataflow.description.nodes import Linear as LinearNode
+from fpgasim.dataflow.description.nodes import Norm as NormNode
 from fpgasim.dataflow.graph import Graph, GraphBuilder
+from fpgasim.errors import ConfigError
 
 #: op kinds of the graph (the compiler's layer types before fusion)
 KINDS = (
@@ -81,14 +99,12 @@ class Layers:
         # a batch of `requests` requests of `rows` new tokens each: the linears see all
         # requests' rows, attention runs per request over its own cache (docs/batching.md)
         self.g, self.rows, self.requests, self.per_request = g, rows * requests, requests, rows
+        self.model = model
         self.h, self.heads, self.hd = model.hidden, model.heads, model.head_dim
         self.kv_heads = model.kv_heads
         self.kv_width = model.kv_heads * model.head_dim
         self.q_width = model.q_width  # heads x head_dim: hidden but in Qwen3-MoE
         self.inter = model.intermediate
-        #: the MoE block's builder of a target decoder layer's MLP (moe.py), else None
-        self.moe_mlp = None
-        self.qkv_bias = model.attention_bias
         self.key_tile, self.append_mode = params.key_tile, params.kv_append
         self.residual = ""
         self.act = _dtype(recipe.activation_bits)
@@ -210,43 +226,148 @@ class Layers:
             acc = self.eltwise(f"{p}.normalise", acc, outs[1], "mul")
         return acc
 
-    def decoder(self, p: str, x: str, width: int, keys: int, recipe: Recipe | None = None,
-                layer: int = -1, prefill: bool = False) -> str:
-        """One decoder layer over `keys` keys: RMSnorm of `x` (`width` wide), q/k (RoPE) and v
-        from it, the KV append (decode), attention, o plus the residual, the MLP. `recipe`
-        gives each projection's sparsity and bias (None: dense, no biases: a drafter's)."""
-        h, inter, kvw, qw = self.h, self.inter, self.kv_width, self.q_width
-
-        def cfg(name: str) -> Linear:
-            return recipe.linear(name) if recipe is not None else Linear()
-
-        bias = self.qkv_bias and recipe is not None
-        n1 = self.rmsnorm(f"{p}input_norm" if recipe else f"{p}norm", x, width)
-        q = self.rope(f"{p}q", self.linear(f"{p}q_proj", n1, width, qw, cfg("q"), bias))
-        k = self.rope(f"{p}k", self.linear(f"{p}k_proj", n1, width, kvw, cfg("k"), bias))
-        v = self.linear(f"{p}v_proj", n1, width, kvw, cfg("v"), bias)
-        after: tuple[str, ...] = ()
-        if not prefill:
-            k, v, after = self.kv_append(p.rstrip(".") or "self", k, v, keys)
-        att = self.attention((p.rstrip(".") or "self"), q, k, v, keys, layer, after,
-                             grouped=not prefill)
-        residual = self.residual or x
-        o = self.linear(f"{p}o_proj", att, qw, h, cfg("o"))
-        x1 = self.eltwise(f"{p}residual_attn", o, residual, "add")
-        n2 = self.rmsnorm(f"{p}post_norm", x1)
-        if self.moe_mlp is not None and recipe is not None:
-            return self.moe_mlp(self, p, n2, x1, recipe)
-        act_out = self.silu(f"{p}silu", self.linear(f"{p}gate_proj", n2, h, inter, cfg("gate")),
-                            inter)
-        up = self.linear(f"{p}up_proj", n2, h, inter, cfg("up"))
-        gated = self.eltwise(f"{p}gated", up, act_out, "mul")
-        down = self.linear(f"{p}down_proj", gated, inter, h, cfg("down"))
-        return self.eltwise(f"{p}residual_mlp", down, x1, "add")
-
     def draft_decoder(self, x: str, width: int, keys: int) -> str:
         """A draft model's decoder layer over its own KV cache: dense linears without biases
-        at the target's sizes, residual `self.residual` (docs/validation.md, draft passes)."""
-        return self.decoder("", x, width, keys)
+        at the target's sizes, residual `self.residual` (docs/validation.md, draft passes),
+        lowered from its description (`draft_decoder_layer`) by `FlightLLMReader`."""
+        reader = FlightLLMReader(self, self.model, None, keys, prefill=False,
+                                 skip=self.residual or None)
+        return reader.read(draft_decoder_layer(self.model, width), "", EMBEDDINGS, x)
+
+
+#: FlightLLM's op names of a decoder layer's description nodes (the study's names); a
+#: rotation takes its projection's short name, the SwiGLU product is `gated` (its SiLU `silu`);
+#: a drafter's first norm is `norm` (`DRAFT_NAMES`)
+FLIGHTLLM_NAMES = {
+    "attn_norm": "input_norm", "q": "q_proj", "q.rope": "q", "k": "k_proj", "k.rope": "k",
+    "v": "v_proj", "o": "o_proj", "attn_residual": "residual_attn",
+    "mlp.post_norm": "post_norm", "mlp.gate": "gate_proj", "mlp.up": "up_proj",
+    "mlp.act": "gated", "mlp.down": "down_proj", "mlp.residual": "residual_mlp",
+}
+DRAFT_NAMES = FLIGHTLLM_NAMES | {"attn_norm": "norm"}
+
+
+class FlightLLMReader(Reader):
+    """Lowers a target's description onto FlightLLM's layer types (`Layers`), one method
+    per node kind: RMSnorm with its scale, each projection with the recipe's sparsity and
+    bias (and the architecture's), the RoPE triple, the decode KV append and key-tiled
+    attention, SiLU after the gate and the gated multiply after up, each residual an
+    element-wise add; a mixture of experts' block through `moe_mlp` (moe.py). `recipe`
+    None: a drafter's layer (dense, unbiased projections; `skip`, when given, the tensor
+    its attention residual adds in place of the layer's input)."""
+
+    what = "FlightLLM's lowering"
+
+    def __init__(self, b: Layers, model: TargetModel, recipe: Recipe | None, keys: int,
+                 prefill: bool, moe_mlp=None, skip: str | None = None) -> None:
+        self.b, self.model, self.recipe, self.keys = b, model, recipe, keys
+        self.prefill, self.moe_mlp, self.skip = prefill, moe_mlp, skip
+        self.names = FLIGHTLLM_NAMES if recipe is not None else DRAFT_NAMES
+        self.source = ""
+        self.p, self.layer = "", -1
+        self.tensors: dict[str, str] = {}
+        self.skip_of: dict[str, str] = {}
+        self.gate_of: dict[str, str] = {}  # a gated activation's gate -> its SiLU output
+        self.silu: dict[str, str] = {}
+        self.summed: set[str] = set()  # activations that already hold their residual
+
+    def read(self, nodes: tuple[Node, ...], prefix: str, source: str, x: str,
+             layer: int = -1) -> str:
+        """Lower `nodes` (op names under `prefix`), whose input activation `source` is the
+        graph tensor `x`; the tensor of the last node's output."""
+        self.p, self.layer, self.source = prefix, layer, source
+        self.tensors, self.silu, self.summed = {source: x}, {}, set()
+        self.skip_of = {n.inputs[0]: n.inputs[1] for n in nodes if n.kind == "residual"}
+        self.gate_of = {n.inputs[0]: n.name for n in nodes
+                        if n.kind == "activation" and n.gated}
+        for node in nodes:
+            self.visit(node)
+        return self.tensors[nodes[-1].output]
+
+    def name(self, node: Node) -> str:
+        """The op's FlightLLM name under the current prefix."""
+        return self.p + self.names.get(node.name, node.name)
+
+    def refuse(self, what: str) -> None:
+        """One line: the model's architecture and what this lowering lacks."""
+        raise ConfigError(model_source(self.model), "architecture", self.model.architecture,
+                          f"a model FlightLLM's lowering reads (it has no {what})")
+
+    def norm(self, node: NormNode) -> None:
+        """RMSnorm with its scale."""
+        if node.norm != "rms":
+            self.refuse(f"{node.norm} norm")
+        self.tensors[node.output] = self.b.rmsnorm(self.name(node),
+                                                   self.tensors[node.inputs[0]], node.width)
+
+    def linear(self, node: LinearNode) -> None:
+        """A projection at the recipe's sparsity, with the recipe's or the architecture's
+        bias; SiLU right after a gated activation's gate."""
+        cfg = self.recipe.linear(node.role) if self.recipe is not None else Linear()
+        out = self.b.linear(self.name(node), self.tensors[node.inputs[0]], node.d_in,
+                            node.d_out, cfg, node.bias is not None)
+        self.tensors[node.output] = out
+        if node.output in self.gate_of:
+            self.silu[node.output] = self.b.silu(f"{self.p}silu", out, node.d_out)
+
+    def rope(self, node: Rope) -> None:
+        """The RoPE triple: multiply by the sin and cos caches, add."""
+        self.tensors[node.output] = self.b.rope(self.name(node), self.tensors[node.inputs[0]])
+
+    def attention(self, node: Attention) -> None:
+        """The decode KV append, then QK^T, softmax and PV tiled over the keys."""
+        q, k, v = (self.tensors[name] for name in node.inputs)
+        p = self.p.rstrip(".") or "self"
+        after: tuple[str, ...] = ()
+        if not self.prefill:
+            k, v, after = self.b.kv_append(p, k, v, self.keys)
+        self.tensors[node.output] = self.b.attention(p, q, k, v, self.keys, self.layer, after,
+                                                     grouped=not self.prefill)
+
+    def activation(self, node: Activation) -> None:
+        """SwiGLU's product: up times the SiLU of the gate (`linear` ran the SiLU)."""
+        if not node.gated or node.fn != "silu":
+            self.refuse(f"{'plain ' if not node.gated else ''}{node.fn} activation")
+        self.tensors[node.output] = self.b.eltwise(
+            self.name(node), self.tensors[node.inputs[1]], self.silu[node.inputs[0]], "mul")
+
+    def residual(self, node: Residual) -> None:
+        """An element-wise add of the branch and its skip (a mixture of experts' block
+        holds its residual already: moe.py)."""
+        if node.inputs[0] in self.summed:
+            self.tensors[node.output] = self.tensors[node.inputs[0]]
+            self.summed.add(node.output)
+            return
+        skip = self.tensors[node.inputs[1]]
+        if self.skip and node.inputs[1] == self.source:
+            skip = self.skip
+        self.tensors[node.output] = self.b.eltwise(self.name(node), self.tensors[node.inputs[0]],
+                                                   skip, "add")
+
+    def lm_head(self, node: LmHead) -> None:
+        """The LM head, a projection at the recipe's LM-head sparsity."""
+        self.tensors[node.output] = self.b.linear(
+            self.name(node), self.tensors[node.inputs[0]], node.d_in, node.vocab,
+            self.recipe.lm_head)
+
+    def router(self, node: Router) -> None:
+        """Lowered with its block (`routed_experts`)."""
+
+    def routed_experts(self, node: RoutedExperts) -> None:
+        """The whole MoE block, in moe.py's order (router, shared expert, the touched
+        experts, the combine onto the attention residual)."""
+        if self.moe_mlp is None:
+            raise ValueError("an MoE target's graph needs its block's builder (moe.py)")
+        skip = self.skip_of[node.output]
+        out = self.moe_mlp(self.b, self.p, self.tensors[node.inputs[0]], self.tensors[skip],
+                           self.recipe)
+        self.tensors[node.output] = out
+        self.summed.add(node.output)
+
+    def shared_experts(self, node: SharedExperts) -> None:
+        """Lowered with the routed experts' block (moe.py)."""
+        self.tensors[node.output] = self.tensors[self.skip_of[node.output]]
+        self.summed.add(node.output)
 
 
 def build_graph(
@@ -259,7 +380,8 @@ def build_graph(
     requests: int = 1,
     moe_mlp=None,
 ) -> Graph:
-    """The graph of one pass: `rows` query rows (x in decode, L in prefill) over `context` keys.
+    """The graph of one pass: `rows` query rows (x in decode, L in prefill) over `context` keys,
+    the target's description (`describe_target`) read by `FlightLLMReader`.
 
     Decode: the K/V caches hold context - rows positions and the append adds the new rows.
     Prefill: rows = context = L and K/V come straight from the projections. `layers`
@@ -267,17 +389,16 @@ def build_graph(
     a batch of that many requests, each with these rows and its own cache. `moe_mlp`: the
     builder of a mixture of experts' MLP (moe.py), which replaces the dense one.
     """
-    h = model.hidden
     name = f"flightllm {model.id} {phase} rows={rows} context={context}"
     g = GraphBuilder(name + (f" requests={requests}" if requests > 1 else ""))
     b = Layers(g, model, params, rows, requests)
-    b.moe_mlp = moe_mlp
-    x = b.x
+    described = describe_target(model)
+    reader = FlightLLMReader(b, model, params.recipe, context, phase == "prefill", moe_mlp)
+    reader.check(described, model)
+    x, layer_in = b.x, described.head[-1].output if described.head else described.input
     for layer in range(model.layers if layers is None else layers):
-        x = b.decoder(f"l{layer}.", x, h, context, params.recipe, layer,
-                      prefill=phase == "prefill")
-    nf = b.rmsnorm("final_norm", x)
-    b.linear("lm_head", nf, h, model.vocab, params.recipe.lm_head)
+        x = reader.read(described.layer, f"l{layer}.", layer_in, x, layer)
+    reader.read(described.tail, "", described.layer[-1].output, x)
     return g.build()
 
 

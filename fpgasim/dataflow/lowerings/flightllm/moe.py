@@ -22,7 +22,8 @@ One MoE decoder layer's MLP, after the post-attention RMSnorm, in program order:
   expert's output when there is one).
 
 A dense layer of a model with some (Qwen's `mlp_only_layers`) is refused before this
-(model_arithmetic). Capacity counts every expert (model_arithmetic.stored_bytes).
+(its description, `description/families/moe_family.py`). Capacity counts every expert
+(`description.parameters.TargetArithmetic.stored_bytes`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The target model's arithmetic, derived once from its op graph (`passes.target_pass`):
-weights by part and KV elements per token.
+"""The parameter reader of a target's description: weights by part, KV elements per
+token, total and active parameters (docs/architecture.md, "One model description and its
+readers").
 
 Its readers: `simulate.memory_bytes` (the off-chip bytes of a point), `fpgasim models`
-(the parameter count beside the published one) and the heterogeneous GPU+FPGA model. The
-`analytic` engine keeps the study's closed forms (docs/accounting.md): they are its
-accounting, and the tests hold them against these counts.
+(the parameter count beside the published one) and the heterogeneous GPU+FPGA model
+(heterogeneous/costs.py). The `analytic` engine keeps the study's closed forms
+(docs/accounting.md); tests/engine/test_analytic.py holds them against the description.
 
 `TargetArithmetic.stored_bytes(recipe)` is the one weight size of a (model, recipe): every
 weight at the recipe's `weight_bits` x its projection's sparse ratio (`Recipe.weight_bytes`),
@@ -20,9 +21,21 @@ from dataclasses import dataclass
 
 from fpgasim.bounded import memoised
 from fpgasim.config.design import Linear, Recipe
-from fpgasim.config.schema import TargetModel, model_source
-from fpgasim.dataflow.passes import target_pass
-from fpgasim.errors import ConfigError
+from fpgasim.config.schema import TargetModel
+from fpgasim.dataflow.description import ModelGraph, Reader, describe_target
+from fpgasim.dataflow.description.nodes import (
+    Activation,
+    Attention,
+    LmHead,
+    Norm,
+    Positions,
+    Residual,
+    Rope,
+    RoutedExperts,
+    Router,
+    SharedExperts,
+)
+from fpgasim.dataflow.description.nodes import Linear as LinearNode
 
 
 def recipe_projection(name: str) -> str:
@@ -69,6 +82,8 @@ class TargetArithmetic:
     position_weights: int = 0
     #: count the norms' gains and biases (GPT-2's LayerNorms, as its published count does)
     norms_counted: bool = False
+    #: the layer projections the architecture gives a bias (Qwen2's q/k/v, GPT-2's all)
+    biased_projections: frozenset[str] = frozenset()
 
     @property
     def weight_count(self) -> int:
@@ -110,15 +125,13 @@ class TargetArithmetic:
                  + self.lm_head_weights)
         return self.streamed_bytes(recipe) / recipe.weight_bytes(dense)
 
-    def stored_bytes(self, recipe: Recipe, model_bias: bool) -> float:
+    def stored_bytes(self, recipe: Recipe) -> float:
         """Off-chip bytes of the target's weights under the recipe (the one weight size):
         the streamed weights (`streamed_bytes`), each projection's bias where the recipe or
-        the architecture (`model_bias`: Qwen2's q/k/v) has one, at `bias_bits`, and the
-        embedding table unless tied to the LM head, at the recipe's width (looked up, never
-        streamed). Norm gains are left out (`weight_count`)."""
-        biased = {"q", "k", "v"} if model_bias else set()
-        if self.norms_counted:  # GPT-2: every projection has its bias
-            biased = {name for name, _, _ in self.layer_projections}
+        the architecture (`biased_projections`: Qwen2's q/k/v, GPT-2's every one) has one,
+        at `bias_bits`, and the embedding table unless tied to the LM head, at the recipe's
+        width (looked up, never streamed). Norm gains are left out (`weight_count`)."""
+        biased = self.biased_projections
         layer_bias = sum(n for name, _, n in self.layer_projections
                          if projection_linear(recipe, name).bias or name in biased)
         head_bias = self.lm_head_weights // self.hidden if recipe.lm_head.bias else 0
@@ -137,61 +150,103 @@ class TargetArithmetic:
         return self.layers * self.layer_kv_per_token * tokens
 
 
-@memoised("model.arithmetic", owner="fpgasim.dataflow.model_arithmetic",
+class ParameterReader(Reader):
+    """Counts a description's parameters by part (one method per node kind)."""
+
+    what = "the parameter reader"
+
+    def __init__(self) -> None:
+        self.part = "layer"
+        self.norms = {"head": 0, "layer": 0, "tail": 0}
+        self.projections: list[tuple[str, int, int]] = []
+        self.biases = 0
+        self.biased: set[str] = set()
+        self.kv_per_token = 0
+        self.lm_head_weights = 0
+        self.tied = False
+        self.position_weights = 0
+
+    def read(self, graph: ModelGraph) -> ParameterReader:
+        """Visit the head, one layer and the tail; the reader, filled."""
+        for part, nodes in graph.parts():
+            self.part = part
+            for node in nodes:
+                self.visit(node)
+        return self
+
+    def norm(self, node: Norm) -> None:
+        """Its gain (and bias): counted by part."""
+        self.norms[self.part] += sum(w.elements for w in node.weights())
+
+    def linear(self, node: LinearNode) -> None:
+        """A projection (recipe name, d_in, d_out) and its bias."""
+        self.projections.append((node.role, node.d_in, node.d_out))
+        if node.bias is not None:
+            self.biases += node.bias.elements
+            self.biased.add(node.role)
+
+    def rope(self, node: Rope) -> None:
+        """No parameters (sin and cos are computed, not stored)."""
+
+    def positions(self, node: Positions) -> None:
+        """The learned position table."""
+        self.position_weights += node.table.elements
+
+    def attention(self, node: Attention) -> None:
+        """K and V of one token in this layer's cache."""
+        self.kv_per_token += 2 * node.kv_width
+
+    def activation(self, node: Activation) -> None:
+        """No parameters."""
+
+    def residual(self, node: Residual) -> None:
+        """No parameters."""
+
+    def lm_head(self, node: LmHead) -> None:
+        """The LM head, hidden x vocab; tied to the embedding or not."""
+        self.lm_head_weights = node.weight.elements
+        self.tied = node.tied
+
+    def router(self, node: Router) -> None:
+        """The router, a projection h -> E."""
+        self.projections.append((node.weight.role, *node.weight.shape))
+
+    def routed_experts(self, node: RoutedExperts) -> None:
+        """All E experts' gate, up and down, each as one projection E experts wide."""
+        for w in node.weights_per_expert:  # gate and up widen their outputs, down its inputs
+            d_in, d_out = w.shape
+            wide = (d_in * node.experts, d_out) if w.role.endswith(".down") else (
+                d_in, d_out * node.experts)
+            self.projections.append((w.role, *wide))
+
+    def shared_experts(self, node: SharedExperts) -> None:
+        """The shared expert's gate (h -> 1) where it has one, its gate, up and down."""
+        for w in node.weights():
+            self.projections.append((w.role, *w.shape))
+
+
+@memoised("description.parameters", owner="fpgasim.dataflow.description.parameters",
           keys="target model", budget=64,
-          why="read off the model's one-token pass (0.40 ms for Llama-3.1-8B's), and "
-          "`memory_bytes` asks on every result row and every x of a solve; a hit costs 2.3 us")
+          why="read off the model's description (27 us for Llama-3.1-8B's), and `memory_bytes` "
+          "asks on every result row and every x of a solve; a hit costs 2.3 us")
 def target_arithmetic(model: TargetModel) -> TargetArithmetic:
-    """The model's arithmetic, read off its one-token pass over a one-token cache (GPT-2's
-    from its architecture: `gpt2_arithmetic`)."""
-    if model.architecture == "gpt2":
-        return gpt2_arithmetic(model)
-    if model.moe is not None and model.moe.dense_layers:
-        raise ConfigError(model_source(model), model.key_of("mlp_only_layers"),
-                          list(model.moe.dense_layers),
-                          "no dense layers (mlp_only_layers [] and decoder_sparse_step 1): "
-                          "MoE models with dense layers between sparse ones are not lowered yet")
-    ops = target_pass(model, 1, 1, None)
-    layer, tail = ops.layer, ops.tail
-    linear = sum(op.in_dim * op.out_dim for op in layer if op.kind == "linear")
-    norms = sum(op.act_elems for op in layer if op.kind == "norm")  # one row: its width
-    qkv = sum(op.out_dim for op in layer if op.kind == "linear" and op.name in ("q", "k", "v"))
-    head = sum(op.in_dim * op.out_dim for op in tail if op.kind == "lm_head")
-    projections = tuple((op.name.removeprefix("mlp."), op.in_dim, op.out_dim)
-                        for op in layer if op.kind == "linear")
+    """The model's parameters, read off its description (`describe_target`)."""
+    graph = describe_target(model)
+    r = ParameterReader()
+    r.check(graph, model)
+    r.read(graph)
     return TargetArithmetic(
-        layers=ops.layers,
-        layer_linear_weights=linear,
-        layer_norm_weights=norms,
-        layer_bias_weights=qkv if model.attention_bias else 0,
-        final_norm_weights=sum(op.act_elems for op in tail if op.kind == "norm"),
-        lm_head_weights=head,
-        embedding_weights=head,
-        layer_kv_per_token=sum(op.kv_elems for op in layer),  # at one cached position
-        tied_embeddings=model.tied_embeddings,
-        layer_projections=projections,
-    )
-
-
-def gpt2_arithmetic(model: TargetModel) -> TargetArithmetic:
-    """GPT-2's arithmetic from its architecture (docs/models.md, "GPT-2"): per layer q, k, v,
-    o (h x h each, biased) and the non-gated MLP's fc (h x i) and proj (i x h), both biased;
-    two LayerNorms with gain and bias; a final LayerNorm; learned positions; the LM head tied
-    to the token table. The op graph (`passes.target_pass`) is Llama's, so it is not read."""
-    h, i = model.hidden, model.intermediate
-    projections = (("q", h, h), ("k", h, h), ("v", h, h), ("o", h, h), ("up", h, i),
-                   ("down", i, h))
-    return TargetArithmetic(
-        layers=model.layers,
-        layer_linear_weights=sum(k * n for _, k, n in projections),
-        layer_norm_weights=2 * 2 * h,  # ln_1, ln_2: gain and bias each
-        layer_bias_weights=sum(n for _, _, n in projections),
-        final_norm_weights=2 * h,
-        lm_head_weights=h * model.vocab,
-        embedding_weights=h * model.vocab,
-        layer_kv_per_token=2 * model.kv_heads * model.head_dim,
-        tied_embeddings=True,
-        layer_projections=projections,
-        position_weights=model.window_tokens * h,
-        norms_counted=True,
+        layers=graph.layers,
+        layer_linear_weights=sum(k * n for _, k, n in r.projections),
+        layer_norm_weights=r.norms["layer"],
+        layer_bias_weights=r.biases,
+        final_norm_weights=r.norms["tail"],
+        lm_head_weights=r.lm_head_weights,
+        embedding_weights=graph.embedding.elements if graph.embedding is not None else 0,
+        layer_kv_per_token=r.kv_per_token,
+        tied_embeddings=r.tied,
+        layer_projections=tuple(r.projections),
+        position_weights=r.position_weights,
+        norms_counted=graph.counts_norms,
+        biased_projections=frozenset(r.biased),
     )

@@ -24,7 +24,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 if TYPE_CHECKING:  # types only: the kinds' modules import these, and this module first
-    from fpgasim.figures.plots import ExperimentOutput
+    from fpgasim.figures.style import ExperimentOutput
     from fpgasim.reproduce.experiment_schema import Experiment
     from fpgasim.reproduce.rendered import Rendered
     from fpgasim.reproduce.workloads import RunContext

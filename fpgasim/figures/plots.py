@@ -33,12 +33,6 @@ from fpgasim.studies.explore import ExploreResult
 from fpgasim.studies.generation import Generation
 from fpgasim.tree.method_curves import METHODS
 
-
-
-
-
-
-
 # --------------------------------------------------------------------------- solve and generate
 
 MAX_PANELS = 12

@@ -1,6 +1,7 @@
 """batch_crossover: the batch crossover of docs/batching.md (docs/batch_crossover.csv and its
 table): for each shipped FPGA and design and each drafter, the largest batch at which SD
-still pays, per context (`fpgasim solve --batch`, the `fast` engine).
+still pays, per context (`fpgasim solve --batch`, the `fast` engine). Minutes: a slow doc
+table (`fpgasim reproduce docs`, not `all`).
 
 One row per board, drafter and context: `solving.solver.BATCH_CROSSOVER_COLUMNS`, the
 DSP-fit mark, and SD's best speedup and x at every batch whose point fits the memory.
@@ -123,11 +124,12 @@ KIND = register_kind(ExperimentKind(
     external=External(
         title="Batch crossover: SD's best speedup per batch on every shipped design",
         description="FlightLLM's designs (published, four MV lanes) and the study's fp16 "
-        "arrays; LongSpec, EAGLE-3 and Falcon; the fast engine.",
+        "arrays; LongSpec, EAGLE-3 and Falcon; the fast engine. Minutes.",
         schema=DocTableFile,
         table=batch_crossover_table,
         doc='docs/batching.md ("The crossover")',
         markdown=batch_crossover_markdown,
+        slow=True,
         aat_source="the acceptance rule's default (measured tables where shipped, else "
         "embedded)",
     ),

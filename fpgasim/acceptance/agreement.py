@@ -2,8 +2,8 @@
 
 `embedded_vs_measured` puts each measured row beside the embedded model's AAT for the same
 tree at the same context and beside what the acceptance rule (`analysis.acceptance`) uses
-by default there; `agreement_markdown` summarises it for docs/trees.md. The script
-`benchmarks/embedded_vs_measured.py` writes both (docs/embedded_vs_measured.csv), and
+by default there; `agreement_markdown` summarises it for docs/trees.md. `fpgasim reproduce
+embedded_vs_measured` writes both (docs/embedded_vs_measured.csv), and
 `tests/acceptance/test_rule.py` checks them.
 """
 

@@ -38,11 +38,14 @@ from fpgasim.reproduce import (
     experiment_names,
     load_experiment,
     markdown,
-    study_experiment_names,
     write_outputs,
 )
 from fpgasim.reproduce.beside import beside_columns
-from fpgasim.reproduce.experiment_loader import AnyExperiment
+from fpgasim.reproduce.experiment_loader import (
+    AnyExperiment,
+    all_experiment_names,
+    doc_experiment_names,
+)
 from fpgasim.reproduce.experiment_runner import check_inputs, needs_engine
 from fpgasim.reproduce.output import source_line
 from fpgasim.reproduce.pool import run_experiments, simulator
@@ -140,13 +143,15 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
     for item in names:
         for name in split_items(item, "NAME", "table1,fig4"):
             if name == "all":
-                wanted.extend(study_experiment_names())
+                wanted.extend(all_experiment_names())
+            elif name == "docs":
+                wanted.extend(doc_experiment_names())
             elif name == "everything":
                 wanted.extend(experiment_names())
             else:
                 wanted.append(name)
     if not wanted:
-        raise InputError("NAME", " ".join(names), "an experiment name, all or everything")
+        raise InputError("NAME", " ".join(names), "an experiment name, all, docs or everything")
     shipped = experiment_names()
     out = []
     given: dict[str, str] = {}  # experiment name -> the argument that named it
@@ -156,7 +161,7 @@ def _experiments(names: list[str]) -> list[AnyExperiment]:
         if name not in shipped and not name.endswith((".yaml", ".yml")) and "/" not in name:
             meant = did_you_mean(name, shipped)
             hint = f"did you mean {' or '.join(meant)}? " if meant else ""
-            raise InputError("NAME", name, f"{hint}one of all, everything, "
+            raise InputError("NAME", name, f"{hint}one of all, docs, everything, "
                              f"{', '.join(shipped)} (or a YAML path)")
         exp = load_experiment(name)
         first = given.setdefault(exp.name, name)

@@ -11,6 +11,8 @@ candidate would mean 60 ms of drafting per 25 ms verification. Both charges are 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from fpgasim.config import load_model
@@ -98,12 +100,14 @@ def dovetail1_detail(inputs: Dovetail1Inputs | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def dovetail1_table(inputs: Dovetail1Inputs | None = None) -> pd.DataFrame:
+def dovetail1_table(inputs: Dovetail1Inputs | Path | None = None) -> pd.DataFrame:
     """The dovetail1 CSV: method, device, gamma, speedup_from_measurements, speedup_model.
 
     One row per published Dovetail measurement; speedups over the same host's target-only AD,
-    rounded to 3 decimals.
+    rounded to 3 decimals. `inputs` may be the experiment file's path (`reproduce` passes it).
     """
+    if isinstance(inputs, Path):
+        inputs = load_dovetail1_inputs(str(inputs))
     frame = dovetail1_detail(inputs)[TABLE_COLUMNS].copy()
     for col in ("speedup_from_measurements", "speedup_model"):
         frame[col] = frame[col].round(DIGITS)

@@ -74,6 +74,25 @@ def study_experiment_names() -> list[str]:
     return [name for name in experiment_names() if name in STUDY_EXPERIMENTS]
 
 
+def doc_experiment_names(*, slow: bool | None = None) -> list[str]:
+    """The shipped doc tables (experiments whose kind gives a doc's Markdown block,
+    docs/reproduction.md "Doc tables"): all (None), only the fast (False) or only the slow
+    (True) ones, in `experiment_names` order."""
+    out = []
+    for name in experiment_names():
+        exp = load_experiment(name)
+        if isinstance(exp, ExternalExperiment) and exp.external.doc:
+            if slow is None or exp.external.slow == slow:
+                out.append(name)
+    return out
+
+
+def all_experiment_names() -> list[str]:
+    """What `reproduce all` runs: the study's nine, then the doc tables that take seconds
+    (the slow ones are `reproduce docs`)."""
+    return [*study_experiment_names(), *doc_experiment_names(slow=False)]
+
+
 def load_experiment(name_or_path: str | Path) -> AnyExperiment:
     """An experiment by shipped name (`table4`) or YAML path; errors name the file and field."""
     path = resolve("experiment", str(name_or_path))

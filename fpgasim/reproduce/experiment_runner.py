@@ -36,7 +36,9 @@ class ExperimentResult:
     when nothing is timed); notes: lines printed under the table; available: False when
     the AAT source cannot give this experiment; sim_engine: the simulator whose twin
     columns (NAME_sim, ratios, sim_reason) follow the engine's ('' when none); columns:
-    the contract columns (docs/reproduction.md) the table starts with.
+    the contract columns (docs/reproduction.md) the table starts with; float_format: how
+    the CSV prints floats (None: every digit); doc_block, doc: a doc table's Markdown block
+    and the doc that holds it ('' for the others).
     """
 
     name: str
@@ -54,6 +56,9 @@ class ExperimentResult:
     aat_short: str = ""
     sim_engine: str = ""
     columns: tuple[str, ...] = ()
+    float_format: str | None = None
+    doc_block: str = ""
+    doc: str = ""
 
 
 def output_columns(exp: Experiment, sim: bool = False) -> list[str]:
@@ -148,9 +153,14 @@ def run_experiment(
 
 
 def _run_external(exp: ExternalExperiment) -> ExperimentResult:
-    """An experiment another package computes (e.g. dovetail1): its table as returned."""
-    compute = exp.external.table
-    table = compute()
+    """An experiment computed by its kind's table function from its file (dovetail1, the
+    doc tables): its table as returned, and a doc table's Markdown block."""
+    external = exp.external
+    compute = external.table
+    table = compute(exp.path)
+    notes = [f"computed by {compute.__module__}:{compute.__qualname__} from {exp.path.name}"]
+    if external.doc:
+        notes.append(f"the table of {external.doc}")
     return ExperimentResult(
         name=exp.name,
         title=exp.title,
@@ -158,7 +168,10 @@ def _run_external(exp: ExternalExperiment) -> ExperimentResult:
         description=exp.description,
         table=table,
         full=table,
-        aat_source="none (published measurements and the heterogeneous platform model)",
+        aat_source=external.aat_source,
         engine="",
-        notes=(f"computed by {compute.__module__}:{compute.__qualname__} from {exp.path.name}",),
+        notes=tuple(notes),
+        float_format=external.float_format,
+        doc_block=external.markdown(table) if external.markdown is not None else "",
+        doc=external.doc,
     )

@@ -204,3 +204,11 @@ class Experiment(Strict):
                 f"{', '.join(with_one)}"
             )
         return self
+
+
+class DocTableFile(Strict):
+    """The file of a doc table (docs/reproduction.md, "Doc tables"): its name and kind; the
+    kind's module holds what it computes and the doc whose table it gives."""
+
+    id: Name = Field(description="the experiment's name (NAME.csv, NAME.md)")
+    kind: Name = Field(description="a doc-table kind, e.g. batch_crossover")

@@ -17,6 +17,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 if TYPE_CHECKING:  # types only: the kinds' modules import these, and this module first
-    from fpgasim.figures.plots import ExperimentOutput
+    from fpgasim.figures.style import ExperimentOutput
     from fpgasim.reproduce.experiment_schema import Experiment
     from fpgasim.reproduce.rendered import Rendered
     from fpgasim.reproduce.workloads import RunContext
@@ -80,15 +81,27 @@ class EngineComparison:
 
 @dataclass(frozen=True)
 class External:
-    """A kind whose files another package reads and computes.
+    """A kind computed by one function from its file, not rendered from workloads: another
+    package's table (dovetail1) or a published doc table (docs/reproduction.md, "Doc
+    tables").
 
     title, description: what the listings show for its files; schema: its file schema (for
-    `fpgasim validate`); table: the function that computes its CSV."""
+    `fpgasim validate`); table: the function that computes its CSV from the experiment
+    file's path; doc: for a doc table, the doc (and section) whose table `markdown` gives,
+    '' otherwise; markdown: frame -> the Markdown block the doc holds (None: the generic
+    table); float_format: how the CSV prints floats (None: every digit); slow: True when
+    it takes minutes, so `reproduce all` leaves it to `reproduce docs`; aat_source: which
+    acceptance its numbers rest on, in words (the outputs' source line)."""
 
     title: str
     description: str
     schema: type[BaseModel]
-    table: Callable[[], pd.DataFrame]
+    table: Callable[[Path], pd.DataFrame]
+    doc: str = ""
+    markdown: Callable[[pd.DataFrame], str] | None = None
+    float_format: str | None = None
+    slow: bool = False
+    aat_source: str = "none (no acceptance read)"
 
 
 @dataclass(frozen=True)

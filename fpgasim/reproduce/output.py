@@ -20,8 +20,10 @@ FLOAT_FMT = "{:.4g}"
 
 
 def csv_text(result: ExperimentResult) -> str:
-    """The CSV: header and rows, full precision, empty cells for missing values."""
-    return result.table.to_csv(index=False, lineterminator="\n")
+    """The CSV: header and rows, full precision (or the doc table's float format), empty
+    cells for missing values."""
+    return result.table.to_csv(index=False, lineterminator="\n",
+                               float_format=result.float_format)
 
 
 def cell(value: object) -> str:
@@ -56,7 +58,9 @@ def markdown(result: ExperimentResult, figure_name: str | None = None) -> str:
     out.write(f"{source_line(result)}\n\n")
     if result.description:
         out.write(f"{' '.join(result.description.split())}\n\n")
-    if result.available:
+    if result.doc_block:  # a doc table: the block the doc holds, verbatim
+        out.write(f"The table of {result.doc}:\n\n{result.doc_block.rstrip()}\n\n")
+    elif result.available:
         out.write(markdown_table(result.table))
         out.write("\n")
     for note in result.notes:

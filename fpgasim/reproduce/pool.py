@@ -20,7 +20,7 @@ from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.engine import ENGINES, Engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.fast import FastEngine, warm_kernels
-from fpgasim.figures.plots import load_matplotlib
+from fpgasim.figures.style import load_matplotlib
 from fpgasim.reproduce.experiment_loader import AnyExperiment
 from fpgasim.reproduce.experiment_runner import ExperimentResult, run_experiment
 from fpgasim.reproduce.experiment_schema import Experiment

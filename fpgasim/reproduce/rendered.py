@@ -1,4 +1,7 @@
-"""`Rendered`: what a renderer returns, and helpers to build its rows."""
+"""`Rendered`: what a kind's renderer returns, and the helpers the renderers share (the
+workloads, solved and best-of; the input columns of a row; the AD and set rows of Tables I
+and III; the per-method AAT curves of Table III and Fig. 6; the per-x curve of Figs. 1 and
+2). Each kind's own renderer lives in its module of `fpgasim.reproduce.kinds`."""
 
 from __future__ import annotations
 
@@ -6,23 +9,33 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
+from fpgasim.acceptance import AatCurve, fit_curve
+from fpgasim.acceptance.curves import max_verify_len
+from fpgasim.acceptance.measured import tree_of_row
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.engine import DEFAULT_ENGINE, get_engine
+from fpgasim.errors import InputError
 from fpgasim.reproduce.experiment_schema import Experiment, Workload
 from fpgasim.reproduce.kind import experiment_kind
 from fpgasim.reproduce.workloads import (
     RunContext,
     curves,
     load_inputs,
+    restrict,
     solve,
     solve_best,
     source_name,
+    with_ad_point,
 )
 from fpgasim.simulate import check_window
 from fpgasim.solving import Solution
 from fpgasim.solving.decision import decision_of
+from fpgasim.solving.tree_design import COSTED_TREE_METHODS, MODEL_TREE_METHODS
+from fpgasim.tree.method_curves import compare_curves
 
 
 @dataclass(frozen=True)
@@ -135,3 +148,118 @@ def embedded_task_note(exp: Experiment, ctx: RunContext) -> tuple[str, ...]:
         "the embedded acceptance model is task-agnostic (task = embedded); with `aat_dir` "
         f"the measured {', '.join(tasks)} curves are used",
     )
+
+
+def ad_row(common: dict, s: dict) -> dict:
+    """The AD row of a sets/methods table (x = 1: AAT and speedup 1 by definition)."""
+    return {
+        **common,
+        "method": "ad",
+        "verify_len": 1,
+        "tokens_per_s": s["ad_tokens_per_s"],
+        "speedup": 1.0,
+        "aat": 1.0,
+        "tree": "",
+    }
+
+
+def set_row(common: dict, s: dict, name: str, method: str) -> dict:
+    """The row of set `name` (ori, naive, best) of solver summary row `s`, labelled `method`."""
+    return {
+        **common,
+        "method": method,
+        "verify_len": s[f"{name}_verify_len"],
+        "tokens_per_s": s[f"{name}_tokens_per_s"],
+        "speedup": s[f"{name}_speedup"],
+        "aat": s[f"{name}_aat"],
+        "tree": s[f"{name}_tree"],
+    }
+
+
+def method_curves(
+    exp: Experiment,
+    ctx: RunContext,
+    algorithm: Algorithm,
+    model: TargetModel,
+    context: int,
+    task: str | None,
+    board: Board | None = None,
+) -> dict[str, AatCurve]:
+    """One AAT curve per tree-construction method: measured tables or the embedded model.
+
+    Methods of `analysis.COSTED_TREE_METHODS` (e.g. throughput) design their trees on
+    `board` with the run's engine (default engine for untimed kinds); methods no table
+    measures (`MODEL_TREE_METHODS`) always come from the embedded model.
+    """
+    methods = list(exp.tree_methods or ["prior_score"])
+    costed = [m for m in methods if m in COSTED_TREE_METHODS]
+    plain = [m for m in methods if m not in COSTED_TREE_METHODS]
+    out: dict[str, AatCurve] = {}
+    if ctx.measured:
+        for m in plain:
+            if m in MODEL_TREE_METHODS:
+                continue
+            (curve,) = curves(exp, ctx, algorithm, model, [context], [task] if task else None, m)
+            out[m] = curve
+        modelled = [m for m in plain if m in MODEL_TREE_METHODS]
+        if modelled:
+            out |= embedded_method_curves(exp, algorithm, context, modelled)
+    elif plain:
+        out |= embedded_method_curves(exp, algorithm, context, plain)
+    for m in costed:
+        if board is None:
+            raise InputError("tree_methods", m, "a workload board to design the tree on")
+        engine = ctx.engine or get_engine(DEFAULT_ENGINE)
+        hi = exp.verify_lens.max
+        curve = COSTED_TREE_METHODS[m](engine, board, model, algorithm, context, x_max=hi)
+        out[m] = restrict(curve, exp)
+    return {m: out[m] for m in methods}
+
+
+def embedded_method_curves(
+    exp: Experiment, algorithm: Algorithm, context: int, methods: list[str]
+) -> dict[str, AatCurve]:
+    """Width/depth/prior-score trees under the embedded acceptance model (exact AAT)."""
+
+    top = max_verify_len(algorithm)
+    hi = min(top, exp.verify_lens.max or top)
+    sizes = range(max(2, exp.verify_lens.min), hi + 1)
+    rng = np.random.default_rng(exp.seed)
+    table = compare_curves(algorithm, sizes, rng, context)
+    out = {}
+    for m in methods:
+        part = table[table["method"] == m].sort_values("verify_len", ignore_index=True)
+        trees = [tree_of_row({"tree_shape": s}, algorithm.drafter) for s in part["tree_shape"]]
+        points = pd.DataFrame(
+            {
+                "verify_len": part["verify_len"].astype(int),
+                "aat": part["aat"].astype(float),
+                "tree": trees,
+                "tree_source": "embedded",
+            }
+        )
+        measured = points[["verify_len", "aat"]]
+        fit = fit_curve(measured["verify_len"], measured["aat"])
+        curve = AatCurve("embedded", context, "embedded", points, measured, fit, None)
+        out[m] = restrict(curve, exp)
+    return out
+
+
+def task_contexts(w: Workload, ctx: RunContext) -> list[tuple[str | None, int]]:
+    """(task, context) pairs of a workload; task None: the table's default (or embedded)."""
+    tasks: list[str | None] = list(tasks_of(w, ctx) or [None])
+    return [(t, c) for t in tasks for c in w.contexts]
+
+
+def solved_curves(exp: Experiment, ctx: RunContext) -> tuple[list[dict], list[pd.DataFrame]]:
+    """Per workload: rows of the per-x curve (with the AD point x = 1) and the summaries."""
+    rows, summaries = [], []
+    for *_, sol in solved_workloads(exp, ctx):
+        summary = sol.summary
+        summaries.append(summary)
+        per_x = with_ad_point(sol.curves, summary)
+        info = summary.set_index(["task", "context"])
+        for c in per_x.to_dict("records"):
+            s = info.loc[(c["task"], c["context"])].to_dict() | {"task": c["task"]}
+            rows.append({**base(exp, ctx, s), **c, "ar_tokens_per_s": s["ad_tokens_per_s"]})
+    return rows, summaries

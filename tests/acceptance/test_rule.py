@@ -82,7 +82,7 @@ def test_the_embedded_model_is_not_claimed_to_reproduce_them(agreement: pd.DataF
 
 
 def test_the_agreement_table_in_docs_is_current(agreement: pd.DataFrame) -> None:
-    """docs/embedded_vs_measured.csv (benchmarks/embedded_vs_measured.py) and the summary
+    """docs/embedded_vs_measured.csv (`fpgasim reproduce embedded_vs_measured`) and the summary
     block of docs/trees.md hold what the code computes."""
     shipped = pd.read_csv(DOCS / "embedded_vs_measured.csv", keep_default_na=False,
                           na_values={"default_aat": [""]})

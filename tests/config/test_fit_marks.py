@@ -87,7 +87,7 @@ def test_arrays_beyond_the_part_are_marked_in_every_command(capsys) -> None:
 
 
 def test_the_batching_table_marks_the_oversized_arrays() -> None:
-    """docs/batch_crossover.csv (benchmarks/batch_crossover.py) carries fits_dsps per row,
+    """docs/batch_crossover.csv (`fpgasim reproduce batch_crossover`) carries fits_dsps per row,
     and docs/batching.md's table names the study's arrays beyond their parts."""
     from pathlib import Path
     docs = Path(__file__).resolve().parents[2] / "docs"

@@ -1,6 +1,8 @@
-"""Every figure is drawn in one module, `fpgasim.figures.plots`: no other module imports
-matplotlib (`fileio.write_figure` only closes the figure it saves), and every command that
-draws calls a function of that module."""
+"""matplotlib is imported in one package, `fpgasim.figures` (`style` loads it and holds the
+shared panels and captions, `plots` draws the commands' figures): no other module imports
+it (`fileio.write_figure` only closes the figure it saves; each experiment kind draws its
+figure through `figures.style`), and every command that draws calls a function of
+`figures.plots`."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fpgasim"
-PLOT = PACKAGE / "figures" / "plots.py"
+FIGURES = PACKAGE / "figures"
+PLOT = FIGURES / "plots.py"
+STYLE = FIGURES / "style.py"
 #: Modules that may import matplotlib without drawing, and why.
 SAVERS = {PACKAGE / "fileio.py": "write_figure closes the figure it saved (pyplot.close)"}
 #: The commands that draw a figure.
@@ -29,13 +33,23 @@ def _imports(path: Path) -> set[str]:
 
 
 @pytest.mark.slow
-def test_only_the_plotting_module_imports_matplotlib() -> None:
+def test_only_the_figures_package_imports_matplotlib() -> None:
     drawing = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if any(n.split(".")[0] == "matplotlib" for n in _imports(path)):
             drawing.append(path)
-    assert PLOT in drawing
-    assert set(drawing) - {PLOT} <= set(SAVERS), [str(p) for p in drawing]
+    assert {PLOT, STYLE} <= set(drawing)
+    outside = {p for p in drawing if FIGURES not in p.parents}
+    assert outside <= set(SAVERS), [str(p) for p in outside]
+
+
+def test_every_kind_figure_draws_through_the_style_module() -> None:
+    from fpgasim.reproduce import experiment_kinds
+
+    for kind in experiment_kinds().values():
+        if kind.plot is not None:
+            module = PACKAGE.parent / (kind.plot.__module__.replace(".", "/") + ".py")
+            assert "fpgasim.figures" in _imports(module), kind.name
 
 
 def test_every_drawing_command_uses_the_plotting_module() -> None:

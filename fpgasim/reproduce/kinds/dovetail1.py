@@ -20,5 +20,6 @@ KIND = register_kind(ExperimentKind(
         "(docs/heterogeneous.md).",
         schema=Dovetail1Inputs,
         table=dovetail1_table,
+        aat_source="none (published measurements and the heterogeneous platform model)",
     ),
 ))  # fmt: skip

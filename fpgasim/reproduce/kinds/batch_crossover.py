@@ -1,22 +1,26 @@
-"""The batch crossover table of docs/batching.md: for each shipped FPGA and design and each
-drafter, the largest batch at which SD still pays, per context (`fpgasim solve --batch`).
+"""batch_crossover: the batch crossover of docs/batching.md (docs/batch_crossover.csv and its
+table): for each shipped FPGA and design and each drafter, the largest batch at which SD
+still pays, per context (`fpgasim solve --batch`, the `fast` engine). Minutes: a slow doc
+table (`fpgasim reproduce docs`, not `all`).
 
-Writes docs/batch_crossover.csv (one row per board, drafter, context: BATCH_CROSSOVER_COLUMNS
-plus the speedups at every batch) and prints the Markdown table. Run from the checkout:
-    python benchmarks/batch_crossover.py
+One row per board, drafter and context: `solving.solver.BATCH_CROSSOVER_COLUMNS`, the
+DSP-fit mark, and SD's best speedup and x at every batch whose point fits the memory.
+tests/config/test_fit_marks.py checks the oversized study arrays are marked.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
+from fpgasim.config.loader import load_file
+from fpgasim.reproduce.experiment_schema import DocTableFile
+from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
 from fpgasim.simulate import fits_memory
-from fpgasim.solving.solver import solve_batches
+from fpgasim.solving.solver import BATCH_CROSSOVER_COLUMNS, solve_batches
 
 BATCHES = (1, 2, 4, 8, 16, 32)
 DRAFTERS = ("longspec", "eagle3", "falcon")
@@ -34,9 +38,18 @@ CASES = (
     ("u250 (study)", lambda: load_board("u250"), "llama-3.1-8b", (512, 2048, 8192)),
     ("u280 (study)", lambda: load_board("u280"), "llama-3.1-8b", (512, 2048, 8192)),
 )
+#: The CSV's columns: the case, `solve --batch`'s crossover, the DSP mark, SD's best speedup
+#: and x at each batch (empty where the point does not fit the memory), and a note.
+COLUMNS = (
+    "board", "model", "algorithm", *BATCH_CROSSOVER_COLUMNS, "fits_dsps",
+    *(f"speedup_b{b}" for b in BATCHES), *(f"x_b{b}" for b in BATCHES), "note",
+)  # fmt: skip
 
 
-def main() -> None:
+def batch_crossover_table(path: Path) -> pd.DataFrame:
+    """docs/batch_crossover.csv: per design, drafter and context, the crossover batch and
+    SD's best speedup and x at every batch that fits the memory."""
+    load_file(DocTableFile, path)
     rows = []
     for label, make, model_name, contexts in CASES:
         board, model = make(), load_model(model_name)
@@ -44,7 +57,6 @@ def main() -> None:
         for drafter in DRAFTERS:
             algorithm = load_algorithm(drafter)
             for context in contexts:
-                print(f"{label} {drafter} L={context}", file=sys.stderr)
                 # batches whose AD pass already outgrows the memory are not solved at all
                 tried = [b for b in BATCHES if fits_memory(board, model, context, 1, None, b)]
                 if tried[-1:] == [1] or not tried:
@@ -69,13 +81,10 @@ def main() -> None:
                              **{f"x_b{b}": int(at.loc[b, "best_verify_len"]) for b in fitting},
                              "note": "" if len(fitting) == len(BATCHES) else
                              f"batches that fit the memory: {','.join(map(str, fitting))}"})
-    frame = pd.DataFrame(rows)
-    out = Path(__file__).resolve().parents[1] / "docs" / "batch_crossover.csv"
-    frame.to_csv(out, index=False)
-    print(markdown(frame))
+    return pd.DataFrame(rows).reindex(columns=list(COLUMNS))
 
 
-def markdown(frame: pd.DataFrame) -> str:
+def batch_crossover_markdown(frame: pd.DataFrame) -> str:
     """docs/batching.md's table: per (design, drafter, context) SD's best speedup at each
     batch (bold where SD pays, a dash where the batch's KV caches do not fit the memory) and
     the batches at which it pays; a design whose arrays exceed the part's DSPs says so."""
@@ -103,5 +112,25 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    main()
+KIND = register_kind(ExperimentKind(
+    name="batch_crossover",
+    doc="the largest batch at which SD pays, per design, drafter and context",
+    columns=COLUMNS,
+    decision=None,
+    beside=None,
+    compare=None,
+    render=None,
+    plot=None,
+    external=External(
+        title="Batch crossover: SD's best speedup per batch on every shipped design",
+        description="FlightLLM's designs (published, four MV lanes) and the study's fp16 "
+        "arrays; LongSpec, EAGLE-3 and Falcon; the fast engine. Minutes.",
+        schema=DocTableFile,
+        table=batch_crossover_table,
+        doc='docs/batching.md ("The crossover")',
+        markdown=batch_crossover_markdown,
+        slow=True,
+        aat_source="the acceptance rule's default (measured tables where shipped, else "
+        "embedded)",
+    ),
+))  # fmt: skip

@@ -1,26 +1,27 @@
-"""Print the tables of docs/energy-sd.md ("Energy of speculative decoding on FPGAs").
+"""energy_sd: the table of docs/energy-sd.md ("Energy of speculative decoding on FPGAs").
 
 For the shipped drafters (LongSpec, EAGLE-3, Falcon) on FlightLLM's design as published
 (flightllm-vhk158, flightllm-u280), with MV token lanes (design flightllm-mv4 fitted to the
 VHK158 and the U280) and on the study's arrays (u280, vhk158, v80, u250): per context, AD's
 tokens/s and tokens/J, the time-optimal x with its tokens/s and tokens/J, the energy-optimal
 x with its, and which of SD and AD uses less energy per token. `fast` engine, embedded AAT
-curves, the energy model of docs/energy.md. Markdown on stdout (with --csv FILE also the
-table as CSV), a few minutes.
-
-Usage: python benchmarks/energy_sd.py [--csv FILE]
+curves, the energy model of docs/energy.md. A few minutes: a slow doc table (`fpgasim
+reproduce docs`, not `all`).
 """
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
 
 import pandas as pd
 
 from fpgasim.acceptance.curves import embedded_curves
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.config.board_loader import board_of
+from fpgasim.config.loader import load_file
 from fpgasim.engine import get_engine
+from fpgasim.reproduce.experiment_schema import DocTableFile
+from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
 from fpgasim.solving.solver import solve_curves
 
 DRAFTERS = ("longspec", "eagle3", "falcon")
@@ -41,9 +42,17 @@ SETUPS = (
     ("u250 (study)", lambda: load_board("u250"), "llama-3.1-8b", (256, 1024, 4096)),
 )
 
+#: The CSV's columns: the case, AD, the time-optimal and the energy-optimal x, the verdicts.
+COLUMNS = (
+    "board", "drafter", "context", "fits_dsps", "fits_memory", "ad_tokens_per_s",
+    "ad_tokens_per_j", "time_x", "time_tokens_per_s", "time_tokens_per_j", "energy_x",
+    "energy_tokens_per_s", "energy_tokens_per_j", "time_decision", "energy_decision",
+)  # fmt: skip
 
-def table() -> pd.DataFrame:
-    """One row per (board, drafter, context)."""
+
+def energy_sd_table(path: Path) -> pd.DataFrame:
+    """One row per (board, drafter, context): AD, the time-optimal and the energy-optimal x."""
+    load_file(DocTableFile, path)
     engine = get_engine("fast")
     rows = []
     for label, make, model_id, contexts in SETUPS:
@@ -69,10 +78,10 @@ def table() -> pd.DataFrame:
                     "energy_decision": "SD" if s["energy_best_tokens_per_j"]
                     > s["ad_tokens_per_j"] else "AD",
                 })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def markdown(frame: pd.DataFrame) -> str:
+def energy_sd_markdown(frame: pd.DataFrame) -> str:
     """The table as docs/energy-sd.md shows it: a board whose arrays exceed the part's DSPs
     says so, a context whose weights and KV caches outgrow the memory is marked."""
     head = ("| board | drafter | L | AD tok/s | AD tok/J | time-opt x | tok/s | tok/J | "
@@ -93,13 +102,25 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> None:
-    """Print the table; `--csv FILE` writes it too."""
-    frame = table()
-    print(markdown(frame))
-    if len(argv) == 2 and argv[0] == "--csv":
-        frame.to_csv(argv[1], index=False)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+KIND = register_kind(ExperimentKind(
+    name="energy_sd",
+    doc="time- and energy-optimal x per design, drafter and context, tokens/s and tokens/J",
+    columns=COLUMNS,
+    decision=None,
+    beside=None,
+    compare=None,
+    render=None,
+    plot=None,
+    external=External(
+        title="Energy of speculative decoding on FPGAs: time- and energy-optimal x",
+        description="FlightLLM's designs (published, four MV lanes) and the study's arrays; "
+        "LongSpec, EAGLE-3 and Falcon; the fast engine and the energy model of "
+        "docs/energy.md. Minutes.",
+        schema=DocTableFile,
+        table=energy_sd_table,
+        doc="docs/energy-sd.md",
+        markdown=energy_sd_markdown,
+        slow=True,
+        aat_source="embedded (each drafter's acceptance model)",
+    ),
+))  # fmt: skip

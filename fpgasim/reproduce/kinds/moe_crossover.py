@@ -1,8 +1,8 @@
-"""SD on mixture-of-experts targets (docs/moe-sd.md, "SD on MoE: what the compiler gives"):
-T_v(x)/T_v(1), the verdict and best x per drafter and context on FlightLLM's designs, and
-the crossover against x, k and E.
+"""moe_crossover: SD on mixture-of-experts targets (docs/moe-sd.md, "SD on MoE: what the
+compiler gives"; docs/moe_crossover.csv): T_v(x)/T_v(1), the verdict and best x per drafter
+and context on FlightLLM's designs, and the crossover against x, k and E.
 
-Writes docs/moe_crossover.csv, one row per case with a `table` column:
+One row per case with a `table` column:
 - `tv`: T_v(x)/T_v(1) and the experts streamed per layer at x = 1 ... 64, per shipped MoE
   model (and Llama-3.1-8B as the dense reference) on flightllm@vhk158 (FlightLLM's board),
   flightllm@v80 and flightllm-mv4@v80, at L = 1024 and 8192;
@@ -13,25 +13,25 @@ Writes docs/moe_crossover.csv, one row per case with a `table` column:
 - `crossover`: Qwen3-30B-A3B with E and k varied, the routed width k x I_e held at its 6,144
   (the active parameters fixed), EAGLE-3 at L = 1024: T_v(x)/T_v(1) at x = 4 and 16, the
   best x and speedup, and the largest x at which SD still pays (speedup > 1).
-Prints the Markdown tables. Run from the checkout (about 5 minutes on one core):
-    python benchmarks/moe_crossover.py
+About 5 minutes on one core: a slow doc table (`fpgasim reproduce docs`, not `all`).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
+from fpgasim.config.loader import load_file
+from fpgasim.config.schema import TargetModel
 from fpgasim.engine.fast import FastEngine
+from fpgasim.reproduce.experiment_schema import DocTableFile
+from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
 from fpgasim.simulate import experts_streamed, fits_memory, verify_timing
 from fpgasim.solving.solver import solve, solve_batches
 
-REPO = Path(__file__).resolve().parents[1]
-HF = REPO / "workloads" / "models" / "hf"
 MODELS = ("Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B-Chat", "Mixtral-8x7B-v0.1", "llama-3.1-8b")
 BOARDS = (
     ("flightllm@vhk158", lambda: load_board("flightllm-vhk158")),
@@ -46,10 +46,10 @@ GRID_E = (8, 16, 32, 64, 128, 256)
 GRID_K = (1, 2, 4, 8)
 
 
-def model_of(name: str):
-    """A shipped MoE config by file stem, else a shipped YAML model by name."""
-    path = HF / f"{name}.json"
-    return load_model(str(path) if path.exists() else name)
+def model_of(name: str) -> TargetModel:
+    """A shipped model by name: a Hugging Face config of workloads/models/hf by its file
+    stem, or a YAML model."""
+    return load_model(name)
 
 
 def tv_rows(engine: FastEngine) -> list[dict]:
@@ -60,7 +60,6 @@ def tv_rows(engine: FastEngine) -> list[dict]:
         for name in MODELS:
             model = model_of(name)
             for context in CONTEXTS:
-                print(f"tv {label} {name} L={context}", file=sys.stderr)
                 t1 = verify_timing(engine, board, model, 1, context)
                 row = {"table": "tv", "board": label, "model": model.id, "context": context,
                        "fits_memory": fits_memory(board, model, context, 1),
@@ -83,7 +82,6 @@ def verdict_rows(engine: FastEngine) -> list[dict]:
         for name in MODELS:
             model = model_of(name)
             for drafter in DRAFTERS:
-                print(f"verdict {label} {name} {drafter}", file=sys.stderr)
                 solution = solve(board, model, load_algorithm(drafter), CONTEXTS,
                                  engine=engine, every_x=False)
                 for r in solution.summary.to_dict("records"):
@@ -108,7 +106,6 @@ def batch_rows() -> list[dict]:
         board = make()
         for name in MODELS:
             model = model_of(name)
-            print(f"batch {label} {name}", file=sys.stderr)
             tried = [b for b in BATCHES if fits_memory(board, model, 1024, 1, None, b)]
             result = solve_batches(board, model, algorithm, [1024], tried, engine="fast")
             at = result.summary.set_index("batch")
@@ -133,7 +130,6 @@ def crossover_rows(engine: FastEngine) -> list[dict]:
             for k in GRID_K:
                 if k > e:
                     continue
-                print(f"crossover {label} E={e} k={k}", file=sys.stderr)
                 moe = base.moe.model_copy(update={"experts": e, "experts_per_token": k,
                                                   "expert_intermediate": 6144 // k})
                 model = base.model_copy(update={"moe": moe, "id": f"qwen3-moe-E{e}-k{k}"})
@@ -157,26 +153,56 @@ def crossover_rows(engine: FastEngine) -> list[dict]:
                 })
     return rows
 
+#: The CSV's columns, as the four tables' rows first write them (`table` says which).
+COLUMNS = (
+    "table", "board", "model", "context", "fits_memory", "tv1_ms",
+    *(f"{c}_x{x}" for x in XS for c in ("tv_ratio", "weight_ratio", "experts")),
+    "algorithm", "decision", "best_x", "speedup", "tv_best_over_tv1", "aat_basis",
+    "largest_sd_batch", *(f"{c}_b{b}" for b in BATCHES for c in ("speedup", "x")),
+    "experts", "experts_per_token", "largest_paying_x",
+)  # fmt: skip
 
-def main() -> None:
+
+def moe_crossover_table(path: Path) -> pd.DataFrame:
+    """docs/moe_crossover.csv: the tv, verdict, batch and crossover rows (`table` column)."""
+    load_file(DocTableFile, path)
     engine = FastEngine()
     frame = pd.DataFrame(tv_rows(engine) + verdict_rows(engine) + batch_rows()
                          + crossover_rows(engine))
-    frame.to_csv(REPO / "docs" / "moe_crossover.csv", index=False)
+    return frame.reindex(columns=list(COLUMNS))
+
+
+def moe_crossover_markdown(frame: pd.DataFrame) -> str:
+    """Each of the four tables as Markdown, under its name (the rows docs/moe-sd.md quotes)."""
+    out = []
     for table in ("tv", "verdict", "batch", "crossover"):
-        part = frame[frame["table"] == table].dropna(axis=1, how="all")
-        print(f"\n## {table}\n")
-        print(markdown(part.drop(columns="table")))
+        part = frame[frame["table"] == table].dropna(axis=1, how="all").drop(columns="table")
+        lines = ["| " + " | ".join(part.columns) + " |", "|" + "---|" * len(part.columns)]
+        lines += ["| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |"
+                  for row in part.itertuples(index=False)]
+        out.append(f"**{table}**\n\n" + "\n".join(lines))
+    return "\n\n".join(out)
 
 
-def markdown(frame: pd.DataFrame) -> str:
-    """A frame as a Markdown table (no extra dependency)."""
-    lines = ["| " + " | ".join(frame.columns) + " |",
-             "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |"
-              for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    main()
+KIND = register_kind(ExperimentKind(
+    name="moe_crossover",
+    doc="SD on mixture-of-experts targets: T_v(x)/T_v(1), verdicts, batches, (E, k) crossover",
+    columns=COLUMNS,
+    decision=None,
+    beside=None,
+    compare=None,
+    render=None,
+    plot=None,
+    external=External(
+        title="SD on MoE targets: what the compiler gives",
+        description="Qwen3-30B-A3B, Qwen1.5-MoE-A2.7B, Mixtral-8x7B and dense Llama-3.1-8B on "
+        "FlightLLM's designs (VHK158, V80, four MV lanes on V80); the fast engine. Minutes.",
+        schema=DocTableFile,
+        table=moe_crossover_table,
+        doc='docs/moe-sd.md ("SD on MoE: what the compiler gives")',
+        markdown=None,
+        slow=True,
+        aat_source="the acceptance rule's default (measured tables where shipped, else "
+        "embedded)",
+    ),
+))  # fmt: skip

@@ -1,0 +1,113 @@
+"""cluster_crossover: 70B targets over several cards (docs/multi-fpga.md, "70B targets over
+several cards"; docs/cluster_crossover.csv): Llama-3.1-70B and Llama-2-70B on FlightLLM's
+design over 1, 4 and 8 U280 / U55C / V80 cards (tensor parallel, ring of direct Aurora
+cables, 0.25 us a hop), per drafter and context: SD's verdict and best x, the step's sync
+share at AD and at the best x, and the whole cluster's energy per token (`fpgasim solve
+--cards N`, the fast engine).
+
+One card is the reference, timed as if the 70B model fit (it does not: fits_memory False).
+Minutes: a slow doc table (`fpgasim reproduce docs`, not `all`). The two speed targets of
+issue 39 are benchmarks/bench_cluster.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.board import Board
+from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.cluster import Cluster
+from fpgasim.config.loader import load_file
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import link_seconds
+from fpgasim.engine import get_engine
+from fpgasim.reproduce.experiment_schema import DocTableFile
+from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.simulate import verify_timing
+from fpgasim.solving.solver import solve
+from fpgasim.step import verify_spec
+
+#: shipped Hugging Face configs (workloads/models/hf) by file stem
+MODELS = ("Llama-3.1-70B-Instruct", "Llama-2-70b-hf")
+FPGAS = ("u280", "u55c", "v80")
+CARDS = (1, 4, 8)
+DRAFTERS = ("longspec", "eagle3", "falcon")
+#: Llama-2-70B's window is 4,096 tokens
+CONTEXTS = (512, 1024, 3000)
+COLUMNS = ["model", "fpga", "cards", "algorithm", "context", "decision", "best_verify_len",
+           "best_speedup", "ad_tokens_per_s", "best_tokens_per_s", "ad_sync_share",
+           "sync_share", "link_busy_share", "ad_tokens_per_j", "best_tokens_per_j",
+           "fits_memory"]
+
+
+def board_on(fpga: str, cards: int) -> Board:
+    """FlightLLM's design fitted to `fpga`, on `cards` cards (tensor parallel)."""
+    board = BoardBase(None, fpga, "flightllm").build()
+    return board if cards == 1 else board.with_cluster(Cluster(cards=cards))
+
+
+def crossover_rows() -> list[dict]:
+    """One row per model, part, cards, drafter and context."""
+    rows = []
+    fast = get_engine("fast")
+    for path in MODELS:
+        model = load_model(path)
+        for fpga in FPGAS:
+            for cards in CARDS:
+                board = board_on(fpga, cards)
+                for drafter in DRAFTERS:
+                    s = solve(board, model, load_algorithm(drafter), CONTEXTS,
+                              engine=fast).summary
+                    for r in s.to_dict("records"):
+                        t1 = verify_timing(fast, board, model, 1, int(r["context"])).seconds
+                        ad_sync = link_seconds(verify_spec(1, int(r["context"])), board,
+                                               model)[0] / t1
+                        rows.append({"model": model.id, "fpga": fpga, "cards": cards,
+                                     "algorithm": drafter, "ad_sync_share": ad_sync,
+                                     **{c: r[c] for c in COLUMNS if c in r}})
+    return rows
+
+
+def cluster_crossover_table(path: Path) -> pd.DataFrame:
+    """docs/cluster_crossover.csv: one row per model, part, cards, drafter and context."""
+    load_file(DocTableFile, path)
+    return pd.DataFrame(crossover_rows())[COLUMNS]
+
+
+def cluster_crossover_markdown(frame: pd.DataFrame) -> str:
+    """SD's best speedup per model, part, drafter and context, one column per card count."""
+    table = frame.pivot_table(index=["model", "fpga", "algorithm", "context"],
+                              columns="cards", values="best_speedup")
+    lines = ["| model | fpga | drafter | L | " + " | ".join(f"{c} cards" for c in table.columns)
+             + " |"]
+    for key, values in table.iterrows():
+        lines.append("| " + " | ".join(map(str, key)) + " | "
+                     + " | ".join(f"{v:.2f}" for v in values) + " |")
+    return "\n".join(lines)
+
+
+KIND = register_kind(ExperimentKind(
+    name="cluster_crossover",
+    doc="70B targets over 1, 4 and 8 cards: SD's verdict, best x, sync share, energy",
+    columns=tuple(COLUMNS),
+    decision=None,
+    beside=None,
+    compare=None,
+    render=None,
+    plot=None,
+    external=External(
+        title="70B targets over several cards: SD's verdict per card count",
+        description="Llama-3.1-70B and Llama-2-70B on FlightLLM's design over 1, 4 and 8 U280 "
+        "/ U55C / V80 cards (tensor parallel, ring of Aurora cables); the fast engine. Minutes.",
+        schema=DocTableFile,
+        table=cluster_crossover_table,
+        doc='docs/multi-fpga.md ("70B over several cards: the crossover")',
+        markdown=None,
+        float_format="%.6g",
+        slow=True,
+        aat_source="the acceptance rule's default (measured tables where shipped, else "
+        "embedded)",
+    ),
+))  # fmt: skip

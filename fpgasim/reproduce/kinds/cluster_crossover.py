@@ -1,9 +1,10 @@
-"""cluster_crossover: 70B targets over several cards (docs/multi-fpga.md, "70B targets over
-several cards"; docs/cluster_crossover.csv): Llama-3.1-70B and Llama-2-70B on FlightLLM's
-design over 1, 4 and 8 U280 / U55C / V80 cards (tensor parallel, ring of direct Aurora
-cables, 0.25 us a hop), per drafter and context: SD's verdict and best x, the step's sync
-share at AD and at the best x, and the whole cluster's energy per token (`fpgasim solve
---cards N`, the fast engine).
+"""cluster_crossover: 70B targets over several cards (docs/multi-fpga.md, "70B over several
+cards: the crossover"; docs/cluster_crossover.csv): Llama-3.1-70B and Llama-2-70B on
+FlightLLM's design (one MV token lane) and on `flightllm-mv4` (four lanes sharing one weight
+stream: the design on which SD pays) over 1, 4 and 8 U280 / U55C / V80 cards (tensor
+parallel, ring of direct Aurora cables, 0.25 us a hop), per drafter and context: SD's
+verdict and best x, the step's sync share at AD and at the best x, and the whole cluster's
+energy per token (`fpgasim solve --cards N`, the fast engine).
 
 One card is the reference, timed as if the 70B model fit (it does not: fits_memory False).
 Minutes: a slow doc table (`fpgasim reproduce docs`, not `all`). The two speed targets of
@@ -31,42 +32,51 @@ from fpgasim.step import verify_spec
 
 #: shipped Hugging Face configs (workloads/models/hf) by file stem
 MODELS = ("Llama-3.1-70B-Instruct", "Llama-2-70b-hf")
+#: FlightLLM as published, and with four MV token lanes (docs/flightllm-sd.md)
+DESIGNS = ("flightllm", "flightllm-mv4")
 FPGAS = ("u280", "u55c", "v80")
 CARDS = (1, 4, 8)
 DRAFTERS = ("longspec", "eagle3", "falcon")
 #: Llama-2-70B's window is 4,096 tokens
 CONTEXTS = (512, 1024, 3000)
-COLUMNS = ["model", "fpga", "cards", "algorithm", "context", "decision", "best_verify_len",
-           "best_speedup", "ad_tokens_per_s", "best_tokens_per_s", "ad_sync_share",
-           "sync_share", "link_busy_share", "ad_tokens_per_j", "best_tokens_per_j",
+COLUMNS = ["design", "model", "fpga", "cards", "algorithm", "context", "decision",
+           "best_verify_len", "best_speedup", "ad_tokens_per_s", "best_tokens_per_s",
+           "ad_sync_share", "sync_share", "link_busy_share", "ad_tokens_per_j", "best_tokens_per_j",
            "fits_memory"]
 
 
-def board_on(fpga: str, cards: int) -> Board:
-    """FlightLLM's design fitted to `fpga`, on `cards` cards (tensor parallel)."""
-    board = BoardBase(None, fpga, "flightllm").build()
+def board_on(fpga: str, cards: int, design: str = "flightllm") -> Board:
+    """`design` (FlightLLM's by default) fitted to `fpga`, on `cards` cards (tensor
+    parallel)."""
+    board = BoardBase(None, fpga, design).build()
     return board if cards == 1 else board.with_cluster(Cluster(cards=cards))
 
 
 def crossover_rows() -> list[dict]:
-    """One row per model, part, cards, drafter and context."""
+    """One row per design, model, part, cards, drafter and context."""
     rows = []
     fast = get_engine("fast")
-    for path in MODELS:
-        model = load_model(path)
-        for fpga in FPGAS:
-            for cards in CARDS:
-                board = board_on(fpga, cards)
-                for drafter in DRAFTERS:
-                    s = solve(board, model, load_algorithm(drafter), CONTEXTS,
-                              engine=fast).summary
-                    for r in s.to_dict("records"):
-                        t1 = verify_timing(fast, board, model, 1, int(r["context"])).seconds
-                        ad_sync = link_seconds(verify_spec(1, int(r["context"])), board,
-                                               model)[0] / t1
-                        rows.append({"model": model.id, "fpga": fpga, "cards": cards,
-                                     "algorithm": drafter, "ad_sync_share": ad_sync,
-                                     **{c: r[c] for c in COLUMNS if c in r}})
+    for design in DESIGNS:
+        for path in MODELS:
+            model = load_model(path)
+            for fpga in FPGAS:
+                for cards in CARDS:
+                    board = board_on(fpga, cards, design)
+                    for drafter in DRAFTERS:
+                        rows += _solved(fast, board, model, drafter,
+                                        {"design": design, "model": model.id, "fpga": fpga,
+                                         "cards": cards, "algorithm": drafter})
+    return rows
+
+
+def _solved(fast, board: Board, model, drafter: str, keys: dict) -> list[dict]:
+    """`solve`'s rows for one cluster and drafter, with AD's sync share beside them."""
+    rows = []
+    s = solve(board, model, load_algorithm(drafter), CONTEXTS, engine=fast).summary
+    for r in s.to_dict("records"):
+        t1 = verify_timing(fast, board, model, 1, int(r["context"])).seconds
+        ad_sync = link_seconds(verify_spec(1, int(r["context"])), board, model)[0] / t1
+        rows.append({**keys, "ad_sync_share": ad_sync, **{c: r[c] for c in COLUMNS if c in r}})
     return rows
 
 
@@ -78,10 +88,10 @@ def cluster_crossover_table(path: Path) -> pd.DataFrame:
 
 def cluster_crossover_markdown(frame: pd.DataFrame) -> str:
     """SD's best speedup per model, part, drafter and context, one column per card count."""
-    table = frame.pivot_table(index=["model", "fpga", "algorithm", "context"],
+    table = frame.pivot_table(index=["design", "model", "fpga", "algorithm", "context"],
                               columns="cards", values="best_speedup")
-    lines = ["| model | fpga | drafter | L | " + " | ".join(f"{c} cards" for c in table.columns)
-             + " |"]
+    lines = ["| design | model | fpga | drafter | L | "
+             + " | ".join(f"{c} cards" for c in table.columns) + " |"]
     for key, values in table.iterrows():
         lines.append("| " + " | ".join(map(str, key)) + " | "
                      + " | ".join(f"{v:.2f}" for v in values) + " |")
@@ -99,7 +109,8 @@ KIND = register_kind(ExperimentKind(
     plot=None,
     external=External(
         title="70B targets over several cards: SD's verdict per card count",
-        description="Llama-3.1-70B and Llama-2-70B on FlightLLM's design over 1, 4 and 8 U280 "
+        description="Llama-3.1-70B and Llama-2-70B on FlightLLM's design (one and four MV "
+        "token lanes) over 1, 4 and 8 U280 "
         "/ U55C / V80 cards (tensor parallel, ring of Aurora cables); the fast engine. Minutes.",
         schema=DocTableFile,
         table=cluster_crossover_table,

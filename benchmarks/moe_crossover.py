@@ -28,7 +28,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
 from fpgasim.engine.fast import FastEngine
 from fpgasim.simulate import experts_streamed, fits_memory, verify_timing
-from fpgasim.solving.solver import solve, solve_batches
+from fpgasim.solving.solver import SolveOptions, solve, solve_batches
 
 REPO = Path(__file__).resolve().parents[1]
 HF = REPO / "workloads" / "models" / "hf"
@@ -85,7 +85,7 @@ def verdict_rows(engine: FastEngine) -> list[dict]:
             for drafter in DRAFTERS:
                 print(f"verdict {label} {name} {drafter}", file=sys.stderr)
                 solution = solve(board, model, load_algorithm(drafter), CONTEXTS,
-                                 engine=engine, every_x=False)
+                                 SolveOptions(every_x=False), engine=engine)
                 for r in solution.summary.to_dict("records"):
                     rows.append({"table": "verdict", "board": label, "model": model.id,
                                  "algorithm": drafter, "context": r["context"],
@@ -137,8 +137,8 @@ def crossover_rows(engine: FastEngine) -> list[dict]:
                 moe = base.moe.model_copy(update={"experts": e, "experts_per_token": k,
                                                   "expert_intermediate": 6144 // k})
                 model = base.model_copy(update={"moe": moe, "id": f"qwen3-moe-E{e}-k{k}"})
-                solution = solve(board, model, algorithm, [1024], engine=engine,
-                                 every_x=True)
+                solution = solve(board, model, algorithm, [1024], SolveOptions(every_x=True),
+                                 engine=engine)
                 s = solution.summary.iloc[0]
                 curve = solution.curves
                 paying = curve[curve["speedup"] > 1]["verify_len"]

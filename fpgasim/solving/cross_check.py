@@ -40,17 +40,15 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
 from fpgasim.solving.solver import (
+    DEFAULT_OPTIONS,
     BatchSolution,
     Solution,
     SolveOptions,
-    solve_batches_with,
-    solve_with,
+    solve,
+    solve_batches,
 )
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import service_for, step_passes, verify_spec
-
-#: a solve's options when a caller gives none (frozen: shared safely)
-DEFAULT_OPTIONS = SolveOptions()
 
 #: Mechanisms named in reasons, in tie-break order.
 MECHANISMS = ("MV rate", "padding", "weight re-reads", "SFU", "loads", "stores", "stalls")
@@ -276,7 +274,7 @@ def solve_checked(
     (`solution_disagreements`). One engine instance serves the solve and the reasons, so no
     pass is timed twice."""
     sim = get_engine(engine)
-    solution = solve_with(board, model, algorithm, contexts, options, engine=sim, batch=batch)
+    solution = solve(board, model, algorithm, contexts, options, engine=sim, batch=batch)
     lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, options,
                                    batch=batch)
     return CheckedSolution(solution, lines)
@@ -303,8 +301,8 @@ def solution_disagreements(
     accounting = get_engine(ACCOUNTING)
     # the same curves, unless their trees were designed on the simulator's costs
     same = None if options.curve_method in COSTED_TREE_METHODS else list(solution.aat_curves)
-    account = solve_with(board, model, algorithm, contexts, options, engine=accounting,
-                         batch=batch, curves=same)
+    account = solve(board, model, algorithm, contexts, options, engine=accounting, batch=batch,
+                    curves=same)
     ours = solution.summary.set_index(["task", "context", "batch"])
     multi = solution.summary["task"].nunique() > 1
     batched = solution.summary["batch"].nunique() > 1
@@ -353,13 +351,12 @@ def solve_batches_checked(
 ) -> CheckedBatches:
     """`solver.solve_batches` under `engine` and, for a simulator, under the accounting
     beside it: its decision and speedup per row, and the rows where the two differ."""
-    result = solve_batches_with(board, model, algorithm, contexts, batches, options,
-                                engine=engine)
+    result = solve_batches(board, model, algorithm, contexts, batches, options, engine=engine)
     summary = result.summary.copy()
     if engine == ACCOUNTING or not board.cluster.is_single:  # the accounting: one card
         return CheckedBatches(result, summary, [])
-    account = solve_batches_with(board, model, algorithm, contexts, batches, options,
-                                 engine=ACCOUNTING)
+    account = solve_batches(board, model, algorithm, contexts, batches, options,
+                            engine=ACCOUNTING)
     acc = account.summary.set_index(["task", "context", "batch"])
     keys = list(zip(summary["task"], summary["context"], summary["batch"], strict=True))
     summary["decision_accounting"] = [acc.loc[k, "decision"] for k in keys]

@@ -29,6 +29,7 @@ from fpgasim.cli.options import (
 )
 from fpgasim.cli.solve_output import show_batches, show_solution
 from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.workload import Workload
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.dataflow.routing import with_routing
 from fpgasim.engine import BULK_ENGINE
@@ -186,17 +187,17 @@ def solve(
                     if fit_points else None),
         naive_threshold=naive_threshold, curve_method=curve_method, mean=mean.value,
         objective=objective.value, every_x=every_x or plot is not None)
-    ctxs = parse_contexts(contexts)
-    batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
-    if len(batches) > 1:
+    workload = Workload((b,), m, (a,), tuple(parse_contexts(contexts)),
+                        tuple(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
+    if len(workload.batches) > 1:
         if schedule_out is not None:
             raise InputError("--schedule-out", str(schedule_out),
                              "one --batch (a schedule is for one batch size)")
-        checked = solve_batches_checked(b, m, a, ctxs, batches, options, engine=engine)
-        show_batches(checked, b, m, a, output_format, plot)
-        return
-    solved = solve_checked(b, m, a, ctxs, options, engine=engine, batch=batches[0])
-    show_solution(solved, b, m, a, output_format, plot, schedule_out)
+        show_batches(solve_batches_checked(workload, options, engine=engine), output_format,
+                     plot)
+    else:
+        show_solution(solve_checked(workload, options, engine=engine), output_format, plot,
+                      schedule_out)
 
 
 def _checked_inputs(plot: Path | None, aat_dir: Path | None, schedule_out: Path | None,

@@ -21,7 +21,7 @@ from fpgasim.cli.common import (
 from fpgasim.cli.options import TableJsonCsv
 from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config.board import Board
-from fpgasim.config.schema import Algorithm, TargetModel
+from fpgasim.config.schema import Algorithm
 from fpgasim.figures.plots import plot_batch_speedups, plot_solution
 from fpgasim.fileio import atomic_write_bytes
 from fpgasim.simulate import fit_warnings
@@ -34,11 +34,12 @@ from fpgasim.studies.algorithm_comparison import drafted_levels
 from fpgasim.validation import validation_line, validation_of
 
 
-def show_solution(solved: CheckedSolution, b: Board, m: TargetModel, a: Algorithm,
-                  output_format: TableJsonCsv, plot: Path | None,
+def show_solution(solved: CheckedSolution, output_format: TableJsonCsv, plot: Path | None,
                   schedule_out: Path | None) -> None:
     """One batch size: the figure and schedule files, then the summary as a table (with the
     lines under it), JSON or CSV, then the fit warnings."""
+    w = solved.workload
+    b, m, a = w.board, w.model, w.algorithm
     solution, differs = solved.solution, solved.disagreements
     if plot is not None:
         plot_solution(solution, plot, b.lowering)
@@ -68,9 +69,11 @@ def show_solution(solved: CheckedSolution, b: Board, m: TargetModel, a: Algorith
     _warn_fit(b, m, marked_points(solution.summary, a.drafter))
 
 
-def show_batches(checked: CheckedBatches, b: Board, m: TargetModel, a: Algorithm,
-                 output_format: TableJsonCsv, plot: Path | None) -> None:
+def show_batches(checked: CheckedBatches, output_format: TableJsonCsv,
+                 plot: Path | None) -> None:
     """Several batch sizes: `_batch_output`, then the fit warnings of the decisions taken."""
+    w = checked.workload
+    b, m, a = w.board, w.model, w.algorithm
     _batch_output(checked, b, output_format, plot)
     _warn_fit(b, m, marked_points(checked.result.summary, a.drafter, decision_taken=True))
 

@@ -208,16 +208,7 @@ def _run_command(args: list[str], debug: bool) -> int:
         sys.stdout.flush()  # the lines reported once the files were written
         return 0
     except OutputFailed as exc:
-        silence_stdout()
-        if exc.errno == errno.EPIPE:  # the reader left (`| head`): done, as Unix tools are
-            return 0
-        if outputs is not None and outputs.written:  # stdout failed after the commit
-            files = ", ".join(printable(str(p)) for p in outputs.written[:3])
-            say(f"fpgasim: error: stdout: {exc.reason} (the files were written: {files}; "
-                "the lines reporting them were not)")
-        else:
-            say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
-        return 2
+        return _stdout_failed(exc, outputs)
     except FpgasimError as exc:
         if debug:
             raise
@@ -252,6 +243,21 @@ def _run_command(args: list[str], debug: bool) -> int:
         say(f"fpgasim: internal error: {type(exc).__name__}: {exc} "
             "(rerun with --debug for the traceback)")
         return 1
+
+
+def _stdout_failed(exc: OutputFailed, outputs) -> int:
+    """The exit status and line when stdout fails: 0 quietly when the reader left, else one
+    line saying whether the files were written."""
+    silence_stdout()
+    if exc.errno == errno.EPIPE:  # the reader left (`| head`): done, as Unix tools are
+        return 0
+    if outputs is not None and outputs.written:  # stdout failed after the commit
+        files = ", ".join(printable(str(p)) for p in outputs.written[:3])
+        say(f"fpgasim: error: stdout: {exc.reason} (the files were written: {files}; "
+            "the lines reporting them were not)")
+    else:
+        say(f"fpgasim: error: stdout: {exc.reason} (the output was not written)")
+    return 2
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:

@@ -96,15 +96,7 @@ def boards(
     """
     fmt = resolve_format(chosen, as_json)
     if file is not None:
-        shown = describe_file(file)
-        if fmt is OutputFormat.json:
-            print(dumps_json(shown))
-            return
-        if fmt is OutputFormat.csv:
-            print(csv_text([shown]), end="")
-            return
-        rows = [{"field": k, "value": v} for k, v in shown.items()]
-        console.print(rich_table(rows, title=f"{shown['kind']} {shown['name']}"))
+        _show_file(describe_file(file), fmt)
         return
     names = available("board")
     if not names:
@@ -127,6 +119,23 @@ def boards(
     if fmt is OutputFormat.csv:
         print(csv_text(tables["boards"]), end="")
         return
+    _print_tables(tables)
+
+
+def _show_file(shown: dict, fmt: OutputFormat) -> None:
+    """One file's fields as JSON, one CSV row or a field/value table."""
+    if fmt is OutputFormat.json:
+        print(dumps_json(shown))
+        return
+    if fmt is OutputFormat.csv:
+        print(csv_text([shown]), end="")
+        return
+    rows = [{"field": k, "value": v} for k, v in shown.items()]
+    console.print(rich_table(rows, title=f"{shown['kind']} {shown['name']}"))
+
+
+def _print_tables(tables: dict) -> None:
+    """The boards, FPGAs and designs tables, then which design fits which FPGA."""
     console.print(rich_table(tables["boards"], title="named boards (FPGA + design, fitted)"))
     console.print(rich_table(tables["fpgas"], title="FPGA data sheets (fpgas/)"))
     console.print(rich_table(tables["designs"], title="accelerator designs (designs/)",

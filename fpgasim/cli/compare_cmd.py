@@ -40,6 +40,32 @@ from fpgasim.simulate import fit_warnings
 from fpgasim.studies.algorithm_comparison import acceptance_label
 from fpgasim.studies.algorithm_comparison import compare_algorithms as compare_workload
 
+#: The flags of `compare_algorithms` declared once (its signature lists them one a line).
+COMPARE_ALGORITHMS_FLAG = typer.Option(
+    "falcon,eagle3,longspec",
+    "--algorithms",
+    "-a",
+    help="Comma-separated SD algorithms (names or YAML paths).",
+)
+COMPARE_CONTEXTS_FLAG = contexts_option(
+    "Context lengths L, e.g. 512,2048,8192 (each solved separately)."
+)
+COMPARE_AAT_DIR_FLAG = aat_dir_option(
+    "Folder of measured AAT tables. Default: builtin, the tables shipped with fpgasim; "
+    "each algorithm uses them where they hold it on this model (one task: the one "
+    "measured at the most contexts), else its embedded acceptance model."
+)
+COMPARE_EMBEDDED_FLAG = typer.Option(
+    False, "--embedded", help="Use every algorithm's embedded acceptance model, even where tables exist."
+)
+COMPARE_PLOT_FLAG = plot_option(
+    "Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG."
+)
+COMPARE_OUTPUT_FORMAT_FLAG = format_option(
+    OutputFormat.table,
+    "Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
+)
+
 
 @cluster_options
 def compare_algorithms(
@@ -47,31 +73,13 @@ def compare_algorithms(
     fpga: str | None = fpga_option(),
     design: str | None = design_option(),
     model: str = model_option("vicuna-7b-v1.5"),
-    algorithms: str = typer.Option(
-        "falcon,eagle3,longspec",
-        "--algorithms",
-        "-a",
-        help="Comma-separated SD algorithms (names or YAML paths).",
-    ),
-    contexts: str = contexts_option(
-        "Context lengths L, e.g. 512,2048,8192 (each solved separately)."
-    ),
+    algorithms: str = COMPARE_ALGORITHMS_FLAG,
+    contexts: str = COMPARE_CONTEXTS_FLAG,
     engine: str = engine_option("Engine: analytic, event, fast."),
-    aat_dir: Path | None = aat_dir_option(
-        "Folder of measured AAT tables. Default: builtin, the tables shipped with fpgasim; "
-        "each algorithm uses them where they hold it on this model (one task: the one "
-        "measured at the most contexts), else its embedded acceptance model."
-    ),
-    embedded: bool = typer.Option(
-        False, "--embedded", help="Use every algorithm's embedded acceptance model, even where tables exist."
-    ),
-    plot: Path | None = plot_option(
-        "Write the comparison figure (speedup, AAT, T_v/T_d split, speedup over x) to this PNG."
-    ),
-    output_format: OutputFormat = format_option(
-        OutputFormat.table,
-        "Output: table (ranking + who wins and why), csv (one row per context and algorithm) or json.",
-    ),
+    aat_dir: Path | None = COMPARE_AAT_DIR_FLAG,
+    embedded: bool = COMPARE_EMBEDDED_FLAG,
+    plot: Path | None = COMPARE_PLOT_FLAG,
+    output_format: OutputFormat = COMPARE_OUTPUT_FORMAT_FLAG,
 ) -> None:
     """Compare SD algorithms on one board and target model.
 
@@ -98,6 +106,14 @@ def compare_algorithms(
         b, m, algos, parse_contexts(contexts), engine=engine, aat_dir=aat_dir,
         aat_source="embedded" if embedded else None,
     )
+    _show(result, output_format, plot)
+    points = [(int(r["context"]), int(r["best_verify_len"]), a.drafter, 1)
+              for a in algos for r in result.table.to_dict("records") if r["algorithm"] == a.id]
+    warn_after_output(fit_warnings(b, m, points))  # every row carries its fit marks
+
+
+def _show(result, output_format: OutputFormat, plot: Path | None) -> None:
+    """The figure, then the comparison as CSV, JSON or the ranking table with its lines."""
     if plot is not None:
         plot_comparison(result, plot)
     if output_format is OutputFormat.csv:
@@ -112,9 +128,6 @@ def compare_algorithms(
         _print(result)
         if plot is not None:
             report_written(f"wrote figure to {plot}")
-    points = [(int(r["context"]), int(r["best_verify_len"]), a.drafter, 1)
-              for a in algos for r in result.table.to_dict("records") if r["algorithm"] == a.id]
-    warn_after_output(fit_warnings(b, m, points))  # every row carries its fit marks
 
 
 def _print(result) -> None:

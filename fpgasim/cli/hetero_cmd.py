@@ -45,33 +45,41 @@ hetero_app = typer.Typer(
 WINNERS = {"sd": "heterogeneous SD", "ad": "target-only AD", "offload": "offloading AD"}
 
 
+#: The flags of `solve` declared once (its signature lists them one a line).
+HETERO_PLATFORM_FLAG = typer.Option(
+    ...,
+    "--platform",
+    "-p",
+    help=f"Host name ({', '.join(available('platform'))}) or a platform YAML path.",
+)
+HETERO_GAMMAS_FLAG = typer.Option(
+    "2-64", "--gammas", help="Candidate-token counts gamma to try, e.g. 2-64 or 4,8,16."
+)
+HETERO_BLOCKS_FLAG = typer.Option(
+    "1-8", "--blocks", help="Extra drafter blocks M to try, e.g. 1-8 or 0,4 (0 = EAGLE-2 size)."
+)
+HETERO_DEPTH_FLAG = typer.Option(
+    7,
+    "--depth",
+    min=1,
+    max=64,
+    help="Dynamic-tree depth: at most depth+1 levels (draft passes). Dovetail: 7 server, 4 laptop.",
+)
+HETERO_OUTPUT_FORMAT_FLAG = format_option(
+    TableJsonCsv.table,
+    "table (best configuration and best gamma per M), json, or csv (the whole grid).",
+)
+
+
 @hetero_app.command("solve")
 def solve(
-    platform: str = typer.Option(
-        ...,
-        "--platform",
-        "-p",
-        help=f"Host name ({', '.join(available('platform'))}) or a platform YAML path.",
-    ),
+    platform: str = HETERO_PLATFORM_FLAG,
     model: str = model_option("llama2-chat-7b"),
     context: int = context_option(512, "Context length L (cached tokens).", maximum=1_000_000),
-    gammas: str = typer.Option(
-        "2-64", "--gammas", help="Candidate-token counts gamma to try, e.g. 2-64 or 4,8,16."
-    ),
-    blocks: str = typer.Option(
-        "1-8", "--blocks", help="Extra drafter blocks M to try, e.g. 1-8 or 0,4 (0 = EAGLE-2 size)."
-    ),
-    depth: int = typer.Option(
-        7,
-        "--depth",
-        min=1,
-        max=64,
-        help="Dynamic-tree depth: at most depth+1 levels (draft passes). Dovetail: 7 server, 4 laptop.",
-    ),
-    output_format: TableJsonCsv = format_option(
-        TableJsonCsv.table,
-        "table (best configuration and best gamma per M), json, or csv (the whole grid).",
-    ),
+    gammas: str = HETERO_GAMMAS_FLAG,
+    blocks: str = HETERO_BLOCKS_FLAG,
+    depth: int = HETERO_DEPTH_FLAG,
+    output_format: TableJsonCsv = HETERO_OUTPUT_FORMAT_FLAG,
 ) -> None:
     """Best gamma (candidate tokens) and M (drafter blocks) for a host and target model.
 
@@ -85,6 +93,11 @@ def solve(
     block_list = parse_int_list(blocks, "--blocks", 0, 64)
     fitted = fit_acceptance(load_dovetail1_inputs())
     grid = solve_grid(p, m, fitted, gamma_list, block_list, context, depth)
+    _show(grid, output_format, p, m, context)
+
+
+def _show(grid: pd.DataFrame, output_format: TableJsonCsv, p, m, context: int) -> None:
+    """The grid as CSV, or its best configuration and best gamma per M as JSON or tables."""
     if output_format is TableJsonCsv.csv:
         print(grid.to_csv(index=False), end="")
         return

@@ -59,36 +59,45 @@ DEFAULT_OUT = Path("results")
 DEFAULT_SIM = BULK_ENGINE
 
 
+#: The flags of `reproduce` declared once (its signature lists them one a line).
+REPRODUCE_NAMES_FLAG = typer.Argument(
+    ...,
+    metavar="NAME|all|everything",
+    help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path); all = the study's nine; everything = all shipped, with fpgasim's extensions (dovetail1, tree_design).",
+)
+REPRODUCE_AAT_FLAG = typer.Option(
+    "measured",
+    "--aat",
+    help=f"AAT source: measured (the study's measured tables, shipped in workloads/aat) or embedded (fpgasim's acceptance model, task-agnostic). One of {', '.join(AAT_CHOICES)}.",
+)
+REPRODUCE_AAT_DIR_FLAG = aat_dir_option(
+    "Another folder of measured AAT tables (the layout of workloads/aat; builtin names the shipped one); each experiment reads the files it names."
+)
+REPRODUCE_ENGINE_FLAG = typer.Option(
+    DEFAULT_SIM,
+    "--engine",
+    "-e",
+    help=f"Simulator shown beside the study's accounting (analytic): fast (event's cycles, numba), event (the list-scheduler reference), or analytic (the accounting alone). In this build: {', '.join(ENGINES)}.",
+)
+REPRODUCE_OUT_FLAG = out_option(
+    None,
+    "Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
+)
+REPRODUCE_OUTPUT_FORMAT_FLAG = format_option(
+    TableMdCsv.table,
+    "What stdout shows: table (rich), json (each experiment's name, title, rows and "
+    "notes), csv (the CSV only, one experiment) or md (Markdown).",
+)
+
+
 def reproduce(
-    names: list[str] = typer.Argument(
-        ...,
-        metavar="NAME|all|everything",
-        help="Experiment(s): table1 table2 table3 table4 fig1 fig2 fig4 fig5 fig6 (any file of workloads/experiments, or a YAML path); all = the study's nine; everything = all shipped, with fpgasim's extensions (dovetail1, tree_design).",
-    ),
-    aat: str = typer.Option(
-        "measured",
-        "--aat",
-        help=f"AAT source: measured (the study's measured tables, shipped in workloads/aat) or embedded (fpgasim's acceptance model, task-agnostic). One of {', '.join(AAT_CHOICES)}.",
-    ),
-    aat_dir: Path | None = aat_dir_option(
-        "Another folder of measured AAT tables (the layout of workloads/aat; builtin names the shipped one); each experiment reads the files it names."
-    ),
-    engine: str = typer.Option(
-        DEFAULT_SIM,
-        "--engine",
-        "-e",
-        help=f"Simulator shown beside the study's accounting (analytic): fast (event's cycles, numba), event (the list-scheduler reference), or analytic (the accounting alone). In this build: {', '.join(ENGINES)}.",
-    ),
+    names: list[str] = REPRODUCE_NAMES_FLAG,
+    aat: str = REPRODUCE_AAT_FLAG,
+    aat_dir: Path | None = REPRODUCE_AAT_DIR_FLAG,
+    engine: str = REPRODUCE_ENGINE_FLAG,
     workers: int | None = workers_option(),
-    out: Path | None = out_option(
-        None,
-        "Folder for NAME.csv, NAME.md and (figures) NAME.png. Default: results/ (with --format csv and no --out nothing is written: the CSV goes to stdout).",
-    ),
-    output_format: TableMdCsv = format_option(
-        TableMdCsv.table,
-        "What stdout shows: table (rich), json (each experiment's name, title, rows and "
-        "notes), csv (the CSV only, one experiment) or md (Markdown).",
-    ),
+    out: Path | None = REPRODUCE_OUT_FLAG,
+    output_format: TableMdCsv = REPRODUCE_OUTPUT_FORMAT_FLAG,
 ) -> None:
     """Reproduce the study's tables and figures: print them and write CSV, Markdown and PNG.
 
@@ -122,6 +131,12 @@ def reproduce(
     if csv_stdout:
         print(csv_text(results[0][0]), end="")
         return
+    _show(results, output_format, out_dir)
+
+
+def _show(results: list, output_format: TableMdCsv, out_dir: Path | None) -> None:
+    """Every experiment as JSON, Markdown, a table or (one experiment) CSV, then the files
+    each wrote."""
     if output_format is TableMdCsv.json:
         print(dumps_json([{"name": r.name, "title": r.title, "available": r.available,
                            "aat_source": r.aat_source, "engine": r.engine, "rows": json_records(r.table), "notes": list(r.notes)}

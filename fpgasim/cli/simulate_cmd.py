@@ -3,6 +3,7 @@ the prefill of a prompt (--phase prefill)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -123,73 +124,90 @@ def print_graphs(point: Point) -> None:
         print(graph.dump())
 
 
+#: The flags of `simulate` declared once (its signature lists them one a line).
+SIMULATE_CONTEXT_FLAG = context_option(
+    None, "Context length L (cached tokens); required with --phase decode."
+)
+SIMULATE_VERIFY_LEN_FLAG = typer.Option(
+    None,
+    "--verify-len",
+    "-x",
+    min=1,
+    max=65536,
+    help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
+)
+SIMULATE_ALGORITHM_FLAG = algorithm_option(
+    None,
+    "SD algorithm whose draft phase is costed too: longspec, eagle3, falcon, falcon-k3, "
+    "falcon-k4 (workloads/algorithms) or a YAML path.",
+)
+SIMULATE_TREE_FLAG = typer.Option(
+    None,
+    "--tree",
+    help="Draft tree: draft nodes per level below the root, separated by spaces, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
+)
+SIMULATE_TOP_K_FLAG = typer.Option(
+    None, "--top-k", min=1, max=1024, help="EAGLE-3 top-k per level."
+)
+SIMULATE_ACCEPTED_FLAG = accepted_option(
+    "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
+)
+SIMULATE_BATCH_FLAG = typer.Option(
+    1, "--batch", "-B", min=1, max=MAX_BATCH,
+    help="Requests decoded together: each verifies x tokens over its own KV cache; the "
+    "linear layers see batch x x rows (docs/batching.md). verify_tokens_per_s counts "
+    "the whole batch's tokens.",
+)
+SIMULATE_ENGINE_FLAG = engine_option(
+    "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
+)
+SIMULATE_PHASE_FLAG = typer.Option(
+    Phase.decode,
+    "--phase",
+    help="decode: one verify pass at --context (default); prefill: the prompt of --prompt-len tokens, rounded up to the board's padding.prefill_multiple, at context 0.",
+)
+SIMULATE_PROMPT_LEN_FLAG = prompt_len_option(
+    None, "Prompt tokens P of the prefill (with --phase prefill)."
+)
+SIMULATE_OUTPUT_FORMAT_FLAG = format_option(OutputFormat.table, "Output: table, json or csv (the result's row; the table adds the per-unit utilisation).")
+SIMULATE_TRACE_FLAG = typer.Option(
+    None,
+    "--trace",
+    help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
+)
+SIMULATE_ROUTING_FLAG = typer.Option(
+    None, "--routing",
+    help="A mixture-of-experts target's routing (docs/moe-sd.md): skew=S (capped-Zipf "
+    "popularity, 0 = uniform), rho=R (a tree token routes as its parent), trace=FILE "
+    "(per-layer expert counts: layer, expert, count); default uniform, rho 0.")
+SIMULATE_DUMP_GRAPH_FLAG = typer.Option(
+    False,
+    "--dump-graph",
+    help="Print the dataflow graph of the verify pass (and, with --algorithm, of each draft pass) instead of timing it.",
+)
+
+
 @cluster_options
 def simulate(
     board: str | None = board_option(),
     fpga: str | None = fpga_option(),
     design: str | None = design_option(),
     model: str = model_option("llama-3.1-8b"),
-    context: int | None = context_option(
-        None, "Context length L (cached tokens); required with --phase decode."
-    ),
-    verify_len: int | None = typer.Option(
-        None,
-        "--verify-len",
-        "-x",
-        min=1,
-        max=65536,
-        help="Tokens verified per pass, x (1 = plain autoregressive decoding). Default: 1, or with --algorithm the draft tree's nodes + 1 (a given x must match the tree).",
-    ),
-    algorithm: str | None = algorithm_option(
-        None,
-        "SD algorithm whose draft phase is costed too: longspec, eagle3, falcon, falcon-k3, "
-        "falcon-k4 (workloads/algorithms) or a YAML path.",
-    ),
-    tree: str | None = typer.Option(
-        None,
-        "--tree",
-        help="Draft tree: draft nodes per level below the root, separated by spaces, e.g. '4 16 16 16 16' (LongSpec, Falcon). Default: the algorithm's default tree.",
-    ),
+    context: int | None = SIMULATE_CONTEXT_FLAG,
+    verify_len: int | None = SIMULATE_VERIFY_LEN_FLAG,
+    algorithm: str | None = SIMULATE_ALGORITHM_FLAG,
+    tree: str | None = SIMULATE_TREE_FLAG,
     depth: int | None = typer.Option(None, "--depth", min=1, max=64, help="EAGLE-3 draft depth."),
-    top_k: int | None = typer.Option(
-        None, "--top-k", min=1, max=1024, help="EAGLE-3 top-k per level."
-    ),
-    accepted: int = accepted_option(
-        "Tokens accepted in the last iteration (floor(AAT)): the first draft pass runs over them."
-    ),
-    batch: int = typer.Option(
-        1, "--batch", "-B", min=1, max=MAX_BATCH,
-        help="Requests decoded together: each verifies x tokens over its own KV cache; the "
-        "linear layers see batch x x rows (docs/batching.md). verify_tokens_per_s counts "
-        "the whole batch's tokens.",
-    ),
-    engine: str = engine_option(
-        "Engine: analytic (the study's accounting), event (discrete-event simulator), fast (numba)."
-    ),
-    phase: Phase = typer.Option(
-        Phase.decode,
-        "--phase",
-        help="decode: one verify pass at --context (default); prefill: the prompt of --prompt-len tokens, rounded up to the board's padding.prefill_multiple, at context 0.",
-    ),
-    prompt_len: int | None = prompt_len_option(
-        None, "Prompt tokens P of the prefill (with --phase prefill)."
-    ),
-    output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv (the result's row; the table adds the per-unit utilisation)."),
-    trace: Path | None = typer.Option(
-        None,
-        "--trace",
-        help="Write a Chrome trace-event JSON of the verify pass (event or fast engine); open it in Perfetto.",
-    ),
-    routing: str | None = typer.Option(
-        None, "--routing",
-        help="A mixture-of-experts target's routing (docs/moe-sd.md): skew=S (capped-Zipf "
-        "popularity, 0 = uniform), rho=R (a tree token routes as its parent), trace=FILE "
-        "(per-layer expert counts: layer, expert, count); default uniform, rho 0."),
-    dump_graph: bool = typer.Option(
-        False,
-        "--dump-graph",
-        help="Print the dataflow graph of the verify pass (and, with --algorithm, of each draft pass) instead of timing it.",
-    ),
+    top_k: int | None = SIMULATE_TOP_K_FLAG,
+    accepted: int = SIMULATE_ACCEPTED_FLAG,
+    batch: int = SIMULATE_BATCH_FLAG,
+    engine: str = SIMULATE_ENGINE_FLAG,
+    phase: Phase = SIMULATE_PHASE_FLAG,
+    prompt_len: int | None = SIMULATE_PROMPT_LEN_FLAG,
+    output_format: OutputFormat = SIMULATE_OUTPUT_FORMAT_FLAG,
+    trace: Path | None = SIMULATE_TRACE_FLAG,
+    routing: str | None = SIMULATE_ROUTING_FLAG,
+    dump_graph: bool = SIMULATE_DUMP_GRAPH_FLAG,
 ) -> None:
     """Time one verification pass (and the draft phase) on a board.
 
@@ -200,75 +218,118 @@ def simulate(
 
     Prefill: fpgasim simulate --board vhk158 --model llama2-chat-7b --phase prefill --prompt-len 128
     """
-    if dump_graph and output_format is not OutputFormat.table:
-        raise InputError("--format", output_format.value,
-                         "table with --dump-graph (the graph dump is text)")
-    if phase is Phase.prefill:
-        decode_only = {"--dump-graph": (dump_graph, True), "--accepted": (accepted != 1, accepted),
-                       "--routing": (routing is not None, routing),
-                       "--batch": (batch != 1, batch),
-                       "--tree": (tree is not None, tree), "--depth": (depth is not None, depth),
-                       "--top-k": (top_k is not None, top_k)}
-        for flag, (given, value) in decode_only.items():
-            if given:
-                raise InputError(flag, value, "only with --phase decode")
-        _prefill(
-            (board, fpga, design),
-            model,
-            context,
-            verify_len,
-            algorithm,
-            engine,
-            prompt_len,
-            output_format,
-            trace,
-        )
-        return
-    if prompt_len is not None:
-        raise InputError("--prompt-len", prompt_len, "only with --phase prefill")
-    if context is None:
-        raise InputError("--context", None, "required with --phase decode (cached tokens L >= 1)")
-    if trace is not None:
-        check_output_path(trace, "--trace")
-    b = board_from(board, fpga, design)
-    m = with_routing(load_model(model), routing)
-    algo = load_algorithm(algorithm) if algorithm else None
+    flags = SimulateFlags(board, fpga, design, model, context, verify_len, algorithm, tree,
+                          depth, top_k, accepted, batch, engine, phase, prompt_len,
+                          output_format, trace, routing, dump_graph)
+    shown = _prefill(flags) if phase is Phase.prefill else _decode(flags)
+    if shown is not None:
+        _show(*shown, output_format)
+
+
+@dataclass(frozen=True)
+class SimulateFlags:
+    """The flags of one `fpgasim simulate`, as given; `__post_init__` holds the rules that
+    tie them together (what only a decode or only a prefill takes), before any file is
+    read."""
+
+    board: str | None
+    fpga: str | None
+    design: str | None
+    model: str
+    context: int | None
+    verify_len: int | None
+    algorithm: str | None
+    tree: str | None
+    depth: int | None
+    top_k: int | None
+    accepted: int
+    batch: int
+    engine: str
+    phase: Phase
+    prompt_len: int | None
+    output_format: OutputFormat
+    trace: Path | None
+    routing: str | None
+    dump_graph: bool
+
+    def __post_init__(self) -> None:
+        """Refuse flags the phase does not take, in the order the command always did."""
+        if self.dump_graph and self.output_format is not OutputFormat.table:
+            raise InputError("--format", self.output_format.value,
+                             "table with --dump-graph (the graph dump is text)")
+        if self.phase is Phase.prefill:
+            decode_only = {
+                "--dump-graph": (self.dump_graph, True),
+                "--accepted": (self.accepted != 1, self.accepted),
+                "--routing": (self.routing is not None, self.routing),
+                "--batch": (self.batch != 1, self.batch),
+                "--tree": (self.tree is not None, self.tree),
+                "--depth": (self.depth is not None, self.depth),
+                "--top-k": (self.top_k is not None, self.top_k)}
+            for flag, (given, value) in decode_only.items():
+                if given:
+                    raise InputError(flag, value, "only with --phase decode")
+            return
+        if self.prompt_len is not None:
+            raise InputError("--prompt-len", self.prompt_len, "only with --phase prefill")
+        if self.context is None:
+            raise InputError("--context", None,
+                             "required with --phase decode (cached tokens L >= 1)")
+
+
+def _decode(f: SimulateFlags) -> tuple[PointResult, str, str] | None:
+    """A decode point: its verify pass (and draft phase) timed, the trace written; None
+    when --dump-graph printed the graphs instead."""
+    if f.trace is not None:
+        check_output_path(f.trace, "--trace")
+    b = board_from(f.board, f.fpga, f.design)
+    m = with_routing(load_model(f.model), f.routing)
+    algo = load_algorithm(f.algorithm) if f.algorithm else None
     check_drafter(b, algo)
-    if algo is None and accepted != 1:
-        raise InputError("--accepted", accepted, "only with --algorithm (the draft phase)")
-    if algo is None and (tree or depth or top_k):
-        raise InputError("--tree/--depth/--top-k", tree or depth or top_k, "only with --algorithm")
-    draft_tree = build_tree(algo, tree, depth, top_k) if algo else None
-    if algo is not None:
-        given = tree is not None or depth is not None or top_k is not None
-        verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
-    elif verify_len is None:
-        verify_len = 1
-    point = Point(b, m, context, verify_len, algo, draft_tree, accepted, batch)
-    if dump_graph:
+    point = _point(f, b, m, algo)
+    if f.dump_graph:
         print_graphs(point)
-        return
-    eng = get_engine(engine)
+        return None
+    context, verify_len, draft_tree, accepted, batch = (
+        point.context, point.verify_len, point.tree, point.accepted, point.batch)
+    eng = get_engine(f.engine)
     if algo is not None and isinstance(eng, CycleEngine):  # the tree's mask, before any work
-        check_mask_tokens(verify_len, b, "tree" if tree is not None else "verify_len",
-                          tree if tree is not None else verify_len)
-    if trace is not None:
+        check_mask_tokens(verify_len, b, "tree" if f.tree is not None else "verify_len",
+                          f.tree if f.tree is not None else verify_len)
+    if f.trace is not None:
         if not hasattr(eng, "trace_events"):
-            raise InputError("--trace", str(trace), "needs --engine event or fast")
+            raise InputError("--trace", str(f.trace), "needs --engine event or fast")
         # the trace's size, before any work
         eng.check_timeline(step_passes(verify_len, context, algo, draft_tree, accepted).verify,
                            b, m)
     result = point_result(eng, point)
     drafter = algo.drafter if algo is not None else None
     warn_after_output(fit_warnings(b, m, [(context, verify_len, drafter, batch)]))
-    if trace is not None:
+    if f.trace is not None:
         # the verify pass that was timed, tree mask included
         spec = step_passes(verify_len, context, algo, draft_tree, accepted, batch).verify
         events = eng.trace_events(spec, b, m)
-        atomic_write_bytes(trace, json_text(events, compact=True).encode())
-        result.row["trace_file"] = str(trace)
+        atomic_write_bytes(f.trace, json_text(events, compact=True).encode())
+        result.row["trace_file"] = str(f.trace)
     label = f"{b.name} / {m.id} / L={context} / x={verify_len}"
-    _show(result, output_format, label + (f" / batch {batch}" if batch > 1 else ""), "verify")
+    return result, label + (f" / batch {batch}" if batch > 1 else ""), "verify"
+
+
+def _point(f: SimulateFlags, b, m, algo: Algorithm | None) -> Point:
+    """The decode point the flags name: the draft tree and x checked against each other."""
+    if algo is None and f.accepted != 1:
+        raise InputError("--accepted", f.accepted, "only with --algorithm (the draft phase)")
+    if algo is None and (f.tree or f.depth or f.top_k):
+        raise InputError("--tree/--depth/--top-k", f.tree or f.depth or f.top_k,
+                         "only with --algorithm")
+    draft_tree = build_tree(algo, f.tree, f.depth, f.top_k) if algo else None
+    verify_len = f.verify_len
+    if algo is not None:
+        given = f.tree is not None or f.depth is not None or f.top_k is not None
+        verify_len = tree_verify_len(algo, draft_tree, verify_len, given)
+    elif verify_len is None:
+        verify_len = 1
+    return Point(b, m, f.context, verify_len, algo, draft_tree, f.accepted, f.batch)
 
 
 def cycles_shown(value: object) -> object:
@@ -297,7 +358,7 @@ def seconds_rule(result: PointResult, pass_name: str) -> str:
 
 
 
-def _show(result: PointResult, output_format: OutputFormat, title: str, pass_name: str) -> None:
+def _show(result: PointResult, title: str, pass_name: str, output_format: OutputFormat) -> None:
     """Print a result's row as JSON, or as a table followed by its per-unit utilisation."""
     row = result.row
     if output_format is OutputFormat.json:
@@ -325,33 +386,22 @@ def _show(result: PointResult, output_format: OutputFormat, title: str, pass_nam
         console.print(table)
 
 
-def _prefill(
-    board: tuple[str | None, str | None, str | None],
-    model: str,
-    context: int | None,
-    verify_len: int | None,
-    algorithm: str | None,
-    engine: str,
-    prompt_len: int | None,
-    output_format: OutputFormat,
-    trace: Path | None,
-) -> None:
-    """--phase prefill: time the prompt's prefill pass and print it."""
+def _prefill(f: SimulateFlags) -> tuple[PointResult, str, str]:
+    """--phase prefill: time the prompt's prefill pass."""
     for flag, value, unset in (
-        ("--context", context, None),
-        ("--verify-len", verify_len, None),
-        ("--algorithm", algorithm, None),
-        ("--trace", trace, None),
+        ("--context", f.context, None),
+        ("--verify-len", f.verify_len, None),
+        ("--algorithm", f.algorithm, None),
+        ("--trace", f.trace, None),
     ):
         if value != unset:
             raise InputError(flag, str(value), "only with --phase decode")
-    if prompt_len is None:
+    if f.prompt_len is None:
         raise InputError("--prompt-len", None, "required with --phase prefill (prompt tokens >= 1)")
-    b = board_from(*board)
-    m = load_model(model)
-    eng = get_engine(engine)
-    result = prefill_result(eng, b, m, prompt_len)
+    b = board_from(f.board, f.fpga, f.design)
+    m = load_model(f.model)
+    eng = get_engine(f.engine)
+    result = prefill_result(eng, b, m, f.prompt_len)
     aligned = result.row["prompt_len_aligned"]
     warn_after_output(fit_warnings(b, m, [(aligned, 0, None, 1)]))
-    title = f"{b.name} / {m.id} / prefill P={prompt_len} (aligned {aligned})"
-    _show(result, output_format, title, "prefill")
+    return result, f"{b.name} / {m.id} / prefill P={f.prompt_len} (aligned {aligned})", "prefill"

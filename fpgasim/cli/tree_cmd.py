@@ -150,87 +150,106 @@ def acceptance_model(
     return model
 
 
+#: The flags of `optimal` declared once (its signature lists them one a line).
+OPTIMAL_ACCEPTANCE_VECTOR_FLAG = typer.Option(
+    None,
+    "--acceptance-vector",
+    "-p",
+    help="Positional acceptance: P(rank-r child is the accepted one | parent accepted), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
+)
+OPTIMAL_IID_RATE_FLAG = typer.Option(
+    None,
+    "--iid-rate",
+    help="i.i.d. acceptance rate alpha: every candidate, in rank order, is accepted with probability alpha (p(d, r) = alpha (1 - alpha)^r).",
+)
+OPTIMAL_MARGINAL_RATE_FLAG = typer.Option(
+    None,
+    "--marginal-rate",
+    help="Marginal per-token rate: fraction of the algorithm's default tree's draft tokens accepted, (AAT - 1)/(x - 1); converted to an i.i.d. rate.",
+)
+OPTIMAL_AAT_FLAG = typer.Option(
+    None,
+    "--aat",
+    help="Expected AAT (bonus included) of the algorithm's default tree: the embedded model scaled to reach it.",
+)
+OPTIMAL_ALGORITHM_FLAG = algorithm_option(
+    None,
+    "Algorithm: its embedded acceptance model (unless another input is given) and, for --objective throughput, its drafter and maximal tree.",
+)
+OPTIMAL_CONTEXT_FLAG = context_option(
+    None,
+    "Context length (default: the embedded model's reference context; required for --objective throughput).",
+)
+OPTIMAL_SIZE_FLAG = typer.Option(
+    None,
+    "--size",
+    "-n",
+    min=1,
+    max=4096,
+    help="Tree size N = verification length x, root included (--objective throughput: the largest x searched, default the algorithm's maximal tree).",
+)
+OPTIMAL_MAX_DEPTH_FLAG = typer.Option(
+    None,
+    "--max-depth",
+    "-d",
+    min=0,
+    max=256,
+    help="Maximum draft levels below the root (default: unbounded).",
+)
+OPTIMAL_METHOD_FLAG = typer.Option(
+    SolveMethod.auto,
+    "--method",
+    help="auto: greedy when p is non-increasing in rank (then optimal), else Sequoia's DP.",
+)
+OPTIMAL_OBJECTIVE_FLAG = typer.Option(
+    Objective.aat,
+    "--objective",
+    help="aat: the tree of N nodes with the highest expected AAT; throughput: the tree of highest tokens/s AAT/(T_v+T_d) on --board over every x <= N.",
+)
+OPTIMAL_BOARD_FLAG = typer.Option(
+    None, "--board", "-b", help="Board (--objective throughput), e.g. v80; or --fpga with "
+    "--design."
+)
+OPTIMAL_MODEL_NAME_FLAG = typer.Option(
+    "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
+)
+OPTIMAL_ENGINE_FLAG = engine_option(
+    "Engine costing T_v and T_d (--objective throughput): fast (default; event's cycles), "
+    "event or analytic.", BULK_ENGINE)
+OPTIMAL_AAT_DIR_FLAG = aat_dir_option(
+    "--objective throughput: measured AAT tables (default: the shipped ones). Where they "
+    "hold the algorithm and model the candidate trees are their curve's, with their "
+    "measured AAT, as `fpgasim solve` uses them; elsewhere the embedded model's search."
+)
+OPTIMAL_AAT_SOURCE_FLAG = typer.Option(
+    None, "--aat-source",
+    help="--objective throughput: measured (the tables' curve; the default where they hold "
+    "the pair) or embedded (search every tree under the embedded model, even there).")
+OPTIMAL_TASK_FLAG = typer.Option(
+    None, "--task", help="--objective throughput: the measured table's task (default: "
+    "the first of the tasks `solve` solves by default, read as `solve` reads them).")
+
+
 @tree_app.command("optimal")
 def optimal(
-    acceptance_vector: str | None = typer.Option(
-        None,
-        "--acceptance-vector",
-        "-p",
-        help="Positional acceptance: P(rank-r child is the accepted one | parent accepted), r = 0, 1, ..., e.g. .6342,.1079,.0570. Rows per depth may be separated by ';' (the last row applies deeper).",
-    ),
-    iid_rate: float | None = typer.Option(
-        None,
-        "--iid-rate",
-        help="i.i.d. acceptance rate alpha: every candidate, in rank order, is accepted with probability alpha (p(d, r) = alpha (1 - alpha)^r).",
-    ),
-    marginal_rate: float | None = typer.Option(
-        None,
-        "--marginal-rate",
-        help="Marginal per-token rate: fraction of the algorithm's default tree's draft tokens accepted, (AAT - 1)/(x - 1); converted to an i.i.d. rate.",
-    ),
-    aat: float | None = typer.Option(
-        None,
-        "--aat",
-        help="Expected AAT (bonus included) of the algorithm's default tree: the embedded model scaled to reach it.",
-    ),
-    algorithm: str | None = algorithm_option(
-        None,
-        "Algorithm: its embedded acceptance model (unless another input is given) and, for --objective throughput, its drafter and maximal tree.",
-    ),
-    context: int | None = context_option(
-        None,
-        "Context length (default: the embedded model's reference context; required for --objective throughput).",
-    ),
-    size: int | None = typer.Option(
-        None,
-        "--size",
-        "-n",
-        min=1,
-        max=4096,
-        help="Tree size N = verification length x, root included (--objective throughput: the largest x searched, default the algorithm's maximal tree).",
-    ),
-    max_depth: int | None = typer.Option(
-        None,
-        "--max-depth",
-        "-d",
-        min=0,
-        max=256,
-        help="Maximum draft levels below the root (default: unbounded).",
-    ),
-    method: SolveMethod = typer.Option(
-        SolveMethod.auto,
-        "--method",
-        help="auto: greedy when p is non-increasing in rank (then optimal), else Sequoia's DP.",
-    ),
-    objective: Objective = typer.Option(
-        Objective.aat,
-        "--objective",
-        help="aat: the tree of N nodes with the highest expected AAT; throughput: the tree of highest tokens/s AAT/(T_v+T_d) on --board over every x <= N.",
-    ),
-    board: str | None = typer.Option(
-        None, "--board", "-b", help="Board (--objective throughput), e.g. v80; or --fpga with "
-        "--design."
-    ),
+    acceptance_vector: str | None = OPTIMAL_ACCEPTANCE_VECTOR_FLAG,
+    iid_rate: float | None = OPTIMAL_IID_RATE_FLAG,
+    marginal_rate: float | None = OPTIMAL_MARGINAL_RATE_FLAG,
+    aat: float | None = OPTIMAL_AAT_FLAG,
+    algorithm: str | None = OPTIMAL_ALGORITHM_FLAG,
+    context: int | None = OPTIMAL_CONTEXT_FLAG,
+    size: int | None = OPTIMAL_SIZE_FLAG,
+    max_depth: int | None = OPTIMAL_MAX_DEPTH_FLAG,
+    method: SolveMethod = OPTIMAL_METHOD_FLAG,
+    objective: Objective = OPTIMAL_OBJECTIVE_FLAG,
+    board: str | None = OPTIMAL_BOARD_FLAG,
     fpga: str | None = fpga_option(),
     design: str | None = design_option(),
-    model_name: str = typer.Option(
-        "llama-3.1-8b", "--model", "-m", help="Target model (--objective throughput)."
-    ),
-    engine: str = engine_option(
-        "Engine costing T_v and T_d (--objective throughput): fast (default; event's cycles), "
-        "event or analytic.", BULK_ENGINE),
-    aat_dir: Path | None = aat_dir_option(
-        "--objective throughput: measured AAT tables (default: the shipped ones). Where they "
-        "hold the algorithm and model the candidate trees are their curve's, with their "
-        "measured AAT, as `fpgasim solve` uses them; elsewhere the embedded model's search."
-    ),
-    aat_source: TreeAatSource | None = typer.Option(
-        None, "--aat-source",
-        help="--objective throughput: measured (the tables' curve; the default where they hold "
-        "the pair) or embedded (search every tree under the embedded model, even there)."),
-    task: str | None = typer.Option(
-        None, "--task", help="--objective throughput: the measured table's task (default: "
-        "the first of the tasks `solve` solves by default, read as `solve` reads them)."),
+    model_name: str = OPTIMAL_MODEL_NAME_FLAG,
+    engine: str = OPTIMAL_ENGINE_FLAG,
+    aat_dir: Path | None = OPTIMAL_AAT_DIR_FLAG,
+    aat_source: TreeAatSource | None = OPTIMAL_AAT_SOURCE_FLAG,
+    task: str | None = OPTIMAL_TASK_FLAG,
     output_format: OutputFormat = format_option(OutputFormat.table, "Output: table, json or csv."),
 ) -> None:
     """The tree of N nodes with the highest expected AAT, or of highest tokens/s on a board.
@@ -257,46 +276,71 @@ def optimal(
         )
     given_inputs = {"--acceptance-vector": acceptance_vector, "--iid-rate": iid_rate,
                     "--marginal-rate": marginal_rate, "--aat": aat}
-    lines: list[str] = []
+    boards = (board, fpga, design)
+    tables = (aat_dir, aat_source.value if aat_source else None, task)
     if objective is Objective.throughput:
-        if method is not SolveMethod.auto:
-            raise InputError("--method", method.value, "only with --objective aat")
-        named = [k for k, v in given_inputs.items() if v is not None]
-        given = (acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
-                                  context) if named else None)
-        note = f"{named[0]} {given_inputs[named[0]]}" if named else ""
-        row = _throughput_row(given, note, (board, fpga, design), model_name, algorithm,
-                              context, size, max_depth, engine,
-                              (aat_dir, aat_source.value if aat_source else None, task))
-        title = f"throughput-optimal tree on {row['board']}, L={context}"
-        lines = throughput_lines(row)
+        row, title, lines = _throughput(given_inputs, method, algorithm, context, boards,
+                                        model_name, size, max_depth, engine, tables)
     else:
-        for flag, value in (("--aat-dir", aat_dir), ("--aat-source", aat_source),
-                            ("--task", task)):
-            if value is not None:
-                raise InputError(flag, str(value), "only with --objective throughput")
-        model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
-                                 context)
-        if size is None:
-            raise InputError("--size", None, "a tree size N for --objective aat")
-        for flag, value in (("--board", board), ("--fpga", fpga), ("--design", design)):
-            if value is not None:
-                raise InputError(flag, value, "only with --objective throughput")
-        solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
-        result = solver(model, size, max_depth)
-        t = result.tree
-        row = {
-            "expected_aat": result.expected_aat,
-            "size": t.size,
-            "max_depth": max_depth,
-            "levels": t.depth,
-            "method": result.method,
-            "monotone": model.is_monotone(),
-            "tree_shape": t.shape_str(),
-            "parents": list(t.parents),
-            "ranks": t.ranks.tolist(),
-        }
-        title = f"optimal tree, N={size}"
+        row, title, lines = _aat_optimal(given_inputs, method, algorithm, context, boards,
+                                         size, max_depth, tables)
+    _show_row(row, title, lines, output_format)
+
+
+def _throughput(given_inputs: dict, method: SolveMethod, algorithm: str | None,
+                context: int | None, board: tuple[str | None, str | None, str | None],
+                model_name: str, size: int | None, max_depth: int | None, engine: str,
+                tables: tuple[Path | None, str | None, str | None],
+                ) -> tuple[dict, str, list[str]]:
+    """`tree optimal --objective throughput`: its row, title and lines."""
+    if method is not SolveMethod.auto:
+        raise InputError("--method", method.value, "only with --objective aat")
+    acceptance_vector, iid_rate, marginal_rate, aat = given_inputs.values()
+    named = [k for k, v in given_inputs.items() if v is not None]
+    given = (acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
+                              context) if named else None)
+    note = f"{named[0]} {given_inputs[named[0]]}" if named else ""
+    row = _throughput_row(given, note, board, model_name, algorithm, context, size, max_depth,
+                          engine, tables)
+    return row, f"throughput-optimal tree on {row['board']}, L={context}", throughput_lines(row)
+
+
+def _aat_optimal(given_inputs: dict, method: SolveMethod, algorithm: str | None,
+                 context: int | None, board: tuple[str | None, str | None, str | None],
+                 size: int | None, max_depth: int | None,
+                 tables: tuple[Path | None, str | None, str | None],
+                 ) -> tuple[dict, str, list[str]]:
+    """`tree optimal --objective aat`: the tree of N nodes with the highest expected AAT."""
+    for flag, value in zip(("--aat-dir", "--aat-source", "--task"), tables, strict=True):
+        if value is not None:
+            raise InputError(flag, str(value), "only with --objective throughput")
+    acceptance_vector, iid_rate, marginal_rate, aat = given_inputs.values()
+    model = acceptance_model(acceptance_vector, iid_rate, marginal_rate, aat, algorithm,
+                             context)
+    if size is None:
+        raise InputError("--size", None, "a tree size N for --objective aat")
+    for flag, value in zip(("--board", "--fpga", "--design"), board, strict=True):
+        if value is not None:
+            raise InputError(flag, value, "only with --objective throughput")
+    solver = {"auto": optimal_tree, "greedy": greedy_tree, "dp": sequoia_tree}[method.value]
+    result = solver(model, size, max_depth)
+    t = result.tree
+    row = {
+        "expected_aat": result.expected_aat,
+        "size": t.size,
+        "max_depth": max_depth,
+        "levels": t.depth,
+        "method": result.method,
+        "monotone": model.is_monotone(),
+        "tree_shape": t.shape_str(),
+        "parents": list(t.parents),
+        "ranks": t.ranks.tolist(),
+    }
+    return row, f"optimal tree, N={size}", []
+
+
+def _show_row(row: dict, title: str, lines: list[str], output_format: OutputFormat) -> None:
+    """One row as JSON, CSV, or a quantity/value table with its lines under it."""
     if output_format is OutputFormat.json:
         print(dumps_json(row))
         return
@@ -344,6 +388,16 @@ def _throughput_row(
     found = board_tree(eng, b, m, a, context, max_verify_len=size, given=given,
                        given_note=given_note, aat_dir=aat_dir, aat_source=aat_source,
                        task=task)
+    row = _found_row(found, b, m, a, context, eng.name)
+    # the marks every speed carries, and their warnings (docs/hardware.md, "What does not fit")
+    row |= fit_columns(b, m, context, found.best.verify_len, a.drafter)
+    warn_after_output(fit_warnings(b, m, [(context, found.best.verify_len, a.drafter, 1)]))
+    return row
+
+
+def _found_row(found, b, m, a, context: int, engine: str) -> dict:
+    """The row of a throughput search: the workload, the decision, the best tree and the
+    AAT-optimal tree of its x, and what the search cost."""
     row: dict = {
         "objective": "throughput",
         "board": b.name,
@@ -352,7 +406,7 @@ def _throughput_row(
         "model": m.id,
         "algorithm": a.id,
         "context": context,
-        "engine": eng.name,
+        "engine": engine,
         "aat_basis": found.aat_basis,
         "aat_note": found.aat_note,
         "task": found.task,
@@ -380,9 +434,6 @@ def _throughput_row(
     row["search_trees"] = found.search_trees
     row["engine_passes"] = found.engine_passes
     row["search_s"] = found.seconds
-    # the marks every speed carries, and their warnings (docs/hardware.md, "What does not fit")
-    row |= fit_columns(b, m, context, found.best.verify_len, a.drafter)
-    warn_after_output(fit_warnings(b, m, [(context, found.best.verify_len, a.drafter, 1)]))
     return row
 
 
@@ -567,8 +618,13 @@ def calibrate(
         and (aat_dir is None or shipped.context_decay == acc.context_decay),
     }
     frame = agreement_tables(algo, aat_dir) if aat_dir is not None else None
+    _show_calibration(result, frame, output_format)
+
+
+def _show_calibration(result: dict, frame, output_format: JsonTableMarkdown) -> None:
+    """The calibration as one CSV row, JSON (with the agreement table) or tables."""
     if output_format is JsonTableMarkdown.csv:
-        print(csv_text([{**result, "probabilities": json_text(acc.probabilities, compact=True)}]),
+        print(csv_text([{**result, "probabilities": json_text(result["probabilities"], compact=True)}]),
               end="")
         return
     if output_format is JsonTableMarkdown.json:
@@ -577,10 +633,10 @@ def calibrate(
         print(dumps_json(result))
         return
     shown = [{"quantity": k, "value": v} for k, v in result.items() if k != "probabilities"]
-    console.print(rich_table(shown, title=f"{algo.id}: embedded acceptance", floatfmt="{:.4f}"))
+    console.print(rich_table(shown, title=f"{result['algorithm']}: embedded acceptance", floatfmt="{:.4f}"))
     rows = [
         {"depth": d + 1, "p(rank 0..)": " ".join(f"{v:.4f}" for v in row)}
-        for d, row in enumerate(acc.probabilities)
+        for d, row in enumerate(result["probabilities"])
     ]
     console.print(rich_table(rows))
     if frame is not None:

@@ -24,11 +24,9 @@ from fpgasim.solving.solver import (
     best_summary,
     classify_regime,
     solve,
-    solve_batches_with,
     solve_best_curves,
     solve_curve,
     solve_curves,
-    solve_with,
 )
 from fpgasim.solving.tasks import (
     unified_table,
@@ -56,7 +54,5 @@ __all__ = [
     "solve_best_curves",
     "solve_curve",
     "solve_curves",
-    "solve_batches_with",
-    "solve_with",
     "unified_table",
 ]

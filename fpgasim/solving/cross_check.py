@@ -35,22 +35,22 @@ import pandas as pd
 
 from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
+from fpgasim.config.workload import Workload
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
+from fpgasim.errors import InputError
 from fpgasim.solving.solver import (
+    DEFAULT_OPTIONS,
     BatchSolution,
     Solution,
     SolveOptions,
-    solve_batches_with,
-    solve_with,
+    solve,
+    solve_batches,
 )
 from fpgasim.solving.tree_design import COSTED_TREE_METHODS
 from fpgasim.step import Simulator, simulator_of, step_passes, verify_spec
-
-#: a solve's options when a caller gives none (frozen: shared safely)
-DEFAULT_OPTIONS = SolveOptions()
 
 #: Mechanisms named in reasons, in tie-break order.
 MECHANISMS = ("MV rate", "padding", "weight re-reads", "SFU", "loads", "stores", "stalls")
@@ -249,6 +249,8 @@ class CheckedSolution:
 
     solution: Solution
     disagreements: list[str]
+    #: what was solved
+    workload: Workload
 
 
 @dataclass(frozen=True)
@@ -260,26 +262,29 @@ class CheckedBatches:
     result: BatchSolution
     summary: pd.DataFrame
     disagreements: list[str]
+    #: what was solved
+    workload: Workload
 
 
 def solve_checked(
-    board: Board,
-    model: TargetModel,
-    algorithm: Algorithm,
-    contexts: Sequence[int],
+    workload: Workload,
     options: SolveOptions = DEFAULT_OPTIONS,
     *,
     engine: str,
-    batch: int = 1,
 ) -> CheckedSolution:
-    """`solver.solve` under `engine` and, for a simulator, the accounting's cross-check
-    (`solution_disagreements`). One engine instance serves the solve and the reasons, so no
-    pass is timed twice."""
+    """`solver.solve` of a one-board, one-algorithm, one-batch workload under `engine` and,
+    for a simulator, the accounting's cross-check (`solution_disagreements`). One engine
+    instance serves the solve and the reasons, so no pass is timed twice."""
+    board, model, algorithm = workload.board, workload.model, workload.algorithm
+    if len(workload.batches) != 1:
+        raise InputError("batch", len(workload.batches), "one batch (solve_batches_checked: "
+                         "several)")
+    batch, contexts = workload.batches[0], workload.contexts
     sim = Simulator(get_engine(engine))
-    solution = solve_with(board, model, algorithm, contexts, options, engine=sim, batch=batch)
+    solution = solve(board, model, algorithm, contexts, options, engine=sim, batch=batch)
     lines = solution_disagreements(solution, (board, model, algorithm), contexts, sim, options,
                                    batch=batch)
-    return CheckedSolution(solution, lines)
+    return CheckedSolution(solution, lines, workload)
 
 
 def solution_disagreements(
@@ -303,8 +308,8 @@ def solution_disagreements(
     accounting = Simulator(get_engine(ACCOUNTING))
     # the same curves, unless their trees were designed on the simulator's costs
     same = None if options.curve_method in COSTED_TREE_METHODS else list(solution.aat_curves)
-    account = solve_with(board, model, algorithm, contexts, options, engine=accounting,
-                         batch=batch, curves=same)
+    account = solve(board, model, algorithm, contexts, options, engine=accounting, batch=batch,
+                    curves=same)
     ours = solution.summary.set_index(["task", "context", "batch"])
     multi = solution.summary["task"].nunique() > 1
     batched = solution.summary["batch"].nunique() > 1
@@ -342,29 +347,26 @@ def solution_disagreements(
 
 
 def solve_batches_checked(
-    board: Board,
-    model: TargetModel,
-    algorithm: Algorithm,
-    contexts: Sequence[int],
-    batches: Sequence[int],
+    workload: Workload,
     options: SolveOptions = DEFAULT_OPTIONS,
     *,
     engine: str,
 ) -> CheckedBatches:
     """`solver.solve_batches` under `engine` and, for a simulator, under the accounting
     beside it: its decision and speedup per row, and the rows where the two differ."""
-    result = solve_batches_with(board, model, algorithm, contexts, batches, options,
-                                engine=engine)
+    board, model, algorithm = workload.board, workload.model, workload.algorithm
+    contexts, batches = workload.contexts, workload.batches
+    result = solve_batches(board, model, algorithm, contexts, batches, options, engine=engine)
     summary = result.summary.copy()
     if engine == ACCOUNTING or not board.cluster.is_single:  # the accounting: one card
-        return CheckedBatches(result, summary, [])
-    account = solve_batches_with(board, model, algorithm, contexts, batches, options,
-                                 engine=ACCOUNTING)
+        return CheckedBatches(result, summary, [], workload)
+    account = solve_batches(board, model, algorithm, contexts, batches, options,
+                            engine=ACCOUNTING)
     acc = account.summary.set_index(["task", "context", "batch"])
     keys = list(zip(summary["task"], summary["context"], summary["batch"], strict=True))
     summary["decision_accounting"] = [acc.loc[k, "decision"] for k in keys]
     summary["speedup_accounting"] = [float(acc.loc[k, "best_speedup"]) for k in keys]
-    return CheckedBatches(result, summary, batch_disagreements(summary))
+    return CheckedBatches(result, summary, batch_disagreements(summary), workload)
 
 
 def batch_disagreements(summary: pd.DataFrame) -> list[str]:

@@ -34,7 +34,7 @@ from fpgasim.acceptance.curves import (
     mean_curve,
 )
 from fpgasim.acceptance.log_model import naive_verify_len
-from fpgasim.acceptance.measured import pair_rows
+from fpgasim.acceptance.measured import AatTables, pair_rows
 from fpgasim.acceptance.rule import tables_for
 from fpgasim.config.board import Board
 from fpgasim.config.cluster import Cluster
@@ -1031,24 +1031,55 @@ def _with_unified_x(timer: Timer, curves: Sequence[AatCurve], frame: pd.DataFram
     return pd.concat([frame, *rows], ignore_index=True)
 
 
+@dataclass(frozen=True)
+class SolveOptions:
+    """What a solve asks beside its workload, as one typed request (the CLI builds it once
+    and it travels unchanged to the solver: no keyword bag between layers); the defaults
+    here are `solve`'s. The acceptance: tasks, AAT tables, source, fit points, curve method,
+    contexts beyond the window; the solver's choices: the Naive threshold, the across-tasks
+    mean, the objective, every x (False: the bounded search, `solve_bounded`)."""
+
+    tasks: tuple[str, ...] | None = None
+    aat_dir: AatTables | Path | str | tuple[Path | str, ...] | None = None
+    aat_source: str | None = None
+    fit_points: tuple[int, ...] | None = None
+    naive_threshold: float = NAIVE_THRESHOLD
+    curve_method: str | None = None
+    mean: str = "geometric"
+    beyond_window: bool = False
+    objective: str = "throughput"
+    every_x: bool = True
+
+    def __post_init__(self) -> None:
+        """Sequences become tuples (hashable, one spelling); the solver's choices are
+        checked here, once, with the messages `solve` always gave."""
+        for name in ("tasks", "fit_points"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+        if isinstance(self.aat_dir, list):
+            object.__setattr__(self, "aat_dir", tuple(self.aat_dir))
+        check_objective(self.objective)
+        check_naive_threshold(self.naive_threshold)
+        if self.aat_source is not None and self.aat_source not in AAT_SOURCES:
+            raise InputError("aat_source", self.aat_source, f"one of {', '.join(AAT_SOURCES)}")
+
+
+#: `solve`'s default request (frozen: shared safely).
+DEFAULT_OPTIONS = SolveOptions()
+#: `solve_batches`' default request: the bounded search at every batch.
+BATCH_OPTIONS = SolveOptions(every_x=False)
+
+
 def solve(
     board: Board,
     model: TargetModel,
     algorithm: Algorithm,
     contexts: Sequence[int],
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
     engine: Engine | str = "analytic",
-    tasks: Sequence[str] | None = None,
-    aat_dir: Path | str | Sequence[Path | str] | None = None,
-    aat_source: str | None = None,
-    fit_points: Sequence[int] | None = None,
-    naive_threshold: float = NAIVE_THRESHOLD,
-    curve_method: str | None = None,
-    mean: str = "geometric",
-    beyond_window: bool = False,
     batch: int = 1,
-    objective: str = "throughput",
-    every_x: bool = True,
     curves: Sequence[AatCurve] | None = None,
 ) -> Solution:
     """Solve a workload at each context, its AAT chosen by the acceptance rule
@@ -1069,17 +1100,17 @@ def solve(
     `solve_curves_for` gives for these inputs, when the caller has them already (a
     cross-check solving the same curves on another engine).
     """
-    check_objective(objective)
+    o = options
     eng = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     check_batch(batch)
     if curves is None:
-        curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
-                                  aat_dir=aat_dir, aat_source=aat_source,
-                                  fit_points=fit_points, curve_method=curve_method,
-                                  beyond_window=beyond_window)
-    return solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
-                        mean=mean, fit_points=fit_points, batch=batch, objective=objective,
-                        every_x=every_x)
+        curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=o.tasks,
+                                  aat_dir=o.aat_dir, aat_source=o.aat_source,
+                                  fit_points=o.fit_points, curve_method=o.curve_method,
+                                  beyond_window=o.beyond_window)
+    return solve_curves(eng, board, model, algorithm, curves, naive_threshold=o.naive_threshold,
+                        mean=o.mean, fit_points=o.fit_points, batch=batch,
+                        objective=o.objective, every_x=o.every_x)
 
 
 def solve_curves_for(
@@ -1170,39 +1201,31 @@ def solve_batches(
     algorithm: Algorithm,
     contexts: Sequence[int],
     batches: Sequence[int],
+    options: SolveOptions = BATCH_OPTIONS,
     *,
     engine: Engine | str = "analytic",
-    tasks: Sequence[str] | None = None,
-    aat_dir: Path | str | Sequence[Path | str] | None = None,
-    aat_source: str | None = None,
-    curve_method: str | None = None,
-    beyond_window: bool = False,
-    fit_points: Sequence[int] | None = None,
-    naive_threshold: float = NAIVE_THRESHOLD,
-    mean: str = "geometric",
-    objective: str = "throughput",
-    every_x: bool = False,
 ) -> BatchSolution:
     """SD against AD at each batch size and context (docs/batching.md): at every batch the
     plain solve of the same curves (`solve_curves`: every option it takes means the same
     here; `every_x` False: the bounded searches), its summary row with what the batch
     delivers, and per context the largest batch at which SD still pays (`batch_crossover`)."""
-    check_objective(objective)
-    check_naive_threshold(naive_threshold)
+    o = options
     eng = simulator_of(get_engine(engine) if isinstance(engine, str) else engine)
     batches = sorted({int(b) for b in batches})
     if not batches:
         raise InputError("batch", batches, "one or more batch sizes")
     for b in batches:
         check_batch(b)
-    curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=tasks,
-                              aat_dir=aat_dir, aat_source=aat_source, fit_points=fit_points,
-                              curve_method=curve_method, beyond_window=beyond_window)
+    curves = solve_curves_for(board, model, algorithm, contexts, eng, tasks=o.tasks,
+                              aat_dir=o.aat_dir, aat_source=o.aat_source,
+                              fit_points=o.fit_points, curve_method=o.curve_method,
+                              beyond_window=o.beyond_window)
     frames, unified = [], []
     for b in batches:
-        sol = solve_curves(eng, board, model, algorithm, curves, naive_threshold=naive_threshold,
-                           mean=mean, fit_points=fit_points, batch=b, objective=objective,
-                           every_x=every_x)
+        sol = solve_curves(eng, board, model, algorithm, curves,
+                           naive_threshold=o.naive_threshold, mean=o.mean,
+                           fit_points=o.fit_points, batch=b, objective=o.objective,
+                           every_x=o.every_x)
         frames.append(_with_batch_columns(sol, board, model, algorithm, b))
         if not sol.unified.empty:
             unified.append(sol.unified.assign(batch=b))
@@ -1337,62 +1360,3 @@ def crossover_lines(crossover: pd.DataFrame, summary: pd.DataFrame | None = None
 BATCH_CROSSOVER_COLUMNS = ["task", "context", "largest_sd_batch", "speedup_there",
                            "first_ad_batch", "speedup_from", "pays_again_at", "batches",
                            "unfit_batches"]
-
-
-@dataclass(frozen=True)
-class SolveOptions:
-    """What a solve asks beside its workload, as one typed request (the CLI builds it once
-    and it travels unchanged to the solver: no keyword bag between layers). The acceptance:
-    tasks, AAT tables, source, fit points, curve method, contexts beyond the window; the
-    solver's choices: the Naive threshold, the across-tasks mean, the objective, every x."""
-
-    tasks: tuple[str, ...] | None = None
-    aat_dir: Path | str | tuple[Path | str, ...] | None = None
-    aat_source: str | None = None
-    fit_points: tuple[int, ...] | None = None
-    naive_threshold: float = NAIVE_THRESHOLD
-    curve_method: str | None = None
-    mean: str = "geometric"
-    beyond_window: bool = False
-    objective: str = "throughput"
-    every_x: bool = True
-
-
-def solve_with(
-    board: Board,
-    model: TargetModel,
-    algorithm: Algorithm,
-    contexts: Sequence[int],
-    options: SolveOptions,
-    *,
-    engine: Engine | str,
-    batch: int = 1,
-    curves: Sequence[AatCurve] | None = None,
-) -> Solution:
-    """`solve` of a workload at one batch with a typed request."""
-    o = options
-    return solve(board, model, algorithm, contexts, engine=engine, tasks=o.tasks,
-                 aat_dir=o.aat_dir, aat_source=o.aat_source, fit_points=o.fit_points,
-                 naive_threshold=o.naive_threshold, curve_method=o.curve_method, mean=o.mean,
-                 beyond_window=o.beyond_window, batch=batch, objective=o.objective,
-                 every_x=o.every_x, curves=curves)
-
-
-def solve_batches_with(
-    board: Board,
-    model: TargetModel,
-    algorithm: Algorithm,
-    contexts: Sequence[int],
-    batches: Sequence[int],
-    options: SolveOptions,
-    *,
-    engine: Engine | str,
-) -> BatchSolution:
-    """`solve_batches` of a workload with a typed request (every option means what it means
-    for one batch)."""
-    o = options
-    return solve_batches(board, model, algorithm, contexts, batches, engine=engine,
-                         tasks=o.tasks, aat_dir=o.aat_dir, aat_source=o.aat_source,
-                         curve_method=o.curve_method, beyond_window=o.beyond_window,
-                         fit_points=o.fit_points, naive_threshold=o.naive_threshold,
-                         mean=o.mean, objective=o.objective, every_x=o.every_x)

@@ -27,7 +27,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.engine import Engine, get_engine
 from fpgasim.errors import InputError
-from fpgasim.solving.solver import Solution, solve
+from fpgasim.solving.solver import Solution, SolveOptions, solve
 from fpgasim.step import simulator_of
 
 #: One row per (context, algorithm); parameter columns first.
@@ -241,10 +241,9 @@ def compare_algorithms(
     tables = tables_for(aat_dir) if aat_source != "embedded" else None
     for algo in algorithms:
         task = main_task(algo, model.id, tables)
-        solution = solve(
-            board, model, algo, contexts, engine=eng, aat_dir=tables, aat_source=aat_source,
-            tasks=[task] if task else None,
-        )
+        options = SolveOptions(aat_dir=tables, aat_source=aat_source,
+                               tasks=(task,) if task else None)
+        solution = solve(board, model, algo, contexts, options, engine=eng)
         rows.extend(_rows(solution, algo))
         curves.append(solution.curves)
     table = pd.DataFrame(rows)

@@ -20,6 +20,7 @@ from fpgasim.engine.fast import FastEngine
 from fpgasim.simulate import verify_timing
 from fpgasim.solving.solver import (
     SUMMARY_COLUMNS,
+    SolveOptions,
     Timer,
     best_energy_set,
     solve,
@@ -168,8 +169,8 @@ def test_regime_agrees_with_the_engines_bound(board) -> None:
     it says what the decision says; it claims no guarantee."""
     b = load_board(board)
     engine = FastEngine()
-    sol = solve(b, LLAMA, LONGSPEC, [1024], engine=engine, tasks=["gov_report"],
-                every_x=False)
+    sol = solve(b, LLAMA, LONGSPEC, [1024], SolveOptions(tasks=["gov_report"], every_x=False),
+                engine=engine)
     (s,) = sol.summary.to_dict("records")
     bounds = {x: verify_timing(engine, b, LLAMA, x, 1024).bound
               for x in (1, s["best_verify_len"])}
@@ -207,7 +208,7 @@ def test_solve_and_tree_optimal_time_the_passes_that_can_matter() -> None:
     searches time under 45, and the default engine is `fast` (event's cycles bit for bit;
     the wall times are benchmarks/bench_answer.py's)."""
     engine = Simulator(FastEngine())
-    solve(load_board("v80"), LLAMA, LONGSPEC, [1024], engine=engine, every_x=False)
+    solve(load_board("v80"), LLAMA, LONGSPEC, [1024], SolveOptions(every_x=False), engine=engine)
     assert engine.remembered < 45
     from fpgasim.cli.solve_cmd import solve as solve_command
     from fpgasim.cli.tree_cmd import optimal

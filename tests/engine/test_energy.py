@@ -26,7 +26,7 @@ from fpgasim.engine.energy import (
 from fpgasim.engine.timing import Timing
 from fpgasim.errors import ConfigError, InputError
 from fpgasim.simulate import Point, simulate_point, verify_timing
-from fpgasim.solving.solver import Timer, best_set, solve
+from fpgasim.solving.solver import SolveOptions, Timer, best_set, solve
 from fpgasim.studies.explore import pareto_energy_flags
 from fpgasim.studies.generation import generate
 from tests.cli_helpers import run_cli
@@ -165,9 +165,10 @@ def test_solve_objective_energy_picks_most_tokens_per_joule() -> None:
     keeps argmax tokens/s; both optima are in the summary either way."""
     board, model, algo = load_board("vhk158"), load_model("llama2-chat-7b"), load_algorithm(
         "longspec")
-    kw = dict(engine="analytic", aat_source="embedded")
-    time_sol = solve(board, model, algo, [1024], **kw)
-    energy_sol = solve(board, model, algo, [1024], objective="energy", **kw)
+    time_sol = solve(board, model, algo, [1024], SolveOptions(aat_source="embedded"),
+                     engine="analytic")
+    energy_sol = solve(board, model, algo, [1024],
+                       SolveOptions(aat_source="embedded", objective="energy"), engine="analytic")
     curve = energy_sol.curves
     e_best = curve.loc[curve["tokens_per_j"].idxmax()]
     t_best = curve.loc[curve["p_eff_tokens_per_s"].idxmax()]
@@ -187,8 +188,8 @@ def test_solve_objective_energy_picks_most_tokens_per_joule() -> None:
 def test_best_set_energy_matches_solve() -> None:
     """The generation's best set under energy agrees with solve's."""
     board, model, algo = load_board(U280), load_model(MODEL), load_algorithm("longspec")
-    sol = solve(board, model, algo, [512], engine="fast", aat_source="embedded",
-                objective="energy")
+    sol = solve(board, model, algo, [512],
+                SolveOptions(aat_source="embedded", objective="energy"), engine="fast")
     from fpgasim.acceptance.curves import embedded_curves
     curve = embedded_curves(algo, [512], model_id=model.id, why="test")[0]
     b = best_set(Timer(get_engine("fast"), board, model, algo), curve, "energy")
@@ -201,8 +202,8 @@ def test_best_set_energy_matches_solve() -> None:
 def test_bad_objective() -> None:
     """An unknown objective is an InputError naming it."""
     with pytest.raises(InputError) as err:
-        solve(load_board("u280"), load_model("llama2-chat-7b"), load_algorithm("longspec"),
-              [512], objective="joy")
+        solve(load_board("u280"), load_model("llama2-chat-7b"), load_algorithm("longspec"), [512],
+              SolveOptions(objective="joy"))
     assert err.value.field == "objective"
 
 

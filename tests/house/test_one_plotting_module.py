@@ -17,8 +17,8 @@ PLOT = FIGURES / "plots.py"
 STYLE = FIGURES / "style.py"
 #: Modules that may import matplotlib without drawing, and why.
 SAVERS = {PACKAGE / "fileio.py": "write_figure closes the figure it saved (pyplot.close)"}
-#: The commands that draw a figure.
-DRAWING_COMMANDS = ("solve_cmd", "generate_cmd", "explore_cmd", "compare_cmd", "tree_cmd")
+#: The modules of the commands that draw a figure (solve draws in its output module).
+DRAWING_COMMANDS = ("solve_output", "generate_cmd", "explore_cmd", "compare_cmd", "tree_cmd")
 
 
 def _imports(path: Path) -> set[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.reproduce import run_experiment
-from fpgasim.solving.solver import solve
+from fpgasim.solving.solver import SolveOptions, solve
 
 AAT = "workloads/aat"
 LONGSPEC = load_algorithm("longspec")
@@ -32,7 +32,7 @@ def table1() -> pd.DataFrame:
 
 
 def test_table1_naive_512_is_a_threshold_crossing_between_measured_x() -> None:
-    s = solve(load_board("v80"), LLAMA, LONGSPEC, [512], aat_dir=AAT)
+    s = solve(load_board("v80"), LLAMA, LONGSPEC, [512], SolveOptions(aat_dir=AAT))
     row = s.summary.iloc[0]
     b, c = row["aat_b"], row["aat_c"]
     assert row["naive_verify_len"] == 44
@@ -49,7 +49,7 @@ def test_table1_naive_512_is_a_threshold_crossing_between_measured_x() -> None:
 @pytest.mark.slow
 def test_table2_best_x_on_a_flat_optimum_between_measured_x() -> None:
     tasks = ["multi_news", "qmsum"]
-    s = solve(load_board("v80"), LLAMA, LONGSPEC, [1024], aat_dir=AAT, tasks=tasks)
+    s = solve(load_board("v80"), LLAMA, LONGSPEC, [1024], SolveOptions(aat_dir=AAT, tasks=tasks))
     best = dict(zip(s.summary["task"], s.summary["best_verify_len"], strict=True))
     assert best == {"multi_news": 9, "qmsum": 15}
     measured = set(s.curves["verify_len"])
@@ -58,13 +58,13 @@ def test_table2_best_x_on_a_flat_optimum_between_measured_x() -> None:
     assert max(mn) / min(mn) < 1.025
     qm = [speedup_at(s.curves, x, task="qmsum") for x in (13, 15)]
     assert abs(qm[1] - qm[0]) / qm[1] < 0.01
-    fitted = solve(load_board("v80"), LLAMA, LONGSPEC, [1024], aat_dir=AAT, tasks=["multi_news"],
-                   aat_source="fitted")
+    fitted = solve(load_board("v80"), LLAMA, LONGSPEC, [1024],
+                   SolveOptions(aat_dir=AAT, tasks=["multi_news"], aat_source="fitted"))
     assert int(fitted.summary["best_verify_len"].iloc[0]) == 12  # the study's multi_news x
 
 
 def test_table4_u250_4096_x_does_not_give_its_speed() -> None:
-    s = solve(load_board("u250"), LLAMA, LONGSPEC, [4096], aat_dir=AAT)
+    s = solve(load_board("u250"), LLAMA, LONGSPEC, [4096], SolveOptions(aat_dir=AAT))
     c = s.curves.set_index("verify_len")["p_eff_tokens_per_s"]
     assert int(s.summary["best_verify_len"].iloc[0]) == 18
     near = c.loc[[16, 17, 18]]
@@ -78,12 +78,13 @@ def test_table1_is_v80_not_u280() -> None:
     t = table1()
     ad = t[t["method"] == "ad"].set_index("context")["tokens_per_s"]
     for board, same in (("v80", True), ("vhk158", True), ("u280", False)):
-        s = solve(load_board(board), LLAMA, LONGSPEC, [512, 4096], aat_dir=AAT)
+        s = solve(load_board(board), LLAMA, LONGSPEC, [512, 4096], SolveOptions(aat_dir=AAT))
         for row in s.summary.to_dict("records"):
             equal = math.isclose(row["ad_tokens_per_s"], ad[row["context"]], rel_tol=1e-12)
             assert equal is same
-    u280 = solve(load_board("u280"), LLAMA, LONGSPEC, [256], aat_dir=AAT).summary.iloc[0]
-    v80 = solve(load_board("v80"), LLAMA, LONGSPEC, [256], aat_dir=AAT).summary.iloc[0]
+    options = SolveOptions(aat_dir=AAT)
+    u280 = solve(load_board("u280"), LLAMA, LONGSPEC, [256], options).summary.iloc[0]
+    v80 = solve(load_board("v80"), LLAMA, LONGSPEC, [256], options).summary.iloc[0]
     assert round(1 - u280["ad_tokens_per_s"] / v80["ad_tokens_per_s"], 2) == 0.44
 
 
@@ -104,11 +105,11 @@ def test_fig4_mechanisms_tested_do_not_give_a_uniform_3_to_5_percent(model_id: s
     m = load_model(model_id)
     ctx = [128, 1024, 16384]
     # as fig4: the study measured Vicuna v1.5 past its 4,096-token window (fig4.yaml says why)
-    base = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="fitted",
-                 beyond_window=True)
+    base = solve(load_board("v80"), m, LONGSPEC, ctx,
+                 SolveOptions(aat_dir=AAT, aat_source="fitted", beyond_window=True))
     mean = float(base.summary["best_speedup"].mean())
-    measured = solve(load_board("v80"), m, LONGSPEC, ctx, aat_dir=AAT, aat_source="measured",
-                     beyond_window=True)
+    measured = solve(load_board("v80"), m, LONGSPEC, ctx,
+                     SolveOptions(aat_dir=AAT, aat_source="measured", beyond_window=True))
     assert float(measured.summary["best_speedup"].mean()) < mean  # lower, not higher
     table = pd.read_csv(f"{AAT}/longspec_models_by_context.csv")
     free, interp = [], []

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from fpgasim.config import load_algorithm, load_board, load_model
+from fpgasim.config.workload import Workload
 from fpgasim.solving.cross_check import (
     batch_disagreements,
     disagreement_line,
@@ -44,10 +45,10 @@ def test_solve_checked_explains_where_the_simulator_decides_otherwise() -> None:
     board, model = load_board("flightllm-vhk158"), load_model("llama2-7b-flightllm")
     algorithm = load_algorithm("longspec")
     # on `fast`: the cycles of `event` (tests/engine/test_fast.py), sooner
-    checked = solve_checked(board, model, algorithm, [512], engine="fast")
+    checked = solve_checked(Workload((board,), model, (algorithm,), (512,)), engine="fast")
     assert checked.solution.summary["decision"].tolist() == ["use AD"]
     (line,) = checked.disagreements
     assert line.startswith("  L=512: SD-or-AD differs: the accounting says use SD (x=4, ")
     assert "the simulator (fast) use AD (x=2, " in line and "MV rate" in line
-    account = solve_checked(board, model, algorithm, [512], engine="analytic")
+    account = solve_checked(Workload((board,), model, (algorithm,), (512,)), engine="analytic")
     assert account.disagreements == []

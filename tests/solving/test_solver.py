@@ -14,7 +14,7 @@ from fpgasim.acceptance.measured import AAT_COLUMNS, load_aat_tables
 from fpgasim.config import load_algorithm, load_board, load_model
 from fpgasim.errors import InputError
 from fpgasim.solving.dynamic_schedule import lookup
-from fpgasim.solving.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, solve
+from fpgasim.solving.solver import CURVE_COLUMNS, SUMMARY_COLUMNS, SolveOptions, solve
 from fpgasim.tree.shapes import depth_based, width_based
 
 MAX_TREE = (4, 16, 16, 16, 16, 16)
@@ -96,7 +96,8 @@ def test_compute_poor_board_uses_ad(repo, tmp_path, workload) -> None:
             )
         )
     )
-    sol = solve(board, *workload, [128, 4096], aat_dir=synthetic_aat(tmp_path / "aat"))
+    sol = solve(board, *workload, [128, 4096],
+                SolveOptions(aat_dir=synthetic_aat(tmp_path / "aat")))
     s = sol.summary
     assert (s["regime"] == "compute-bound").all()
     assert (s["decision"] == "use AD").all()
@@ -117,7 +118,7 @@ def test_bandwidth_poor_board_verifies_long_trees(repo, tmp_path, workload) -> N
     sols = {
         bw: solve(load_board(str(board_file(repo, tmp_path, f"bandwidth-poor-{bw:g}", **arrays,
                                             **{"fpga.memory.bandwidth_gb_s": bw}))),
-                  *workload, [128, 4096], aat_dir=folder)
+                  *workload, [128, 4096], SolveOptions(aat_dir=folder))
         for bw in (1.0, 2.0)
     }
     s = sols[1.0].summary
@@ -125,7 +126,7 @@ def test_bandwidth_poor_board_verifies_long_trees(repo, tmp_path, workload) -> N
     assert (s["decision"] == "use SD").all()
     assert (s["best_speedup"] > s["naive_speedup"]).all()
     best = s.set_index("context")["best_verify_len"]
-    mixed = solve(load_board("v80"), *workload, [128, 4096], aat_dir=folder).summary
+    mixed = solve(load_board("v80"), *workload, [128, 4096], SolveOptions(aat_dir=folder)).summary
     assert (best > mixed.set_index("context")["best_verify_len"]).all()  # v80 is mixed
     assert best[4096] < best[128] < 85
     # bandwidth-bound at every x: twice the bandwidth halves every pass and keeps the best x
@@ -137,7 +138,8 @@ def test_bandwidth_poor_board_verifies_long_trees(repo, tmp_path, workload) -> N
 
 def test_v80_mixed_and_invariants(tmp_path, workload) -> None:
     board = load_board("v80")
-    sol = solve(board, *workload, [128, 4096], aat_dir=synthetic_aat(tmp_path / "aat"))
+    sol = solve(board, *workload, [128, 4096],
+                SolveOptions(aat_dir=synthetic_aat(tmp_path / "aat")))
     s, c = sol.summary, sol.curves
     assert list(s.columns) == SUMMARY_COLUMNS and list(c.columns) == CURVE_COLUMNS
     assert (s["regime"] == "mixed").all()
@@ -166,23 +168,20 @@ def test_v80_mixed_and_invariants(tmp_path, workload) -> None:
 
 def test_threshold_moves_naive_x(tmp_path, workload) -> None:
     folder = synthetic_aat(tmp_path / "aat")
-    loose = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.05)
-    strict = solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=0.01)
+    loose = solve(load_board("v80"), *workload, [128],
+                  SolveOptions(aat_dir=folder, naive_threshold=0.05))
+    strict = solve(load_board("v80"), *workload, [128],
+                   SolveOptions(aat_dir=folder, naive_threshold=0.01))
     assert loose.summary["naive_verify_len"][0] < strict.summary["naive_verify_len"][0]
     with pytest.raises(InputError, match="naive_threshold"):
-        solve(load_board("v80"), *workload, [128], aat_dir=folder, naive_threshold=-1)
+        solve(load_board("v80"), *workload, [128],
+              SolveOptions(aat_dir=folder, naive_threshold=-1))
 
 
 def test_fitted_source_uses_tree_fallbacks(tmp_path, workload) -> None:
     folder = synthetic_aat(tmp_path / "aat")
-    sol = solve(
-        load_board("v80"),
-        *workload,
-        [128],
-        aat_dir=folder,
-        aat_source="fitted",
-        fit_points=[2, 5, 13, 33],
-    )
+    sol = solve(load_board("v80"), *workload, [128],
+                SolveOptions(aat_dir=folder, aat_source="fitted", fit_points=[2, 5, 13, 33]))
     c = sol.curves
     assert c["verify_len"].tolist() == list(range(2, 86))
     assert set(c["tree_source"]) <= {"width", "embedded"}  # no per-x table in this folder
@@ -190,7 +189,8 @@ def test_fitted_source_uses_tree_fallbacks(tmp_path, workload) -> None:
     header = "verify_len,longspec_tree_shape,eagle3_depth,eagle3_top_k"
     lines = [f"{x},{' '.join(map(str, width_based(x - 1, MAX_TREE)))},3,3" for x in range(2, 40)]
     (folder / "shapes.csv").write_text("\n".join([header, *lines]) + "\n")
-    sol = solve(load_board("v80"), *workload, [128], aat_dir=folder, aat_source="fitted")
+    sol = solve(load_board("v80"), *workload, [128],
+                SolveOptions(aat_dir=folder, aat_source="fitted"))
     c = sol.curves
     assert c["verify_len"].max() == 39  # the per-x table bounds the modelled x
     assert set(c["tree_source"]) == {"table"}
@@ -199,14 +199,15 @@ def test_fitted_source_uses_tree_fallbacks(tmp_path, workload) -> None:
 @pytest.mark.slow
 def test_several_tasks_give_unified_x(tmp_path, workload) -> None:
     folder = synthetic_aat(tmp_path / "aat", contexts=(1024,), tasks=("a", "b", "c"))
-    sol = solve(load_board("v80"), *workload, [1024], aat_dir=folder)
+    sol = solve(load_board("v80"), *workload, [1024], SolveOptions(aat_dir=folder))
     assert sorted(sol.summary["task"]) == ["a", "b", "c"]
     u = sol.unified
     assert len(u) == 3 and u["unified_verify_len"].nunique() == 1
     assert (u["unified_speedup"] <= u["best_speedup"] + 1e-12).all()
     assert sol.unified_summary.loc[0, "aat_source"] == "geometric mean of 3 tasks"
     assert lookup(sol.schedule, 1024)["verify_len"] == u["unified_verify_len"].iloc[0]
-    arith = solve(load_board("v80"), *workload, [1024], aat_dir=folder, mean="arithmetic")
+    arith = solve(load_board("v80"), *workload, [1024],
+                  SolveOptions(aat_dir=folder, mean="arithmetic"))
     assert arith.unified["mean"].iloc[0] == "arithmetic"
 
 
@@ -214,23 +215,24 @@ def test_input_errors(tmp_path, workload) -> None:
     folder = synthetic_aat(tmp_path / "aat")
     board = load_board("v80")
     with pytest.raises(InputError, match="tasks with a measured curve: gov_report"):
-        solve(board, *workload, [256], aat_dir=folder, tasks=["qa"])
+        solve(board, *workload, [256], SolveOptions(aat_dir=folder, tasks=["qa"]))
     llama2 = (load_model("llama2-chat-7b"), workload[1])  # no shipped table holds it
     with pytest.raises(InputError, match="the AAT tables for longspec hold: llama-3.1-8b"):
-        solve(board, *llama2, [256], aat_source="measured")
+        solve(board, *llama2, [256], SolveOptions(aat_source="measured"))
     with pytest.raises(InputError, match="task-agnostic"):
-        solve(board, *llama2, [256], tasks=["gov_report"])
+        solve(board, *llama2, [256], SolveOptions(tasks=["gov_report"]))
     with pytest.raises(InputError, match="task-agnostic"):
-        solve(board, *workload, [256], tasks=["gov_report"], aat_source="embedded")
+        solve(board, *workload, [256], SolveOptions(tasks=["gov_report"], aat_source="embedded"))
     with pytest.raises(InputError, match="fit_points"):
-        solve(board, *workload, [128], aat_dir=folder, fit_points=[2, 200, 5])
+        solve(board, *workload, [128], SolveOptions(aat_dir=folder, fit_points=[2, 200, 5]))
 
 
 def test_unmeasured_context_is_interpolated(tmp_path, workload) -> None:
     # the synthetic table holds 128 and 4096: 256 lies 1/5 of the way in log2 L
     folder = synthetic_aat(tmp_path / "aat")
     tables = load_aat_tables(folder)
-    sol = solve(load_board("v80"), *workload, [256], aat_dir=folder, engine="analytic")
+    sol = solve(load_board("v80"), *workload, [256], SolveOptions(aat_dir=folder),
+                engine="analytic")
     s = sol.summary.iloc[0]
     assert s["aat_basis"] == "interpolated" and "L=128 and L=4096" in s["aat_note"]
     rows = tables.rows.set_index(["context", "verify_len"])["aat"]
@@ -242,7 +244,7 @@ def test_unmeasured_context_is_interpolated(tmp_path, workload) -> None:
 
 def test_embedded_source(workload) -> None:
     board = load_board("v80")
-    sol = solve(board, *workload, [1024], aat_source="embedded")
+    sol = solve(board, *workload, [1024], SolveOptions(aat_source="embedded"))
     assert sol.summary.loc[0, "aat_source"] == "embedded"
     assert sol.summary.loc[0, "aat_basis"] == "embedded"
     assert sol.summary.loc[0, "task"] == "embedded"
@@ -256,7 +258,8 @@ def test_embedded_source(workload) -> None:
 
 
 def test_done_when_v80_gov_report(aat_dir, workload) -> None:
-    sol = solve(load_board("v80"), *workload, DONE_CONTEXTS, tasks=["gov_report"], aat_dir=aat_dir)
+    sol = solve(load_board("v80"), *workload, DONE_CONTEXTS,
+                SolveOptions(tasks=["gov_report"], aat_dir=aat_dir))
     s = sol.summary.set_index("context")
     assert list(s.index) == DONE_CONTEXTS
     assert (s["decision"] == "use SD").all() and (s["best_speedup"] > 1).all()

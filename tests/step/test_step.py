@@ -19,7 +19,7 @@ from fpgasim.dataflow.lowerings import registry as lowerings
 from fpgasim.engine import get_engine
 from fpgasim.errors import ConfigError
 from fpgasim.simulate import Point, simulate_point
-from fpgasim.solving.solver import solve
+from fpgasim.solving.solver import SolveOptions, solve
 from fpgasim.step import step_passes
 from fpgasim.tree.calibrate import calibrate
 from fpgasim.tree.draft_trees import default_tree
@@ -82,15 +82,15 @@ def test_a_drafter_from_tests_runs_on_measured_aat_tables(mlp_drafter, aat_dir,
         (tmp_path / folder / tree.name).write_text(tree.read_text())
     tables = load_aat_tables(tmp_path / "mlp")
     assert set(tables.rows["algorithm"]) == {"test-mlp"} and tables.tree_table is not None
-    solution = solve(U280, LLAMA, mlp_drafter, [1024], engine="analytic",
-                     aat_dir=tmp_path / "mlp")
+    solution = solve(U280, LLAMA, mlp_drafter, [1024], SolveOptions(aat_dir=tmp_path / "mlp"),
+                     engine="analytic")
     basis = set(solution.summary["aat_basis"])
     assert basis and all("measured" in b or "interpolated" in b for b in basis), basis
     assert (solution.curves["algorithm"] == "test-mlp").all() and len(solution.curves) > 10
     # the same rows under LongSpec's id give LongSpec's curve (the AAT side reads no kind)
     measured = solution.curves.set_index("verify_len")["aat"]
-    longspec = solve(U280, LLAMA, load_algorithm("longspec"), [1024], engine="analytic",
-                     aat_dir=tmp_path / "longspec")
+    longspec = solve(U280, LLAMA, load_algorithm("longspec"), [1024],
+                     SolveOptions(aat_dir=tmp_path / "longspec"), engine="analytic")
     assert measured.to_dict() == longspec.curves.set_index("verify_len")["aat"].to_dict()
 
 

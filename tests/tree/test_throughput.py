@@ -326,11 +326,13 @@ def test_eagle3_enumeration_respects_depth_and_top_k() -> None:
 
 def test_solve_throughput_curve_beats_embedded_optimal() -> None:
     """`solve --curve-method throughput`: the Best set is at least the AAT-optimal curve's."""
-    from fpgasim.solving.solver import solve
+    from fpgasim.solving.solver import SolveOptions, solve
 
     b, m, a = load_board("v80"), load_model("llama-3.1-8b"), load_algorithm("longspec")
-    hw = solve(b, m, a, [1024], engine="analytic", curve_method="throughput").summary.iloc[0]
-    opt = solve(b, m, a, [1024], engine="analytic", aat_source="embedded").summary.iloc[0]
+    hw = solve(b, m, a, [1024], SolveOptions(curve_method="throughput"),
+               engine="analytic").summary.iloc[0]
+    opt = solve(b, m, a, [1024], SolveOptions(aat_source="embedded"),
+                engine="analytic").summary.iloc[0]
     assert hw["best_tokens_per_s"] >= opt["best_tokens_per_s"]
     assert hw["ori_verify_len"] == 69  # the Ori set stays the GPU default tree
 

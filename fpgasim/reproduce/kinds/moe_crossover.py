@@ -30,7 +30,7 @@ from fpgasim.engine.fast import FastEngine
 from fpgasim.reproduce.experiment_schema import DocTableFile
 from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
 from fpgasim.simulate import experts_streamed, fits_memory, verify_timing
-from fpgasim.solving.solver import solve, solve_batches
+from fpgasim.solving.solver import SolveOptions, solve, solve_batches
 
 MODELS = ("Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B-Chat", "Mixtral-8x7B-v0.1", "llama-3.1-8b")
 BOARDS = (
@@ -83,7 +83,7 @@ def verdict_rows(engine: FastEngine) -> list[dict]:
             model = model_of(name)
             for drafter in DRAFTERS:
                 solution = solve(board, model, load_algorithm(drafter), CONTEXTS,
-                                 engine=engine, every_x=False)
+                                 SolveOptions(every_x=False), engine=engine)
                 for r in solution.summary.to_dict("records"):
                     rows.append({"table": "verdict", "board": label, "model": model.id,
                                  "algorithm": drafter, "context": r["context"],
@@ -133,8 +133,8 @@ def crossover_rows(engine: FastEngine) -> list[dict]:
                 moe = base.moe.model_copy(update={"experts": e, "experts_per_token": k,
                                                   "expert_intermediate": 6144 // k})
                 model = base.model_copy(update={"moe": moe, "id": f"qwen3-moe-E{e}-k{k}"})
-                solution = solve(board, model, algorithm, [1024], engine=engine,
-                                 every_x=True)
+                solution = solve(board, model, algorithm, [1024], SolveOptions(every_x=True),
+                                 engine=engine)
                 s = solution.summary.iloc[0]
                 curve = solution.curves
                 paying = curve[curve["speedup"] > 1]["verify_len"]

@@ -44,7 +44,11 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, cluster_layers
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    check_cluster,
+    cluster_layers,
+    lower_pipelined,
+)
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet, mask_set
@@ -259,7 +263,10 @@ def _short(name: str) -> str:
 
 
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
-    """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
+    """FlightLLM's instruction stream of one pass, as barrier-delimited parts (a target pass
+    on a pipeline of stages: its micro-batches' stages, timed by their schedule)."""
+    if drafter is None and spec.kind == "target" and board.cluster.pp_stages > 1:
+        return lower_pipelined(spec, board, model)
     return _segments(*_layers(spec, board, model, drafter), board)
 
 
@@ -276,6 +283,8 @@ def lower_fixed(
     their barrier runs and how often each runs are the same at any context (tested part
     for part against the pass's own at many contexts)."""
     if drafter is not None or spec.kind != "target" or spec.phase == "prefill":
+        return None
+    if board.cluster.micro_batches_of(spec.batch) > 1:  # stages overlap: no sum bounds it
         return None
     rates = _checked(board, model)
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
@@ -299,6 +308,8 @@ def fixed_floor_cycles(spec: PassSpec, board: Board, model: TargetModel) -> floa
     parts bounds the pass; a first, cheap filter before `lower_fixed`'s tighter bound
     (docs/engines.md, "Lower bounds"). None where `lower_fixed` gives none."""
     if spec.kind != "target" or spec.phase == "prefill":
+        return None
+    if board.cluster.micro_batches_of(spec.batch) > 1:  # stages overlap: no sum bounds it
         return None
     hw, rates, _, _ = _layers(spec, board, model)
     groups, order = _plan(hw)
@@ -397,7 +408,7 @@ def _layers(
     hw = hardware_layers_of(model, params, phase, rows, context, spec.batch)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     if not board.cluster.is_single:  # one card's share and its collectives (cluster.py)
-        check_cluster(board, model)
+        check_cluster(board, model, spec.batch)
         hw = cluster_layers(hw, board, rates.act_bytes)
         label += f" cards={board.cluster.cards}"
     if spec.batch > 1:

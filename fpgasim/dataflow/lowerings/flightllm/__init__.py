@@ -290,7 +290,8 @@ def lower_fixed(
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
     # the recipe beside the rates: two designs alike in rates but not in, e.g., a
     # projection's sparsity compile different parts
-    return _FIXED_PARTS((rates, GraphParams.of(board), model, *fixed_shape(spec)),
+    # the cluster too: a card's share of a pass is not the whole card's (rates omit it)
+    return _FIXED_PARTS((rates, GraphParams.of(board), model, board.cluster, *fixed_shape(spec)),
                         lambda: _fixed_parts(spec, board, model, f"rows={rows * spec.batch}"))
 
 
@@ -353,7 +354,7 @@ def fixed_shape(spec: PassSpec) -> tuple:
 #: objects): `generate`'s x = 1..85 hold 4.2M rows
 _FIXED_PARTS: BoundedCache[Executable | None] = bounded_cache(
     "flightllm.fixed_parts", owner="fpgasim.dataflow.lowerings.flightllm", unit="rows",
-    keys="rates, graph parameters (the recipe), model, pass kind, phase, rows",
+    keys="rates, graph parameters (the recipe), model, cluster, pass kind, phase, rows",
     budget=PART_CACHE_ROWS,
     size_of=lambda ex: 0 if ex is None else sum(len(p.instrs) for p in ex.parts),
     why="what a pass's lower bound sums (`flightllm.lower_fixed`; x = 1..85 hold 4.2M rows); "

@@ -310,13 +310,15 @@ class Schedule:
 
 
 def schedule(hop_ticks: list[list[int]], work_ticks: list[list[int]],
-             sync_s: list[list[float]]) -> Schedule:
+             hop_sync_s: list[list[float]], work_sync_s: list[list[float]]) -> Schedule:
     """The GPipe forward schedule of m micro-batches over p stages (`[j][s]`: micro-batch j,
     stage s): each stage takes the micro-batches in order; micro-batch j's hop into stage s
     (s > 0) starts when stage s-1 has finished j and stage s has finished j-1, and holds
     both cards (a SYS instruction on each, between barriers: docs/multi-fpga.md,
     "Micro-batches"); then stage s works on j. The bubble is what the schedule leaves idle:
-    with equal stages and free hops it is (p-1)/(m+p-1) of every card's time."""
+    with equal stages and free hops it is (p-1)/(m+p-1) of every card's time. The sync
+    seconds of each hop and of each stage's work (its all-reduces) are summed along the
+    path that sets each start (the later of the two cards; the sender's on a tie)."""
     m, p = len(work_ticks), len(work_ticks[0])
     free = [(0, 0.0)] * p  # per card: when it is free, and the critical path's sync to then
     busy = [0] * p
@@ -328,10 +330,11 @@ def schedule(hop_ticks: list[list[int]], work_ticks: list[list[int]],
                 ready, mine = free[s - 1], free[s]  # stage s-1 has just finished j
                 t, k = ready if ready[0] >= mine[0] else mine
                 t += hop_ticks[j][s]
+                k += hop_sync_s[j][s]
                 busy[s - 1] += hop_ticks[j][s]
                 busy[s] += hop_ticks[j][s]
                 free[s - 1] = (t, k)
-            free[s] = (t + work_ticks[j][s], k + sync_s[j][s])
+            free[s] = (t + work_ticks[j][s], k + work_sync_s[j][s])
             busy[s] += work_ticks[j][s]
     end, sync = free[p - 1]
     return Schedule(end, tuple(busy), sync)
@@ -346,8 +349,9 @@ class Pipelined(Executable):
 
     #: [j][s]: (first, end) of micro-batch j's stage s in `order`, its hop first (s > 0)
     slots: tuple[tuple[tuple[int, int], ...], ...] = ()
-    #: [j][s]: the collective seconds (hop and all-reduces) of that slot
-    slot_sync_s: tuple[tuple[float, ...], ...] = ()
+    #: [j][s]: the seconds of that slot's hop, and of its all-reduces
+    hop_sync_s: tuple[tuple[float, ...], ...] = ()
+    work_sync_s: tuple[tuple[float, ...], ...] = ()
     micro_batches: int = 1
 
     def schedule(self, part_ticks: Callable[[Program], int]) -> Schedule:
@@ -362,7 +366,8 @@ class Pipelined(Executable):
                 first = ticks[self.order[a]] if s else 0
                 hop[-1].append(first)
                 work[-1].append(sum(ticks[k] for k in self.order[a:b]) - first)
-        return schedule(hop, work, [list(x) for x in self.slot_sync_s])
+        return schedule(hop, work, [list(x) for x in self.hop_sync_s],
+                        [list(x) for x in self.work_sync_s])
 
 
 def lower_pipelined(spec: PassSpec, board: Board, model: TargetModel) -> Pipelined:
@@ -382,14 +387,17 @@ def lower_pipelined(spec: PassSpec, board: Board, model: TargetModel) -> Pipelin
         stages = []
         for k, layers in enumerate(stage_layers(hw)):
             stages.append(_parts(*_plan(layers), rates, masks, f"{label_b} stage {k}", board))
-        by_size[b] = stages, [collective_totals(layers)[0] for layers in stage_layers(hw)]
+        hops = [layers[0].seconds if is_hop(layers[0]) else 0.0 for layers in stage_layers(hw)]
+        works = [collective_totals(layers[1:] if is_hop(layers[0]) else layers)[0]
+                 for layers in stage_layers(hw)]
+        by_size[b] = stages, (hops, works)
     parts: list[Program] = []
     index: dict[int, int] = {}
     order: list[int] = []
     slots = []
-    sync = []
+    hop_sync, work_sync = [], []
     for b in micro_batch_sizes(spec.batch, m):
-        stages, stage_sync = by_size[b]
+        stages, (hops, works) = by_size[b]
         row = []
         for ex in stages:
             first = len(order)
@@ -401,12 +409,14 @@ def lower_pipelined(spec: PassSpec, board: Board, model: TargetModel) -> Pipelin
                 order.append(index[id(part)])
             row.append((first, len(order)))
         slots.append(tuple(row))
-        sync.append(tuple(stage_sync))
+        hop_sync.append(tuple(hops))
+        work_sync.append(tuple(works))
     if m > 1:
         label += f" micro-batches={m}"
     roles = next(iter(by_size.values()))[0][0].unit_roles
     return Pipelined(parts=tuple(parts), order=tuple(order), label=label, unit_roles=roles,
-                     slots=tuple(slots), slot_sync_s=tuple(sync), micro_batches=m)
+                     slots=tuple(slots), hop_sync_s=tuple(hop_sync),
+                     work_sync_s=tuple(work_sync), micro_batches=m)
 
 
 def collective_totals(hw: tuple[HwLayer, ...]) -> tuple[float, float]:

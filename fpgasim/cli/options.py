@@ -230,9 +230,14 @@ def cluster_from(cards: int, parallel: str, hop_latency_us: float, tp_cards: int
 
 
 def check_micro_batches_flag(cluster: Cluster, batch: object) -> None:
-    """Refuse --micro-batches above the command's --batch (a micro-batch holds at least one
-    request)."""
+    """Refuse --micro-batches above the command's --batch, the largest of a list (a
+    micro-batch holds at least one request; a pass of fewer requests takes one each)."""
     m = cluster.micro_batches
+    if isinstance(batch, str):  # solve's --batch 1,2,4: its own refusals come later
+        try:
+            batch = max(parse_int_list(batch, "--batch"))
+        except InputError:
+            return
     if m is not None and isinstance(batch, int) and m > batch:
         raise InputError("--micro-batches", m, f"between 1 and --batch {batch} (a "
                          "micro-batch holds at least one request)")
@@ -255,7 +260,8 @@ def cluster_options(command: Callable) -> Callable:
         "micro_batches": (int | None, typer.Option(
             None, "--micro-batches", show_default=False,
             help="With pipeline stages: micro-batches each pass's batch is cut into, 1 to "
-            "--batch (default: min(--batch, stages); docs/multi-fpga.md).")),
+            "--batch (default: as many as stages, at most one per request; "
+            "docs/multi-fpga.md).")),
         "hop_latency_us": (float, typer.Option(
             DEFAULT_HOP_LATENCY_S * 1e6, "--hop-latency-us",
             help="One link hop's latency, us (direct Aurora cables 0.15-2; docs/multi-fpga.md).")),

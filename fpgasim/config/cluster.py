@@ -48,8 +48,8 @@ class Cluster(Strict):
     )
     micro_batches: int | None = Field(
         None, ge=1, le=MAX_MICRO_BATCHES,
-        description="micro-batches a pipeline-parallel pass's batch is cut into (null: "
-        "min(batch, pipeline stages); docs/multi-fpga.md, \"Micro-batches\")",
+        description="micro-batches a pipeline-parallel pass's batch is cut into, at most one "
+        "per request (null: as many as stages); docs/multi-fpga.md, \"Micro-batches\")",
     )
 
     @model_validator(mode="after")
@@ -82,12 +82,12 @@ class Cluster(Strict):
         return self.cards // self.tp_cards
 
     def micro_batches_of(self, batch: int) -> int:
-        """Micro-batches a pass of `batch` requests is cut into: the field, else
-        min(batch, pp_stages), the fewest that fill every stage when the batch allows
+        """Micro-batches a pass of `batch` requests is cut into: the field (default
+        pp_stages, the fewest that fill every stage), at most one per request
         (docs/multi-fpga.md, "Micro-batches"); 1 without a pipeline."""
         if self.pp_stages == 1:
             return 1
-        return self.micro_batches or min(batch, self.pp_stages)
+        return min(self.micro_batches or self.pp_stages, batch)
 
     @property
     def is_single(self) -> bool:

@@ -148,6 +148,8 @@ def test_a_pipeline_is_one_card_plus_its_hops() -> None:
     (("--cards", "4", "--parallel", "pp", "--micro-batches", "5", "-B", "4"),
      "--micro-batches = 5"),
     (("--cards", "4", "--parallel", "pp", "--micro-batches", "0"), "--micro-batches = 0"),
+    (("--cards", "4", "--parallel", "pp", "--micro-batches", "3", "-B", "2"),
+     "--micro-batches = 3: between 1 and --batch 2"),
     (("--cards", "4", "--parallel", "tp", "--micro-batches", "2", "-B", "2"),
      "--micro-batches = 2: 1 without pipeline stages"),
     (("--cards", "8", "--parallel", "tp-pp", "--tp-cards", "3"), "--tp-cards = 3"),
@@ -193,6 +195,8 @@ def test_micro_batches_cut_the_batch_evenly() -> None:
     assert Cluster(cards=4, parallel="pp").micro_batches_of(2) == 2
     assert Cluster(cards=4, parallel="tp").micro_batches_of(8) == 1
     assert Cluster(cards=8, parallel="tp-pp", tp=4).micro_batches_of(8) == 2
+    # at most one a request: a batch-1 pass of a run at --micro-batches 8 is one micro-batch
+    assert Cluster(cards=4, parallel="pp", micro_batches=8).micro_batches_of(1) == 1
 
 
 def test_a_pipeline_of_one_micro_batch_is_the_serial_sum() -> None:

@@ -409,7 +409,7 @@ def _layers(
     hw = hardware_layers_of(model, params, phase, rows, context, spec.batch)
     label = f"{board.name} {model.id} flightllm {phase} rows={rows} T={context}"
     if not board.cluster.is_single:  # one card's share and its collectives (cluster.py)
-        check_cluster(board, model, spec.batch)
+        check_cluster(board, model)
         hw = cluster_layers(hw, board, rates.act_bytes)
         label += f" cards={board.cluster.cards}"
     if spec.batch > 1:

@@ -148,20 +148,10 @@ def check_split(cluster: Cluster, model: TargetModel) -> None:
                          f"({model.id} has {model.layers} layers)")
 
 
-def check_micro_batches(cluster: Cluster, batch: int) -> None:
-    """Refuse more micro-batches than the pass has requests (each holds at least one)."""
-    m = cluster.micro_batches
-    if m is not None and cluster.pp_stages > 1 and m > batch:
-        raise InputError("micro_batches", m, f"between 1 and the batch, {batch} (a "
-                         "micro-batch holds at least one request)")
-
-
-def check_cluster(board: Board, model: TargetModel, batch: int = 1) -> None:
-    """Refuse a cluster the part or the model cannot run (`check_ports`, `check_split`,
-    `check_micro_batches`)."""
+def check_cluster(board: Board, model: TargetModel) -> None:
+    """Refuse a cluster the part or the model cannot run (`check_ports`, `check_split`)."""
     check_ports(board.fpga, board.cluster)
     check_split(board.cluster, model)
-    check_micro_batches(board.cluster, batch)
 
 
 def per_card_share(cluster: Cluster, layers: int) -> float:
@@ -378,7 +368,6 @@ def lower_pipelined(spec: PassSpec, board: Board, model: TargetModel) -> Pipelin
     from fpgasim.dataflow.lowerings.flightllm import _layers, _parts, _plan
 
     m = board.cluster.micro_batches_of(spec.batch)
-    check_micro_batches(board.cluster, spec.batch)
     by_size: dict[int, tuple[list[Executable], list[float]]] = {}
     label = ""
     for b in sorted(set(micro_batch_sizes(spec.batch, m)), reverse=True):

@@ -592,9 +592,12 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
         duration_divisor=board.duration_divisor,
     )
 
+    # a pipeline's rows run on its stages' cards: a unit's busy time is theirs, summed
+    cards_time = cycles * getattr(prog, "stages", 1)
+
     def row(resource: str, busy_cycles: float, nbytes: int | None, work: int | None) -> dict:
         """work: MACs on compute units, element-passes on special-function units."""
-        util = busy_cycles / cycles if cycles else 0.0
+        util = busy_cycles / cards_time if cycles else 0.0
         return {
             "resource": resource,
             "busy_cycles": busy_cycles,

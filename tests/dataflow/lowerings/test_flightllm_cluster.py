@@ -226,6 +226,11 @@ def test_micro_batches_overlap_the_stages_on_both_engines() -> None:
     assert piped.weight_bytes >= serial.weight_bytes
     sched = pass_schedule(spec, four, m, fast)
     assert 0 < sched.bubble_share < pass_schedule(spec, one, m, fast).bubble_share
+    # a unit's busy time is summed over the 4 stage cards, its utilisation over theirs
+    units = {r["resource"]: r for r in fast.run_pass_detail(spec, four, m)[1]}
+    assert units["LD"]["utilisation"] == pytest.approx(
+        units["LD"]["busy_cycles"] / (4 * piped.cycles))
+    assert all(0 <= r["utilisation"] <= 1 for r in units.values())
     # no sum of parts bounds overlapping stages: no bound is given
     assert lower_fixed(spec, four, m) is None
     assert fast.lower_bound_s(spec, four, m) == 0.0

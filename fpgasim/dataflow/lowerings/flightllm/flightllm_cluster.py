@@ -344,6 +344,12 @@ class Pipelined(Executable):
     work_sync_s: tuple[tuple[float, ...], ...] = ()
     micro_batches: int = 1
 
+    @property
+    def stages(self) -> int:
+        """Pipeline stages (a unit's utilisation is its busy time over theirs: the engines'
+        per-unit rows)."""
+        return len(self.slots[0]) if self.slots else 1
+
     def schedule(self, part_ticks: Callable[[Program], int]) -> Schedule:
         """The pass's stage occupancy, each part's makespan from `part_ticks` (an engine's)."""
         ticks = [part_ticks(p) for p in self.parts]

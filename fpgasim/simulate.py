@@ -23,6 +23,7 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
     link_seconds,
     per_card_share,
+    pipeline_columns,
 )
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.routing import routing_label, touched_per_layer
@@ -408,8 +409,9 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
     # request of the batch
     row.update(energy_columns(energy, tokens * point.batch))
     spec = verify_spec(point.verify_len, point.context, point.tree, point.batch)
-    row.update(cluster_columns(point.board, *link_seconds(spec, point.board, point.model),
-                               step_s))
+    row.update(cluster_columns(point.board,
+                               *link_seconds(spec, point.board, point.model, engine), step_s,
+                               pipeline_columns(spec, point.board, point.model, engine)))
     check_finite_row(row, point)
     return row, (tv, units)
 

@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from fpgasim.config.board_loader import BoardBase
-from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, Cluster
+from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, MAX_MICRO_BATCHES, Cluster
 from fpgasim.config.loader import load_model
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
 from fpgasim.engine import DEFAULT_ENGINE
@@ -193,31 +193,75 @@ _CLUSTER: ContextVar[Cluster | None] = ContextVar("fpgasim_cli_cluster", default
 PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
 
 
-def cluster_from(cards: int, parallel: str, hop_latency_us: float) -> Cluster:
-    """The cluster the three options name, each checked (one line naming the flag)."""
+def cluster_from(cards: int, parallel: str, hop_latency_us: float, tp_cards: int | None = None,
+                 micro_batches: int | None = None) -> Cluster:
+    """The cluster the options name, each checked (one line naming the flag, its value and
+    what is allowed)."""
     if not 1 <= cards <= 64:
-        raise InputError("cards", cards, "between 1 and 64 cards")
+        raise InputError("--cards", cards, "between 1 and 64 cards")
     if parallel not in PARALLEL_CHOICES:
-        raise InputError("parallel", parallel, f"one of {', '.join(PARALLEL_CHOICES)}")
+        raise InputError("--parallel", parallel, f"one of {', '.join(PARALLEL_CHOICES)}")
     if not 0.0 <= hop_latency_us <= 100.0:  # also refuses nan
-        raise InputError("hop_latency_us", hop_latency_us, "between 0 and 100 us "
+        raise InputError("--hop-latency-us", hop_latency_us, "between 0 and 100 us "
                          "(docs/multi-fpga.md argues 0.15 to 2)")
-    if parallel == "tp-pp":
-        raise InputError("parallel", parallel, "tp or pp (tp-pp needs the cards per stage, "
-                         "which no flag sets yet)")
-    return Cluster(cards=cards, parallel=parallel, hop_latency_s=hop_latency_us * 1e-6)
+    if parallel == "tp-pp" and tp_cards is None:
+        raise InputError("--parallel", parallel, "tp or pp, or tp-pp with --tp-cards N (the "
+                         f"cards per pipeline stage, a divisor of --cards {cards})")
+    if tp_cards is not None:
+        if parallel != "tp-pp":
+            raise InputError("--tp-cards", tp_cards, "only with --parallel tp-pp (tp splits "
+                             "every layer over all the cards, pp none)")
+        divisors = [d for d in range(1, cards + 1) if cards % d == 0]
+        if tp_cards not in divisors:
+            raise InputError("--tp-cards", tp_cards, f"a divisor of --cards {cards}: "
+                             f"{', '.join(map(str, divisors))}")
+    cluster = Cluster(cards=cards, parallel=parallel, tp=tp_cards,
+                      hop_latency_s=hop_latency_us * 1e-6)
+    if micro_batches is not None:
+        if not 1 <= micro_batches <= MAX_MICRO_BATCHES:
+            raise InputError("--micro-batches", micro_batches,
+                             f"between 1 and the batch (at most {MAX_MICRO_BATCHES})")
+        if cluster.pp_stages == 1 and micro_batches > 1:
+            raise InputError("--micro-batches", micro_batches, "1 without pipeline stages "
+                             "(--parallel pp or tp-pp over more than one stage)")
+        if cluster.pp_stages > 1:
+            cluster = cluster.model_copy(update={"micro_batches": micro_batches})
+    return cluster
+
+
+def check_micro_batches_flag(cluster: Cluster, batch: object) -> None:
+    """Refuse --micro-batches above the command's --batch, the largest of a list (a
+    micro-batch holds at least one request; a pass of fewer requests takes one each)."""
+    m = cluster.micro_batches
+    if isinstance(batch, str):  # solve's --batch 1,2,4: its own refusals come later
+        try:
+            batch = max(parse_int_list(batch, "--batch"))
+        except InputError:
+            return
+    if m is not None and isinstance(batch, int) and m > batch:
+        raise InputError("--micro-batches", m, f"between 1 and --batch {batch} (a "
+                         "micro-batch holds at least one request)")
 
 
 def cluster_options(command: Callable) -> Callable:
-    """Give a command that takes a board --cards, --parallel and --hop-latency-us (defined
-    here once); `board_from` builds its board on that cluster, and a --model that does not
-    split over it is refused before anything runs."""
+    """Give a command that takes a board --cards, --parallel, --tp-cards, --micro-batches
+    and --hop-latency-us (defined here once); `board_from` builds its board on that
+    cluster, and a --model that does not split over it is refused before anything runs."""
     extra = {
         "cards": (int, typer.Option(1, "--cards", help="Cards of the board's part running the "
                                     "model (1: one card, as always; docs/multi-fpga.md).")),
         "parallel": (str, typer.Option("tp", "--parallel", help="How the model splits over "
                                        "the cards: tp (heads and FFN columns), pp (layers), "
-                                       "tp-pp.")),
+                                       "tp-pp (--tp-cards per stage).")),
+        "tp_cards": (int | None, typer.Option(
+            None, "--tp-cards", show_default=False,
+            help="With --parallel tp-pp: cards per pipeline stage, each layer split over them "
+            "(a divisor of --cards; the stages are --cards / --tp-cards).")),
+        "micro_batches": (int | None, typer.Option(
+            None, "--micro-batches", show_default=False,
+            help="With pipeline stages: micro-batches each pass's batch is cut into, 1 to "
+            "--batch (default: as many as stages, at most one per request; "
+            "docs/multi-fpga.md).")),
         "hop_latency_us": (float, typer.Option(
             DEFAULT_HOP_LATENCY_S * 1e6, "--hop-latency-us",
             help="One link hop's latency, us (direct Aurora cables 0.15-2; docs/multi-fpga.md).")),
@@ -225,13 +269,15 @@ def cluster_options(command: Callable) -> Callable:
     signature = inspect.signature(command)
     params = list(signature.parameters.values()) + [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
-                          annotation=kind.__name__)
+                          annotation=_annotation(kind))
         for name, (kind, option) in extra.items()]
 
     @functools.wraps(command)
-    def run(*args: Any, cards: int = 1, parallel: str = "tp",
+    def run(*args: Any, cards: int = 1, parallel: str = "tp", tp_cards: int | None = None,
+            micro_batches: int | None = None,
             hop_latency_us: float = DEFAULT_HOP_LATENCY_S * 1e6, **kwargs: Any) -> Any:
-        cluster = cluster_from(cards, parallel, hop_latency_us)
+        cluster = cluster_from(cards, parallel, hop_latency_us, tp_cards, micro_batches)
+        check_micro_batches_flag(cluster, kwargs.get("batch", 1))
         model = kwargs.get("model")
         if not cluster.is_single and isinstance(model, str):
             check_split(cluster, load_model(model))
@@ -243,8 +289,13 @@ def cluster_options(command: Callable) -> Callable:
 
     run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     run.__annotations__ = {**command.__annotations__,
-                           **{name: kind.__name__ for name, (kind, _) in extra.items()}}
+                           **{name: _annotation(kind) for name, (kind, _) in extra.items()}}
     return run
+
+
+def _annotation(kind: object) -> str:
+    """A flag's type as the string annotation typer reads (`int | None` for optional ints)."""
+    return getattr(kind, "__name__", None) or str(kind)
 
 
 def model_option(example: str | None = None) -> Any:

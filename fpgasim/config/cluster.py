@@ -26,6 +26,8 @@ LinkLayer = Literal["aurora", "ethernet", "udp"]
 
 #: docs/multi-fpga.md, "One hop's latency": the middle of the direct-Aurora range
 DEFAULT_HOP_LATENCY_S = 0.25e-6
+#: most micro-batches a pass may be cut into (each at least one request of the batch)
+MAX_MICRO_BATCHES = 4096
 
 
 class Cluster(Strict):
@@ -44,8 +46,10 @@ class Cluster(Strict):
         DEFAULT_HOP_LATENCY_S, ge=0.0, le=100e-6, allow_inf_nan=False,
         description="one hop's latency, s (docs/multi-fpga.md: 0.15e-6 to 2e-6 argued)",
     )
-    micro_batches: int = Field(
-        1, ge=1, le=1024, description="micro-batches a pipeline-parallel step is cut into",
+    micro_batches: int | None = Field(
+        None, ge=1, le=MAX_MICRO_BATCHES,
+        description="micro-batches a pipeline-parallel pass's batch is cut into, at most one "
+        "per request (null: as many as stages); docs/multi-fpga.md, \"Micro-batches\")",
     )
 
     @model_validator(mode="after")
@@ -58,6 +62,9 @@ class Cluster(Strict):
             if self.cards % tp:
                 raise ValueError(f"tp = {tp} does not divide cards = {self.cards} (a "
                                  f"divisor of {self.cards})")
+        if self.micro_batches not in (None, 1) and self.pp_stages == 1:
+            raise ValueError(f"micro_batches = {self.micro_batches} is for a pipeline of "
+                             "several stages (parallel pp or tp-pp); leave it null")
         return self
 
     @property
@@ -73,6 +80,14 @@ class Cluster(Strict):
     def pp_stages(self) -> int:
         """Pipeline stages (cards / tp_cards)."""
         return self.cards // self.tp_cards
+
+    def micro_batches_of(self, batch: int) -> int:
+        """Micro-batches a pass of `batch` requests is cut into: the field (default
+        pp_stages, the fewest that fill every stage), at most one per request
+        (docs/multi-fpga.md, "Micro-batches"); 1 without a pipeline."""
+        if self.pp_stages == 1:
+            return 1
+        return min(self.micro_batches or self.pp_stages, batch)
 
     @property
     def is_single(self) -> bool:

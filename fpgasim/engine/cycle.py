@@ -448,11 +448,16 @@ class CycleEngine:
     def executable_ticks(self, prog: Executable) -> int:
         """Time of a pass in its program's time unit.
 
-        One part: `pass_cycles` (windowed when the steady state is proven). Several parts:
+        A pipelined pass (`flightllm_cluster.Pipelined`): its stage occupancy's end, each
+        stage's parts summed. One part: `pass_cycles` (windowed when the steady state is
+        proven). Several parts:
         the sum of their makespans, exact, not an extrapolation: each part starts when the
         previous part's barrier (SYS) finishes and ends with its own (tests compare it with
         one simulation of `prog.concatenate()` on both engines).
         """
+        schedule = getattr(prog, "schedule", None)  # a pipeline's stages overlap
+        if schedule is not None:
+            return schedule(self.part_ticks).makespan_ticks
         if len(prog.order) == 1:
             return self.pass_cycles(prog.parts[0], prog.units_of(ROLE_COMPUTE)[0])
         return self._parts_ticks(prog)
@@ -590,9 +595,12 @@ def _timing(prog: Executable, ticks: int, board: Board) -> tuple[Timing, list[di
         duration_divisor=board.duration_divisor,
     )
 
+    # a pipeline's rows run on its stages' cards: a unit's busy time is theirs, summed
+    cards_time = cycles * getattr(prog, "stages", 1)
+
     def row(resource: str, busy_cycles: float, nbytes: int | None, work: int | None) -> dict:
         """work: MACs on compute units, element-passes on special-function units."""
-        util = busy_cycles / cycles if cycles else 0.0
+        util = busy_cycles / cards_time if cycles else 0.0
         return {
             "resource": resource,
             "busy_cycles": busy_cycles,

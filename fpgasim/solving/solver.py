@@ -43,6 +43,7 @@ from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
     link_seconds,
+    pipeline_columns,
 )
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
@@ -115,6 +116,8 @@ SUMMARY_COLUMNS = [
     "hop_latency_s",
     "link_busy_share",
     "sync_share",
+    "micro_batches",
+    "bubble_share",
     "regime",
     "regime_reason",
     "ad_bound",
@@ -677,7 +680,9 @@ def _cluster_summary(timer: Timer, best, context: int) -> dict:
     """The cluster columns of the best set's step (`cluster_columns`; zeros on one card)."""
     step_s = float(best["aat"]) / float(best["p_eff_tokens_per_s"])
     spec = verify_spec(int(best["verify_len"]), context, batch=timer.batch)
-    return cluster_columns(timer.board, *link_seconds(spec, timer.board, timer.model), step_s)
+    return cluster_columns(timer.board,
+                           *link_seconds(spec, timer.board, timer.model, timer.engine), step_s,
+                           pipeline_columns(spec, timer.board, timer.model, timer.engine))
 
 
 def _curve_frame(rows: list[dict], p1: float) -> pd.DataFrame:

@@ -41,6 +41,7 @@ from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
     link_seconds,
+    pass_schedule,
 )
 from fpgasim.engine import Engine
 from fpgasim.engine.cycle import CycleEngine
@@ -452,23 +453,32 @@ def generate(
         # weights and KV at the last step's context (the largest)
         **fit_columns(board, model, int(frame["context"].max()), int(frame["verify_len"].max()),
                       algorithm.drafter if algorithm else None, batch),
-        **_cluster_summary(board, model, frame, batch, decode_s),
+        **_cluster_summary(board, model, frame, batch, decode_s, engine),
     }
     return Generation(frame, summary, ad)
 
 
 def _cluster_summary(board: Board, model: TargetModel, frame: pd.DataFrame, batch: int,
-                     decode_s: float) -> dict:
+                     decode_s: float, engine: Engine) -> dict:
     """The decode's cluster columns (`cluster_columns`): its verify passes' link time over
-    the decode's time (each distinct pass lowered once; zeros on one card)."""
+    the decode's time, and on a pipeline the verify passes' micro-batches and bubble share
+    (weighted by each pass's time; each distinct pass lowered once; zeros on one card)."""
     if board.cluster.is_single:
         return cluster_columns(board, 0.0, 0.0, decode_s)
     sync_s = busy_s = 0.0
+    idle = span = 0.0
     counts = frame.groupby(["verify_len", "context"]).size()
     for (x, context), n in counts.items():
-        sync, busy = link_seconds(verify_spec(int(x), int(context), batch=batch), board, model)
+        spec = verify_spec(int(x), int(context), batch=batch)
+        sync, busy = link_seconds(spec, board, model, engine)
         sync_s, busy_s = sync_s + n * sync, busy_s + n * busy
-    return cluster_columns(board, sync_s, busy_s, decode_s)
+        sched = pass_schedule(spec, board, model, engine)
+        if sched is not None:
+            idle += n * sched.bubble_share * sched.makespan_ticks
+            span += n * sched.makespan_ticks
+    pipeline = {"micro_batches": board.cluster.micro_batches_of(batch),
+                "bubble_share": idle / span if span else 0.0}
+    return cluster_columns(board, sync_s, busy_s, decode_s, pipeline)
 
 
 def _curve_sources(curve_at: CurveAt, steps: pd.DataFrame) -> str:

@@ -27,9 +27,6 @@ from fpgasim.dataflow.lowerings.flightllm.flightllm_lowering import (
     lower_fixed,
     pass_layers,
 )
-from fpgasim.dataflow.lowerings.flightllm.flightllm_lowering import (
-    pass_layers as _layers,  # flightllm_cluster.py's local import (the old private name)
-)
 from fpgasim.dataflow.lowerings.flightllm.pass_shapes import (
     fixed_shape,
     pass_shape,
@@ -42,5 +39,5 @@ __all__ = [
     "BLOCKS", "FLOOR_SLACK", "TICKS_PER_CYCLE", "UNIT_NAMES", "Rates", "draft_layers_of",
     "fixed_floor_cycles", "fixed_shape", "hardware_layers_of", "lower", "lower_fixed",
     "pass_layers", "pass_shape", "prefill_chunk_tokens", "prefill_mask_used",
-    "prefill_masks", "_layers",
+    "prefill_masks",
 ]

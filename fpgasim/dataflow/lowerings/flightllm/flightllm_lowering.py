@@ -31,7 +31,11 @@ from fpgasim.dataflow.lowerings.flightllm.drafts import (
     draft_keys,
     draft_label,
 )
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_cluster, cluster_layers
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    check_cluster,
+    cluster_layers,
+    lower_pipelined,
+)
 from fpgasim.dataflow.lowerings.flightllm.flightllm_graph import GraphParams, build_graph
 from fpgasim.dataflow.lowerings.flightllm.layers import HwLayer, hardware_layers
 from fpgasim.dataflow.lowerings.flightllm.masks import MaskSet
@@ -50,7 +54,10 @@ _OWNER = "fpgasim.dataflow.lowerings.flightllm.flightllm_lowering"
 
 
 def lower(spec: PassSpec, board: Board, model: TargetModel, drafter=None) -> Executable:
-    """FlightLLM's instruction stream of one pass, as barrier-delimited parts."""
+    """FlightLLM's instruction stream of one pass, as barrier-delimited parts (a target pass
+    on a pipeline of stages: its micro-batches' stages, timed by their schedule)."""
+    if drafter is None and spec.kind == "target" and board.cluster.pp_stages > 1:
+        return lower_pipelined(spec, board, model)
     hw, rates, masks, label = pass_layers(spec, board, model, drafter)
     return compiled_parts(*plan(hw), rates, masks, label, board)
 
@@ -100,6 +107,8 @@ def lower_fixed(
     contexts)."""
     if drafter is not None or spec.kind != "target" or spec.phase == "prefill":
         return None
+    if board.cluster.micro_batches_of(spec.batch) > 1:  # stages overlap: no sum bounds it
+        return None
     checked_rates(board, model)  # the model's and board's checks first, as `lower`'s
     _, rows, _ = pass_shape(spec, board)  # the pass's own checks (e.g. its context fits)
     # not cached here: the pass service keeps each bound by its shape (`step.bounds`,
@@ -122,6 +131,8 @@ def fixed_floor_cycles(spec: PassSpec, board: Board, model: TargetModel) -> floa
     parts bounds the pass; a first, cheap filter before `lower_fixed`'s tighter bound
     (docs/engines.md, "Lower bounds"). None where `lower_fixed` gives none."""
     if spec.kind != "target" or spec.phase == "prefill":
+        return None
+    if board.cluster.micro_batches_of(spec.batch) > 1:  # stages overlap: no sum bounds it
         return None
     hw, rates, _, _ = pass_layers(spec, board, model)
     groups, order = plan(hw)

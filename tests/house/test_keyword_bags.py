@@ -26,10 +26,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bounded.py", "memoised.wrap.memo"): "decorator: forwards whatever the memoised "
     "function takes",
     ("tree/semantics.py", "brentq"): "scipy passthrough: scipy.optimize.brentq's arguments",
-    ("figures/plots.py", "draw_rooflines"): "matplotlib passthrough: a line style mapping",
-    ("figures/plots.py", "draw_aat_ar"): "matplotlib passthrough: the AAT and AR line styles",
-    ("figures/plots.py", "legend_with_twin"): "matplotlib passthrough: Axes.legend's options",
-    ("reproduce/curve_renderers.py", "fit_table"): "pandas passthrough: DataFrame.assign "
+    ("figures/style.py", "draw_rooflines"): "matplotlib passthrough: a line style mapping",
+    ("figures/style.py", "draw_aat_ar"): "matplotlib passthrough: the AAT and AR line styles",
+    ("figures/style.py", "legend_with_twin"): "matplotlib passthrough: Axes.legend's options",
+    ("reproduce/kinds/fit_table.py", "fit_table"): "pandas passthrough: DataFrame.assign "
     "of the common columns",
     ("dataflow/lowerings/flightllm/layers.py", "hardware_layers"): "record copy: one "
     "HwLayer's shared fields, then the fields that differ",

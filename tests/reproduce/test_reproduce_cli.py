@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from fpgasim.cli.reproduce_cmd import _experiments
+from fpgasim.reproduce.experiment_loader import doc_experiment_names
 from tests.cli_helpers import run_cli
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -125,13 +126,13 @@ def test_default_is_measured_and_side_by_side(capsys, tmp_path: Path) -> None:
 
 
 def test_all_is_the_studys_nine_and_everything_adds_the_extensions() -> None:
-    """`all` = docs/reproduction.md's experiments, then the doc tables that take seconds;
-    `everything` = every shipped file."""
-    study = [e.name for e in _experiments(["all"])][:9]
+    """`all` = docs/reproduction.md's experiments, then the fast doc tables; `docs` = every
+    doc table; `everything` = every shipped file."""
+    named = [e.name for e in _experiments(["all"])]
+    study = named[:9]
     assert study == ["table1", "table2", "table3", "table4", "fig1", "fig2", "fig4", "fig5", "fig6"]
-    fast_docs = [e.name for e in _experiments(["all"])][9:]
-    assert fast_docs == ["embedded_vs_measured", "hbm_patterns"] or sorted(fast_docs) == [
-        "embedded_vs_measured", "hbm_patterns"]
+    assert named[9:] == doc_experiment_names(slow=False)
+    assert [e.name for e in _experiments(["docs"])] == doc_experiment_names()
     every = [e.name for e in _experiments(["everything"])]
     shipped = Path(__file__).resolve().parents[2] / "workloads" / "experiments"
     assert every[:9] == study and set(every) == {p.stem for p in shipped.glob("*.yaml")}

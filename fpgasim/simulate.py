@@ -18,11 +18,8 @@ from fpgasim.config.schema import (
 from fpgasim.dataflow.drafters import drafter_kv_tokens, drafter_weight_count, lower_pass
 from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
-    cluster_columns,
-    link_seconds,
-    per_card_share,
-)
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import cluster_columns, per_card_share
+from fpgasim.dataflow.lowerings.registry import link_seconds
 from fpgasim.dataflow.model_arithmetic import target_arithmetic
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.routing import routing_label, touched_per_layer

@@ -21,7 +21,8 @@ import typer
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, Cluster
 from fpgasim.config.loader import load_model
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports
+from fpgasim.dataflow.lowerings.registry import check_cluster
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path
@@ -184,11 +185,17 @@ def board_from(board: str | None, fpga: str | None, design: str | None,
     if cluster is None or cluster.is_single:
         return built  # one card: the board as it always was, to the last digit
     check_ports(built.fpga, cluster)
-    return built.with_cluster(cluster)
+    clustered = built.with_cluster(cluster)
+    model = _CLUSTER_MODEL.get()
+    if model is not None:  # the command's --model, split by the board's own lowering
+        check_cluster(clustered, load_model(model))
+    return clustered
 
 
 #: the cluster the running command's --cards/--parallel/--hop-latency-us name
 _CLUSTER: ContextVar[Cluster | None] = ContextVar("fpgasim_cli_cluster", default=None)
+#: the running command's --model (a name or path), split over that cluster by `board_from`
+_CLUSTER_MODEL: ContextVar[str | None] = ContextVar("fpgasim_cli_cluster_model", default=None)
 #: the choices of --parallel (docs/multi-fpga.md, "Collectives")
 PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
 
@@ -210,8 +217,8 @@ def cluster_from(cards: int, parallel: str, hop_latency_us: float) -> Cluster:
 
 def cluster_options(command: Callable) -> Callable:
     """Give a command that takes a board --cards, --parallel and --hop-latency-us (defined
-    here once); `board_from` builds its board on that cluster, and a --model that does not
-    split over it is refused before anything runs."""
+    here once); `board_from` builds its board on that cluster and refuses a --model the
+    board's lowering cannot split over it (`registry.check_cluster`), before any work."""
     extra = {
         "cards": (int, typer.Option(1, "--cards", help="Cards of the board's part running the "
                                     "model (1: one card, as always; docs/multi-fpga.md).")),
@@ -234,11 +241,13 @@ def cluster_options(command: Callable) -> Callable:
         cluster = cluster_from(cards, parallel, hop_latency_us)
         model = kwargs.get("model")
         if not cluster.is_single and isinstance(model, str):
-            check_split(cluster, load_model(model))
+            load_model(model)  # a bad --model is named before the board's split rule
         token = _CLUSTER.set(cluster)
+        named = _CLUSTER_MODEL.set(model if isinstance(model, str) else None)
         try:
             return command(*args, **kwargs)
         finally:
+            _CLUSTER_MODEL.reset(named)
             _CLUSTER.reset(token)
 
     run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]

@@ -40,7 +40,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
-from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_cluster, check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH, fit_warnings
@@ -134,6 +134,7 @@ def sweep(
     algo = load_algorithm(algorithm) if algorithm else None
     for b in boards:
         check_drafter(b, algo)
+        check_cluster(b, m)  # a --vary cluster.* the board's lowering cannot split m over
     grid = Grid(
         boards=boards,
         model=m,
@@ -165,6 +166,9 @@ def sweep(
     frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
     files = {b.name: source_shown(config_source(b)) for b in boards}
     frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
+    if any(not b.cluster.is_single for b in boards):  # --vary cluster.*: each row's cluster
+        for key in ("cards", "parallel", "tp_cards", "pp_stages", "hop_latency_s"):
+            frame[key] = frame["board"].map({b.name: b.cluster.columns()[key] for b in boards})
     write_frame(frame, out)
     summary = result.stats.summary()
     after_output(summary)

@@ -27,6 +27,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.dataflow.lowerings.registry import check_cluster
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point
 from fpgasim.solving.cross_check import disagreement_line
@@ -36,7 +37,7 @@ from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
 from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
-from fpgasim.sweep.space import Variation
+from fpgasim.sweep.space import Variation, build_variant
 from fpgasim.validation import validation_of
 
 #: fields whose growth adds compute (the other side of "one step up the diagonal")
@@ -332,7 +333,9 @@ def explore(
     combos = variation.combinations()
     check_explore_points(len(combos), model, algorithms, contexts, verify_lens, aat_dir,
                          len(batches))
-    boards = [base.build(changes) for changes in combos]
+    boards = [build_variant(base, changes) for changes in combos]
+    for board in boards:  # a cluster the board's lowering cannot split the model over
+        check_cluster(board, model)
     names = [b.name for b in boards]
     if len(set(names)) != len(names):  # two combinations that fit to the same name
         boards = [b.model_copy(update={"name": f"{b.name} #{k}"}) for k, b in enumerate(boards)]
@@ -344,7 +347,8 @@ def explore(
         aat_dir=aat_dir, task=task, instruction_groups=groups, batches=batches,
     )
     accounting_frame = None
-    if accounting and engine != "analytic":
+    # the study's accounting prices one card: no accounting column for a cluster's rows
+    if accounting and engine != "analytic" and all(b.cluster.is_single for b in boards):
         accounting_frame, _, _ = cost_boards(
             boards, model, algorithms, contexts, engine="analytic", executor="inprocess",
             cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task, batches=batches,
@@ -421,6 +425,8 @@ def field_value(board: Board, path: str) -> object:
     design field left to the fit (null, e.g. the study's `mm_cols`, listed per part) reads
     as the fitted value of that name."""
     head, *rest = path.split(".")
+    if head == "cluster":
+        return getattr(board.cluster, rest[0], None)
     node: object = board.fpga if head == "fpga" else board.design
     for part in rest:
         fields = type(node).model_fields

@@ -56,3 +56,18 @@ def test_each_lowering_refuses_its_own_split(capsys, args, message) -> None:
     res = run_cli(capsys, "generate", "--fpga", "u280", *args, "-P", "64", "-D", "8")
     assert res.code == 2
     assert message in res.err and len(res.err.strip().splitlines()) == 1, res.err
+
+
+@pytest.mark.slow
+def test_memory_fit_is_per_card_on_a_cluster(capsys) -> None:
+    rows = {}
+    for cards in (1, 2):
+        res = run_cli(capsys, "simulate", "--fpga", "u280", "--design", "flightllm", "-m",
+                      "llama2-chat-7b", "-L", "4095", "--cards", str(cards), "-e", "fast",
+                      "--format", "json")
+        assert res.code == 0, res.err
+        rows[cards] = json.loads(res.out)
+    assert "card_capacity_bytes" not in rows[1]  # one card: the row as it always was
+    assert rows[2]["card_capacity_bytes"] == 8 * 2**30  # the U280's 8 GiB of HBM, one card
+    # half the weights and cache on each card (the drafter-free point: exactly the share)
+    assert rows[2]["memory_bytes"] < rows[1]["memory_bytes"] * 0.51

@@ -200,6 +200,13 @@ _CLUSTER_MODEL: ContextVar[str | None] = ContextVar("fpgasim_cli_cluster_model",
 PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
 
 
+def refuse_cluster(reason: str) -> None:
+    """Refuse --cards > 1 on a command (or mode) a cluster does not apply to: one line."""
+    cluster = _CLUSTER.get()
+    if cluster is not None and not cluster.is_single:
+        raise InputError("--cards", cluster.cards, f"1 {reason}")
+
+
 def cluster_from(cards: int, parallel: str, hop_latency_us: float) -> Cluster:
     """The cluster the three options name, each checked (one line naming the flag)."""
     if not 1 <= cards <= 64:
@@ -239,7 +246,7 @@ def cluster_options(command: Callable) -> Callable:
     def run(*args: Any, cards: int = 1, parallel: str = "tp",
             hop_latency_us: float = DEFAULT_HOP_LATENCY_S * 1e6, **kwargs: Any) -> Any:
         cluster = cluster_from(cards, parallel, hop_latency_us)
-        model = kwargs.get("model")
+        model = kwargs.get("model", kwargs.get("model_name"))
         if not cluster.is_single and isinstance(model, str):
             load_model(model)  # a bad --model is named before the board's split rule
         token = _CLUSTER.set(cluster)

@@ -283,7 +283,7 @@ class Design(Strict):
                 raise ValueError(f"{name} = {value} is not a multiple of block = {block} (the "
                                  "arrays' K is one block)")
         # FlightLLM's compiler tiles whole blocks; DFX's lowering reads exact token counts
-        # (docs/dfx.md, "Tokens"), so its design pads nothing (multiples of 1)
+        # (docs/dfx.md, "Through the CLI"), so its design pads nothing (multiples of 1)
         if self.lowering == "flightllm" and (self.padding.decode_multiple % block
                                              or self.padding.prefill_multiple % self.mm_rows):
             raise ValueError(

@@ -71,3 +71,53 @@ def test_memory_fit_is_per_card_on_a_cluster(capsys) -> None:
     assert rows[2]["card_capacity_bytes"] == 8 * 2**30  # the U280's 8 GiB of HBM, one card
     # half the weights and cache on each card (the drafter-free point: exactly the share)
     assert rows[2]["memory_bytes"] < rows[1]["memory_bytes"] * 0.51
+
+
+def test_tree_optimal_takes_a_cluster_only_with_a_board(capsys) -> None:
+    res = run_cli(capsys, "tree", "optimal", "--iid-rate", "0.5", "--size", "8", "--cards", "2")
+    assert res.code == 2 and "--cards = 2: 1 with --objective aat" in res.err
+
+
+def test_design_fit_shows_the_cluster_and_checks_its_ring(capsys) -> None:
+    one = run_cli(capsys, "design", "fit", "--fpga", "u280", "--design", "dfx", "-f", "json")
+    four = run_cli(capsys, "design", "fit", "--fpga", "u280", "--design", "dfx", "--cards",
+                   "4", "-f", "json")
+    assert one.code == four.code == 0, four.err
+    a, b = json.loads(one.out), json.loads(four.out)
+    assert "cards" not in a and (b["cards"], b["parallel"]) == (4, "tp")
+    assert {k: v for k, v in b.items() if k in a} == a  # every card fits as one does
+
+
+@pytest.mark.parametrize(("vary", "message"), [
+    ("cluster.cards=0,2", "vary = 'cluster.cards=0'"),
+    ("cluster.speed=1", "a cluster field: cards, parallel"),
+    ("cluster.parallel=xx", "vary = 'cluster.parallel=xx'"),
+])
+def test_vary_cluster_refusals(capsys, tmp_path, vary, message) -> None:
+    res = run_cli(capsys, "sweep", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "--contexts", "128", "--verify-lens", "1", "--vary", vary,
+                  "--out", str(tmp_path / "s.csv"))
+    assert res.code == 2 and message in res.err and len(res.err.strip().splitlines()) == 1, \
+        res.err
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.slow
+def test_sweep_varies_the_cluster_like_any_field(capsys, tmp_path) -> None:
+    out = tmp_path / "s.csv"
+    res = run_cli(capsys, "sweep", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "--contexts", "1024", "--verify-lens", "1", "--vary",
+                  "cluster.cards=1,2", "--vary", "cluster.parallel=tp,pp", "-e", "fast",
+                  "--executor", "inprocess", "--no-cache", "--out", str(out))
+    assert res.code == 0, res.err
+    import pandas as pd
+    frame = pd.read_csv(out).set_index("board")
+    assert list(frame["cards"]) == [1, 1, 2, 2]
+    # the same points through simulate --cards: one path
+    for cards, parallel in ((1, "tp"), (2, "tp"), (2, "pp")):
+        sim = run_cli(capsys, "simulate", "--fpga", "u280", "--design", "flightllm", "-m",
+                      "llama2-chat-7b", "-L", "1024", "-e", "fast", "--cards", str(cards),
+                      "--parallel", parallel, "-f", "json")
+        assert sim.code == 0, sim.err
+        row = frame.loc[f"flightllm@u280 cards={cards} parallel={parallel}"]
+        assert row["verify_cycles"] == json.loads(sim.out)["verify_cycles"]

@@ -30,8 +30,8 @@ from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
 __all__ = [
-    "LOWERINGS", "Lowering", "check_cluster", "check_drafter", "link_seconds", "lower", "lower_bound", "lowering_of",
-    "register_lowering",
+    "LOWERINGS", "Lowering", "check_cluster", "check_drafter", "link_seconds", "lower",
+    "lower_bound", "lowering_of", "register_lowering",
 ]
 
 

@@ -121,3 +121,26 @@ def test_sweep_varies_the_cluster_like_any_field(capsys, tmp_path) -> None:
         assert sim.code == 0, sim.err
         row = frame.loc[f"flightllm@u280 cards={cards} parallel={parallel}"]
         assert row["verify_cycles"] == json.loads(sim.out)["verify_cycles"]
+
+
+@pytest.mark.slow
+def test_explore_over_cards_names_the_cheapest_cluster_meeting_a_target(capsys, tmp_path) -> None:
+    res = run_cli(capsys, "explore", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "--contexts", "1024", "-a", "longspec", "--verify-lens",
+                  "2", "--vary", "cluster.cards=1,2,4", "--vary", "cluster.parallel=tp,pp",
+                  "-e", "fast", "--executor", "inprocess", "--no-cache", "--target-tokens-per-s",
+                  "200", "--out", str(tmp_path / "e.csv"), "--format", "json")
+    assert res.code == 0, res.err
+    out = json.loads(res.out)
+    rows = {(r["cluster.cards"], r["cluster.parallel"]): r for r in out["summary"]}
+    assert rows[(4, "tp")]["tokens_per_s"] > 200 > rows[(2, "tp")]["tokens_per_s"]
+    assert rows[(2, "tp")]["cluster_w"] > rows[(1, "tp")]["cluster_w"]
+    assert [r["pareto_cards"] for r in out["summary"] if r["cluster.parallel"] == "pp"
+            and r["cards"] > 1] == [False, False]  # pp: more cards, no more speed
+    assert any("cheapest meeting 200 tok/s: cluster.cards=4 (4 cards" in line
+               for line in out["lines"]), out["lines"]
+    assert (tmp_path / "e.png").stat().st_size > 0
+    bad = run_cli(capsys, "explore", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "--contexts", "1024", "--target-tokens-per-s", "0",
+                  "--out", str(tmp_path / "f.csv"))
+    assert bad.code == 2 and "--target-tokens-per-s = 0.0" in bad.err

@@ -24,6 +24,8 @@ from fpgasim.cli.options import (
     aat_dir_option,
     board_option,
     check_png,
+    cluster_axes,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -62,6 +64,7 @@ from fpgasim.sweep.space import parse_vary
 from fpgasim.validation import validation_line
 
 
+@cluster_options
 def explore_cmd(
     board: str | None = board_option("Base board (a named pair) or YAML path; or --fpga "
                                      "with --design."),
@@ -143,7 +146,7 @@ def explore_cmd(
     check_executor(executor, scheduler)
     engine_version(engine)
     base = BoardBase(board, fpga, design)
-    variation = parse_vary(vary)
+    variation = parse_vary(cluster_axes(vary))
     m = load_model(model)
     ctxs = parse_contexts(contexts)
     algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]

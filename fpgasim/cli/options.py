@@ -200,6 +200,20 @@ _CLUSTER_MODEL: ContextVar[str | None] = ContextVar("fpgasim_cli_cluster_model",
 PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
 
 
+def cluster_axes(vary: Sequence[str]) -> list[str]:
+    """`vary` with the command's --cards/--parallel/--hop-latency-us as one-value `cluster.`
+    axes (sweep, explore: every board on that cluster); refused beside a `--vary cluster.*`
+    (one way to say the cluster)."""
+    cluster = _CLUSTER.get()
+    if cluster is None or cluster.is_single:
+        return list(vary)
+    if any(item.strip().startswith("cluster.") for item in vary):
+        raise InputError("--cards", cluster.cards, "not with --vary cluster.* (vary the "
+                         "cluster there, e.g. cluster.cards=1,2,4)")
+    return [*vary, f"cluster.cards={cluster.cards}", f"cluster.parallel={cluster.parallel}",
+            f"cluster.hop_latency_s={cluster.hop_latency_s!r}"]
+
+
 def refuse_cluster(reason: str) -> None:
     """Refuse --cards > 1 on a command (or mode) a cluster does not apply to: one line."""
     cluster = _CLUSTER.get()

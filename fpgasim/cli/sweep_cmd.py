@@ -14,6 +14,8 @@ from fpgasim.cli.options import (
     accepted_option,
     algorithm_option,
     board_option,
+    cluster_axes,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -51,6 +53,7 @@ from fpgasim.sweep.space import parse_vary
 from fpgasim.tree.draft_trees import TREE_METHODS
 
 
+@cluster_options
 def sweep(
     board: str | None = board_option(
         "Board name(s), comma separated, or YAML paths; or --fpga with --design."
@@ -111,7 +114,7 @@ def sweep(
     check_out_path(out, "--out")
     check_executor(executor, scheduler)
     engine_version(engine)  # unknown engine: fail before loading anything
-    variation = parse_vary(vary)
+    variation = parse_vary(cluster_axes(vary))
     if tree_method not in TREE_METHODS:  # every value checked, not only where an x >= 2 uses it
         raise InputError("--tree-method", tree_method, f"one of {', '.join(TREE_METHODS)}")
     if algorithm is None:  # the draft-tree options cost nothing without a drafter: say so

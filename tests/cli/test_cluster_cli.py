@@ -144,3 +144,27 @@ def test_explore_over_cards_names_the_cheapest_cluster_meeting_a_target(capsys, 
                   "llama2-chat-7b", "--contexts", "1024", "--target-tokens-per-s", "0",
                   "--out", str(tmp_path / "f.csv"))
     assert bad.code == 2 and "--target-tokens-per-s = 0.0" in bad.err
+
+
+def test_sweep_and_explore_take_cards_or_vary_cluster_not_both(capsys, tmp_path) -> None:
+    for command in ("sweep", "explore"):
+        res = run_cli(capsys, command, "-b", "u280", "-m", "llama2-chat-7b", "--contexts",
+                      "512", "--cards", "4", "--vary", "cluster.cards=2", "--out",
+                      str(tmp_path / "s.csv"))
+        assert res.code == 2 and "--cards = 4: not with --vary cluster.*" in res.err, res.err
+        assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.slow
+def test_sweep_cards_puts_every_board_on_the_cluster(capsys, tmp_path) -> None:
+    out = tmp_path / "s.csv"
+    res = run_cli(capsys, "sweep", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "--contexts", "1024", "--verify-lens", "1", "--cards", "2",
+                  "-e", "fast", "--executor", "inprocess", "--no-cache", "--out", str(out))
+    assert res.code == 0, res.err
+    import pandas as pd
+    row = pd.read_csv(out).iloc[0]
+    sim = run_cli(capsys, "simulate", "--fpga", "u280", "--design", "flightllm", "-m",
+                  "llama2-chat-7b", "-L", "1024", "-e", "fast", "--cards", "2", "-f", "json")
+    assert (row["cards"], row["parallel"]) == (2, "tp")
+    assert row["verify_cycles"] == json.loads(sim.out)["verify_cycles"]

@@ -20,6 +20,7 @@ from fpgasim.config.board import Board, Scalar
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import Cluster
 from fpgasim.config.loader import load_yaml_text
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports
 from fpgasim.errors import InputError
 from fpgasim.lists import split_items
 
@@ -55,8 +56,6 @@ def build_variant(base: BoardBase, changes: Sequence[tuple[str, Scalar]]) -> Boa
     board = base.build(files)
     if not fields:
         return board
-    from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports
-
     shown = " ".join(f"{k}={v}" for k, v in fields.items())
     try:
         cluster = Cluster(**fields)

@@ -8,6 +8,12 @@ ROUTER's busy time over the total (every sync is on the critical path: the next 
 instruction waits for the gathered vector). Board power per card = fpgasim's energy model
 (docs/energy.md) over the same passes, with the U280's sourced idle power
 (fpgas/u280.yaml `power.static_w`). Run: `python benchmarks/dfx_predictions.py`.
+
+The batched rows are `fpgasim generate`'s own run (`studies.generation.generate`, what
+`fpgasim generate --fpga u280 --design dfx --cards N --parallel tp --model M --prompt-len 64
+--decode-len 63` prints: D = 63 decode steps after the prefill's first token), so the CLI
+and these predictions are one path (tests/cli/test_dfx_cli.py checks it); the per-pass loop
+below adds the ROUTER's share and the power over the same passes, and the token-serial case.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from fpgasim.dataflow.lowerings import dfx
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.engine import get_engine
 from fpgasim.engine.energy import energy_constants, pass_energy
+from fpgasim.studies.generation import generate
 
 PROMPT, OUTPUT = 64, 64
 CASES = (("gpt2-345m", 1), ("gpt2-345m", 2), ("gpt2-345m", 4), ("gpt2-774m", 2),
@@ -62,6 +69,12 @@ def generation(model_name: str, cards: int, hop_s: float = 0.25e-6,
             total += t.seconds
             e = pass_energy(t, board, engine)
             energy = e if energy is None else energy + e
+    if not token_serial:  # the CLI's generation: the same passes, its sums
+        summary = generate(run, board, model, PROMPT, OUTPUT - 1).summary
+        if not math.isclose(summary["total_s"], total, rel_tol=1e-12):
+            raise AssertionError(f"generate's {summary['total_s']} s != the passes' {total} s")
+        seconds = {"prefill": summary["ttft_s"], "decode": summary["decode_s"]}
+        total = summary["total_s"]
     spare_s = (PROMPT - 1) * tail_cycles / board.clock_hz if token_serial else 0.0
     c = energy_constants(board)
     dsp_w = ((DFX_DSPS - board.fit.dsps_used) * board.clock_hz
@@ -69,7 +82,7 @@ def generation(model_name: str, cards: int, hop_s: float = 0.25e-6,
     return {
         "model": model_name, "cards": cards, "hop_us": hop_s * 1e6,
         "prefill": "token-serial" if token_serial else "batched",
-        "tokens_per_s": OUTPUT / total,
+        "tokens_per_s": summary["tokens_per_s"] if not token_serial else OUTPUT / total,
         "prefill_ms": seconds["prefill"] * 1e3,
         "decode_ms_per_token": seconds["decode"] * 1e3 / (OUTPUT - 1),
         "total_ms": total * 1e3,

@@ -21,10 +21,10 @@ from fpgasim.dataflow.graph import Graph
 from fpgasim.dataflow.lowerings.flightllm import prefill_chunk_tokens, prefill_mask_used
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    link_seconds,
     per_card_share,
     pipeline_columns,
 )
+from fpgasim.dataflow.lowerings.registry import link_seconds
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.dataflow.routing import routing_label, touched_per_layer
 from fpgasim.dataflow.token_tree import TokenTree
@@ -364,10 +364,8 @@ def _point_row(engine: Engine, point: Point) -> tuple[dict, Timed]:
         "act_load_bytes": tv.act_load_bytes,
         "act_store_bytes": tv.act_store_bytes,
         "kv_bytes": tv.kv_bytes,
-        "memory_bytes": memory_bytes(point.board, point.model, point.context, point.verify_len,
-                                     drafter, point.batch),
-        "fits_memory": fits_memory(point.board, point.model, point.context, point.verify_len,
-                                   drafter, point.batch),
+        **memory_columns(point.board, point.model, point.context, point.verify_len, drafter,
+                         point.batch),
         "dsps_used": point.board.fit.dsps_used,
         "fits_dsps": point.board.fit.fits_dsps,
     }
@@ -570,9 +568,14 @@ def _prefill_row(
 
 def memory_columns(board: Board, model: TargetModel, context: int, verify_len: int,
                    drafter: DrafterSchema | None = None, batch: int = 1) -> dict:
-    """`memory_bytes` and `fits_memory` of a point (every row that shows tokens/s)."""
+    """`memory_bytes` and `fits_memory` of a point (every row that shows tokens/s); on a
+    cluster both are per card (the busiest card's bytes against one card's capacity), and
+    `card_capacity_bytes` says so in the row (one-card rows stay as they were)."""
     need = memory_bytes(board, model, context, verify_len, drafter, batch)
-    return {"memory_bytes": need, "fits_memory": need <= capacity_bytes(board)}
+    out: dict = {"memory_bytes": need, "fits_memory": need <= capacity_bytes(board)}
+    if not board.cluster.is_single:
+        out["card_capacity_bytes"] = int(capacity_bytes(board))
+    return out
 
 
 def point_graphs(point: Point) -> list[tuple[PassSpec, Graph, int]]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import typer
 
 from fpgasim.cli.common import console, csv_text, dumps_json, rich_table
-from fpgasim.cli.options import OutputFormat, board_from, format_option, vary_option
+from fpgasim.cli.options import (
+    OutputFormat,
+    board_from,
+    cluster_options,
+    format_option,
+    vary_option,
+)
 from fpgasim.sweep.space import parse_vary
 
 design_app = typer.Typer(
@@ -22,6 +28,7 @@ def design_group() -> None:
 
 
 @design_app.command("fit")
+@cluster_options
 def fit_cmd(
     fpga: str = typer.Option(..., "--fpga", help="FPGA data sheet name or YAML path."),
     design: str = typer.Option(..., "--design", help="Accelerator design name or YAML path."),
@@ -45,7 +52,10 @@ def fit_cmd(
     if len(combos) != 1:
         raise typer.BadParameter("one value per --vary field (explore varies over several)",
                                  param_hint="--vary")
-    report = board_from(None, fpga, design, combos[0]).fit_report()
+    board = board_from(None, fpga, design, combos[0])
+    report = board.fit_report()
+    if not board.cluster.is_single:  # every card fits alike; the ring's ports are checked
+        report.update(board.cluster.columns())
     if output_format is OutputFormat.json:
         print(dumps_json(report))
         return

@@ -4,6 +4,7 @@ and which step pays more (fpgasim.studies.explore)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -23,6 +24,8 @@ from fpgasim.cli.options import (
     aat_dir_option,
     board_option,
     check_png,
+    cluster_axes,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -54,13 +57,14 @@ from fpgasim.errors import InputError
 from fpgasim.figures.plots import plot_explore
 from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH
-from fpgasim.studies.explore import cheapest_lines, explore, verdict
+from fpgasim.studies.explore import cheapest_lines, explore, target_lines, verdict
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
 from fpgasim.sweep.space import parse_vary
 from fpgasim.validation import validation_line
 
 
+@cluster_options
 def explore_cmd(
     board: str | None = board_option("Base board (a named pair) or YAML path; or --fpga "
                                      "with --design."),
@@ -105,6 +109,11 @@ def explore_cmd(
     cache_dir: Path | None = cache_dir_option("Result cache folder."),
     no_cache: bool = no_cache_option(),
     cache_limit_mb: int | None = cache_limit_option(),
+    target_tokens_per_s: float | None = typer.Option(
+        None, "--target-tokens-per-s", help="Also name, per drafter and context, the cheapest "
+        "fitting variant (fewest cards, then DSPs over its cards) delivering at least this "
+        "many tokens/s (batch tokens/s with --batch; docs/multi-fpga.md, 'Exploring cluster "
+        "sizes')."),
     output_format: OutputFormat = format_option(
         OutputFormat.table, "What stdout shows: table (the summary's main columns and the "
         "verdict lines), json (every summary column, the verdict and cheapest-board lines) "
@@ -128,13 +137,16 @@ def explore_cmd(
     --vary design.mv_lanes=1,2,4 --vary fpga.memory.bandwidth_gb_s=460,819.2 --contexts 1024
     """
     check_out_path(out, "--out")
+    if target_tokens_per_s is not None and not 0 < target_tokens_per_s < math.inf:
+        raise InputError("--target-tokens-per-s", target_tokens_per_s, "a positive number of "
+                         "tokens/s")
     png = plot or out.with_suffix(".png")
     check_png(png, "--plot" if plot else "--out")
     check_input_path(aat_dir, "--aat-dir")
     check_executor(executor, scheduler)
     engine_version(engine)
     base = BoardBase(board, fpga, design)
-    variation = parse_vary(vary)
+    variation = parse_vary(cluster_axes(vary))
     m = load_model(model)
     ctxs = parse_contexts(contexts)
     algos = [load_algorithm(a) for a in parse_name_list(algorithms, "--algorithms")]
@@ -160,7 +172,8 @@ def explore_cmd(
     plot_explore(result, png)
     stats_line = result.stats.summary()
     after_output(stats_line)
-    lines = [*verdict(summary, result.axes), *cheapest_lines(summary)]
+    lines = [*verdict(summary, result.axes), *cheapest_lines(summary),
+             *(target_lines(summary, target_tokens_per_s) if target_tokens_per_s else [])]
     if output_format is OutputFormat.json:
         print(dumps_json({"summary": json_records(summary), "lines": lines}))
         report_written(f"wrote {out} and {png}", err_console)
@@ -176,12 +189,16 @@ def explore_cmd(
                      *result.axes, "decision", "best_verify_len",
                      "batch_tokens_per_s" if batched else "tokens_per_s", "ad_tokens_per_s",
                      "speedup", "tokens_per_j", "ad_tokens_per_j", "energy_best_verify_len",
-                     "dsps_used", "fits", "pareto", "pareto_energy"]]
+                     "dsps_used", "fits", "pareto", "pareto_energy",
+                     *[c for c in ("cards", "cluster_w", "pareto_cards", "pareto_watts")
+                       if c in summary]]]
     heads = {"best_verify_len": "SD best x", "tokens_per_s": "delivered tok/s",
              "batch_tokens_per_s": "batch tok/s (delivered)",
              "ad_tokens_per_s": "AD tok/s per request", "tokens_per_j": "delivered tok/J",
              "ad_tokens_per_j": "AD tok/J", "energy_best_verify_len": "SD energy x",
-             "pareto": "pareto tok/s-DSPs", "pareto_energy": "pareto tok/s-tok/J-DSPs"}
+             "pareto": "pareto tok/s-DSPs", "pareto_energy": "pareto tok/s-tok/J-DSPs",
+             "cluster_w": "cluster W", "pareto_cards": "pareto tok/s-cards",
+             "pareto_watts": "pareto tok/s-W"}
     title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))

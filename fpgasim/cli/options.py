@@ -21,7 +21,8 @@ import typer
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.cluster import DEFAULT_HOP_LATENCY_S, MAX_MICRO_BATCHES, Cluster
 from fpgasim.config.loader import load_model
-from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports, check_split
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports
+from fpgasim.dataflow.lowerings.registry import check_cluster
 from fpgasim.engine import DEFAULT_ENGINE
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_output_path
@@ -184,13 +185,45 @@ def board_from(board: str | None, fpga: str | None, design: str | None,
     if cluster is None or cluster.is_single:
         return built  # one card: the board as it always was, to the last digit
     check_ports(built.fpga, cluster)
-    return built.with_cluster(cluster)
+    clustered = built.with_cluster(cluster)
+    model = _CLUSTER_MODEL.get()
+    if model is not None:  # the command's --model, split by the board's own lowering
+        check_cluster(clustered, load_model(model))
+    return clustered
 
 
 #: the cluster the running command's --cards/--parallel/--hop-latency-us name
 _CLUSTER: ContextVar[Cluster | None] = ContextVar("fpgasim_cli_cluster", default=None)
+#: the running command's --model (a name or path), split over that cluster by `board_from`
+_CLUSTER_MODEL: ContextVar[str | None] = ContextVar("fpgasim_cli_cluster_model", default=None)
 #: the choices of --parallel (docs/multi-fpga.md, "Collectives")
 PARALLEL_CHOICES = ("tp", "pp", "tp-pp")
+
+
+def cluster_axes(vary: Sequence[str]) -> list[str]:
+    """`vary` with the command's --cards/--parallel/--hop-latency-us as one-value `cluster.`
+    axes (sweep, explore: every board on that cluster); refused beside a `--vary cluster.*`
+    (one way to say the cluster)."""
+    cluster = _CLUSTER.get()
+    if cluster is None or cluster.is_single:
+        return list(vary)
+    if any(item.strip().startswith("cluster.") for item in vary):
+        raise InputError("--cards", cluster.cards, "not with --vary cluster.* (vary the "
+                         "cluster there, e.g. cluster.cards=1,2,4)")
+    fixed = [f"cluster.cards={cluster.cards}", f"cluster.parallel={cluster.parallel}",
+             f"cluster.hop_latency_s={cluster.hop_latency_s!r}"]
+    if cluster.tp is not None:
+        fixed.append(f"cluster.tp={cluster.tp}")
+    if cluster.micro_batches is not None:
+        fixed.append(f"cluster.micro_batches={cluster.micro_batches}")
+    return [*vary, *fixed]
+
+
+def refuse_cluster(reason: str) -> None:
+    """Refuse --cards > 1 on a command (or mode) a cluster does not apply to: one line."""
+    cluster = _CLUSTER.get()
+    if cluster is not None and not cluster.is_single:
+        raise InputError("--cards", cluster.cards, f"1 {reason}")
 
 
 def cluster_from(cards: int, parallel: str, hop_latency_us: float, tp_cards: int | None = None,
@@ -245,8 +278,9 @@ def check_micro_batches_flag(cluster: Cluster, batch: object) -> None:
 
 def cluster_options(command: Callable) -> Callable:
     """Give a command that takes a board --cards, --parallel, --tp-cards, --micro-batches
-    and --hop-latency-us (defined here once); `board_from` builds its board on that
-    cluster, and a --model that does not split over it is refused before anything runs."""
+    and --hop-latency-us (defined here once); `board_from` builds its board on that cluster
+    and refuses a --model the board's lowering cannot split over it
+    (`registry.check_cluster`), before any work."""
     extra = {
         "cards": (int, typer.Option(1, "--cards", help="Cards of the board's part running the "
                                     "model (1: one card, as always; docs/multi-fpga.md).")),
@@ -278,13 +312,15 @@ def cluster_options(command: Callable) -> Callable:
             hop_latency_us: float = DEFAULT_HOP_LATENCY_S * 1e6, **kwargs: Any) -> Any:
         cluster = cluster_from(cards, parallel, hop_latency_us, tp_cards, micro_batches)
         check_micro_batches_flag(cluster, kwargs.get("batch", 1))
-        model = kwargs.get("model")
+        model = kwargs.get("model", kwargs.get("model_name"))
         if not cluster.is_single and isinstance(model, str):
-            check_split(cluster, load_model(model))
+            load_model(model)  # a bad --model is named before the board's split rule
         token = _CLUSTER.set(cluster)
+        named = _CLUSTER_MODEL.set(model if isinstance(model, str) else None)
         try:
             return command(*args, **kwargs)
         finally:
+            _CLUSTER_MODEL.reset(named)
             _CLUSTER.reset(token)
 
     run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@ from fpgasim.cli.options import (
     accepted_option,
     algorithm_option,
     board_option,
+    cluster_axes,
+    cluster_options,
     contexts_option,
     design_option,
     engine_option,
@@ -40,7 +42,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.loader import source_shown
 from fpgasim.config.schema import config_source
-from fpgasim.dataflow.lowerings.registry import check_drafter
+from fpgasim.dataflow.lowerings.registry import check_cluster, check_drafter
 from fpgasim.errors import InputError
 from fpgasim.fileio import check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH, fit_warnings
@@ -51,6 +53,7 @@ from fpgasim.sweep.space import parse_vary
 from fpgasim.tree.draft_trees import TREE_METHODS
 
 
+@cluster_options
 def sweep(
     board: str | None = board_option(
         "Board name(s), comma separated, or YAML paths; or --fpga with --design."
@@ -111,7 +114,7 @@ def sweep(
     check_out_path(out, "--out")
     check_executor(executor, scheduler)
     engine_version(engine)  # unknown engine: fail before loading anything
-    variation = parse_vary(vary)
+    variation = parse_vary(cluster_axes(vary))
     if tree_method not in TREE_METHODS:  # every value checked, not only where an x >= 2 uses it
         raise InputError("--tree-method", tree_method, f"one of {', '.join(TREE_METHODS)}")
     if algorithm is None:  # the draft-tree options cost nothing without a drafter: say so
@@ -134,6 +137,7 @@ def sweep(
     algo = load_algorithm(algorithm) if algorithm else None
     for b in boards:
         check_drafter(b, algo)
+        check_cluster(b, m)  # a --vary cluster.* the board's lowering cannot split m over
     grid = Grid(
         boards=boards,
         model=m,
@@ -165,6 +169,9 @@ def sweep(
     frame.insert(frame.columns.get_loc("engine") + 1, "lowering", frame["board"].map(lowering))
     files = {b.name: source_shown(config_source(b)) for b in boards}
     frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
+    if any(not b.cluster.is_single for b in boards):  # --vary cluster.*: each row's cluster
+        for key in ("cards", "parallel", "tp_cards", "pp_stages", "hop_latency_s"):
+            frame[key] = frame["board"].map({b.name: b.cluster.columns()[key] for b in boards})
     write_frame(frame, out)
     summary = result.stats.summary()
     after_output(summary)

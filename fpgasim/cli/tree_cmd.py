@@ -23,6 +23,7 @@ from fpgasim.cli.options import (
     algorithm_option,
     board_from,
     check_png,
+    cluster_options,
     context_option,
     design_option,
     engine_option,
@@ -31,6 +32,7 @@ from fpgasim.cli.options import (
     out_option,
     parse_int_list,
     plot_option,
+    refuse_cluster,
 )
 from fpgasim.cli.terminal import warn_after_output
 from fpgasim.config import load_algorithm, load_model
@@ -231,6 +233,7 @@ OPTIMAL_TASK_FLAG = typer.Option(
 
 
 @tree_app.command("optimal")
+@cluster_options
 def optimal(
     acceptance_vector: str | None = OPTIMAL_ACCEPTANCE_VECTOR_FLAG,
     iid_rate: float | None = OPTIMAL_IID_RATE_FLAG,
@@ -319,6 +322,7 @@ def _aat_optimal(given_inputs: dict, method: SolveMethod, algorithm: str | None,
                              context)
     if size is None:
         raise InputError("--size", None, "a tree size N for --objective aat")
+    refuse_cluster("with --objective aat (no board: a cluster is for --objective throughput)")
     for flag, value in zip(("--board", "--fpga", "--design"), board, strict=True):
         if value is not None:
             raise InputError(flag, value, "only with --objective throughput")

@@ -282,7 +282,10 @@ class Design(Strict):
             if value is not None and value % block:
                 raise ValueError(f"{name} = {value} is not a multiple of block = {block} (the "
                                  "arrays' K is one block)")
-        if self.padding.decode_multiple % block or self.padding.prefill_multiple % self.mm_rows:
+        # FlightLLM's compiler tiles whole blocks; DFX's lowering reads exact token counts
+        # (docs/dfx.md, "Through the CLI"), so its design pads nothing (multiples of 1)
+        if self.lowering == "flightllm" and (self.padding.decode_multiple % block
+                                             or self.padding.prefill_multiple % self.mm_rows):
             raise ValueError(
                 f"padding: decode_multiple = {self.padding.decode_multiple} must be a multiple "
                 f"of block = {block} and prefill_multiple = {self.padding.prefill_multiple} of "

@@ -263,7 +263,8 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
     # (rows of the frame, suffix of the titles) of each pair of heat maps
     panels = ([(None, "")] if y_axis == "context" else
               [(c, f", L = {c:,}") for c in contexts])
-    n_rows = 1 + 2 * len(panels)
+    clusters = "pareto_cards" in summary  # an explore over clusters: two more fronts
+    n_rows = 1 + 2 * len(panels) + (2 if clusters else 0)
     fig, grid = plt.subplots(n_rows, len(algorithms), squeeze=False,
                              figsize=(4.8 * len(algorithms) + 0.8, 4.0 * n_rows))
     colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(contexts)))
@@ -301,6 +302,15 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
                     continue
                 _heat(ax, frame, x_axis, y_axis, value, fmt)
                 ax.set_title(f"{algorithm}: {label}{where}", fontsize=9)
+        if clusters:
+            for ax, (cost, flag, label) in zip(
+                    (grid[n_rows - 2][j], grid[n_rows - 1][j]),
+                    (("cards", "pareto_cards", "cards"),
+                     ("cluster_w", "pareto_watts", "cluster watts (W)")), strict=True):
+                _cluster_front(ax, mine, contexts, colours, cost, flag)
+                ax.set_xlabel(label, fontsize=8)
+                ax.set_ylabel("delivered tokens/s", fontsize=8)
+                ax.set_title(f"{algorithm}: tokens/s against {label}", fontsize=10)
     first = summary.iloc[0]
     title = textwrap.fill(
         f"Design space: {first['model']} on {first['fpga']} / {first['design']} variants "
@@ -315,6 +325,21 @@ def plot_explore(result: ExploreResult, path: str | Path) -> None:
     top = 1 - (0.25 + 0.22 * lines) / height  # inches for the title's lines
     fig.tight_layout(rect=(0, 0.25 / height, 1, top))
     write_figure(fig, path)
+
+
+def _cluster_front(ax, mine: pd.DataFrame, contexts, colours, cost: str, flag: str) -> None:
+    """Delivered tokens/s of every variant against `cost` (cards or cluster watts), one
+    colour per context, its Pareto front (`flag`) as a step line; non-fitting hollow."""
+    for colour, context in zip(colours, contexts, strict=True):
+        at = mine[mine["context"] == context]
+        ax.scatter(at.loc[at["fits"], cost], at.loc[at["fits"], "batch_tokens_per_s"], s=10,
+                   color=colour, alpha=0.4)
+        ax.scatter(at.loc[~at["fits"], cost], at.loc[~at["fits"], "batch_tokens_per_s"], s=10,
+                   facecolors="none", edgecolors=colour, alpha=0.4)
+        front = at[at[flag]].sort_values(cost)
+        ax.step(front[cost], front["batch_tokens_per_s"], where="post", color=colour,
+                marker="o", ms=3, label=f"L = {context:,}")
+    ax.legend(fontsize=7)
 
 
 #: The speedup heat map's colours: red below break-even, green above, centred on 1.0.

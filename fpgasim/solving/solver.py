@@ -42,9 +42,9 @@ from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    link_seconds,
     pipeline_columns,
 )
+from fpgasim.dataflow.lowerings.registry import link_seconds
 from fpgasim.dataflow.token_tree import TokenTree
 from fpgasim.engine import Engine, Timing, get_engine
 from fpgasim.engine.energy import Energy, cluster_energy, energy_constants, pass_energy

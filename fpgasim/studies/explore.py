@@ -27,6 +27,7 @@ from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.draft_passes import accepted_from_aat
+from fpgasim.dataflow.lowerings.registry import check_cluster
 from fpgasim.errors import InputError
 from fpgasim.simulate import Point
 from fpgasim.solving.cross_check import disagreement_line
@@ -36,13 +37,15 @@ from fpgasim.sweep.cache import SweepCache
 from fpgasim.sweep.executors import Executor
 from fpgasim.sweep.grid import check_points
 from fpgasim.sweep.runner import SweepProgress, SweepStats, run_points
-from fpgasim.sweep.space import Variation
+from fpgasim.sweep.space import Variation, build_variant
 from fpgasim.validation import validation_of
 
 #: fields whose growth adds compute (the other side of "one step up the diagonal")
 COMPUTE_FIELDS = ("fpga.dsps", "design.mm_cols", "design.mm_rows", "design.mv_lanes",
                   "design.mv_macs_per_lane", "design.clock_mhz")
 BANDWIDTH_FIELD = "fpga.memory.bandwidth_gb_s"
+#: varied cluster fields whose values are names, not sizes (no step up between them)
+NAMED_CLUSTER_FIELDS = ("cluster.parallel", "cluster.topology", "cluster.link_layer")
 
 #: Columns of the per-(board, drafter, batch, context) summary, inputs first (the varied fields
 #: follow `design`, one column each, named by their path).
@@ -332,7 +335,9 @@ def explore(
     combos = variation.combinations()
     check_explore_points(len(combos), model, algorithms, contexts, verify_lens, aat_dir,
                          len(batches))
-    boards = [base.build(changes) for changes in combos]
+    boards = [build_variant(base, changes) for changes in combos]
+    for board in boards:  # a cluster the board's lowering cannot split the model over
+        check_cluster(board, model)
     names = [b.name for b in boards]
     if len(set(names)) != len(names):  # two combinations that fit to the same name
         boards = [b.model_copy(update={"name": f"{b.name} #{k}"}) for k, b in enumerate(boards)]
@@ -344,7 +349,8 @@ def explore(
         aat_dir=aat_dir, task=task, instruction_groups=groups, batches=batches,
     )
     accounting_frame = None
-    if accounting and engine != "analytic":
+    # the study's accounting prices one card: no accounting column for a cluster's rows
+    if accounting and engine != "analytic" and all(b.cluster.is_single for b in boards):
         accounting_frame, _, _ = cost_boards(
             boards, model, algorithms, contexts, engine="analytic", executor="inprocess",
             cache=cache, verify_lens=verify_lens, aat_dir=aat_dir, task=task, batches=batches,
@@ -412,7 +418,85 @@ def summarise(
     summary["pareto"] = pareto_flags(summary)
     summary["pareto_energy"] = pareto_energy_flags(summary)
     head = ["board", "fpga", "design", *axes]
-    return summary[head + [c for c in RESULT_COLUMNS if c not in head]]
+    summary = summary[head + [c for c in RESULT_COLUMNS if c not in head]]
+    if any(path.startswith("cluster.") for path in axes):
+        summary = with_cluster_columns(summary, {b.name: b.cluster.cards for b in boards})
+    return summary
+
+
+#: the columns an explore over clusters (`--vary cluster.*`) adds to its summary
+CLUSTER_COLUMNS = ["cards", "cluster_dsps", "cluster_w", "pareto_cards", "pareto_watts"]
+
+
+def with_cluster_columns(summary: pd.DataFrame, cards: dict[str, int]) -> pd.DataFrame:
+    """The summary with each variant's cards, the cluster's DSPs (cards x one card's), the
+    cluster's watts at the delivered rate (batch tokens/s over tokens/J: energy is the whole
+    cluster's, docs/energy.md) and the fronts of delivered tokens/s against cards and
+    against those watts (docs/multi-fpga.md, "Exploring cluster sizes")."""
+    out = summary.copy()
+    out["cards"] = out["board"].map(cards).astype(int)
+    out["cluster_dsps"] = out["cards"] * out["dsps_used"]
+    out["cluster_w"] = out["batch_tokens_per_s"] / out["tokens_per_j"]
+    out["pareto_cards"] = front_flags(out, "cards")
+    out["pareto_watts"] = front_flags(out, "cluster_w")
+    return out
+
+
+def front_flags(summary: pd.DataFrame, cost: str) -> list[bool]:
+    """Per (algorithm, batch, context): True for fitting rows on the front of delivered
+    (batch) tokens/s against `cost`: no other fitting row costs <= and delivers more (ties
+    in both keep the first in grid order)."""
+    flags = [False] * len(summary)
+    for _, group in summary[summary["fits"]].groupby(SPACE_GROUP, sort=False):
+        order = group.sort_values([cost, "batch_tokens_per_s"], ascending=[True, False],
+                                  kind="stable")
+        best = -np.inf
+        for idx, rate in order["batch_tokens_per_s"].items():
+            if rate > best:
+                flags[summary.index.get_loc(idx)] = True
+                best = rate
+    return flags
+
+
+def cheapest_meeting(summary: pd.DataFrame, target_tokens_per_s: float) -> pd.DataFrame:
+    """Per (algorithm, batch, context): the fitting variant with the fewest cards, then the
+    fewest DSPs over its cards, that delivers at least the target (batch) tokens/s; ties go
+    to the higher rate. No row where none does."""
+    frame = summary if "cards" in summary else summary.assign(
+        cards=1, cluster_dsps=summary["dsps_used"])
+    meeting = frame[frame["fits"] & (frame["batch_tokens_per_s"] >= target_tokens_per_s)]
+    ordered = meeting.sort_values([*SPACE_GROUP, "cards", "cluster_dsps", "batch_tokens_per_s"],
+                                  ascending=[True, True, True, True, True, False],
+                                  kind="stable")
+    return ordered.groupby(SPACE_GROUP, sort=False).head(1).reset_index(drop=True)
+
+
+def target_lines(summary: pd.DataFrame, target_tokens_per_s: float) -> list[str]:
+    """Per (drafter, batch, context): the cheapest variant meeting the target
+    (`cheapest_meeting`), or a line naming the fastest fitting one when none does."""
+    found = {(r["algorithm"], r["batch"], r["context"]): r
+             for r in cheapest_meeting(summary, target_tokens_per_s).to_dict("records")}
+    lines = []
+    for key, group in summary.groupby(SPACE_GROUP, sort=False):
+        head = f"{key[0]} L={key[2]}" + (f" B={key[1]}" if key[1] > 1 else "")
+        row = found.get(key)
+        if row is None:
+            fitting = group[group["fits"]]
+            best = "no variant fits"
+            if len(fitting):
+                top = fitting.loc[fitting["batch_tokens_per_s"].idxmax()]
+                best = (f"the fastest fitting: {top['changes']} at "
+                        f"{top['batch_tokens_per_s']:.4g} tok/s")
+            lines.append(f"{head}: no fitting variant reaches {target_tokens_per_s:g} tok/s "
+                         f"({best})")
+            continue
+        cards = int(row.get("cards", 1))
+        watts = f", {row['cluster_w']:.4g} W" if "cluster_w" in row else ""
+        lines.append(f"{head}: cheapest meeting {target_tokens_per_s:g} tok/s: {row['changes']}"
+                     f" ({cards} card{'s' if cards > 1 else ''}, "
+                     f"{int(row.get('cluster_dsps', row['dsps_used'])):,} DSPs, "
+                     f"{row['batch_tokens_per_s']:.4g} tok/s{watts}, {row['decision']})")
+    return lines
 
 
 def field_value(board: Board, path: str) -> object:
@@ -421,6 +505,8 @@ def field_value(board: Board, path: str) -> object:
     design field left to the fit (null, e.g. the study's `mm_cols`, listed per part) reads
     as the fitted value of that name."""
     head, *rest = path.split(".")
+    if head == "cluster":
+        return getattr(board.cluster, rest[0], None)
     node: object = board.fpga if head == "fpga" else board.design
     for part in rest:
         fields = type(node).model_fields
@@ -580,7 +666,9 @@ def _diagonal_axes(axes: Sequence[str]) -> tuple[str, str] | None:
     compute = [a for a in axes if a in COMPUTE_FIELDS]
     if BANDWIDTH_FIELD in axes and compute:
         return compute[0], BANDWIDTH_FIELD
-    return (axes[0], axes[1]) if len(axes) >= 2 else None
+    # a cluster's named fields (parallel, topology, link layer) have no "one step up"
+    ordered = [a for a in axes if a not in NAMED_CLUSTER_FIELDS]
+    return (ordered[0], ordered[1]) if len(ordered) >= 2 else None
 
 
 def _describe(row: pd.Series) -> str:

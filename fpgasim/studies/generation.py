@@ -40,9 +40,9 @@ from fpgasim.config.board import Board
 from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
     cluster_columns,
-    link_seconds,
     pass_schedule,
 )
+from fpgasim.dataflow.lowerings.registry import link_seconds
 from fpgasim.engine import Engine
 from fpgasim.engine.cycle import CycleEngine
 from fpgasim.engine.energy import cluster_energy, energy_constants, pass_energy
@@ -104,6 +104,7 @@ SUMMARY_COLUMNS = [
     "mean_aat",
     "decode_s",
     "total_s",
+    "tokens_per_s",
     "decode_tokens_per_s",
     "tpot_s",
     "ad_decode_s",
@@ -435,6 +436,8 @@ def generate(
         "mean_aat": float(frame["aat"].mean()),
         "decode_s": decode_s,
         "total_s": prefill_s + decode_s,
+        # end to end, per request: the prefill's first token and the D decoded after it
+        "tokens_per_s": (decode_len + 1) / (prefill_s + decode_s),
         "decode_tokens_per_s": decode_len / decode_s,
         "batch_decode_tokens_per_s": batch * decode_len / decode_s,
         "tpot_s": decode_s / decode_len,

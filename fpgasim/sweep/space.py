@@ -14,13 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import yaml
+from pydantic import ValidationError
 
 from fpgasim.config.board import Board, Scalar
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.cluster import Cluster
 from fpgasim.config.loader import load_yaml_text
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_ports
 from fpgasim.errors import InputError
 from fpgasim.lists import split_items
 
+#: the cluster fields --vary may set (`config.cluster.Cluster`)
+CLUSTER_FIELDS = ("cards", "parallel", "tp", "micro_batches", "hop_latency_s", "topology",
+                  "link_layer")
 #: the most boards one variation may ask for (each is costed at every point of a sweep)
 MAX_VARIATION_BOARDS = 4096
 
@@ -39,7 +45,28 @@ class Variation:
 
     def boards(self, base: BoardBase) -> list[Board]:
         """The base re-fitted at every combination (just the base without axes)."""
-        return [base.build(changes) for changes in self.combinations()]
+        return [build_variant(base, changes) for changes in self.combinations()]
+
+
+def build_variant(base: BoardBase, changes: Sequence[tuple[str, Scalar]]) -> Board:
+    """The base with one combination applied: `fpga.`/`design.` fields re-fitted, `cluster.`
+    fields (cards, parallel, hop_latency_s, topology, link_layer) set on the board's cluster
+    (docs/multi-fpga.md, "Exploring cluster sizes"), each named after the board's name."""
+    files = [(p, v) for p, v in changes if not p.startswith("cluster.")]
+    fields = {p.removeprefix("cluster."): v for p, v in changes if p.startswith("cluster.")}
+    board = base.build(files)
+    if not fields:
+        return board
+    shown = " ".join(f"{k}={v}" for k, v in fields.items())
+    try:
+        cluster = Cluster(**fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(x) for x in error["loc"]) or "cluster"
+        raise InputError("vary", f"cluster.{field}={fields.get(field, shown)}",
+                         error["msg"]) from None
+    check_ports(board.fpga, cluster)
+    return board.with_cluster(cluster).model_copy(update={"name": f"{board.name} {shown}"})
 
 
 def parse_vary(items: Sequence[str]) -> Variation:
@@ -52,9 +79,12 @@ def parse_vary(items: Sequence[str]) -> Variation:
     for item in items:
         path, sep, values = item.partition("=")
         path = path.strip()
-        if not sep or not path.startswith(("design.", "fpga.")) or not values.strip():
-            raise InputError("vary", item, "PATH=V1,V2,... with PATH starting 'design.' or "
-                             "'fpga.', e.g. design.mv_lanes=1,2,4")
+        if not sep or not path.startswith(("design.", "fpga.", "cluster.")) or not values.strip():
+            raise InputError("vary", item, "PATH=V1,V2,... with PATH starting 'design.', "
+                             "'fpga.' or 'cluster.', e.g. design.mv_lanes=1,2,4 or "
+                             "cluster.cards=1,2,4")
+        if path.startswith("cluster.") and path.removeprefix("cluster.") not in CLUSTER_FIELDS:
+            raise InputError("vary", item, f"a cluster field: {', '.join(CLUSTER_FIELDS)}")
         if path in dict(axes):
             raise InputError("vary", item, f"each field once ({path} is given twice)")
         # distinct by type too: 1, 1.0 and true are three values (a dict would merge them)

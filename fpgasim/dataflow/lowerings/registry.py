@@ -16,18 +16,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fpgasim.config.board import Board
+from fpgasim.config.cluster import Cluster
 from fpgasim.config.schema import Algorithm, DrafterSchema, TargetModel, model_source
 from fpgasim.dataflow.buffers import BufferTooSmall
 from fpgasim.dataflow.drafters import first_network
 from fpgasim.dataflow.drafters.network import missing_blocks
 from fpgasim.dataflow.instructions import Executable
 from fpgasim.dataflow.lowerings import dfx, flightllm
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import check_split
+from fpgasim.dataflow.lowerings.flightllm.flightllm_cluster import (
+    link_seconds as flightllm_link_seconds,
+)
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
 __all__ = [
-    "LOWERINGS", "Lowering", "check_drafter", "lower", "lower_bound", "lowering_of",
-    "register_lowering",
+    "LOWERINGS", "Lowering", "check_cluster", "check_drafter", "link_seconds", "lower",
+    "lower_bound", "lowering_of", "register_lowering",
 ]
 
 
@@ -50,6 +55,12 @@ class Lowering:
     floor_cycles       (spec, board, model) -> cycles or None: a cheaper, looser lower bound
                        of the same parts, from sizes alone (for the same passes as
                        build_bound; same shape, same floor)
+    parallel           the `Cluster.parallel` kinds it splits a model over several cards by
+    check_split        (cluster, model) -> None: refuses, naming --cards, a model it cannot
+                       split over the cluster (None: no rule beyond `parallel`)
+    link_seconds       (spec, board, model, engine) -> (seconds the pass waits on its
+                       collectives, seconds one port is busy sending) on the board's cluster
+                       (`engine` times a pipelined pass's schedule; None where none is)
     """
 
     name: str
@@ -59,6 +70,10 @@ class Lowering:
     build_bound: Callable[[PassSpec, Board, TargetModel, object], Executable | None] | None = None
     bound_shape: Callable[[PassSpec], Hashable] | None = None
     floor_cycles: Callable[[PassSpec, Board, TargetModel], float | None] | None = None
+    parallel: tuple[str, ...] = ("tp",)
+    check_split: Callable[[Cluster, TargetModel], None] | None = None
+    link_seconds: Callable[[PassSpec, Board, TargetModel, object],
+                           tuple[float, float]] | None = None
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -96,6 +111,34 @@ def check_drafter(board: Board, algorithm: Algorithm | None) -> None:
             f"a drafter without {', '.join(missing)} blocks on {board.name} (its "
             f"{board.lowering} lowering has no layers for them)",
         )
+
+
+def check_cluster(board: Board, model: TargetModel) -> None:
+    """Refuse, before any work, a cluster the board's lowering cannot split the model over:
+    a --parallel kind it has no form for, or cards the model does not divide into (its own
+    rule: FlightLLM's Megatron split, DFX's head-wise ring split). One card passes."""
+    cluster = board.cluster
+    if cluster.is_single:
+        return
+    entry = lowering_of(board)
+    if cluster.parallel not in entry.parallel:
+        raise InputError("parallel", cluster.parallel,
+                         f"{' or '.join(entry.parallel)} on {board.name} (its {entry.name} "
+                         "lowering splits a model no other way)")
+    if entry.check_split is not None:
+        entry.check_split(cluster, model)
+
+
+def link_seconds(spec: PassSpec, board: Board, model: TargetModel,
+                 engine: object = None) -> tuple[float, float]:
+    """(seconds a pass waits on its collectives, seconds one port is busy sending) on the
+    board's cluster, by its lowering's own collectives; (0, 0) on one card. `engine` times
+    a pipelined pass's schedule where the lowering has one (FlightLLM's micro-batches)."""
+    entry = lowering_of(board)
+    if board.cluster.is_single or entry.link_seconds is None:
+        return 0.0, 0.0
+    with _named_fields(board, model):
+        return entry.link_seconds(spec, board, model, engine)
 
 
 def lower(
@@ -144,6 +187,9 @@ def _named_fields(board: Board, model: TargetModel) -> Iterator[None]:
 register_lowering(
     Lowering("flightllm", flightllm.lower, reads_tree_mask=False, block_kinds=flightllm.BLOCKS,
              build_bound=flightllm.lower_fixed, bound_shape=flightllm.fixed_shape,
-             floor_cycles=flightllm.fixed_floor_cycles)
+             floor_cycles=flightllm.fixed_floor_cycles, parallel=("tp", "pp", "tp-pp"),
+             check_split=check_split, link_seconds=flightllm_link_seconds)
 )
-register_lowering(Lowering("dfx", dfx.lower, reads_tree_mask=False, block_kinds=dfx.BLOCKS))
+register_lowering(Lowering("dfx", dfx.lower, reads_tree_mask=False, block_kinds=dfx.BLOCKS,
+                           parallel=dfx.PARALLEL, check_split=dfx.check_split,
+                           link_seconds=dfx.link_seconds))

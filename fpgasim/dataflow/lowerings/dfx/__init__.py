@@ -21,6 +21,7 @@ import numpy as np
 
 from fpgasim.bounded import memoised
 from fpgasim.config.board import Board
+from fpgasim.config.cluster import Cluster
 from fpgasim.config.schema import DrafterSchema, TargetModel, model_source, refuse_architecture
 from fpgasim.dataflow.description import Reader, describe_target
 from fpgasim.dataflow.description.nodes import (
@@ -62,7 +63,8 @@ from fpgasim.dataflow.instructions import (
 from fpgasim.dataflow.passes import PassSpec
 from fpgasim.errors import ConfigError, InputError
 
-__all__ = ["BLOCKS", "UNIT_NAMES", "UNIT_ROLES", "DfxRates", "lower", "pass_shape"]
+__all__ = ["BLOCKS", "PARALLEL", "UNIT_NAMES", "UNIT_ROLES", "DfxRates", "check_split",
+           "link_seconds", "lower", "pass_shape"]
 
 #: DFX's units (docs/dfx.md, "Instruction set"): DMA, MPU, VPU, ROUTER, each an in-order queue
 UNIT_NAMES = ("DMA", "MPU", "VPU", "ROUTER")
@@ -71,6 +73,8 @@ U_DMA, U_MPU, U_VPU, U_ROUTER = range(4)
 #: DFX lowers no drafter network (it runs GPT-2 text generation, no speculative decoding)
 BLOCKS: frozenset[str] = frozenset()
 
+#: how DFX splits a model over cards: intra-layer only (docs/dfx.md; no pipeline)
+PARALLEL = ("tp",)
 #: MFU tile: d = 64 inputs x l = 16 lanes per cycle (§V-B; docs/dfx.md "MPU")
 TILE_IN, TILE_OUT = 64, 16
 #: MFU latency 6 + 6 x 11 (multiplier, 6-level adder tree) + 11 (partial-sum add) and SFU_M's
@@ -147,7 +151,7 @@ def _check(board: Board, model: TargetModel, spec: PassSpec) -> None:
     """Refuse what DFX does not run, each in one line naming the input."""
     refuse_architecture(model, "DFX's lowering", ("gpt2",))
     cluster = board.cluster
-    if cluster.parallel != "tp":
+    if cluster.parallel not in PARALLEL:
         raise ConfigError(f"board {board.name}", "cluster.parallel", cluster.parallel,
                           "tp: DFX splits every layer over its cards (intra-layer), no pipeline")
     n = cluster.cards
@@ -175,6 +179,21 @@ def _check(board: Board, model: TargetModel, spec: PassSpec) -> None:
     if keys > model.window_tokens:
         raise InputError("context", spec.context, f"context + tokens <= {model.window_tokens} "
                          f"({model.id}'s learned positions)")
+
+
+def check_split(cluster: Cluster, model: TargetModel) -> None:
+    """Refuse, naming --cards, a model DFX cannot split over the cluster's cards: head-wise
+    attention and 16-column tiles of the hidden and FFN widths (`_check`'s rules, asked
+    before any pass; DFX splits the LM head by vocabulary with a ceiling, so any vocab)."""
+    n = cluster.cards
+    if model.heads % n:
+        raise InputError("cards", n, f"a divisor of {model.id}'s heads = {model.heads} (DFX "
+                         "splits attention head-wise over its cards)")
+    for name in ("hidden", "intermediate"):
+        value = getattr(model, name)
+        if value % (n * TILE_OUT):
+            raise InputError("cards", n, f"a divisor of {model.id}'s {name} = {value} / 16 "
+                             "(DFX splits it over its cards in 16-column tiles)")
 
 
 def pass_shape(spec: PassSpec) -> tuple[str, int, int]:
@@ -237,12 +256,39 @@ def _gather(r: _Rows, rates: DfxRates, name: str, elements: int, tokens: int, af
     """One of Algorithm 1's syncs: an all-gather of `elements` per token over the ring, N-1
     steps in one direction, each α + the card's slice over one port (docs/dfx.md, "Router");
     on one card, nothing (returns `after`)."""
-    n = rates.cards
-    if n == 1:
+    if rates.cards == 1:
         return after
-    slice_bytes = elements // n * tokens * ELEMENT_BYTES
-    cycles = (n - 1) * (rates.hop_cycles + slice_bytes / rates.link_bytes_per_cycle)
+    cycles, _ = _gather_cost(rates, elements, tokens)
     return r.add(U_ROUTER, SYS, name, cycles, (after,), nbytes=0, layer=layer)
+
+
+def _gather_cost(rates: DfxRates, elements: int, tokens: int) -> tuple[float, float]:
+    """(cycles, bytes one port sends) of an all-gather of `elements` per token: N-1 ring
+    steps, each α + the card's slice over one port."""
+    n = rates.cards
+    slice_bytes = elements // n * tokens * ELEMENT_BYTES
+    return (n - 1) * (rates.hop_cycles + slice_bytes / rates.link_bytes_per_cycle), \
+        (n - 1) * slice_bytes
+
+
+def link_seconds(spec: PassSpec, board: Board, model: TargetModel,
+                 engine: object = None) -> tuple[float, float]:
+    """(seconds the pass waits on the ring, seconds one port is busy sending) on the board's
+    cluster: Algorithm 1's four gathers a layer and the argmax pairs', each on the critical
+    path (the next matrix instruction waits for the gathered vector); (0, 0) on one card.
+    No engine is needed (`engine` is the registry's signature: DFX has no pipeline)."""
+    del engine
+    if board.cluster.is_single:
+        return 0.0, 0.0
+    _check(board, model, spec)
+    rates = DfxRates.of(board)
+    tokens = pass_shape(spec)[1]
+    h, f = model.hidden, model.intermediate
+    per_layer = [_gather_cost(rates, e, tokens) for e in (h, h, f, h)]
+    argmax = _gather_cost(rates, 4 * rates.cards, 1)
+    cycles = model.layers * sum(c for c, _ in per_layer) + argmax[0]
+    sent = model.layers * sum(b for _, b in per_layer) + argmax[1]
+    return cycles / rates.clock_hz, sent / (rates.link_bytes_per_cycle * rates.clock_hz)
 
 
 def _vector(elements: int) -> int:

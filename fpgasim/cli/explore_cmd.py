@@ -5,6 +5,7 @@ and which step pays more (fpgasim.studies.explore)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -51,73 +52,112 @@ from fpgasim.cli.sweep_options import (
 )
 from fpgasim.cli.terminal import after_output
 from fpgasim.config import load_algorithm, load_model
+from fpgasim.config.board import Board
 from fpgasim.config.board_loader import BoardBase
+from fpgasim.config.schema import Algorithm, TargetModel
 from fpgasim.dataflow.lowerings.registry import check_drafter
 from fpgasim.errors import InputError
 from fpgasim.figures.plots import plot_explore
 from fpgasim.fileio import check_input_path, check_out_path, write_frame
 from fpgasim.simulate import MAX_BATCH
-from fpgasim.studies.explore import cheapest_lines, explore, target_lines, verdict
+from fpgasim.studies.explore import (
+    ExploreResult,
+    cheapest_lines,
+    explore,
+    target_lines,
+    verdict,
+)
 from fpgasim.sweep import EXECUTORS
 from fpgasim.sweep.runner import engine_version
-from fpgasim.sweep.space import parse_vary
+from fpgasim.sweep.space import Variation, parse_vary
 from fpgasim.validation import validation_line
+
+#: the command's flags, declared once each (the signature lists them one a line)
+BOARD_FLAG = board_option("Base board (a named pair) or YAML path; or --fpga with --design.")
+VARY_FLAG = vary_option(
+    "A field of the FPGA or design file and its values, PATH=V1,V2 (repeatable; every "
+    "combination is a board, the design re-fitted to the part), e.g. design.mv_lanes=1,2,4 "
+    "or fpga.memory.bandwidth_gb_s=460,920 or fpga.dsps=9024,18048."
+)
+ALGORITHMS_FLAG = typer.Option(
+    "longspec,eagle3,falcon", "--algorithms", "--algorithm", "-a",
+    help="Drafters, comma separated.",
+)
+CONTEXTS_FLAG = contexts_option("Context lengths, e.g. 256,1024,4096.")
+BATCH_FLAG = typer.Option(
+    "1", "--batch", help="Batch sizes (requests decoded together), e.g. 1,4,16: every "
+    "board is costed at each (docs/batching.md)."
+)
+VERIFY_LENS_FLAG = typer.Option(
+    None,
+    "--verify-lens",
+    help="Search the best x only over these x of the AAT curves, e.g. 2-16,24,32 "
+    "(default: every x).",
+)
+AAT_DIR_FLAG = aat_dir_option(
+    "Folder (or file) of measured AAT tables. Default: builtin, the shipped tables, where "
+    "they hold the algorithm and model (else the embedded acceptance model; the summary's "
+    "aat_basis says which)."
+)
+TASK_FLAG = typer.Option(None, "--task", help="Task of the measured AAT tables.")
+OUT_FLAG = out_option(
+    Path("explore.csv"),
+    "Summary table (.csv or .parquet); the figure goes next to it as .png.",
+)
+PLOT_FLAG = plot_option("Figure PNG (default: --out with .png).")
+EXECUTOR_FLAG = executor_option(f"Where points run: {', '.join(EXECUTORS)}.")
+SCHEDULER_FLAG = scheduler_option("Dask scheduler address (--executor dask).")
+CACHE_DIR_FLAG = cache_dir_option("Result cache folder.")
+TARGET_FLAG = typer.Option(
+    None, "--target-tokens-per-s", help="Also name, per drafter and context, the cheapest "
+    "fitting variant (fewest cards, then DSPs over its cards) delivering at least this "
+    "many tokens/s (batch tokens/s with --batch; docs/multi-fpga.md, 'Exploring cluster "
+    "sizes').")
+FORMAT_FLAG = format_option(
+    OutputFormat.table, "What stdout shows: table (the summary's main columns and the "
+    "verdict lines), json (every summary column, the verdict and cheapest-board lines) "
+    "or csv (every summary column; the lines on stderr). --out is written either way.")
+
+
+@dataclass(frozen=True)
+class Space:
+    """What the flags name, each checked: the base board and its variation, the model,
+    drafters, contexts, x and batches."""
+
+    base: BoardBase
+    first: Board
+    variation: Variation
+    model: TargetModel
+    algorithms: list[Algorithm]
+    contexts: list[int]
+    verify_lens: list[int] | None
+    batches: list[int]
 
 
 @cluster_options
 def explore_cmd(
-    board: str | None = board_option("Base board (a named pair) or YAML path; or --fpga "
-                                     "with --design."),
+    board: str | None = BOARD_FLAG,
     fpga: str | None = fpga_option(),
     design: str | None = design_option(),
-    vary: list[str] = vary_option(
-        "A field of the FPGA or design file and its values, PATH=V1,V2 (repeatable; every "
-        "combination is a board, the design re-fitted to the part), e.g. design.mv_lanes=1,2,4 "
-        "or fpga.memory.bandwidth_gb_s=460,920 or fpga.dsps=9024,18048."
-    ),
+    vary: list[str] = VARY_FLAG,
     model: str = model_option(),
-    algorithms: str = typer.Option(
-        "longspec,eagle3,falcon", "--algorithms", "--algorithm", "-a",
-        help="Drafters, comma separated.",
-    ),
-    contexts: str = contexts_option("Context lengths, e.g. 256,1024,4096."),
-    batch: str = typer.Option(
-        "1", "--batch", help="Batch sizes (requests decoded together), e.g. 1,4,16: every "
-        "board is costed at each (docs/batching.md)."
-    ),
-    verify_lens: str | None = typer.Option(
-        None,
-        "--verify-lens",
-        help="Search the best x only over these x of the AAT curves, e.g. 2-16,24,32 "
-        "(default: every x).",
-    ),
-    aat_dir: Path | None = aat_dir_option(
-        "Folder (or file) of measured AAT tables. Default: builtin, the shipped tables, where "
-        "they hold the algorithm and model (else the embedded acceptance model; the summary's "
-        "aat_basis says which)."
-    ),
-    task: str | None = typer.Option(None, "--task", help="Task of the measured AAT tables."),
-    out: Path = out_option(
-        Path("explore.csv"),
-        "Summary table (.csv or .parquet); the figure goes next to it as .png.",
-    ),
-    plot: Path | None = plot_option("Figure PNG (default: --out with .png)."),
+    algorithms: str = ALGORITHMS_FLAG,
+    contexts: str = CONTEXTS_FLAG,
+    batch: str = BATCH_FLAG,
+    verify_lens: str | None = VERIFY_LENS_FLAG,
+    aat_dir: Path | None = AAT_DIR_FLAG,
+    task: str | None = TASK_FLAG,
+    out: Path = OUT_FLAG,
+    plot: Path | None = PLOT_FLAG,
     engine: str = engine_option(),
-    executor: str = executor_option(f"Where points run: {', '.join(EXECUTORS)}."),
+    executor: str = EXECUTOR_FLAG,
     workers: int | None = workers_option(),
-    scheduler: str | None = scheduler_option("Dask scheduler address (--executor dask)."),
-    cache_dir: Path | None = cache_dir_option("Result cache folder."),
+    scheduler: str | None = SCHEDULER_FLAG,
+    cache_dir: Path | None = CACHE_DIR_FLAG,
     no_cache: bool = no_cache_option(),
     cache_limit_mb: int | None = cache_limit_option(),
-    target_tokens_per_s: float | None = typer.Option(
-        None, "--target-tokens-per-s", help="Also name, per drafter and context, the cheapest "
-        "fitting variant (fewest cards, then DSPs over its cards) delivering at least this "
-        "many tokens/s (batch tokens/s with --batch; docs/multi-fpga.md, 'Exploring cluster "
-        "sizes')."),
-    output_format: OutputFormat = format_option(
-        OutputFormat.table, "What stdout shows: table (the summary's main columns and the "
-        "verdict lines), json (every summary column, the verdict and cheapest-board lines) "
-        "or csv (every summary column; the lines on stderr). --out is written either way."),
+    target_tokens_per_s: float | None = TARGET_FLAG,
+    output_format: OutputFormat = FORMAT_FLAG,
 ) -> None:
     """Explore a design space: a board varied over any field of its FPGA or design file.
 
@@ -136,6 +176,24 @@ def explore_cmd(
     Example: fpgasim explore --board flightllm-vhk158 --model llama2-7b-flightllm
     --vary design.mv_lanes=1,2,4 --vary fpga.memory.bandwidth_gb_s=460,819.2 --contexts 1024
     """
+    png = _checked_outputs(out, plot, target_tokens_per_s, aat_dir, executor, scheduler, engine)
+    space = _space(board, fpga, design, vary, model, algorithms, contexts, verify_lens, batch)
+    n_boards = len(space.variation.combinations())
+    progress = RichProgress(f"explore ({engine}, {executor}, {n_boards} boards)")
+    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
+        result = explore(
+            space.base, space.variation, space.model, space.algorithms, space.contexts,
+            engine=engine, executor=executor, workers=workers, scheduler=scheduler,
+            cache=cache, progress=progress, verify_lens=space.verify_lens,
+            aat_dir=str(aat_dir) if aat_dir else None, task=task, batches=space.batches,
+        )
+    _show(result, space, engine, out, png, target_tokens_per_s, output_format)
+
+
+def _checked_outputs(out: Path, plot: Path | None, target_tokens_per_s: float | None,
+                     aat_dir: Path | None, executor: str, scheduler: str | None,
+                     engine: str) -> Path:
+    """The flags checked before any work; returns the figure's path."""
     check_out_path(out, "--out")
     if target_tokens_per_s is not None and not 0 < target_tokens_per_s < math.inf:
         raise InputError("--target-tokens-per-s", target_tokens_per_s, "a positive number of "
@@ -145,6 +203,14 @@ def explore_cmd(
     check_input_path(aat_dir, "--aat-dir")
     check_executor(executor, scheduler)
     engine_version(engine)
+    return png
+
+
+def _space(board: str | None, fpga: str | None, design: str | None, vary: list[str],
+           model: str, algorithms: str, contexts: str, verify_lens: str | None,
+           batch: str) -> Space:
+    """The base board, its variation (the command's cluster as `cluster.` axes), the model,
+    the drafters (each once, each lowerable on the base) and the lists, each checked."""
     base = BoardBase(board, fpga, design)
     variation = parse_vary(cluster_axes(vary))
     m = load_model(model)
@@ -159,19 +225,16 @@ def explore_cmd(
         check_drafter(first, algo)
     lens = parse_int_list(verify_lens, "--verify-lens", 2, 10**5) if verify_lens else None
     batches = sorted(set(parse_int_list(batch, "--batch", 1, MAX_BATCH)))
-    n_boards = len(variation.combinations())
-    progress = RichProgress(f"explore ({engine}, {executor}, {n_boards} boards)")
-    with open_cache(cache_dir, no_cache, cache_limit_mb) as cache, progress:
-        result = explore(
-            base, variation, m, algos, ctxs, engine=engine, executor=executor, workers=workers,
-            scheduler=scheduler, cache=cache, progress=progress, verify_lens=lens,
-            aat_dir=str(aat_dir) if aat_dir else None, task=task, batches=batches,
-        )
+    return Space(base, first, variation, m, algos, ctxs, lens, batches)
+
+
+def _show(result: ExploreResult, space: Space, engine: str, out: Path, png: Path,
+          target_tokens_per_s: float | None, output_format: OutputFormat) -> None:
+    """Write the summary and figure, then print them in the asked format."""
     summary = result.summary
     write_frame(summary, out)
     plot_explore(result, png)
-    stats_line = result.stats.summary()
-    after_output(stats_line)
+    after_output(result.stats.summary())
     lines = [*verdict(summary, result.axes), *cheapest_lines(summary),
              *(target_lines(summary, target_tokens_per_s) if target_tokens_per_s else [])]
     if output_format is OutputFormat.json:
@@ -184,6 +247,15 @@ def explore_cmd(
             err_console.print(line, highlight=False, soft_wrap=True)
         report_written(f"wrote {out} and {png}", err_console)
         return
+    _table(result, space, engine)
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
+    report_written(f"wrote {out} and {png}")
+
+
+def _table(result: ExploreResult, space: Space, engine: str) -> None:
+    """The summary's main columns as a table, with the validation lines under it."""
+    summary, batches = result.summary, space.batches
     batched = len(batches) > 1 or batches[0] > 1
     shown = summary[["algorithm", *(["batch"] if batched else []), "context",
                      *result.axes, "decision", "best_verify_len",
@@ -199,11 +271,9 @@ def explore_cmd(
              "pareto": "pareto tok/s-DSPs", "pareto_energy": "pareto tok/s-tok/J-DSPs",
              "cluster_w": "cluster W", "pareto_cards": "pareto tok/s-cards",
              "pareto_watts": "pareto tok/s-W"}
-    title = (f"explore: {m.id} on {first.fpga.name} / {first.design.name} variants "
+    first = space.first
+    title = (f"explore: {space.model.id} on {first.fpga.name} / {first.design.name} variants "
              f"(engine {engine}, AAT {'/'.join(sorted(set(summary['aat_basis'])))})")
     wide_console().print(rich_table(shown.rename(columns=heads).to_dict("records"), title=title))
     for line in validation_line(list(summary["validation"])):
         console.print(f"  {line}", highlight=False, soft_wrap=True)
-    for line in lines:
-        console.print(line, highlight=False, soft_wrap=True)
-    report_written(f"wrote {out} and {png}")

@@ -20,8 +20,6 @@ MAX_LINES = 60
 
 #: (file under fpgasim/cli/, function) -> why it is longer for now.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("explore_cmd.py", "explore_cmd"): "issue 39 branch (i39cli reworks the command's flags)",
-    ("sweep_cmd.py", "sweep"): "issue 39 branch (i39cli reworks the command's flags)",
 }
 
 

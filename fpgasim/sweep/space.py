@@ -50,7 +50,7 @@ class Variation:
 
 def build_variant(base: BoardBase, changes: Sequence[tuple[str, Scalar]]) -> Board:
     """The base with one combination applied: `fpga.`/`design.` fields re-fitted, `cluster.`
-    fields (cards, parallel, hop_latency_s, topology, link_layer) set on the board's cluster
+    fields (`CLUSTER_FIELDS`: cards, parallel, tp, micro_batches, ...) set on the board's cluster
     (docs/multi-fpga.md, "Exploring cluster sizes"), each named after the board's name."""
     files = [(p, v) for p, v in changes if not p.startswith("cluster.")]
     fields = {p.removeprefix("cluster."): v for p, v in changes if p.startswith("cluster.")}
@@ -59,7 +59,7 @@ def build_variant(base: BoardBase, changes: Sequence[tuple[str, Scalar]]) -> Boa
         return board
     shown = " ".join(f"{k}={v}" for k, v in fields.items())
     try:
-        cluster = Cluster(**fields)
+        cluster = Cluster.model_validate(fields)  # a record of its fields, validated
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(x) for x in error["loc"]) or "cluster"

@@ -169,6 +169,15 @@ def register_kind(kind: ExperimentKind) -> ExperimentKind:
     return kind
 
 
+def register_external(name: str, doc: str, columns: tuple[str, ...],
+                      external: External) -> ExperimentKind:
+    """Register a kind another function computes from its file (`External`: a doc table,
+    dovetail1): no renderer, decision, side-by-side, engine comparison or figure."""
+    return register_kind(ExperimentKind(name=name, doc=doc, columns=columns, decision=None,
+                                        beside=None, compare=None, render=None, plot=None,
+                                        external=external))
+
+
 def unregister_kind(name: str) -> None:
     """Remove a kind (a test's, after the test)."""
     _KINDS.pop(name, None)

@@ -18,7 +18,7 @@ from fpgasim.config import load_algorithm, load_model
 from fpgasim.config.board_loader import board_of, load_board
 from fpgasim.config.loader import load_file
 from fpgasim.reproduce.experiment_schema import DocTableFile
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 from fpgasim.simulate import fits_memory
 from fpgasim.solving.solver import BATCH_CROSSOVER_COLUMNS, solve_batches
 
@@ -112,15 +112,10 @@ def batch_crossover_markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="batch_crossover",
     doc="the largest batch at which SD pays, per design, drafter and context",
     columns=COLUMNS,
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="Batch crossover: SD's best speedup per batch on every shipped design",
         description="FlightLLM's designs (published, four MV lanes) and the study's fp16 "
@@ -133,4 +128,4 @@ KIND = register_kind(ExperimentKind(
         aat_source="the acceptance rule's default (measured tables where shipped, else "
         "embedded)",
     ),
-))  # fmt: skip
+)  # fmt: skip

@@ -2,17 +2,12 @@
 
 from fpgasim.heterogeneous import Dovetail1Inputs, dovetail1_table
 from fpgasim.heterogeneous.dovetail_table import TABLE_COLUMNS
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="dovetail1",
     doc="heterogeneous SD speedups recomputed from Dovetail's measurements vs modelled",
     columns=tuple(TABLE_COLUMNS),
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="Dovetail: heterogeneous SD speedups, recomputed from the measurements vs "
         "modelled",
@@ -22,4 +17,4 @@ KIND = register_kind(ExperimentKind(
         table=dovetail1_table,
         aat_source="none (published measurements and the heterogeneous platform model)",
     ),
-))  # fmt: skip
+)  # fmt: skip

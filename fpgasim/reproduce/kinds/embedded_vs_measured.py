@@ -24,7 +24,7 @@ from fpgasim.acceptance.measured import builtin_tables
 from fpgasim.config import load_algorithm
 from fpgasim.config.loader import load_file
 from fpgasim.reproduce.experiment_schema import DocTableFile
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 
 
 def agreement_table(path: Path) -> pd.DataFrame:
@@ -35,15 +35,10 @@ def agreement_table(path: Path) -> pd.DataFrame:
     return embedded_vs_measured(tables, algorithms)
 
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="embedded_vs_measured",
     doc="the embedded acceptance model vs every shipped measured AAT row",
     columns=tuple(AGREEMENT_COLUMNS),
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="The embedded acceptance model against every measured AAT row",
         description="Per shipped measured row: the measured AAT, the embedded model's for the "
@@ -56,4 +51,4 @@ KIND = register_kind(ExperimentKind(
         aat_source="measured (every table of workloads/aat) beside embedded (the acceptance "
         "model)",
     ),
-))  # fmt: skip
+)  # fmt: skip

@@ -21,7 +21,7 @@ from fpgasim.config.board_loader import board_of
 from fpgasim.config.loader import load_file
 from fpgasim.engine import get_engine
 from fpgasim.reproduce.experiment_schema import DocTableFile
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 from fpgasim.solving.solver import solve_curves
 
 DRAFTERS = ("longspec", "eagle3", "falcon")
@@ -102,15 +102,10 @@ def energy_sd_markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="energy_sd",
     doc="time- and energy-optimal x per design, drafter and context, tokens/s and tokens/J",
     columns=COLUMNS,
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="Energy of speculative decoding on FPGAs: time- and energy-optimal x",
         description="FlightLLM's designs (published, four MV lanes) and the study's arrays; "
@@ -123,4 +118,4 @@ KIND = register_kind(ExperimentKind(
         slow=True,
         aat_source="embedded (each drafter's acceptance model)",
     ),
-))  # fmt: skip
+)  # fmt: skip

@@ -23,7 +23,7 @@ from fpgasim.config.loader import load_file
 from fpgasim.config.memory_access import Pattern, pattern_gb_s
 from fpgasim.errors import ConfigError
 from fpgasim.reproduce.experiment_schema import Name, Strict
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 
 #: The CSV's columns: the case, its source and measurement, the model, then the pattern.
 COLUMNS = (
@@ -108,15 +108,10 @@ def hbm_patterns_markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="hbm_patterns",
     doc="published HBM bandwidths vs fpgasim's access model (docs/hbm_patterns.csv)",
     columns=COLUMNS,
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="HBM bandwidth: published measurements against the access model",
         description="Each published U50/U280 HBM measurement with the access pattern it ran, "
@@ -126,4 +121,4 @@ KIND = register_kind(ExperimentKind(
         doc="docs/validation.md (\"HBM bandwidth by access pattern\")",
         markdown=hbm_patterns_markdown,
     ),
-))  # fmt: skip
+)  # fmt: skip

@@ -28,7 +28,7 @@ from fpgasim.config.loader import load_file
 from fpgasim.config.schema import TargetModel
 from fpgasim.engine.fast import FastEngine
 from fpgasim.reproduce.experiment_schema import DocTableFile
-from fpgasim.reproduce.kind import ExperimentKind, External, register_kind
+from fpgasim.reproduce.kind import External, register_external
 from fpgasim.simulate import experts_streamed, fits_memory, verify_timing
 from fpgasim.solving.solver import SolveOptions, solve, solve_batches
 
@@ -184,15 +184,10 @@ def moe_crossover_markdown(frame: pd.DataFrame) -> str:
     return "\n\n".join(out)
 
 
-KIND = register_kind(ExperimentKind(
+KIND = register_external(
     name="moe_crossover",
     doc="SD on mixture-of-experts targets: T_v(x)/T_v(1), verdicts, batches, (E, k) crossover",
     columns=COLUMNS,
-    decision=None,
-    beside=None,
-    compare=None,
-    render=None,
-    plot=None,
     external=External(
         title="SD on MoE targets: what the compiler gives",
         description="Qwen3-30B-A3B, Qwen1.5-MoE-A2.7B, Mixtral-8x7B and dense Llama-3.1-8B on "
@@ -205,4 +200,4 @@ KIND = register_kind(ExperimentKind(
         aat_source="the acceptance rule's default (measured tables where shipped, else "
         "embedded)",
     ),
-))  # fmt: skip
+)  # fmt: skip

@@ -185,8 +185,9 @@ def _with_provenance(frame: pd.DataFrame, boards: list[Board]) -> pd.DataFrame:
     files = {b.name: source_shown(config_source(b)) for b in boards}
     frame.insert(frame.columns.get_loc("lowering") + 1, "board_file", frame["board"].map(files))
     if any(not b.cluster.is_single for b in boards):  # --vary cluster.*: each row's cluster
-        for key in ("cards", "parallel", "tp_cards", "pp_stages", "hop_latency_s"):
-            frame[key] = frame["board"].map({b.name: b.cluster.columns()[key] for b in boards})
+        clusters = {b.name: b.cluster.columns() for b in boards}
+        for key in next(iter(clusters.values())):
+            frame[key] = frame["board"].map({name: c[key] for name, c in clusters.items()})
     return frame
 
 

@@ -251,6 +251,14 @@ def _conv1d(r: _Rows, rates: DfxRates, name: str, k: int, n: int, tokens: int,
     return prev
 
 
+def _kv_load(r: _Rows, rates: DfxRates, name: str, nbytes: int, heads: int, layer: int) -> int:
+    """The DMA's load of the cached K (or V) of this card's heads: the bytes at the weight
+    stream's rate plus one random transaction a head (the access model's); returns its row."""
+    return r.add(U_DMA, LD, name, nbytes / rates.weight_bytes_per_cycle
+                 + heads * rates.kv_open_cycles, nbytes=nbytes, traffic=TRAFFIC_KV,
+                 group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
+
+
 def _gather(r: _Rows, rates: DfxRates, name: str, elements: int, tokens: int, after: int,
             layer: int) -> int:
     """One of Algorithm 1's syncs: an all-gather of `elements` per token over the ring, N-1
@@ -390,9 +398,7 @@ class DfxReader(Reader):
         kv_block = heads * past * hd * ELEMENT_BYTES
         waits: tuple[int, ...] = (qkv,)
         if past:
-            kr = r.add(U_DMA, LD, "k.ld", kv_block / rates.weight_bytes_per_cycle
-                       + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
-                       group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
+            kr = _kv_load(r, rates, "k.ld", kv_block, heads, layer)
             waits = (qkv, kr)
         qk_tiles = heads * math.ceil(keys / TILE_OUT) * math.ceil(hd / TILE_IN)
         qk = r.add(U_MPU, MV, "qk.mv", qk_tiles * tokens + MPU_DRAIN_CYCLES, waits,
@@ -402,9 +408,7 @@ class DfxReader(Reader):
                    work=SOFTMAX_PASSES * heads * keys * tokens, layer=layer)
         waits = (sm,)
         if past:
-            vr = r.add(U_DMA, LD, "v.ld", kv_block / rates.weight_bytes_per_cycle
-                       + heads * rates.kv_open_cycles, nbytes=kv_block, traffic=TRAFFIC_KV,
-                       group=GROUP_ACT, chan=PORT_ACT_LOAD, layer=layer)
+            vr = _kv_load(r, rates, "v.ld", kv_block, heads, layer)
             waits = (sm, vr)
         sv_tiles = heads * math.ceil(keys / TILE_IN) * math.ceil(hd / TILE_OUT)
         sv = r.add(U_MPU, MV, "sv.mv", sv_tiles * tokens + MPU_DRAIN_CYCLES, waits,

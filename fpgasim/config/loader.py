@@ -546,7 +546,7 @@ KIND_SCHEMAS: dict[str, type[BaseModel]] = {
 }
 
 
-def register_kind(kind: str, schema: type[BaseModel]) -> None:
+def register_file_kind(kind: str, schema: type[BaseModel]) -> None:
     """Name a file kind a higher layer owns (the heterogeneous hosts' `platform`), so that a
     file of another kind given for it, or it given for another, is named by its kind."""
     KIND_SCHEMAS.setdefault(kind, schema)

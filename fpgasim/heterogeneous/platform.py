@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from fpgasim.config.loader import load_file, register_kind, resolve
+from fpgasim.config.loader import load_file, register_file_kind, resolve
 from fpgasim.config.schema import Efficiency, PosFloat, PosInt, Source, Strict
 
 Precision = Literal["fp32", "bf16", "fp16", "int8", "int4"]
@@ -175,7 +175,7 @@ class HeterogeneousPlatform(Strict):
         return self
 
 
-register_kind("platform", HeterogeneousPlatform)
+register_file_kind("platform", HeterogeneousPlatform)
 
 
 def load_platform(name_or_path: str) -> HeterogeneousPlatform:
